@@ -1,0 +1,51 @@
+// Entry point to the three models: fgraph shadow-stack attach latency, stack
+// depot pool budget, KASAN vmap purge (DESIGN.md §3).
+//
+// Pure functions of a HostSnapshot plus constants: no I/O, no clock, no
+// global state except the immutable built-in feature table; deterministic;
+// safe to call concurrently. Agent and server link the same code, so the
+// server answers what-if queries from stored snapshots with these functions.
+#ifndef TRACEHEALTH_COMMON_MODELS_EVALUATE_H_
+#define TRACEHEALTH_COMMON_MODELS_EVALUATE_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "common/kernel/feature_table.h"
+#include "proto/tracehealth/v1/predictions.pb.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth {
+
+// Version of the models, reported in HostReport.model_version.
+inline constexpr char kModelVersion[] = "1.0.0";
+
+struct ModelOptions {
+  // Feature table deciding version-dependent behaviour. Not owned; must
+  // outlive the call.
+  const FeatureTable* features = &FeatureTable::Builtin();
+  // Per-task visit cost of the shadow-stack walk (seed 000 fit: 81-98 ns).
+  std::optional<double> c_visit_seconds;
+  // Override of FTRACE_RETSTACK_ALLOC_SIZE (what-if; default from the table).
+  std::optional<uint32_t> batch;
+  // Latency budget for the inverse prediction threads_at_latency_budget.
+  std::optional<double> latency_budget_seconds;
+};
+
+// All predictions for `snapshot`: one AttachPrediction per probe kind
+// (PROBE_KIND_FUNCTION_GRAPH_TRACER .. PROBE_KIND_FENTRY_FEXIT, in enum
+// order), the stack depot and vmap purge predictions, and the worst risk.
+// Missing inputs lower confidence and may make a risk RISK_UNKNOWN; they
+// never fail the call.
+v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,
+                            const ModelOptions& options = {});
+
+// The attach prediction for one probe kind (what EvaluateAll puts in
+// `attach` for that kind).
+v1::AttachPrediction PredictAttach(const v1::HostSnapshot& snapshot,
+                                   v1::ProbeKind kind,
+                                   const ModelOptions& options = {});
+
+}  // namespace tracehealth
+
+#endif  // TRACEHEALTH_COMMON_MODELS_EVALUATE_H_

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package tracehealth needs to build, test and run.
+# Idempotent: packages already present are not reinstalled, and apt-get update
+# runs only when something is missing. Needs root (or sudo).
+set -euo pipefail
+
+PACKAGES=(
+  # Build
+  bazel-bootstrap g++ pkg-config
+  protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
+  libabsl-dev prometheus-cpp-dev libsqlite3-dev libyaml-cpp-dev zlib1g-dev
+  # Tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
+  prometheus prometheus-alertmanager
+  openssl python3 python3-grpcio sqlite3 procps curl
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Debian's packages may start services on install; the project's tests start
+# their own instances on loopback, so stop the packaged ones if they run.
+for svc in prometheus prometheus-alertmanager prometheus-node-exporter; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+    $SUDO systemctl stop "$svc" || true
+  fi
+done
+echo "setup: done"
