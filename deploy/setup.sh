@@ -13,7 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   prometheus prometheus-alertmanager
-  openssl python3 python3-grpcio sqlite3 procps curl
+  openssl python3 python3-grpcio python3-yaml sqlite3 procps curl
 )
 
 missing=()
