@@ -1,0 +1,86 @@
+// SqliteStorage: the embedded Storage backend (one SQLite file).
+//
+// Durability: the database runs in WAL mode. With the default
+// synchronous=NORMAL a committed transaction survives a crash of the server
+// process (kill -9): the WAL is written before commit returns, only the
+// fsync at commit is skipped. With `synchronous_full` every commit is also
+// fsynced, so it survives power loss, at a large cost in throughput.
+//
+// Schema: versioned migrations (table schema_version); Open applies every
+// migration newer than the file's version, in order, each in a transaction.
+//
+// Thread safety: all methods are thread-safe. Writes use one connection
+// (serialized by a mutex); reads use a second connection so they do not
+// wait for a write transaction.
+#ifndef TRACEHEALTH_SERVER_STORAGE_SQLITE_STORAGE_H_
+#define TRACEHEALTH_SERVER_STORAGE_SQLITE_STORAGE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "server/storage/storage.h"
+
+struct sqlite3;
+
+namespace tracehealth::server {
+
+class SqliteStatement;
+
+struct SqliteOptions {
+  // fsync every commit (power-loss durability).
+  bool synchronous_full = false;
+  // Apply migrations only up to this version (tests of old schemas); 0 =
+  // all of them.
+  int max_schema_version = 0;
+};
+
+class SqliteStorage : public Storage {
+ public:
+  // The newest schema version this code knows.
+  static int LatestSchemaVersion();
+
+  // Opens (creating if needed) the database file at `path` and migrates it.
+  // Errors: the file cannot be opened, is not a database, or has a schema
+  // newer than this code (FailedPrecondition).
+  static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(
+      const std::string& path, const SqliteOptions& options = {});
+
+  ~SqliteStorage() override;
+  SqliteStorage(const SqliteStorage&) = delete;
+  SqliteStorage& operator=(const SqliteStorage&) = delete;
+
+  // Schema version of the open file.
+  absl::StatusOr<int> SchemaVersion();
+
+  absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
+      absl::Span<const ReportRow> rows) override;
+  absl::Status LoadLatest(
+      const std::function<void(const LatestRow&)>& fn) override;
+  absl::StatusOr<int64_t> DeleteReportsBefore(
+      int64_t observed_before_ns) override;
+  absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
+  absl::StatusOr<std::string> GetReport(const std::string& host_id,
+                                        uint64_t seq) override;
+  absl::Status PutAlert(const AlertRow& alert) override;
+  absl::StatusOr<std::vector<AlertRow>> ListAlerts(
+      const AlertFilter& filter) override;
+  absl::StatusOr<int64_t> SizeBytes() override;
+
+ private:
+  SqliteStorage(std::string path, sqlite3* write_db, sqlite3* read_db);
+  absl::Status Prepare();
+
+  const std::string path_;
+  absl::Mutex write_mu_;
+  sqlite3* const write_db_ ABSL_GUARDED_BY(write_mu_);
+  std::unique_ptr<SqliteStatement> insert_report_ ABSL_GUARDED_BY(write_mu_);
+  std::unique_ptr<SqliteStatement> upsert_host_ ABSL_GUARDED_BY(write_mu_);
+  absl::Mutex read_mu_;
+  sqlite3* const read_db_ ABSL_GUARDED_BY(read_mu_);
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_STORAGE_SQLITE_STORAGE_H_

@@ -1,0 +1,175 @@
+#include "server/storage/sqlite_storage.h"
+
+#include <sqlite3.h>
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/util/subprocess.h"
+
+namespace tracehealth::server {
+namespace {
+
+ReportRow Row(const std::string& host, uint64_t seq, int64_t observed_ns,
+              const std::string& blob = "blob") {
+  ReportRow r;
+  r.host_id = host;
+  r.seq = seq;
+  r.observed_at_ns = observed_ns;
+  r.received_at_ns = observed_ns + 1;
+  r.worst_risk = 2;
+  r.attach_latency_seconds = 1.5;
+  r.blob = blob + std::to_string(seq);
+  return r;
+}
+
+std::string DbPath() {
+  return testing::NewTempDir("sqlite") + "/tracehealth.db";
+}
+
+TEST(SqliteStorageTest, StoresOnceAndReportsDuplicates) {
+  auto s = SqliteStorage::Open(DbPath());
+  ASSERT_TRUE(s.ok()) << s.status();
+  std::vector<ReportRow> rows = {Row("a", 1, 100), Row("a", 2, 200),
+                                 Row("b", 1, 150)};
+  auto out = (*s)->WriteBatch(rows);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, (std::vector<WriteOutcome>{WriteOutcome::kStored,
+                                              WriteOutcome::kStored,
+                                              WriteOutcome::kStored}));
+  // Replay of a@2 (even with different content) and a new a@3.
+  std::vector<ReportRow> again = {Row("a", 2, 200, "other"), Row("a", 3, 300),
+                                  Row("a", 3, 300)};
+  out = (*s)->WriteBatch(again);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, (std::vector<WriteOutcome>{WriteOutcome::kDuplicate,
+                                              WriteOutcome::kStored,
+                                              WriteOutcome::kDuplicate}));
+  EXPECT_EQ(*(*s)->CountReports("a"), 3);
+  EXPECT_EQ(*(*s)->CountReports(""), 4);
+  EXPECT_EQ(*(*s)->GetReport("a", 2), "blob2");
+  EXPECT_TRUE(absl::IsNotFound((*s)->GetReport("a", 9).status()));
+
+  std::map<std::string, LatestRow> latest;
+  ASSERT_TRUE((*s)->LoadLatest([&](const LatestRow& r) { latest[r.host_id] = r; }).ok());
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest["a"].latest_seq, 3u);
+  EXPECT_EQ(latest["a"].reports, 3u);
+  EXPECT_EQ(latest["a"].blob, "blob3");
+  EXPECT_EQ(latest["a"].first_seen_ns, 101);
+  EXPECT_EQ(latest["a"].last_seen_ns, 301);
+  EXPECT_EQ(latest["b"].latest_seq, 1u);
+  EXPECT_GT(*(*s)->SizeBytes(), 0);
+}
+
+TEST(SqliteStorageTest, DataSurvivesReopen) {
+  std::string path = DbPath();
+  {
+    auto s = SqliteStorage::Open(path);
+    ASSERT_TRUE(s.ok());
+    std::vector<ReportRow> rows;
+    for (uint64_t i = 1; i <= 500; ++i) rows.push_back(Row("h", i, i));
+    ASSERT_TRUE((*s)->WriteBatch(rows).ok());
+  }
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(*(*s)->CountReports("h"), 500);
+  EXPECT_EQ(*(*s)->SchemaVersion(), SqliteStorage::LatestSchemaVersion());
+}
+
+TEST(SqliteStorageTest, RetentionKeepsEachHostsLatest) {
+  auto s = SqliteStorage::Open(DbPath());
+  ASSERT_TRUE(s.ok());
+  std::vector<ReportRow> rows = {Row("a", 1, 100), Row("a", 2, 200),
+                                 Row("a", 3, 900), Row("old", 1, 50),
+                                 Row("old", 2, 60)};
+  ASSERT_TRUE((*s)->WriteBatch(rows).ok());
+  auto deleted = (*s)->DeleteReportsBefore(500);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 3);  // a@1, a@2, old@1; old@2 is old's latest
+  EXPECT_EQ(*(*s)->CountReports("a"), 1);
+  EXPECT_EQ(*(*s)->CountReports("old"), 1);
+  EXPECT_TRUE((*s)->GetReport("old", 2).ok());
+}
+
+TEST(SqliteStorageTest, MigratesOldSchemaKeepingData) {
+  std::string path = DbPath();
+  {
+    SqliteOptions old;
+    old.max_schema_version = 1;
+    auto s = SqliteStorage::Open(path, old);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(*(*s)->SchemaVersion(), 1);
+    ASSERT_TRUE((*s)->WriteBatch({Row("a", 7, 70)}).ok());
+    // Version 1 has no alerts table.
+    EXPECT_FALSE((*s)->ListAlerts({}).ok());
+  }
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*(*s)->SchemaVersion(), SqliteStorage::LatestSchemaVersion());
+  EXPECT_EQ(*(*s)->GetReport("a", 7), "blob7");
+  EXPECT_TRUE((*s)->ListAlerts({}).ok());
+}
+
+TEST(SqliteStorageTest, RefusesNewerSchema) {
+  std::string path = DbPath();
+  {
+    auto s = SqliteStorage::Open(path);
+    ASSERT_TRUE(s.ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "INSERT INTO schema_version VALUES (999)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto s = SqliteStorage::Open(path);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s.status())) << s.status();
+}
+
+TEST(SqliteStorageTest, RejectsFileThatIsNotADatabase) {
+  std::string path = DbPath();
+  ASSERT_TRUE(testing::WriteFile(path, std::string(8192, 'x')).ok());
+  EXPECT_FALSE(SqliteStorage::Open(path).ok());
+}
+
+TEST(SqliteStorageTest, AlertsRoundTripAndFilter) {
+  auto s = SqliteStorage::Open(DbPath());
+  ASSERT_TRUE(s.ok());
+  AlertRow firing;
+  firing.rule = "AttachStall";
+  firing.host_id = "a";
+  firing.state = 2;
+  firing.severity = "critical";
+  firing.labels = {{"role", "db"}};
+  firing.annotations = {{"summary", "stall"}};
+  firing.value = 31.5;
+  firing.active_since_ns = 1000;
+  firing.fired_at_ns = 2000;
+  AlertRow resolved = firing;
+  resolved.host_id = "b";
+  resolved.state = 3;
+  resolved.resolved_at_ns = 3000;
+  ASSERT_TRUE((*s)->PutAlert(firing).ok());
+  ASSERT_TRUE((*s)->PutAlert(resolved).ok());
+  auto active = (*s)->ListAlerts({});
+  ASSERT_TRUE(active.ok()) << active.status();
+  ASSERT_EQ(active->size(), 1u);
+  EXPECT_EQ((*active)[0].host_id, "a");
+  EXPECT_EQ((*active)[0].labels.at("role"), "db");
+  EXPECT_EQ((*active)[0].annotations.at("summary"), "stall");
+  EXPECT_EQ(*(*active)[0].fired_at_ns, 2000);
+  EXPECT_FALSE((*active)[0].resolved_at_ns.has_value());
+  AlertFilter f;
+  f.states = {3};
+  auto res = (*s)->ListAlerts(f);
+  ASSERT_EQ(res->size(), 1u);
+  EXPECT_EQ(*(*res)[0].resolved_at_ns, 3000);
+  f.states = {};
+  f.host_id = "b";
+  EXPECT_TRUE((*s)->ListAlerts(f)->empty());
+}
+
+}  // namespace
+}  // namespace tracehealth::server
