@@ -1,0 +1,161 @@
+#include "server/alerts/engine.h"
+
+#include "google/protobuf/util/time_util.h"
+
+namespace tracehealth {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  return TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(t));
+}
+
+absl::Time FromProto(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(ts));
+}
+
+}  // namespace
+
+AlertEngine::AlertEngine(std::vector<AlertRule> rules, absl::Duration keep_resolved)
+    : rules_(std::move(rules)), keep_resolved_(keep_resolved) {}
+
+const AlertRule* AlertEngine::FindRule(const std::string& name) const {
+  for (const AlertRule& r : rules_) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
+void AlertEngine::Restore(const std::vector<v1::Alert>& alerts) {
+  absl::MutexLock lock(&mu_);
+  for (const v1::Alert& a : alerts) {
+    if (FindRule(a.rule()) == nullptr) continue;
+    Key key{a.rule(), a.host_id()};
+    if (instances_.count(key) != 0) continue;
+    Instance inst;
+    inst.alert = a;
+    inst.matching = a.state() != v1::ALERT_STATE_RESOLVED;
+    instances_.emplace(std::move(key), std::move(inst));
+  }
+}
+
+void AlertEngine::Promote(Instance& inst, const AlertRule& rule, absl::Time now,
+                          std::vector<v1::Alert>* changed) {
+  if (inst.alert.state() != v1::ALERT_STATE_PENDING || !inst.matching) return;
+  if (now - FromProto(inst.alert.active_since()) < rule.for_duration) return;
+  inst.alert.set_state(v1::ALERT_STATE_FIRING);
+  *inst.alert.mutable_fired_at() = ToProto(now);
+  changed->push_back(inst.alert);
+}
+
+void AlertEngine::Apply(const AlertRule& rule, const std::string& host,
+                        const std::map<std::string, std::string>& host_labels,
+                        bool matched, double value, absl::Time now,
+                        std::vector<v1::Alert>* changed) {
+  Key key{rule.name, host};
+  auto it = instances_.find(key);
+  bool live = it != instances_.end() &&
+              it->second.alert.state() != v1::ALERT_STATE_RESOLVED;
+  if (!matched) {
+    if (!live) return;
+    Instance& inst = it->second;
+    inst.matching = false;
+    if (inst.alert.state() == v1::ALERT_STATE_PENDING) {
+      instances_.erase(it);  // never fired: dropped silently
+      return;
+    }
+    inst.alert.set_state(v1::ALERT_STATE_RESOLVED);
+    inst.alert.set_value(value);
+    *inst.alert.mutable_resolved_at() = ToProto(now);
+    changed->push_back(inst.alert);
+    return;
+  }
+  if (!live) {
+    Instance inst;
+    v1::Alert& a = inst.alert;
+    a.set_rule(rule.name);
+    a.set_host_id(host);
+    a.set_state(v1::ALERT_STATE_PENDING);
+    a.set_severity(rule.severity);
+    (*a.mutable_labels())["alertname"] = rule.name;
+    (*a.mutable_labels())["host"] = host;
+    (*a.mutable_labels())["severity"] = rule.severity;
+    for (const auto& [k, v] : rule.labels) (*a.mutable_labels())[k] = v;
+    *a.mutable_active_since() = ToProto(now);
+    inst.matching = true;
+    it = instances_.insert_or_assign(key, std::move(inst)).first;
+  }
+  Instance& inst = it->second;
+  inst.matching = true;
+  inst.alert.set_value(value);
+  inst.alert.clear_annotations();
+  for (const auto& [k, tmpl] : rule.annotations) {
+    (*inst.alert.mutable_annotations())[k] =
+        ExpandTemplate(tmpl, rule.name, host, value, rule.condition.threshold(),
+                       rule.severity, host_labels);
+  }
+  size_t before = changed->size();
+  Promote(inst, rule, now, changed);
+  if (!live && changed->size() == before) changed->push_back(inst.alert);
+}
+
+std::vector<v1::Alert> AlertEngine::OnReport(const v1::HostReport& report,
+                                             const v1::HostReport* previous,
+                                             absl::Time now) {
+  std::map<std::string, std::string> labels(report.labels().begin(),
+                                            report.labels().end());
+  EvalInput input{&report, previous, 0};
+  std::vector<v1::Alert> changed;
+  absl::MutexLock lock(&mu_);
+  for (const AlertRule& rule : rules_) {
+    if (rule.condition.is_silence()) {
+      // A report ends the silence.
+      Apply(rule, report.host_id(), labels, false, 0, now, &changed);
+      continue;
+    }
+    EvalResult r = rule.condition.Evaluate(input);
+    Apply(rule, report.host_id(), labels, r.matched, r.value.value_or(0), now, &changed);
+  }
+  return changed;
+}
+
+std::vector<v1::Alert> AlertEngine::Tick(absl::Time now,
+                                         const std::vector<HostLiveness>& hosts) {
+  std::vector<v1::Alert> changed;
+  absl::MutexLock lock(&mu_);
+  for (const HostLiveness& h : hosts) {
+    std::map<std::string, std::string> labels;
+    if (h.latest != nullptr) labels.insert(h.latest->labels().begin(), h.latest->labels().end());
+    for (const AlertRule& rule : rules_) {
+      if (!rule.condition.is_silence()) continue;
+      EvalInput input{h.latest, nullptr, absl::ToDoubleSeconds(now - h.last_seen)};
+      EvalResult r = rule.condition.Evaluate(input);
+      if (!r.value) continue;  // interval unknown: cannot tell
+      Apply(rule, h.host_id, labels, r.matched, *r.value, now, &changed);
+    }
+  }
+  for (auto it = instances_.begin(); it != instances_.end();) {
+    Instance& inst = it->second;
+    if (inst.alert.state() == v1::ALERT_STATE_RESOLVED &&
+        now - FromProto(inst.alert.resolved_at()) > keep_resolved_) {
+      it = instances_.erase(it);
+      continue;
+    }
+    if (const AlertRule* rule = FindRule(inst.alert.rule())) {
+      Promote(inst, *rule, now, &changed);
+    }
+    ++it;
+  }
+  return changed;
+}
+
+std::vector<v1::Alert> AlertEngine::Alerts() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::Alert> out;
+  out.reserve(instances_.size());
+  for (const auto& [key, inst] : instances_) out.push_back(inst.alert);
+  return out;
+}
+
+}  // namespace tracehealth
