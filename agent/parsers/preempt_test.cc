@@ -1,0 +1,63 @@
+#include "agent/parsers/preempt.h"
+
+#include "gtest/gtest.h"
+
+namespace tracehealth::agent {
+namespace {
+
+TEST(SchedPreemptTest, ReadsActiveMode) {
+  EXPECT_EQ(*ParseSchedPreempt("none voluntary (full) lazy\n"),
+            v1::PREEMPT_MODE_FULL);
+  EXPECT_EQ(*ParseSchedPreempt("(none) voluntary full\n"),
+            v1::PREEMPT_MODE_NONE);
+  EXPECT_EQ(*ParseSchedPreempt("none voluntary full (lazy)\n"),
+            v1::PREEMPT_MODE_LAZY);
+}
+
+TEST(SchedPreemptTest, RejectsMalformed) {
+  for (const char* bad : {"", "none voluntary full\n", "(none) (full)\n",
+                          "none (turbo)\n", "() none\n"}) {
+    EXPECT_FALSE(ParseSchedPreempt(bad).ok()) << bad;
+  }
+}
+
+TEST(VersionFlagsTest, ReadsFlags) {
+  auto dyn = ParseVersionPreemptFlags(
+      "#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1 (2025-11-09)\n");
+  ASSERT_TRUE(dyn.ok());
+  EXPECT_TRUE(dyn->dynamic);
+  EXPECT_FALSE(dyn->preempt);
+  EXPECT_FALSE(ModeFromVersionFlags(*dyn).has_value());
+
+  auto rt = ParseVersionPreemptFlags("#1 SMP PREEMPT_RT Thu Jan 1 2026\n");
+  EXPECT_EQ(ModeFromVersionFlags(*rt), v1::PREEMPT_MODE_RT);
+  auto full = ParseVersionPreemptFlags("#1 SMP PREEMPT Thu Jan 1 2026\n");
+  EXPECT_EQ(ModeFromVersionFlags(*full), v1::PREEMPT_MODE_FULL);
+  auto none = ParseVersionPreemptFlags("#1 SMP Thu Jan 1 2026\n");
+  EXPECT_FALSE(ModeFromVersionFlags(*none).has_value());
+  EXPECT_FALSE(ParseVersionPreemptFlags("  \n").ok());
+}
+
+TEST(ModeFromConfigTest, ChoiceAndDynamicOverride) {
+  auto none_dyn = KernelConfig::Parse(
+      "CONFIG_PREEMPT_NONE=y\n# CONFIG_PREEMPT is not set\n"
+      "CONFIG_PREEMPT_DYNAMIC=y\n");
+  ASSERT_TRUE(none_dyn.ok());
+  EXPECT_EQ(ModeFromConfig(*none_dyn, ""), v1::PREEMPT_MODE_NONE);
+  EXPECT_EQ(ModeFromConfig(*none_dyn, "full"), v1::PREEMPT_MODE_FULL);
+  EXPECT_EQ(ModeFromConfig(*none_dyn, "bogus"), v1::PREEMPT_MODE_NONE);
+
+  auto none_static = KernelConfig::Parse("CONFIG_PREEMPT_NONE=y\n");
+  EXPECT_EQ(ModeFromConfig(*none_static, "full"), v1::PREEMPT_MODE_NONE);
+  auto vol = KernelConfig::Parse("CONFIG_PREEMPT_VOLUNTARY=y\n");
+  EXPECT_EQ(ModeFromConfig(*vol, ""), v1::PREEMPT_MODE_VOLUNTARY);
+  auto rt = KernelConfig::Parse("CONFIG_PREEMPT=y\nCONFIG_PREEMPT_RT=y\n");
+  EXPECT_EQ(ModeFromConfig(*rt, ""), v1::PREEMPT_MODE_RT);
+  auto lazy = KernelConfig::Parse("CONFIG_PREEMPT_LAZY=y\n");
+  EXPECT_EQ(ModeFromConfig(*lazy, ""), v1::PREEMPT_MODE_LAZY);
+  auto nothing = KernelConfig::Parse("CONFIG_KASAN=y\n");
+  EXPECT_FALSE(ModeFromConfig(*nothing, "").has_value());
+}
+
+}  // namespace
+}  // namespace tracehealth::agent
