@@ -1,0 +1,86 @@
+#include "server/index/host_index.h"
+
+#include "gtest/gtest.h"
+#include "server/storage/sqlite_storage.h"
+#include "tests/util/subprocess.h"
+
+namespace tracehealth::server {
+namespace {
+
+std::shared_ptr<v1::HostReport> Report(const std::string& host, uint64_t seq,
+                                       const std::string& role) {
+  auto r = std::make_shared<v1::HostReport>();
+  r->set_host_id(host);
+  r->set_seq(seq);
+  (*r->mutable_labels())["role"] = role;
+  return r;
+}
+
+TEST(HostIndexTest, ApplyKeepsNewestSeqAndCounts) {
+  HostIndex index;
+  absl::Time t0 = absl::FromUnixSeconds(1000);
+  index.Apply({{Report("a", 2, "db"), t0}, {Report("a", 1, "old"), t0 + absl::Seconds(5)},
+               {Report("b", 1, "web"), t0}});
+  ASSERT_EQ(index.size(), 2u);
+  auto a = index.Get("a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->latest->seq(), 2u);
+  EXPECT_EQ(a->reports, 2u);
+  EXPECT_EQ(a->first_seen, t0);
+  EXPECT_EQ(a->last_seen, t0 + absl::Seconds(5));
+  EXPECT_EQ(index.LatestSeq("a"), 2u);
+  EXPECT_EQ(index.LatestSeq("zzz"), 0u);
+  EXPECT_FALSE(index.Get("zzz").has_value());
+
+  auto sel = LabelSelector::Parse("role=db");
+  ASSERT_TRUE(sel.ok());
+  auto hosts = index.Select(*sel);
+  ASSERT_EQ(hosts.size(), 1u);
+  EXPECT_EQ(hosts[0].host_id, "a");
+  EXPECT_EQ(index.Select(LabelSelector()).size(), 2u);
+}
+
+TEST(HostIndexTest, RebuildsFromStorage) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("idx") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  std::vector<ReportRow> rows;
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    ReportRow row;
+    row.host_id = "h1";
+    row.seq = seq;
+    row.received_at_ns = seq * 1000000000;
+    row.blob = Report("h1", seq, seq == 3 ? "db" : "x")->SerializeAsString();
+    rows.push_back(row);
+  }
+  ASSERT_TRUE((*storage)->WriteBatch(rows).ok());
+  HostIndex index;
+  ASSERT_TRUE(index.LoadFrom(**storage).ok());
+  auto e = index.Get("h1");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->latest->seq(), 3u);
+  EXPECT_EQ(e->latest->labels().at("role"), "db");
+  EXPECT_EQ(e->reports, 3u);
+  EXPECT_EQ(e->first_seen, absl::FromUnixSeconds(1));
+  EXPECT_EQ(e->last_seen, absl::FromUnixSeconds(3));
+}
+
+TEST(HostIndexTest, UnparsableBlobIsReportedAndSkipped) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("idx") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  ReportRow bad;
+  bad.host_id = "bad";
+  bad.seq = 1;
+  bad.blob = "\xff\xff\xff";
+  ReportRow good;
+  good.host_id = "good";
+  good.seq = 1;
+  good.blob = Report("good", 1, "db")->SerializeAsString();
+  ASSERT_TRUE((*storage)->WriteBatch({bad, good}).ok());
+  HostIndex index;
+  EXPECT_TRUE(absl::IsDataLoss(index.LoadFrom(**storage)));
+  EXPECT_TRUE(index.Get("good").has_value());
+  EXPECT_FALSE(index.Get("bad").has_value());
+}
+
+}  // namespace
+}  // namespace tracehealth::server

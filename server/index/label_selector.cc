@@ -1,0 +1,126 @@
+#include "server/index/label_selector.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "re2/re2.h"
+
+namespace tracehealth::server {
+namespace {
+
+// Splits on commas outside double quotes.
+absl::StatusOr<std::vector<std::string>> SplitMatchers(absl::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' && quoted && i + 1 < text.size()) {
+      cur.push_back(c);
+      cur.push_back(text[++i]);
+      continue;
+    }
+    if (c == '"') quoted = !quoted;
+    if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur.push_back(c);
+  }
+  if (quoted) return absl::InvalidArgumentError("selector: unterminated quote");
+  out.push_back(cur);
+  return out;
+}
+
+std::string Unquote(absl::string_view v) {
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') {
+    std::string out;
+    for (size_t i = 1; i + 1 < v.size(); ++i) {
+      if (v[i] == '\\' && i + 2 < v.size()) ++i;
+      out.push_back(v[i]);
+    }
+    return out;
+  }
+  return std::string(v);
+}
+
+}  // namespace
+
+absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view text) {
+  LabelSelector sel;
+  if (absl::StripAsciiWhitespace(text).empty()) return sel;
+  auto parts = SplitMatchers(text);
+  if (!parts.ok()) return parts.status();
+  for (const std::string& raw : *parts) {
+    absl::string_view part = absl::StripAsciiWhitespace(raw);
+    if (part.empty()) continue;
+    size_t pos = part.find_first_of("=!");
+    if (pos == absl::string_view::npos || pos + 1 > part.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("selector: no operator in \"", part, "\""));
+    }
+    Matcher m;
+    m.key = std::string(absl::StripAsciiWhitespace(part.substr(0, pos)));
+    absl::string_view rest = part.substr(pos);
+    if (absl::StartsWith(rest, "=~")) {
+      m.op = Op::kRe;
+      rest.remove_prefix(2);
+    } else if (absl::StartsWith(rest, "!~")) {
+      m.op = Op::kNre;
+      rest.remove_prefix(2);
+    } else if (absl::StartsWith(rest, "!=")) {
+      m.op = Op::kNe;
+      rest.remove_prefix(2);
+    } else if (absl::StartsWith(rest, "=")) {
+      m.op = Op::kEq;
+      rest.remove_prefix(1);
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("selector: bad operator in \"", part, "\""));
+    }
+    if (m.key.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("selector: empty label name in \"", part, "\""));
+    }
+    m.value = Unquote(absl::StripAsciiWhitespace(rest));
+    if (m.op == Op::kRe || m.op == Op::kNre) {
+      RE2::Options opts;
+      opts.set_log_errors(false);
+      auto re = std::make_shared<re2::RE2>(absl::StrCat("^(?:", m.value, ")$"), opts);
+      if (!re->ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "selector: bad regex \"", m.value, "\": ", re->error()));
+      }
+      m.re = std::move(re);
+    }
+    sel.matchers_.push_back(std::move(m));
+  }
+  return sel;
+}
+
+bool LabelSelector::Matches(
+    const google::protobuf::Map<std::string, std::string>& labels) const {
+  static const std::string kEmpty;
+  for (const Matcher& m : matchers_) {
+    auto it = labels.find(m.key);
+    const std::string& v = it == labels.end() ? kEmpty : it->second;
+    switch (m.op) {
+      case Op::kEq:
+        if (v != m.value) return false;
+        break;
+      case Op::kNe:
+        if (v == m.value) return false;
+        break;
+      case Op::kRe:
+        if (!RE2::FullMatch(v, *m.re)) return false;
+        break;
+      case Op::kNre:
+        if (RE2::FullMatch(v, *m.re)) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+}  // namespace tracehealth::server

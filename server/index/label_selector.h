@@ -1,0 +1,52 @@
+// LabelSelector: Prometheus-style label matchers over a host's labels.
+//
+// Syntax: comma-separated matchers `key=value`, `key!=value`, `key=~regex`,
+// `key!~regex`; values may be double-quoted (then they may hold commas).
+// Regexes (RE2 syntax) must match the whole value, as in Prometheus. A
+// missing label has the value "". The empty selector matches every host.
+//
+// Thread safety: immutable after Parse; Matches is safe to call
+// concurrently.
+#ifndef TRACEHEALTH_SERVER_INDEX_LABEL_SELECTOR_H_
+#define TRACEHEALTH_SERVER_INDEX_LABEL_SELECTOR_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/map.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace tracehealth::server {
+
+class LabelSelector {
+ public:
+  enum class Op { kEq, kNe, kRe, kNre };
+  struct Matcher {
+    std::string key;
+    Op op;
+    std::string value;
+    std::shared_ptr<const re2::RE2> re;  // kRe / kNre
+  };
+
+  // Errors: InvalidArgument with the offending matcher (no operator, empty
+  // key, bad regex, unterminated quote).
+  static absl::StatusOr<LabelSelector> Parse(absl::string_view text);
+
+  bool empty() const { return matchers_.empty(); }
+  const std::vector<Matcher>& matchers() const { return matchers_; }
+
+  bool Matches(const google::protobuf::Map<std::string, std::string>& labels) const;
+
+ private:
+  std::vector<Matcher> matchers_;
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_INDEX_LABEL_SELECTOR_H_

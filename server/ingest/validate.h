@@ -1,0 +1,44 @@
+// Validation of incoming HostReports: a pure function of the report, the
+// server's clock reading and the limits. Run before a report is queued for
+// storage; an invalid report is answered with a Rejection (INVALID_ARGUMENT)
+// and never stored.
+#ifndef TRACEHEALTH_SERVER_INGEST_VALIDATE_H_
+#define TRACEHEALTH_SERVER_INGEST_VALIDATE_H_
+
+#include <cstddef>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "proto/tracehealth/v1/report.pb.h"
+
+namespace tracehealth::server {
+
+struct ValidationLimits {
+  size_t max_labels = 64;
+  size_t max_label_key_bytes = 63;
+  size_t max_label_value_bytes = 255;
+  size_t max_version_bytes = 128;
+  // Serialized size of one report.
+  size_t max_report_bytes = 1 << 20;
+  // Any repeated field (users, links, history, basis entries, ...).
+  int max_repeated = 4096;
+  // How far observed_at may lie ahead of the server's clock.
+  absl::Duration max_clock_skew = absl::Hours(1);
+};
+
+// True when `host_id` matches [A-Za-z0-9._-]{1,253}.
+bool IsValidHostId(absl::string_view host_id);
+
+// OK, or InvalidArgument naming the first problem found: host_id charset or
+// length, seq 0 (or above 2^63-1), observed_at missing/out of range/too far
+// in the future, too many or oversized labels, version strings too long,
+// a non-finite number anywhere, a negative number where only >= 0 makes
+// sense, oversized repeated fields or report. `serialized_size` is the
+// report's wire size (ByteSizeLong when unknown).
+absl::Status ValidateReport(const v1::HostReport& report, size_t serialized_size,
+                            absl::Time now, const ValidationLimits& limits);
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_INGEST_VALIDATE_H_

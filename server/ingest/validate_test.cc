@@ -1,0 +1,139 @@
+#include "server/ingest/validate.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace tracehealth::server {
+namespace {
+
+const absl::Time kNow = absl::FromUnixSeconds(1800000000);
+
+v1::HostReport Good() {
+  v1::HostReport r;
+  r.set_host_id("db-01.example_x");
+  r.set_seq(7);
+  r.mutable_observed_at()->set_seconds(1800000000 - 30);
+  r.set_agent_version("1.0.0");
+  r.set_model_version("1.0.0");
+  (*r.mutable_labels())["role"] = "db";
+  r.set_interval_seconds(30);
+  r.mutable_snapshot()->mutable_threads()->set_total(400000);
+  r.mutable_snapshot()->mutable_threads()->set_uptime_seconds(1000.5);
+  auto* a = r.mutable_predictions()->add_attach();
+  a->set_latency_seconds(7.3);
+  a->mutable_basis()->set_confidence(0.9);
+  r.mutable_predictions()->mutable_stack_depot()->set_growth_pools_per_second(-0.5);
+  return r;
+}
+
+absl::Status Check(const v1::HostReport& r,
+                   const ValidationLimits& limits = ValidationLimits()) {
+  return ValidateReport(r, r.ByteSizeLong(), kNow, limits);
+}
+
+TEST(ValidateTest, AcceptsAGoodReport) {
+  EXPECT_TRUE(Check(Good()).ok()) << Check(Good());
+}
+
+TEST(ValidateTest, HostIdCharsetAndLength) {
+  EXPECT_TRUE(IsValidHostId("a"));
+  EXPECT_TRUE(IsValidHostId(std::string(253, 'x')));
+  EXPECT_FALSE(IsValidHostId(""));
+  EXPECT_FALSE(IsValidHostId(std::string(254, 'x')));
+  EXPECT_FALSE(IsValidHostId("a b"));
+  EXPECT_FALSE(IsValidHostId("a/b"));
+  EXPECT_FALSE(IsValidHostId("h\xc3\xa9"));
+  EXPECT_FALSE(IsValidHostId(std::string("a\0b", 3)));
+}
+
+struct BadCase {
+  const char* name;
+  std::function<void(v1::HostReport&)> mutate;
+  const char* expect_in_message;
+};
+
+TEST(ValidateTest, RejectsBadInputs) {
+  const double kNan = std::nan("");
+  const double kInf = std::numeric_limits<double>::infinity();
+  std::vector<BadCase> cases = {
+      {"empty host", [](auto& r) { r.set_host_id(""); }, "host_id"},
+      {"host charset", [](auto& r) { r.set_host_id("db 01"); }, "host_id"},
+      {"seq zero", [](auto& r) { r.set_seq(0); }, "seq"},
+      {"seq huge", [](auto& r) { r.set_seq(~0ULL); }, "seq"},
+      {"no observed_at", [](auto& r) { r.clear_observed_at(); }, "observed_at"},
+      {"future", [](auto& r) { r.mutable_observed_at()->set_seconds(1800000000 + 7200); },
+       "future"},
+      {"bad nanos", [](auto& r) { r.mutable_observed_at()->set_nanos(-1); }, "observed_at"},
+      {"ts range", [](auto& r) { r.mutable_observed_at()->set_seconds(-99999999999LL); },
+       "observed_at"},
+      {"label key charset", [](auto& r) { (*r.mutable_labels())["bad-key"] = "x"; }, "labels"},
+      {"label key digit", [](auto& r) { (*r.mutable_labels())["1abc"] = "x"; }, "labels"},
+      {"label value long",
+       [](auto& r) { (*r.mutable_labels())["k"] = std::string(256, 'v'); }, "labels[k]"},
+      {"too many labels",
+       [](auto& r) {
+         for (int i = 0; i < 65; ++i) (*r.mutable_labels())["k" + std::to_string(i)] = "v";
+       },
+       "labels"},
+      {"version long", [](auto& r) { r.set_agent_version(std::string(200, 'v')); },
+       "agent_version"},
+      {"nan interval", [=](auto& r) { r.set_interval_seconds(kNan); }, "interval_seconds"},
+      {"negative interval", [](auto& r) { r.set_interval_seconds(-1); }, "interval_seconds"},
+      {"inf latency",
+       [=](auto& r) { r.mutable_predictions()->mutable_attach(0)->set_latency_seconds(kInf); },
+       "predictions.attach.latency_seconds"},
+      {"negative uptime",
+       [](auto& r) { r.mutable_snapshot()->mutable_threads()->set_uptime_seconds(-3); },
+       "snapshot.threads.uptime_seconds"},
+      {"nan confidence",
+       [=](auto& r) {
+         r.mutable_predictions()->mutable_attach(0)->mutable_basis()->set_confidence(kNan);
+       },
+       "confidence"},
+      {"nan growth",
+       [=](auto& r) {
+         r.mutable_predictions()->mutable_stack_depot()->set_growth_pools_per_second(kNan);
+       },
+       "growth_pools_per_second"},
+      {"nan health", [=](auto& r) { r.mutable_health()->set_cycle_seconds(kNan); },
+       "health.cycle_seconds"},
+      {"too many users",
+       [](auto& r) {
+         for (int i = 0; i < 4097; ++i) r.mutable_snapshot()->mutable_fgraph()->add_users();
+       },
+       "users"},
+  };
+  for (const BadCase& c : cases) {
+    v1::HostReport r = Good();
+    c.mutate(r);
+    absl::Status st = Check(r);
+    EXPECT_TRUE(absl::IsInvalidArgument(st)) << c.name << ": " << st;
+    EXPECT_NE(st.message().find(c.expect_in_message), std::string::npos)
+        << c.name << ": " << st.message();
+  }
+}
+
+TEST(ValidateTest, RejectsOversizedReport) {
+  ValidationLimits limits;
+  limits.max_report_bytes = 100;
+  v1::HostReport r = Good();
+  r.mutable_snapshot()->mutable_kernel()->set_cmdline(std::string(200, 'c'));
+  absl::Status st = Check(r, limits);
+  EXPECT_TRUE(absl::IsInvalidArgument(st));
+  EXPECT_NE(st.message().find("bytes"), std::string::npos);
+}
+
+TEST(ValidateTest, AllowsSmallClockSkewAndOldReports) {
+  v1::HostReport r = Good();
+  r.mutable_observed_at()->set_seconds(1800000000 + 600);
+  EXPECT_TRUE(Check(r).ok());
+  r.mutable_observed_at()->set_seconds(1000);
+  EXPECT_TRUE(Check(r).ok());
+}
+
+}  // namespace
+}  // namespace tracehealth::server
