@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common/kernel/feature_table.h"
+#include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
@@ -19,18 +20,6 @@ namespace tracehealth {
 
 // Version of the models, reported in HostReport.model_version.
 inline constexpr char kModelVersion[] = "1.0.0";
-
-struct ModelOptions {
-  // Feature table deciding version-dependent behaviour. Not owned; must
-  // outlive the call.
-  const FeatureTable* features = &FeatureTable::Builtin();
-  // Per-task visit cost of the shadow-stack walk (seed 000 fit: 81-98 ns).
-  std::optional<double> c_visit_seconds;
-  // Override of FTRACE_RETSTACK_ALLOC_SIZE (what-if; default from the table).
-  std::optional<uint32_t> batch;
-  // Latency budget for the inverse prediction threads_at_latency_budget.
-  std::optional<double> latency_budget_seconds;
-};
 
 // All predictions for `snapshot`: one AttachPrediction per probe kind
 // (PROBE_KIND_FUNCTION_GRAPH_TRACER .. PROBE_KIND_FENTRY_FEXIT, in enum

@@ -1,0 +1,29 @@
+#include "common/models/evaluate.h"
+
+#include <algorithm>
+
+#include "common/models/fgraph_attach.h"
+
+namespace tracehealth {
+
+v1::AttachPrediction PredictAttach(const v1::HostSnapshot& snapshot,
+                                   v1::ProbeKind kind,
+                                   const ModelOptions& options) {
+  return PredictFgraphAttach(snapshot, kind, options);
+}
+
+v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,
+                            const ModelOptions& options) {
+  v1::Predictions out;
+  v1::Risk worst = v1::RISK_UNKNOWN;
+  for (int k = v1::PROBE_KIND_FUNCTION_GRAPH_TRACER;
+       k <= v1::PROBE_KIND_FENTRY_FEXIT; ++k) {
+    v1::AttachPrediction* p = out.add_attach();
+    *p = PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options);
+    worst = std::max(worst, p->risk());
+  }
+  out.set_worst_risk(worst);
+  return out;
+}
+
+}  // namespace tracehealth

@@ -1,0 +1,81 @@
+// Threshold checks shared by the models: a section of kernel work that does
+// not yield, checked against the soft-lockup watchdog (2 * watchdog_thresh)
+// and the RCU CPU stall timeout, which only fire on non-preemptible kernels
+// (PREEMPT_NONE / PREEMPT_VOLUNTARY); on preemptible kernels (FULL, LAZY, RT)
+// the same work is latency only. Optionally an operator latency budget.
+//
+// Margin = predicted / threshold. RISK_STALL when an applicable check has
+// margin >= 1, RISK_WARNING when >= 0.5, RISK_LATENCY when the caller blocks
+// for at least kNoticeableSeconds (or crosses the latency budget), else
+// RISK_NONE. Unknown preemption mode: RISK_UNKNOWN when a non-preemptible
+// kernel would be at WARNING or worse, otherwise the answer is the same
+// either way and is given.
+//
+// Thread safety: pure functions.
+#ifndef TRACEHEALTH_COMMON_MODELS_RISK_H_
+#define TRACEHEALTH_COMMON_MODELS_RISK_H_
+
+#include <optional>
+#include <vector>
+
+#include "proto/tracehealth/v1/predictions.pb.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth {
+
+// Kernel defaults: watchdog_thresh 10 s (soft lockup after 2x), RCU CPU stall
+// timeout 21 s.
+inline constexpr double kDefaultWatchdogThreshSeconds = 10.0;
+inline constexpr double kDefaultRcuStallTimeoutSeconds = 21.0;
+// A caller blocked at least this long is reported as RISK_LATENCY.
+inline constexpr double kNoticeableSeconds = 0.1;
+// Margin from which an applicable stall check is RISK_WARNING.
+inline constexpr double kWarningMargin = 0.5;
+
+enum class Preemptibility { kNonPreemptible, kPreemptible, kUnknown };
+
+Preemptibility PreemptibilityOf(v1::PreemptMode mode);
+
+struct StallInput {
+  // Seconds the work runs without a reschedule point (checked against the
+  // watchdog and RCU thresholds).
+  double non_yielding_seconds = 0;
+  // Seconds the caller blocks in total (checked against the latency budget
+  // and kNoticeableSeconds).
+  double blocking_seconds = 0;
+  v1::PreemptMode preempt_mode = v1::PREEMPT_MODE_UNKNOWN;
+  // The work reaches a reschedule point often enough that neither watchdog
+  // can fire, whatever the preemption mode (e.g. cond_resched in the loop).
+  bool yields = false;
+  // Whether the RCU stall check applies (work inside an RCU read-side
+  // section, or with preemption disabled).
+  bool check_rcu = true;
+  std::optional<double> latency_budget_seconds;
+};
+
+struct StallAssessment {
+  std::vector<v1::ThresholdCheck> checks;
+  v1::Risk risk = v1::RISK_UNKNOWN;
+  // Worst applicable margin over the stall checks (0 when none applies).
+  double worst_stall_margin = 0;
+  // Lowest applicable stall threshold in seconds (unset when none applies).
+  std::optional<double> lowest_stall_threshold;
+};
+
+// Builds the checks for `input` using `thresholds` (unset values take the
+// kernel defaults; watchdog_thresh 0 disables the soft-lockup check).
+StallAssessment AssessStall(const StallInput& input,
+                            const v1::Thresholds& thresholds);
+
+// Soft-lockup threshold 2 * watchdog_thresh in seconds (0: disabled).
+double SoftLockupThresholdSeconds(const v1::Thresholds& thresholds);
+double RcuStallThresholdSeconds(const v1::Thresholds& thresholds);
+
+// "soft lockup", "RCU stall", ... for summaries.
+const char* CheckKindName(v1::ThresholdCheck::Kind kind);
+const char* RiskName(v1::Risk risk);
+const char* PreemptModeName(v1::PreemptMode mode);
+
+}  // namespace tracehealth
+
+#endif  // TRACEHEALTH_COMMON_MODELS_RISK_H_
