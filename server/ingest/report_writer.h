@@ -1,0 +1,90 @@
+// ReportWriter: the single writer thread between ingest streams and Storage.
+//
+// Streams Submit validated reports; the writer takes everything queued (up
+// to max_batch) and stores it in ONE transaction (group commit), then calls
+// the commit hook (index and metrics updates) and each request's `done`
+// callback, in that order. `done` is what lets a stream ack: it is called
+// only after the row is committed (or with the error that prevented it).
+//
+// Backpressure: the queue holds at most queue_capacity requests; Submit
+// blocks while it is full, so memory stays bounded when storage is slower
+// than the streams.
+//
+// Thread safety: Submit may be called from any number of threads. Hooks and
+// `done` callbacks run on the writer thread and must not call Submit.
+#ifndef TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
+#define TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "server/index/host_index.h"
+#include "server/storage/storage.h"
+
+namespace tracehealth::server {
+
+struct WriteRequest {
+  ReportRow row;
+  // The parsed report, handed to the commit hook when stored.
+  std::shared_ptr<const v1::HostReport> report;
+  // Called once, on the writer thread, after the commit (or its failure).
+  std::function<void(absl::StatusOr<WriteOutcome>)> done;
+};
+
+struct BatchStats {
+  size_t reports = 0;
+  size_t stored = 0;
+  size_t duplicates = 0;
+  absl::Duration commit_time;
+  bool failed = false;
+};
+
+class ReportWriter {
+ public:
+  struct Options {
+    size_t queue_capacity = 16384;
+    size_t max_batch = 8192;
+  };
+  // Called after each successful commit with the newly stored reports.
+  using CommitHook =
+      std::function<void(absl::Span<const CommittedReport>, const BatchStats&)>;
+
+  // `storage` is not owned and must outlive the writer. Starts the thread.
+  ReportWriter(Storage* storage, Options options, CommitHook hook);
+  ~ReportWriter();  // Stop()
+  ReportWriter(const ReportWriter&) = delete;
+  ReportWriter& operator=(const ReportWriter&) = delete;
+
+  // Queues `req`, blocking while the queue is full. Returns false (without
+  // calling `done`) after Stop.
+  bool Submit(WriteRequest req);
+
+  // Stops accepting, commits everything queued, joins the thread.
+  // Idempotent.
+  void Stop();
+
+  size_t queue_depth() const;
+
+ private:
+  void Run();
+
+  Storage* const storage_;
+  const Options options_;
+  const CommitHook hook_;
+  mutable absl::Mutex mu_;
+  std::deque<WriteRequest> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_

@@ -1,0 +1,166 @@
+#include "server/ingest/report_writer.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "server/storage/sqlite_storage.h"
+#include "tests/util/subprocess.h"
+
+namespace tracehealth::server {
+namespace {
+
+WriteRequest Req(const std::string& host, uint64_t seq,
+                 std::function<void(absl::StatusOr<WriteOutcome>)> done) {
+  auto report = std::make_shared<v1::HostReport>();
+  report->set_host_id(host);
+  report->set_seq(seq);
+  WriteRequest r;
+  r.row.host_id = host;
+  r.row.seq = seq;
+  r.row.received_at_ns = 1;
+  r.row.blob = report->SerializeAsString();
+  r.report = report;
+  r.done = std::move(done);
+  return r;
+}
+
+TEST(ReportWriterTest, GroupCommitsFromManyThreadsAndDetectsDuplicates) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  std::atomic<int> stored{0}, dup{0}, failed{0}, batches{0}, hooked{0};
+  {
+    ReportWriter writer(storage->get(), {},
+                        [&](absl::Span<const CommittedReport> c, const BatchStats& s) {
+                          batches++;
+                          hooked += c.size();
+                          EXPECT_EQ(c.size(), s.stored);
+                        });
+    auto done = [&](absl::StatusOr<WriteOutcome> o) {
+      if (!o.ok()) {
+        failed++;
+      } else if (*o == WriteOutcome::kStored) {
+        stored++;
+      } else {
+        dup++;
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        for (uint64_t seq = 1; seq <= 500; ++seq) {
+          ASSERT_TRUE(writer.Submit(Req("h" + std::to_string(t), seq, done)));
+          // Every 10th report is sent twice (a replay).
+          if (seq % 10 == 0) {
+            ASSERT_TRUE(writer.Submit(Req("h" + std::to_string(t), seq, done)));
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    writer.Stop();
+    EXPECT_FALSE(writer.Submit(Req("late", 1, done)));
+  }
+  EXPECT_EQ(stored.load(), 2000);
+  EXPECT_EQ(dup.load(), 200);
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(hooked.load(), 2000);
+  EXPECT_LT(batches.load(), 2200);  // some batching happened
+  EXPECT_EQ(*(*storage)->CountReports(""), 2000);
+}
+
+// Wraps real storage and holds WriteBatch until released, to fill the queue.
+class HeldStorage : public Storage {
+ public:
+  explicit HeldStorage(Storage* inner) : inner_(inner) {}
+  absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
+      absl::Span<const ReportRow> rows) override {
+    if (fail_) return absl::ResourceExhaustedError("database or disk is full");
+    if (!entered_.HasBeenNotified()) entered_.Notify();
+    release_.WaitForNotification();
+    return inner_->WriteBatch(rows);
+  }
+  absl::Status LoadLatest(const std::function<void(const LatestRow&)>& fn) override {
+    return inner_->LoadLatest(fn);
+  }
+  absl::StatusOr<int64_t> DeleteReportsBefore(int64_t t) override {
+    return inner_->DeleteReportsBefore(t);
+  }
+  absl::StatusOr<int64_t> CountReports(const std::string& h) override {
+    return inner_->CountReports(h);
+  }
+  absl::StatusOr<std::string> GetReport(const std::string& h, uint64_t s) override {
+    return inner_->GetReport(h, s);
+  }
+  absl::Status PutAlert(const AlertRow& a) override { return inner_->PutAlert(a); }
+  absl::StatusOr<std::vector<AlertRow>> ListAlerts(const AlertFilter& f) override {
+    return inner_->ListAlerts(f);
+  }
+  absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
+
+  bool fail_ = false;
+  absl::Notification entered_;
+  absl::Notification release_;
+
+ private:
+  Storage* inner_;
+};
+
+TEST(ReportWriterTest, SubmitBlocksWhenQueueIsFull) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  HeldStorage held(storage->get());
+  ReportWriter::Options opts;
+  opts.queue_capacity = 3;
+  ReportWriter writer(&held, opts, nullptr);
+  std::atomic<int> acked{0};
+  auto done = [&](absl::StatusOr<WriteOutcome> o) { acked++; };
+  ASSERT_TRUE(writer.Submit(Req("h", 1, done)));
+  held.entered_.WaitForNotification();  // the writer holds seq 1
+  for (uint64_t seq = 2; seq <= 4; ++seq) ASSERT_TRUE(writer.Submit(Req("h", seq, done)));
+  EXPECT_EQ(writer.queue_depth(), 3u);
+  std::atomic<bool> fifth_in{false};
+  std::thread blocked([&] {
+    writer.Submit(Req("h", 5, done));
+    fifth_in = true;
+  });
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_FALSE(fifth_in.load());
+  EXPECT_EQ(acked.load(), 0);  // nothing acked before its commit
+  held.release_.Notify();
+  blocked.join();
+  EXPECT_TRUE(fifth_in.load());
+  writer.Stop();
+  EXPECT_EQ(acked.load(), 5);
+  EXPECT_EQ(*(*storage)->CountReports("h"), 5);
+}
+
+TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  HeldStorage failing(storage->get());
+  failing.fail_ = true;
+  std::atomic<int> errors{0}, hooks{0};
+  {
+    ReportWriter writer(&failing, {},
+                        [&](absl::Span<const CommittedReport> c, const BatchStats& s) {
+                          EXPECT_TRUE(s.failed);
+                          EXPECT_TRUE(c.empty());
+                          hooks++;
+                        });
+    for (uint64_t seq = 1; seq <= 3; ++seq) {
+      ASSERT_TRUE(writer.Submit(Req("h", seq, [&](absl::StatusOr<WriteOutcome> o) {
+        if (absl::IsResourceExhausted(o.status())) errors++;
+      })));
+    }
+    writer.Stop();
+  }
+  EXPECT_EQ(errors.load(), 3);
+  EXPECT_GE(hooks.load(), 1);
+  EXPECT_EQ(*(*storage)->CountReports(""), 0);
+}
+
+}  // namespace
+}  // namespace tracehealth::server
