@@ -1,0 +1,39 @@
+// Small files in the agent's state directory: written whole and atomically
+// (write to "<path>.tmp", fsync, rename over <path>, fsync the directory),
+// so a crash leaves either the old or the new content, never a mix.
+//
+// The key=value format holds one "key=value" pair per line; keys are
+// [a-z0-9_]+, values have no newline.
+//
+// Thread safety: functions are thread-safe for different paths.
+#ifndef TRACEHEALTH_AGENT_STATE_FILE_H_
+#define TRACEHEALTH_AGENT_STATE_FILE_H_
+
+#include <map>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tracehealth::agent {
+
+// Creates `dir` and its parents (mode 0700 for new directories).
+absl::Status MakeDirs(const std::string& dir);
+
+// Replaces `path` with `content` atomically and durably.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 absl::string_view content);
+
+// The whole file. NotFound when it does not exist.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+
+// Parses key=value lines. InvalidArgument for a line without '=' or a bad
+// key (the file is corrupt; callers treat it as absent, with a warning).
+absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
+    absl::string_view text);
+std::string FormatKeyValues(const std::map<std::string, std::string>& kv);
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_STATE_FILE_H_
