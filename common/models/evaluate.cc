@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/models/fgraph_attach.h"
+#include "common/models/vmap_purge.h"
 
 namespace tracehealth {
 
@@ -22,6 +23,8 @@ v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,
     *p = PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options);
     worst = std::max(worst, p->risk());
   }
+  *out.mutable_vmap_purge() = PredictVmapPurge(snapshot, options);
+  worst = std::max(worst, out.vmap_purge().risk());
   out.set_worst_risk(worst);
   return out;
 }
