@@ -1,0 +1,77 @@
+#include "server/housekeeper.h"
+
+#include <cstdio>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace tracehealth::server {
+
+absl::StatusOr<absl::Duration> ParseRetention(const std::string& text) {
+  if (text.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("bad retention \"", text, "\""));
+  }
+  char unit = text.back();
+  int64_t n = 0;
+  if (!absl::SimpleAtoi(text.substr(0, text.size() - 1), &n) || n <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad retention \"", text, "\": want e.g. 30d, 12h, 90m"));
+  }
+  switch (unit) {
+    case 's':
+      return absl::Seconds(n);
+    case 'm':
+      return absl::Minutes(n);
+    case 'h':
+      return absl::Hours(n);
+    case 'd':
+      return absl::Hours(24 * n);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad retention unit in \"", text, "\": use s, m, h or d"));
+  }
+}
+
+Housekeeper::Housekeeper(Storage* storage, const HostIndex* index,
+                         ServerMetrics* metrics, Options options)
+    : storage_(storage), index_(index), metrics_(metrics), options_(std::move(options)) {}
+
+Housekeeper::~Housekeeper() { Stop(); }
+
+absl::StatusOr<int64_t> Housekeeper::RunRetention() {
+  absl::Time cutoff = options_.now() - options_.retention;
+  return storage_->DeleteReportsBefore(absl::ToUnixNanos(cutoff));
+}
+
+void Housekeeper::UpdateGauges() {
+  if (metrics_ == nullptr) return;
+  absl::StatusOr<int64_t> bytes = storage_->SizeBytes();
+  if (bytes.ok()) metrics_->SetStorageBytes(static_cast<double>(*bytes));
+  metrics_->SetHosts(static_cast<double>(index_->size()));
+}
+
+void Housekeeper::Start() {
+  thread_ = std::thread([this] {
+    absl::Time next_retention = absl::InfinitePast();
+    do {
+      UpdateGauges();
+      if (absl::Now() >= next_retention) {
+        absl::StatusOr<int64_t> n = RunRetention();
+        if (!n.ok()) {
+          std::fprintf(stderr, "retention: %s\n", n.status().ToString().c_str());
+        } else if (*n > 0) {
+          std::fprintf(stderr, "retention: deleted %lld reports\n",
+                       static_cast<long long>(*n));
+        }
+        next_retention = absl::Now() + options_.retention_interval;
+      }
+    } while (!stop_.WaitForNotificationWithTimeout(options_.gauge_interval));
+  });
+}
+
+void Housekeeper::Stop() {
+  if (!stop_.HasBeenNotified()) stop_.Notify();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,60 @@
+// Housekeeper: periodic upkeep of the server's store: retention (delete
+// reports older than the retention, keeping each host's newest) and the
+// storage/host gauges.
+//
+// Thread safety: RunOnce may be called from any thread; Start/Stop from
+// the owner's.
+#ifndef TRACEHEALTH_SERVER_HOUSEKEEPER_H_
+#define TRACEHEALTH_SERVER_HOUSEKEEPER_H_
+
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "server/index/host_index.h"
+#include "server/metrics/server_metrics.h"
+#include "server/storage/storage.h"
+
+namespace tracehealth::server {
+
+// "30d", "12h", "90m", "3600s" (a number and one unit: s, m, h, d).
+// InvalidArgument otherwise, or when not positive.
+absl::StatusOr<absl::Duration> ParseRetention(const std::string& text);
+
+class Housekeeper {
+ public:
+  struct Options {
+    absl::Duration retention = absl::Hours(24 * 30);
+    absl::Duration gauge_interval = absl::Seconds(5);
+    absl::Duration retention_interval = absl::Minutes(10);
+    std::function<absl::Time()> now = [] { return absl::Now(); };
+  };
+  // Not owned; must outlive the housekeeper. `metrics` may be null.
+  Housekeeper(Storage* storage, const HostIndex* index, ServerMetrics* metrics,
+              Options options);
+  ~Housekeeper();  // Stop()
+
+  // Deletes reports observed before now - retention. Returns rows deleted.
+  absl::StatusOr<int64_t> RunRetention();
+  void UpdateGauges();
+
+  // Runs retention at start and every retention_interval, gauges every
+  // gauge_interval, on a thread, until Stop.
+  void Start();
+  void Stop();
+
+ private:
+  Storage* const storage_;
+  const HostIndex* const index_;
+  ServerMetrics* const metrics_;
+  const Options options_;
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_HOUSEKEEPER_H_

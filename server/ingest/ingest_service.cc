@@ -1,0 +1,267 @@
+#include "server/ingest/ingest_service.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "server/ingest/report_row.h"
+
+namespace tracehealth::server {
+
+// State machine of one Report stream. Invariants (under mu_):
+// - at most one read and one write in flight;
+// - Finish is called once, when no read is in flight, every submitted
+//   report has been committed (or failed) and its ack has been written.
+class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
+ public:
+  ReportReactor(IngestService* service, grpc::CallbackServerContext* ctx)
+      : service_(service), ctx_(ctx) {
+    if (service_->options_.require_client_identity) {
+      auto auth = ctx_->auth_context();
+      if (auth != nullptr) {
+        for (const char* prop : {"x509_common_name", "x509_subject_alternative_name"}) {
+          for (const auto& v : auth->FindPropertyValues(prop)) {
+            identities_.emplace_back(v.data(), v.size());
+          }
+        }
+      }
+    }
+    service_->metrics_->StreamOpened();
+  }
+
+  void Begin(bool shutting_down) {
+    Actions a;
+    {
+      absl::MutexLock lock(&mu_);
+      if (shutting_down) {
+        stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+        MaybeFinishLocked(a);
+      } else {
+        read_in_flight_ = true;
+        a.read = true;
+      }
+    }
+    Run(a);
+  }
+
+  void Drain() {
+    absl::MutexLock lock(&mu_);
+    draining_ = true;
+  }
+
+  void OnReadDone(bool ok) override {
+    Actions a;
+    if (!ok) {
+      {
+        absl::MutexLock lock(&mu_);
+        read_in_flight_ = false;
+        reads_done_ = true;
+        MaybeFinishLocked(a);
+      }
+      Run(a);
+      return;
+    }
+    auto report = std::make_shared<v1::HostReport>(std::move(incoming_));
+    incoming_.Clear();
+    HandleReport(std::move(report));
+    {
+      absl::MutexLock lock(&mu_);
+      read_in_flight_ = false;
+      if (draining_ && stop_.ok()) {
+        stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+      }
+      if (stop_.ok()) {
+        read_in_flight_ = true;
+        a.read = true;
+      }
+      MaybeWriteAckLocked(a);
+      MaybeFinishLocked(a);
+    }
+    Run(a);
+  }
+
+  void OnWriteDone(bool ok) override {
+    Actions a;
+    {
+      absl::MutexLock lock(&mu_);
+      write_in_flight_ = false;
+      if (!ok) write_failed_ = true;
+      MaybeWriteAckLocked(a);
+      MaybeFinishLocked(a);
+    }
+    Run(a);
+  }
+
+  void OnDone() override {
+    service_->metrics_->StreamClosed();
+    service_->Unregister(this);
+    delete this;
+  }
+
+ private:
+  // What to start once mu_ is released (gRPC may run reactions inline, and
+  // after Finish the reactor may be deleted at any time).
+  struct Actions {
+    bool read = false;
+    bool write = false;
+    bool finish = false;
+    grpc::Status status;
+  };
+
+  void Run(const Actions& a) {
+    if (a.write) StartWrite(&out_);
+    if (a.read) StartRead(&incoming_);
+    if (a.finish) Finish(a.status);  // last: `this` may be gone afterwards
+  }
+
+  void HandleReport(std::shared_ptr<v1::HostReport> report) {
+    const IngestOptions& opts = service_->options_;
+    absl::Time now = opts.now();
+    std::string blob = report->SerializeAsString();
+    {
+      absl::MutexLock lock(&mu_);
+      // Identity first: a stream belongs to one host.
+      if (host_.empty() && IsValidHostId(report->host_id())) {
+        if (opts.require_client_identity &&
+            std::find(identities_.begin(), identities_.end(), report->host_id()) ==
+                identities_.end()) {
+          stop_ = grpc::Status(
+              grpc::StatusCode::PERMISSION_DENIED,
+              absl::StrCat("client certificate does not name host \"",
+                           report->host_id(), "\""));
+          return;
+        }
+        host_ = report->host_id();
+        acked_ = service_->index_->LatestSeq(host_);
+      } else if (!host_.empty() && report->host_id() != host_) {
+        stop_ = grpc::Status(
+            grpc::StatusCode::PERMISSION_DENIED,
+            absl::StrCat("stream reports for host \"", host_,
+                         "\"; got a report for \"", report->host_id().substr(0, 253),
+                         "\""));
+        return;
+      }
+    }
+    absl::Status valid = ValidateReport(*report, blob.size(), now, opts.limits);
+    if (!valid.ok()) {
+      service_->metrics_->CountRejected();
+      absl::MutexLock lock(&mu_);
+      v1::Rejection* rej = pending_.add_rejected();
+      rej->set_seq(report->seq());
+      rej->set_code(static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
+      rej->set_message(std::string(valid.message()));
+      ack_pending_ = true;
+      return;  // the ack is started by OnReadDone
+    }
+    uint64_t seq = report->seq();
+    WriteRequest req;
+    req.row = MakeReportRow(*report, std::move(blob), now);
+    req.report = std::move(report);
+    req.done = [this, seq](absl::StatusOr<WriteOutcome> outcome) {
+      OnCommitted(seq, outcome.status());
+    };
+    {
+      absl::MutexLock lock(&mu_);
+      outstanding_++;
+    }
+    if (!service_->writer_->Submit(std::move(req))) {
+      absl::MutexLock lock(&mu_);
+      outstanding_--;
+      stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+    }
+  }
+
+  // Writer thread.
+  void OnCommitted(uint64_t seq, const absl::Status& status) {
+    Actions a;
+    {
+      absl::MutexLock lock(&mu_);
+      outstanding_--;
+      if (status.ok()) {
+        acked_ = std::max(acked_, seq);
+        ack_pending_ = true;
+      } else if (stop_.ok()) {
+        stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                             absl::StrCat("storage: ", status.message()));
+      }
+      MaybeWriteAckLocked(a);
+      MaybeFinishLocked(a);
+    }
+    Run(a);
+  }
+
+  void MaybeWriteAckLocked(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (write_in_flight_ || !ack_pending_ || finished_ || write_failed_) return;
+    ack_pending_ = false;
+    pending_.set_acked_seq(acked_);
+    out_.Swap(&pending_);
+    pending_.Clear();
+    write_in_flight_ = true;
+    a.write = true;
+  }
+
+  void MaybeFinishLocked(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_ || read_in_flight_ || write_in_flight_ || outstanding_ > 0) return;
+    if (!reads_done_ && stop_.ok()) return;
+    if (ack_pending_ && !write_failed_) return;
+    finished_ = true;
+    a.finish = true;
+    a.status = stop_;
+  }
+
+  IngestService* const service_;
+  grpc::CallbackServerContext* const ctx_;
+  std::vector<std::string> identities_;
+  v1::HostReport incoming_;  // read buffer; only touched by the read path
+
+  absl::Mutex mu_;
+  std::string host_ ABSL_GUARDED_BY(mu_);
+  uint64_t acked_ ABSL_GUARDED_BY(mu_) = 0;
+  v1::Ack pending_ ABSL_GUARDED_BY(mu_);
+  v1::Ack out_ ABSL_GUARDED_BY(mu_);
+  bool ack_pending_ ABSL_GUARDED_BY(mu_) = false;
+  bool read_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  int outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  grpc::Status stop_ ABSL_GUARDED_BY(mu_);
+};
+
+IngestService::IngestService(ReportWriter* writer, const HostIndex* index,
+                             ServerMetrics* metrics, IngestOptions options)
+    : writer_(writer), index_(index), metrics_(metrics), options_(std::move(options)) {}
+
+IngestService::~IngestService() = default;
+
+grpc::ServerBidiReactor<v1::HostReport, v1::Ack>* IngestService::Report(
+    grpc::CallbackServerContext* context) {
+  auto* r = new ReportReactor(this, context);
+  bool shutting_down;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down = shutting_down_;
+    reactors_.insert(r);
+  }
+  r->Begin(shutting_down);
+  return r;
+}
+
+void IngestService::BeginShutdown() {
+  absl::MutexLock lock(&mu_);
+  shutting_down_ = true;
+  for (ReportReactor* r : reactors_) r->Drain();
+}
+
+void IngestService::Unregister(ReportReactor* r) {
+  absl::MutexLock lock(&mu_);
+  reactors_.erase(r);
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,72 @@
+// IngestService: the TelemetryIngest gRPC service (callback API).
+//
+// One reactor per Report stream. Each report read is validated; a valid one
+// is handed to the ReportWriter (blocking while its queue is full, which
+// holds back this stream's reads: backpressure), an invalid one is answered
+// with a Rejection in the next Ack. Acks carry the highest committed seq of
+// the stream's host and are sent only after the writer has committed; acks
+// that pile up while one is being written are coalesced.
+//
+// Identity: a stream serves one host (the first report's host_id). A report
+// for another host, or (with client certificates required) for a host the
+// certificate does not name, ends the stream with PERMISSION_DENIED.
+//
+// Thread safety: gRPC drives the reactors from its threads; writer
+// callbacks arrive on the writer thread. BeginShutdown may be called from
+// any thread.
+#ifndef TRACEHEALTH_SERVER_INGEST_INGEST_SERVICE_H_
+#define TRACEHEALTH_SERVER_INGEST_INGEST_SERVICE_H_
+
+#include <functional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "proto/tracehealth/v1/ingest.grpc.pb.h"
+#include "server/index/host_index.h"
+#include "server/ingest/report_writer.h"
+#include "server/ingest/validate.h"
+#include "server/metrics/server_metrics.h"
+
+namespace tracehealth::server {
+
+class ReportReactor;
+
+struct IngestOptions {
+  ValidationLimits limits;
+  // Require a verified client certificate naming the host (mTLS).
+  bool require_client_identity = false;
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
+class IngestService final : public v1::TelemetryIngest::CallbackService {
+ public:
+  // Not owned; all must outlive the service.
+  IngestService(ReportWriter* writer, const HostIndex* index,
+                ServerMetrics* metrics, IngestOptions options);
+  ~IngestService() override;
+
+  grpc::ServerBidiReactor<v1::HostReport, v1::Ack>* Report(
+      grpc::CallbackServerContext* context) override;
+
+  // Streams stop reading; each finishes (UNAVAILABLE) once the reports it
+  // has read are committed and acked. Call before grpc::Server::Shutdown.
+  void BeginShutdown();
+
+ private:
+  friend class ReportReactor;
+  void Unregister(ReportReactor* r);
+
+  ReportWriter* const writer_;
+  const HostIndex* const index_;
+  ServerMetrics* const metrics_;
+  const IngestOptions options_;
+  absl::Mutex mu_;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_set<ReportReactor*> reactors_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_INGEST_INGEST_SERVICE_H_

@@ -1,0 +1,35 @@
+#include "server/ingest/report_row.h"
+
+#include "gtest/gtest.h"
+
+namespace tracehealth::server {
+namespace {
+
+TEST(ReportRowTest, ExtractsKeyColumns) {
+  v1::HostReport r;
+  r.set_host_id("h");
+  r.set_seq(9);
+  r.mutable_observed_at()->set_seconds(100);
+  r.mutable_observed_at()->set_nanos(5);
+  r.mutable_predictions()->set_worst_risk(v1::RISK_STALL);
+  auto* a = r.mutable_predictions()->add_attach();
+  a->set_probe_kind(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  a->set_latency_seconds(1);
+  a = r.mutable_predictions()->add_attach();
+  a->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  a->set_latency_seconds(7.5);
+  r.mutable_predictions()->mutable_stack_depot()->set_budget_ratio(0.25);
+  ReportRow row = MakeReportRow(r, "bytes", absl::FromUnixSeconds(200));
+  EXPECT_EQ(row.host_id, "h");
+  EXPECT_EQ(row.seq, 9u);
+  EXPECT_EQ(row.observed_at_ns, 100000000005LL);
+  EXPECT_EQ(row.received_at_ns, 200000000000LL);
+  EXPECT_EQ(row.worst_risk, v1::RISK_STALL);
+  EXPECT_DOUBLE_EQ(*row.attach_latency_seconds, 7.5);
+  EXPECT_DOUBLE_EQ(*row.pool_budget_ratio, 0.25);
+  EXPECT_FALSE(row.purge_seconds.has_value());
+  EXPECT_EQ(row.blob, "bytes");
+}
+
+}  // namespace
+}  // namespace tracehealth::server

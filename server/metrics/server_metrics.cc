@@ -1,0 +1,76 @@
+#include "server/metrics/server_metrics.h"
+
+#include <string>
+
+namespace tracehealth::server {
+
+ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+  reports_family_ = &prometheus::BuildCounter()
+                         .Name("tracehealth_ingest_reports_total")
+                         .Help("Reports received, by outcome.")
+                         .Register(*registry_);
+  stored_ = &reports_family_->Add({{"result", "stored"}});
+  duplicate_ = &reports_family_->Add({{"result", "duplicate"}});
+  rejected_ = &reports_family_->Add({{"result", "rejected"}});
+  commit_failures_ = &prometheus::BuildCounter()
+                          .Name("tracehealth_ingest_commit_failures_total")
+                          .Help("Write transactions that failed.")
+                          .Register(*registry_)
+                          .Add({});
+  commit_seconds_ = &prometheus::BuildHistogram()
+                         .Name("tracehealth_ingest_commit_seconds")
+                         .Help("Time to store and commit one batch.")
+                         .Register(*registry_)
+                         .Add({}, prometheus::Histogram::BucketBoundaries{
+                                      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                      0.05, 0.1, 0.25, 0.5, 1, 2.5});
+  batch_reports_ = &prometheus::BuildHistogram()
+                        .Name("tracehealth_ingest_batch_reports")
+                        .Help("Reports per committed batch.")
+                        .Register(*registry_)
+                        .Add({}, prometheus::Histogram::BucketBoundaries{
+                                     1, 2, 5, 10, 20, 50, 100, 200, 500, 1000,
+                                     2000, 5000, 10000});
+  streams_ = &prometheus::BuildGauge()
+                  .Name("tracehealth_ingest_streams")
+                  .Help("Open ingest streams.")
+                  .Register(*registry_)
+                  .Add({});
+  query_requests_ = &prometheus::BuildCounter()
+                         .Name("tracehealth_query_requests_total")
+                         .Help("Query API requests, by method and status code.")
+                         .Register(*registry_);
+  query_seconds_ = &prometheus::BuildHistogram()
+                        .Name("tracehealth_query_seconds")
+                        .Help("Query API handling time.")
+                        .Register(*registry_);
+  storage_bytes_ = &prometheus::BuildGauge()
+                        .Name("tracehealth_storage_bytes")
+                        .Help("Bytes the store occupies on disk.")
+                        .Register(*registry_)
+                        .Add({});
+  hosts_ = &prometheus::BuildGauge()
+                .Name("tracehealth_hosts")
+                .Help("Hosts known to the server.")
+                .Register(*registry_)
+                .Add({});
+}
+
+void ServerMetrics::ObserveCommit(double seconds, double reports) {
+  commit_seconds_->Observe(seconds);
+  batch_reports_->Observe(reports);
+}
+
+void ServerMetrics::ObserveQuery(absl::string_view method, absl::string_view code,
+                                 double seconds) {
+  query_requests_->Add({{"method", std::string(method)}, {"code", std::string(code)}})
+      .Increment();
+  query_seconds_
+      ->Add({{"method", std::string(method)}},
+            prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001,
+                                                    0.0025, 0.005, 0.01, 0.025,
+                                                    0.05, 0.1, 0.25, 1})
+      .Observe(seconds);
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,69 @@
+// ServerMetrics: the server's own Prometheus metrics (ingest, commit, query,
+// storage), in one registry exposed on /metrics.
+//
+// Names follow Prometheus conventions: base units (seconds, bytes), `_total`
+// for counters.
+//
+// Thread safety: every method is thread-safe (prometheus-cpp metrics are).
+#ifndef TRACEHEALTH_SERVER_METRICS_SERVER_METRICS_H_
+#define TRACEHEALTH_SERVER_METRICS_SERVER_METRICS_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace tracehealth::server {
+
+class ServerMetrics {
+ public:
+  ServerMetrics();
+  ServerMetrics(const ServerMetrics&) = delete;
+  ServerMetrics& operator=(const ServerMetrics&) = delete;
+
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+  // tracehealth_ingest_reports_total{result=stored|duplicate|rejected}
+  void CountStored(double n) { stored_->Increment(n); }
+  void CountDuplicates(double n) { duplicate_->Increment(n); }
+  void CountRejected() { rejected_->Increment(); }
+  // tracehealth_ingest_commit_seconds, tracehealth_ingest_batch_reports
+  void ObserveCommit(double seconds, double reports);
+  // tracehealth_ingest_streams (open Report streams)
+  void StreamOpened() { streams_->Increment(); }
+  void StreamClosed() { streams_->Decrement(); }
+  // tracehealth_ingest_commit_failures_total
+  void CountCommitFailure() { commit_failures_->Increment(); }
+
+  // tracehealth_query_requests_total{method,code}, tracehealth_query_seconds{method}
+  void ObserveQuery(absl::string_view method, absl::string_view code,
+                    double seconds);
+
+  // tracehealth_storage_bytes, tracehealth_hosts
+  void SetStorageBytes(double bytes) { storage_bytes_->Set(bytes); }
+  void SetHosts(double hosts) { hosts_->Set(hosts); }
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>* reports_family_;
+  prometheus::Counter* stored_;
+  prometheus::Counter* duplicate_;
+  prometheus::Counter* rejected_;
+  prometheus::Counter* commit_failures_;
+  prometheus::Histogram* commit_seconds_;
+  prometheus::Histogram* batch_reports_;
+  prometheus::Gauge* streams_;
+  prometheus::Family<prometheus::Counter>* query_requests_;
+  prometheus::Family<prometheus::Histogram>* query_seconds_;
+  prometheus::Gauge* storage_bytes_;
+  prometheus::Gauge* hosts_;
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_METRICS_SERVER_METRICS_H_

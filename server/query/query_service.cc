@@ -1,0 +1,396 @@
+#include "server/query/query_service.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "common/models/evaluate.h"
+#include "grpcpp/grpcpp.h"
+#include "server/index/label_selector.h"
+#include "server/query/recommendation.h"
+#include "server/query/what_if.h"
+
+namespace tracehealth::server {
+namespace {
+
+constexpr uint32_t kDefaultLimit = 100;
+constexpr uint32_t kMaxLimit = 10000;
+
+uint32_t Limit(uint32_t requested) {
+  if (requested == 0) return kDefaultLimit;
+  return std::min(requested, kMaxLimit);
+}
+
+v1::ProbeKind KindOrDefault(v1::ProbeKind k) {
+  return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN : k;
+}
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  google::protobuf::Timestamp ts;
+  int64_t ns = absl::ToUnixNanos(t);
+  ts.set_seconds(ns / 1000000000);
+  ts.set_nanos(static_cast<int32_t>(ns % 1000000000));
+  if (ts.nanos() < 0) {
+    ts.set_seconds(ts.seconds() - 1);
+    ts.set_nanos(ts.nanos() + 1000000000);
+  }
+  return ts;
+}
+
+absl::Time FromProto(const google::protobuf::Timestamp& ts) {
+  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+}
+
+grpc::Status ToGrpc(const absl::Status& st) {
+  if (st.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(st.code()), std::string(st.message()));
+}
+
+// The stored prediction for `kind`, or nullptr.
+const v1::AttachPrediction* StoredAttach(const v1::HostReport& r, v1::ProbeKind kind) {
+  for (const auto& a : r.predictions().attach()) {
+    if (a.probe_kind() == kind) return &a;
+  }
+  return nullptr;
+}
+
+// The hosts a selector covers: explicit ids (unknown ones listed) or label
+// matches.
+grpc::Status Resolve(const HostIndex& index, const v1::HostSelector& sel,
+                     std::vector<HostEntry>* hosts,
+                     google::protobuf::RepeatedPtrField<std::string>* unknown) {
+  if (sel.host_ids_size() > 0) {
+    absl::flat_hash_set<std::string> seen;
+    for (const std::string& id : sel.host_ids()) {
+      if (!seen.insert(id).second) continue;
+      std::optional<HostEntry> e = index.Get(id);
+      if (e.has_value()) {
+        hosts->push_back(std::move(*e));
+      } else if (unknown != nullptr) {
+        *unknown->Add() = id;
+      }
+    }
+    if (!sel.labels().empty()) {
+      absl::StatusOr<LabelSelector> ls = LabelSelector::Parse(sel.labels());
+      if (!ls.ok()) return ToGrpc(ls.status());
+      hosts->erase(std::remove_if(hosts->begin(), hosts->end(),
+                                  [&](const HostEntry& e) {
+                                    return !ls->Matches(e.latest->labels());
+                                  }),
+                   hosts->end());
+    }
+    return grpc::Status::OK;
+  }
+  absl::StatusOr<LabelSelector> ls = LabelSelector::Parse(sel.labels());
+  if (!ls.ok()) return ToGrpc(ls.status());
+  *hosts = index.Select(*ls);
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+QueryService::QueryService(const HostIndex* index, Storage* storage,
+                           ServerMetrics* metrics, QueryOptions options)
+    : index_(index), storage_(storage), metrics_(metrics), options_(std::move(options)) {}
+
+bool QueryService::IsStale(const HostEntry& e, absl::Time now) const {
+  double interval = e.latest->interval_seconds();
+  absl::Duration iv = interval > 0 ? absl::Seconds(interval) : options_.default_interval;
+  return now - e.last_seen > iv * options_.stale_after_intervals;
+}
+
+grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
+                                           v1::PredictAttachResponse* resp) const {
+  absl::Status wi = CheckWhatIf(req.what_if());
+  if (!wi.ok()) return ToGrpc(wi);
+  v1::ProbeKind kind = KindOrDefault(req.probe_kind());
+  if (!v1::ProbeKind_IsValid(kind)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown probe_kind");
+  }
+  std::vector<HostEntry> hosts;
+  grpc::Status st = Resolve(*index_, req.hosts(), &hosts, resp->mutable_unknown_hosts());
+  if (!st.ok()) return st;
+  resp->set_matched_hosts(static_cast<uint32_t>(hosts.size()));
+  const bool what_if = HasOverrides(req.what_if());
+  const absl::Time now = options_.now();
+  std::vector<v1::HostAttachAnswer> answers;
+  answers.reserve(hosts.size());
+  for (const HostEntry& e : hosts) {
+    v1::HostAttachAnswer a;
+    a.set_host_id(e.host_id);
+    const v1::AttachPrediction* stored = StoredAttach(*e.latest, kind);
+    if (!what_if && stored != nullptr && e.latest->model_version() == kModelVersion) {
+      *a.mutable_prediction() = *stored;
+    } else {
+      ModelOptions opts;
+      if (what_if) {
+        v1::HostSnapshot snap = e.latest->snapshot();
+        ApplyWhatIf(req.what_if(), snap, opts);
+        *a.mutable_prediction() = ::tracehealth::PredictAttach(snap, kind, opts);
+      } else {
+        *a.mutable_prediction() = ::tracehealth::PredictAttach(e.latest->snapshot(), kind, opts);
+      }
+    }
+    a.set_recommendation(Recommend(a.prediction()));
+    *a.mutable_observed_at() = e.latest->observed_at();
+    absl::Duration age = now - FromProto(e.latest->observed_at());
+    a.mutable_data_age()->set_seconds(absl::ToInt64Seconds(age));
+    a.mutable_data_age()->set_nanos(static_cast<int32_t>(
+        absl::ToInt64Nanoseconds(age - absl::Seconds(absl::ToInt64Seconds(age)))));
+    a.set_stale(IsStale(e, now));
+    answers.push_back(std::move(a));
+  }
+  // Worst first: risk, then latency, then host id.
+  auto worse = [](const v1::HostAttachAnswer& x, const v1::HostAttachAnswer& y) {
+    if (x.prediction().risk() != y.prediction().risk()) {
+      return x.prediction().risk() > y.prediction().risk();
+    }
+    if (x.prediction().latency_seconds() != y.prediction().latency_seconds()) {
+      return x.prediction().latency_seconds() > y.prediction().latency_seconds();
+    }
+    return x.host_id() < y.host_id();
+  };
+  size_t limit = std::min<size_t>(Limit(req.limit()), answers.size());
+  std::partial_sort(answers.begin(), answers.begin() + limit, answers.end(), worse);
+  for (size_t i = 0; i < limit; ++i) *resp->add_answers() = std::move(answers[i]);
+  return grpc::Status::OK;
+}
+
+v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
+                                        absl::Time now) const {
+  v1::HostSummary s;
+  const v1::HostReport& r = *e.latest;
+  s.set_host_id(e.host_id);
+  *s.mutable_labels() = r.labels();
+  *s.mutable_last_seen() = ToProto(e.last_seen);
+  s.set_stale(IsStale(e, now));
+  s.set_worst_risk(r.predictions().worst_risk());
+  if (r.snapshot().kernel().has_release()) {
+    s.set_kernel_release(r.snapshot().kernel().release());
+  }
+  if (r.snapshot().threads().has_total()) s.set_threads(r.snapshot().threads().total());
+  if (const v1::AttachPrediction* a = StoredAttach(r, kind)) {
+    s.set_attach_latency_seconds(a->latency_seconds());
+    s.set_attach_risk(a->risk());
+  }
+  if (r.predictions().stack_depot().has_budget_ratio()) {
+    s.set_pool_budget_ratio(r.predictions().stack_depot().budget_ratio());
+  }
+  s.set_purge_seconds(r.predictions().vmap_purge().purge_seconds());
+  return s;
+}
+
+grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
+                                     v1::HostState* resp) const {
+  std::optional<HostEntry> e = index_->Get(req.host_id());
+  if (!e.has_value()) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("unknown host \"", req.host_id(), "\""));
+  }
+  resp->set_host_id(e->host_id);
+  *resp->mutable_labels() = e->latest->labels();
+  *resp->mutable_first_seen() = ToProto(e->first_seen);
+  *resp->mutable_last_seen() = ToProto(e->last_seen);
+  resp->set_reports(e->reports);
+  resp->set_stale(IsStale(*e, options_.now()));
+  *resp->mutable_latest() = *e->latest;
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
+                                       v1::ListHostsResponse* resp) const {
+  std::vector<HostEntry> hosts;
+  grpc::Status st = Resolve(*index_, req.hosts(), &hosts, nullptr);
+  if (!st.ok()) return st;
+  const absl::Time now = options_.now();
+  const v1::ProbeKind kind = KindOrDefault(req.probe_kind());
+  std::vector<v1::HostSummary> rows;
+  for (const HostEntry& e : hosts) {
+    if (e.latest->predictions().worst_risk() < req.min_risk()) continue;
+    rows.push_back(Summarize(e, kind, now));
+  }
+  resp->set_matched_hosts(static_cast<uint32_t>(rows.size()));
+  std::function<bool(const v1::HostSummary&, const v1::HostSummary&)> less;
+  switch (req.sort()) {
+    case v1::HOST_SORT_HOST_ID:
+      less = [](const auto& a, const auto& b) { return a.host_id() < b.host_id(); };
+      break;
+    case v1::HOST_SORT_LAST_SEEN:
+      less = [](const auto& a, const auto& b) {
+        if (a.last_seen().seconds() != b.last_seen().seconds()) {
+          return a.last_seen().seconds() > b.last_seen().seconds();
+        }
+        return a.host_id() < b.host_id();
+      };
+      break;
+    case v1::HOST_SORT_ATTACH_LATENCY:
+      less = [](const auto& a, const auto& b) {
+        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
+          return a.attach_latency_seconds() > b.attach_latency_seconds();
+        }
+        return a.host_id() < b.host_id();
+      };
+      break;
+    default:
+      less = [](const auto& a, const auto& b) {
+        if (a.worst_risk() != b.worst_risk()) return a.worst_risk() > b.worst_risk();
+        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
+          return a.attach_latency_seconds() > b.attach_latency_seconds();
+        }
+        return a.host_id() < b.host_id();
+      };
+  }
+  size_t limit = std::min<size_t>(Limit(req.limit()), rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + limit, rows.end(), less);
+  for (size_t i = 0; i < limit; ++i) *resp->add_hosts() = std::move(rows[i]);
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::DoListAlerts(const v1::ListAlertsRequest& req,
+                                        v1::ListAlertsResponse* resp) const {
+  AlertFilter f;
+  if (req.state() != v1::ALERT_STATE_UNSPECIFIED) f.states = {req.state()};
+  f.host_id = req.host_id();
+  f.limit = Limit(req.limit());
+  absl::StatusOr<std::vector<AlertRow>> rows = storage_->ListAlerts(f);
+  if (!rows.ok()) return ToGrpc(rows.status());
+  for (const AlertRow& row : *rows) {
+    v1::Alert* a = resp->add_alerts();
+    a->set_rule(row.rule);
+    a->set_host_id(row.host_id);
+    a->set_state(static_cast<v1::AlertState>(row.state));
+    a->set_severity(row.severity);
+    for (const auto& [k, v] : row.labels) (*a->mutable_labels())[k] = v;
+    for (const auto& [k, v] : row.annotations) (*a->mutable_annotations())[k] = v;
+    a->set_value(row.value);
+    *a->mutable_active_since() = ToProto(absl::FromUnixNanos(row.active_since_ns));
+    if (row.fired_at_ns) *a->mutable_fired_at() = ToProto(absl::FromUnixNanos(*row.fired_at_ns));
+    if (row.resolved_at_ns) {
+      *a->mutable_resolved_at() = ToProto(absl::FromUnixNanos(*row.resolved_at_ns));
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::DoFleetSummary(const v1::FleetSummaryRequest& req,
+                                          v1::FleetSummaryResponse* resp) const {
+  std::vector<HostEntry> hosts;
+  grpc::Status st = Resolve(*index_, req.hosts(), &hosts, nullptr);
+  if (!st.ok()) return st;
+  const absl::Time now = options_.now();
+  const v1::ProbeKind kind = KindOrDefault(req.probe_kind());
+  std::map<int, uint32_t> by_risk;
+  std::vector<v1::HostSummary> rows;
+  rows.reserve(hosts.size());
+  uint32_t stale = 0;
+  for (const HostEntry& e : hosts) {
+    v1::HostSummary s = Summarize(e, kind, now);
+    by_risk[s.worst_risk()]++;
+    if (s.stale()) stale++;
+    rows.push_back(std::move(s));
+  }
+  resp->set_hosts(static_cast<uint32_t>(hosts.size()));
+  resp->set_stale_hosts(stale);
+  for (int r = v1::RISK_STALL; r >= v1::RISK_UNKNOWN; --r) {
+    v1::RiskCount* c = resp->add_by_risk();
+    c->set_risk(static_cast<v1::Risk>(r));
+    c->set_hosts(by_risk[r]);
+  }
+  size_t worst = std::min<size_t>(req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit),
+                                  rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + worst, rows.end(),
+                    [](const auto& a, const auto& b) {
+                      if (a.worst_risk() != b.worst_risk()) {
+                        return a.worst_risk() > b.worst_risk();
+                      }
+                      if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
+                        return a.attach_latency_seconds() > b.attach_latency_seconds();
+                      }
+                      return a.host_id() < b.host_id();
+                    });
+  for (size_t i = 0; i < worst; ++i) *resp->add_worst() = std::move(rows[i]);
+  AlertFilter f;
+  f.states = {v1::ALERT_STATE_FIRING};
+  f.limit = 1000000;
+  absl::StatusOr<std::vector<AlertRow>> firing = storage_->ListAlerts(f);
+  if (!firing.ok()) return ToGrpc(firing.status());
+  resp->set_firing_alerts(static_cast<uint32_t>(firing->size()));
+  return grpc::Status::OK;
+}
+
+grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
+  if (options_.token.empty()) return grpc::Status::OK;
+  const auto& md = ctx->client_metadata();
+  auto it = md.find("authorization");
+  if (it == md.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "bearer token required");
+  }
+  std::string got(it->second.data(), it->second.size());
+  std::string want = "Bearer " + options_.token;
+  // Constant-time comparison.
+  unsigned char diff = got.size() == want.size() ? 0 : 1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    diff |= static_cast<unsigned char>(want[i] ^ (i < got.size() ? got[i] : 0));
+  }
+  if (diff != 0) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid bearer token");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::ServerUnaryReactor* QueryService::Handle(grpc::CallbackServerContext* ctx,
+                                               const char* method,
+                                               const std::function<grpc::Status()>& fn) {
+  absl::Time start = absl::Now();
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  grpc::Status st = Authorize(ctx);
+  if (st.ok()) st = fn();
+  if (metrics_ != nullptr) {
+    static const char* const kCodes[] = {
+        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+        "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+        "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+    int code = static_cast<int>(st.error_code());
+    metrics_->ObserveQuery(method, code >= 0 && code <= 16 ? kCodes[code] : "UNKNOWN",
+                           absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  reactor->Finish(st);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* QueryService::PredictAttach(grpc::CallbackServerContext* ctx,
+                                                      const v1::PredictAttachRequest* req,
+                                                      v1::PredictAttachResponse* resp) {
+  return Handle(ctx, "PredictAttach", [&] { return DoPredictAttach(*req, resp); });
+}
+
+grpc::ServerUnaryReactor* QueryService::GetHost(grpc::CallbackServerContext* ctx,
+                                                const v1::GetHostRequest* req,
+                                                v1::HostState* resp) {
+  return Handle(ctx, "GetHost", [&] { return DoGetHost(*req, resp); });
+}
+
+grpc::ServerUnaryReactor* QueryService::ListHosts(grpc::CallbackServerContext* ctx,
+                                                  const v1::ListHostsRequest* req,
+                                                  v1::ListHostsResponse* resp) {
+  return Handle(ctx, "ListHosts", [&] { return DoListHosts(*req, resp); });
+}
+
+grpc::ServerUnaryReactor* QueryService::ListAlerts(grpc::CallbackServerContext* ctx,
+                                                   const v1::ListAlertsRequest* req,
+                                                   v1::ListAlertsResponse* resp) {
+  return Handle(ctx, "ListAlerts", [&] { return DoListAlerts(*req, resp); });
+}
+
+grpc::ServerUnaryReactor* QueryService::FleetSummary(grpc::CallbackServerContext* ctx,
+                                                     const v1::FleetSummaryRequest* req,
+                                                     v1::FleetSummaryResponse* resp) {
+  return Handle(ctx, "FleetSummary", [&] { return DoFleetSummary(*req, resp); });
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,83 @@
+// QueryService: the FleetQuery gRPC service (pre-attach predictions, host
+// views, fleet summary, alerts), answered from the in-memory HostIndex (and
+// the alerts table).
+//
+// The Do* methods hold the logic and are callable without gRPC (tests);
+// the callback-API overrides add bearer-token checks and metrics.
+//
+// Thread safety: all methods are thread-safe (the index and storage are).
+#ifndef TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_
+#define TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "grpcpp/support/status.h"
+#include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "server/index/host_index.h"
+#include "server/metrics/server_metrics.h"
+#include "server/storage/storage.h"
+
+namespace tracehealth::server {
+
+struct QueryOptions {
+  // Bearer token required in the "authorization" metadata; empty: none.
+  std::string token;
+  // A host is stale after this many report intervals without a report.
+  double stale_after_intervals = 3;
+  // Interval assumed when a report does not carry one.
+  absl::Duration default_interval = absl::Seconds(60);
+  std::function<absl::Time()> now = [] { return absl::Now(); };
+};
+
+class QueryService final : public v1::FleetQuery::CallbackService {
+ public:
+  // Not owned; all must outlive the service. `metrics` may be null.
+  QueryService(const HostIndex* index, Storage* storage, ServerMetrics* metrics,
+               QueryOptions options);
+
+  grpc::Status DoPredictAttach(const v1::PredictAttachRequest& req,
+                               v1::PredictAttachResponse* resp) const;
+  grpc::Status DoGetHost(const v1::GetHostRequest& req, v1::HostState* resp) const;
+  grpc::Status DoListHosts(const v1::ListHostsRequest& req,
+                           v1::ListHostsResponse* resp) const;
+  grpc::Status DoListAlerts(const v1::ListAlertsRequest& req,
+                            v1::ListAlertsResponse* resp) const;
+  grpc::Status DoFleetSummary(const v1::FleetSummaryRequest& req,
+                              v1::FleetSummaryResponse* resp) const;
+
+  grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
+                                          const v1::PredictAttachRequest* req,
+                                          v1::PredictAttachResponse* resp) override;
+  grpc::ServerUnaryReactor* GetHost(grpc::CallbackServerContext* ctx,
+                                    const v1::GetHostRequest* req,
+                                    v1::HostState* resp) override;
+  grpc::ServerUnaryReactor* ListHosts(grpc::CallbackServerContext* ctx,
+                                      const v1::ListHostsRequest* req,
+                                      v1::ListHostsResponse* resp) override;
+  grpc::ServerUnaryReactor* ListAlerts(grpc::CallbackServerContext* ctx,
+                                       const v1::ListAlertsRequest* req,
+                                       v1::ListAlertsResponse* resp) override;
+  grpc::ServerUnaryReactor* FleetSummary(grpc::CallbackServerContext* ctx,
+                                         const v1::FleetSummaryRequest* req,
+                                         v1::FleetSummaryResponse* resp) override;
+
+ private:
+  grpc::ServerUnaryReactor* Handle(grpc::CallbackServerContext* ctx,
+                                   const char* method,
+                                   const std::function<grpc::Status()>& fn);
+  grpc::Status Authorize(grpc::CallbackServerContext* ctx) const;
+  bool IsStale(const HostEntry& e, absl::Time now) const;
+  v1::HostSummary Summarize(const HostEntry& e, v1::ProbeKind kind,
+                            absl::Time now) const;
+
+  const HostIndex* const index_;
+  Storage* const storage_;
+  ServerMetrics* const metrics_;
+  const QueryOptions options_;
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_

@@ -1,0 +1,78 @@
+#include "server/query/recommendation.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace tracehealth::server {
+namespace {
+
+const char* CheckName(v1::ThresholdCheck::Kind k) {
+  switch (k) {
+    case v1::ThresholdCheck::KIND_SOFT_LOCKUP:
+      return "soft-lockup";
+    case v1::ThresholdCheck::KIND_RCU_STALL:
+      return "RCU-stall";
+    case v1::ThresholdCheck::KIND_LATENCY:
+      return "latency-budget";
+    case v1::ThresholdCheck::KIND_POOL_BUDGET:
+      return "pool-budget";
+    default:
+      return "threshold";
+  }
+}
+
+// The applying check with the largest margin, or nullptr.
+const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
+  const v1::ThresholdCheck* worst = nullptr;
+  for (const auto& c : p.checks()) {
+    if (!c.applies()) continue;
+    if (worst == nullptr || c.margin() > worst->margin()) worst = &c;
+  }
+  return worst;
+}
+
+}  // namespace
+
+std::string FormatSeconds(double s) {
+  if (s < 1e-3) return absl::StrFormat("%.0f us", s * 1e6);
+  if (s < 1) return absl::StrFormat("%.1f ms", s * 1e3);
+  return absl::StrFormat("%.2f s", s);
+}
+
+std::string Recommend(const v1::AttachPrediction& p) {
+  std::string latency = FormatSeconds(p.latency_seconds());
+  if (!p.uses_fgraph()) {
+    return absl::StrCat("safe to attach: this probe kind does not use fgraph on this "
+                        "kernel (about ", latency, ")");
+  }
+  if (p.fgraph_already_active()) {
+    return absl::StrCat("safe to attach: fgraph is already active, no shadow-stack "
+                        "walk (about ", latency, ")");
+  }
+  const v1::ThresholdCheck* worst = WorstCheck(p);
+  switch (p.risk()) {
+    case v1::RISK_STALL:
+      return absl::StrCat(
+          "do not attach now: ", latency, " without yielding crosses the ",
+          worst != nullptr ? CheckName(worst->kind()) : "stall", " threshold",
+          worst != nullptr ? absl::StrCat(" (", FormatSeconds(worst->threshold()), ")")
+                           : "",
+          worst != nullptr && worst->panics() ? " and the host panics on it" : "",
+          "; attach while another fgraph user is active, or on a preemptible kernel");
+    case v1::RISK_WARNING:
+      return absl::StrCat(
+          "attach with care, outside peak: ", latency, " is within 2x of the ",
+          worst != nullptr ? CheckName(worst->kind()) : "stall", " threshold");
+    case v1::RISK_LATENCY:
+      return absl::StrCat("attach outside peak: the attaching call blocks for ", latency,
+                          ", latency only");
+    case v1::RISK_NONE:
+      return absl::StrCat("safe to attach: ", latency);
+    default:
+      return absl::StrFormat(
+          "unknown: inputs missing (confidence %.2f); estimate %s",
+          p.basis().confidence(), latency);
+  }
+}
+
+}  // namespace tracehealth::server

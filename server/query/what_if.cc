@@ -1,0 +1,70 @@
+#include "server/query/what_if.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/kernel/release.h"
+
+namespace tracehealth::server {
+
+bool HasOverrides(const v1::WhatIf& w) {
+  return w.has_threads() || w.has_null_threads() || w.has_batch() ||
+         w.preempt_mode() != v1::PREEMPT_MODE_UNKNOWN || w.has_kernel_release() ||
+         w.has_c_visit_seconds() || w.has_latency_budget_seconds() ||
+         w.has_fgraph_active();
+}
+
+absl::Status CheckWhatIf(const v1::WhatIf& w) {
+  if (w.has_batch() && w.batch() == 0) {
+    return absl::InvalidArgumentError("what_if.batch: must be > 0");
+  }
+  if (w.has_c_visit_seconds() &&
+      (!std::isfinite(w.c_visit_seconds()) || w.c_visit_seconds() <= 0)) {
+    return absl::InvalidArgumentError("what_if.c_visit_seconds: must be > 0");
+  }
+  if (w.has_latency_budget_seconds() && (!std::isfinite(w.latency_budget_seconds()) ||
+                                         w.latency_budget_seconds() <= 0)) {
+    return absl::InvalidArgumentError("what_if.latency_budget_seconds: must be > 0");
+  }
+  if (w.has_threads() && w.has_null_threads() && w.null_threads() > w.threads()) {
+    return absl::InvalidArgumentError("what_if.null_threads: more than threads");
+  }
+  if (w.has_kernel_release() && !ParseKernelRelease(w.kernel_release()).ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("what_if.kernel_release: cannot parse \"", w.kernel_release(), "\""));
+  }
+  return absl::OkStatus();
+}
+
+void ApplyWhatIf(const v1::WhatIf& w, v1::HostSnapshot& snapshot,
+                 ModelOptions& options) {
+  if (w.has_threads()) {
+    snapshot.mutable_threads()->set_total(w.threads());
+    if (!w.has_null_threads()) {
+      snapshot.mutable_fgraph()->clear_null_threads_bound();
+      snapshot.mutable_fgraph()->set_null_threads_basis("");
+    }
+  }
+  if (w.has_null_threads()) {
+    snapshot.mutable_fgraph()->set_null_threads_bound(w.null_threads());
+    snapshot.mutable_fgraph()->set_null_threads_basis("what-if override");
+  }
+  if (w.preempt_mode() != v1::PREEMPT_MODE_UNKNOWN) {
+    snapshot.mutable_kernel()->set_preempt_mode(w.preempt_mode());
+    snapshot.mutable_kernel()->set_preempt_source("what-if override");
+  }
+  if (w.has_kernel_release()) {
+    snapshot.mutable_kernel()->set_release(w.kernel_release());
+  }
+  if (w.has_fgraph_active()) {
+    snapshot.mutable_fgraph()->set_active(w.fgraph_active());
+    if (!w.fgraph_active()) snapshot.mutable_fgraph()->clear_users();
+  }
+  if (w.has_batch()) options.batch = w.batch();
+  if (w.has_c_visit_seconds()) options.c_visit_seconds = w.c_visit_seconds();
+  if (w.has_latency_budget_seconds()) {
+    options.latency_budget_seconds = w.latency_budget_seconds();
+  }
+}
+
+}  // namespace tracehealth::server
