@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/models/fgraph_attach.h"
+#include "common/models/stack_depot.h"
 #include "common/models/vmap_purge.h"
 
 namespace tracehealth {
@@ -23,6 +24,8 @@ v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,
     *p = PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options);
     worst = std::max(worst, p->risk());
   }
+  *out.mutable_stack_depot() = PredictStackDepot(snapshot, options);
+  worst = std::max(worst, out.stack_depot().risk());
   *out.mutable_vmap_purge() = PredictVmapPurge(snapshot, options);
   worst = std::max(worst, out.vmap_purge().risk());
   out.set_worst_risk(worst);

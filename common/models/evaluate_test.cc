@@ -21,6 +21,47 @@ TEST(EvaluateTest, OneAttachPredictionPerKindInOrder) {
   EXPECT_EQ(p.worst_risk(), v1::RISK_STALL);
 }
 
+TEST(EvaluateTest, AllThreeModelsFilled) {
+  // A 256-CPU KASAN host on 6.10 with a full stack depot.
+  v1::HostSnapshot s;
+  s.mutable_kernel()->set_release("6.10.0");
+  s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_FULL);
+  s.mutable_kernel()->set_config_kasan(true);
+  s.mutable_kernel()->set_config_kasan_vmalloc(true);
+  s.mutable_kernel()->set_config_stackdepot(true);
+  s.mutable_threads()->set_total(2000);
+  s.mutable_fgraph()->set_active(false);
+  s.mutable_cpus()->set_online(256);
+  s.mutable_vmalloc()->set_unpurged_shadow_page_areas(2804);
+  s.mutable_stackdepot()->set_pools(4096);
+  v1::Predictions p = EvaluateAll(s);
+  EXPECT_TRUE(p.stack_depot().applies());
+  EXPECT_DOUBLE_EQ(p.stack_depot().budget_ratio(), 0.5);
+  EXPECT_EQ(p.stack_depot().risk(), v1::RISK_NONE);
+  EXPECT_TRUE(p.vmap_purge().applies());
+  EXPECT_EQ(p.vmap_purge().flushes_per_purge(), 2805u);
+  // Preemptible kernel: the purge is no lockup risk and the attach walk of
+  // 2,000 threads is short.
+  EXPECT_EQ(p.vmap_purge().risk(), v1::RISK_NONE);
+  EXPECT_EQ(p.worst_risk(), v1::RISK_NONE);
+  for (const auto& a : p.attach()) {
+    EXPECT_FALSE(a.summary().empty());
+    EXPECT_GT(a.basis().confidence(), 0);
+  }
+  // Non-preemptible: the purge locks up, and that is the worst risk.
+  s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_NONE);
+  p = EvaluateAll(s);
+  EXPECT_EQ(p.vmap_purge().risk(), v1::RISK_STALL);
+  EXPECT_EQ(p.worst_risk(), v1::RISK_STALL);
+}
+
+TEST(EvaluateTest, EmptySnapshotIsUnknownNotAFailure) {
+  v1::Predictions p = EvaluateAll(v1::HostSnapshot());
+  EXPECT_EQ(p.attach_size(), 10);
+  EXPECT_EQ(p.stack_depot().risk(), v1::RISK_UNKNOWN);
+  EXPECT_EQ(p.vmap_purge().risk(), v1::RISK_UNKNOWN);
+}
+
 TEST(EvaluateTest, Deterministic) {
   v1::HostSnapshot s;
   s.mutable_kernel()->set_release("6.19");

@@ -1,0 +1,67 @@
+// Stack depot pool budget model (DESIGN.md §3.2, seed 003).
+//
+// Budget ratio pools / max_pools (stack_depot_max_pools, default 8192 pools
+// of 16 KiB), growth from the agent's sample history (least squares over
+// pools against time), time to exhaustion, the hash backend's record size
+// ALIGN(32 + 8 * frames, 16), and what the trie backend of seed 003 would
+// use: measured on the host's own traces when the agent did that, otherwise
+// the ratio measured by the real trie (DepotTrie) on the seed benchmark's
+// workload, applied to the host's persistent bytes.
+//
+// Thread safety: pure functions; GeneratedWorkloadEstimate() computes its
+// value once per process (thread-safe static initialisation).
+#ifndef TRACEHEALTH_COMMON_MODELS_STACK_DEPOT_H_
+#define TRACEHEALTH_COMMON_MODELS_STACK_DEPOT_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "common/models/depot_trie.h"
+#include "common/models/model_options.h"
+#include "proto/tracehealth/v1/predictions.pb.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth {
+
+// CONFIG_STACKDEPOT_MAX_FRAMES default.
+inline constexpr uint32_t kDefaultStackdepotMaxFrames = 64;
+// Exhaustion within this many seconds is a stall-level risk, within
+// kWarnExhaustionSeconds a warning; a budget above kWarnBudgetRatio too.
+inline constexpr double kStallExhaustionSeconds = 3600;
+inline constexpr double kWarnExhaustionSeconds = 7 * 24 * 3600;
+inline constexpr double kWarnBudgetRatio = 0.8;
+
+struct TrieComparison {
+  uint64_t records = 0;
+  uint64_t hash_bytes = 0;
+  uint64_t hash_pools = 0;
+  uint64_t trie_bytes = 0;
+  uint64_t trie_pools = 0;
+  uint64_t insert_failures = 0;
+  double ratio = 0;  // trie_bytes / hash_bytes
+};
+
+// Inserts `traces` into a DepotTrie and accounts each distinct record at
+// its hash-backend size (persistent records are sized to their frames).
+TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& traces,
+                                   const DepotTrieOptions& options = {});
+
+// CompareTrieWithHash on GenerateSeedWorkload(), computed once.
+const TrieComparison& GeneratedWorkloadEstimate();
+
+// Pools per second by least squares over `history` (needs two samples at
+// different times); unset otherwise.
+std::optional<double> GrowthPoolsPerSecond(
+    const google::protobuf::RepeatedPtrField<v1::DepotSample>& history);
+
+// stack_depot_max_pools= from a kernel command line, when present and valid.
+std::optional<uint64_t> MaxPoolsFromCmdline(absl::string_view cmdline);
+
+v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
+                                           const ModelOptions& options);
+
+}  // namespace tracehealth
+
+#endif  // TRACEHEALTH_COMMON_MODELS_STACK_DEPOT_H_
