@@ -1,0 +1,78 @@
+#include "tests/server/server_process.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tracehealth::testing {
+
+absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
+                                          const std::vector<std::string>& extra_flags,
+                                          const std::string& binary) {
+  ServerProcess sp;
+  std::string port_file = absl::StrCat(data_dir, "/ports");
+  std::remove(port_file.c_str());
+  sp.log_path = absl::StrCat(data_dir, "/server.log");
+  std::vector<std::string> argv = {
+      binary.empty() ? Runfile("server/tracehealth-server") : binary,
+      "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+      absl::StrCat("--data_dir=", data_dir), absl::StrCat("--port_file=", port_file)};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  auto p = Subprocess::Start(argv, sp.log_path);
+  if (!p.ok()) return p.status();
+  sp.process = std::move(*p);
+  absl::StatusOr<std::string> ports = WaitForFile(port_file, absl::Seconds(30));
+  if (!ports.ok()) {
+    auto log = ReadFile(sp.log_path);
+    return absl::DeadlineExceededError(
+        absl::StrCat("server did not start: ", log.ok() ? *log : ""));
+  }
+  for (absl::string_view line : absl::StrSplit(*ports, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "grpc=")) sp.grpc_addr = std::string(line.substr(5));
+    if (absl::StartsWith(line, "metrics=")) sp.metrics_addr = std::string(line.substr(8));
+  }
+  if (sp.grpc_addr.empty() || sp.metrics_addr.empty()) {
+    return absl::InternalError(absl::StrCat("bad port file: ", *ports));
+  }
+  return sp;
+}
+
+absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path) {
+  size_t colon = addr.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(addr.substr(colon + 1), &port)) {
+    return absl::InvalidArgumentError(addr);
+  }
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, addr.substr(0, colon).c_str(), &sa.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("connect ", addr));
+  }
+  std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: ", addr, "\r\n\r\n");
+  if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
+    close(fd);
+    return absl::UnavailableError("write");
+  }
+  std::string resp;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) resp.append(buf, n);
+  close(fd);
+  size_t body = resp.find("\r\n\r\n");
+  if (body == std::string::npos) return absl::InternalError("no HTTP body");
+  return resp.substr(body + 4);
+}
+
+}  // namespace tracehealth::testing
