@@ -82,12 +82,12 @@ uint64_t DepotTrie::GrownCapacity(uint32_t capacity) const {
 }
 
 bool DepotTrie::NeedsIdChunk() const {
-  const uint64_t per_chunk = options_.pool_bytes / kIdEntryBytes;
+  const uint64_t per_chunk = kIdChunkBytes / kIdEntryBytes;
   return id_to_node_.size() % per_chunk == 0;
 }
 
 DepotTrie::StackId DepotTrie::NewId(uint32_t node) {
-  if (NeedsIdChunk()) pools_.Allocate(options_.pool_bytes);
+  if (NeedsIdChunk()) pools_.Allocate(kIdChunkBytes);
   id_to_node_.push_back(node);
   const StackId id = static_cast<StackId>(id_to_node_.size());
   nodes_[node].id = id;
@@ -114,7 +114,7 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
       // The trace ends exactly where an existing node's run ends.
       if (nodes_[cur].id != 0) return nodes_[cur].id;
       std::vector<uint64_t> sizes;
-      if (id_chunk) sizes.push_back(options_.pool_bytes);
+      if (id_chunk) sizes.push_back(kIdChunkBytes);
       if (!pools_.Fits(sizes)) return exhausted("stack depot pool budget exhausted");
       return NewId(cur);
     }
@@ -132,7 +132,7 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
       const bool grow = node.children.size() >= node.capacity;
       const uint64_t new_capacity = grow ? GrownCapacity(node.capacity) : node.capacity;
       if (grow) sizes.push_back(new_capacity * kChildSlotBytes);
-      if (id_chunk) sizes.push_back(options_.pool_bytes);
+      if (id_chunk) sizes.push_back(kIdChunkBytes);
       if (!pools_.Fits(sizes)) return exhausted("stack depot pool budget exhausted");
 
       pools_.Allocate(leaf_bytes);
@@ -180,7 +180,7 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
       leaf_bytes = NodeBytes(n - pos - k, AllCompressible(frames.subspan(pos + k)));
       sizes.push_back(leaf_bytes);
     }
-    if (id_chunk) sizes.push_back(options_.pool_bytes);
+    if (id_chunk) sizes.push_back(kIdChunkBytes);
     if (!pools_.Fits(sizes)) return exhausted("stack depot pool budget exhausted");
 
     // New memory first; the replaced node is freed afterwards (after a

@@ -28,7 +28,8 @@
 // child array 8, stack id 4, run length / child count / child capacity /
 // flags 2 each) plus 4 or 8 bytes per frame, rounded to 16; a child array
 // holds `capacity` 16-byte slots, doubling as it fills (the old array is
-// freed); the ID table takes 8 bytes per ID, one pool per 2,048 IDs. A split
+// freed); the ID table takes 8 bytes per ID in 1 KiB chunks of 128 IDs
+// allocated as IDs are handed out (a sparse table). A split
 // replaces the old node (freed) with two new ones.
 //
 // Thread safety: none; callers serialize (the kernel serializes inserts too).
@@ -79,6 +80,7 @@ class DepotTrie {
   static constexpr uint64_t kNodeHeaderBytes = 48;
   static constexpr uint64_t kChildSlotBytes = 16;
   static constexpr uint64_t kIdEntryBytes = 8;
+  static constexpr uint64_t kIdChunkBytes = 1024;
 
   explicit DepotTrie(DepotTrieOptions options = {});
 
@@ -98,7 +100,9 @@ class DepotTrie {
   // Whether `address` has a 32-bit payload on this architecture.
   bool Compressible(uint64_t address) const;
 
+  // Full statistics (walks every node: O(nodes)).
   DepotTrieStats stats() const;
+  uint64_t records() const { return id_to_node_.size(); }
   const PoolAccounting& pools() const { return pools_; }
 
  private:
@@ -125,7 +129,7 @@ class DepotTrie {
   const Child* FindChild(const Node& node, uint64_t first) const;
   void AddChild(uint32_t parent, uint64_t first, uint32_t child);
   uint64_t GrownCapacity(uint32_t capacity) const;
-  // Accounting for a new ID (one ID-table chunk per pool_bytes / 8 IDs).
+  // Accounting for a new ID (one ID-table chunk per 128 IDs).
   bool NeedsIdChunk() const;
   StackId NewId(uint32_t node);
 

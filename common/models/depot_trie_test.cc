@@ -105,7 +105,7 @@ TEST(DepotTrieTest, CompactAndFullWidthFrames) {
   DepotTrieStats s = trie.stats();
   EXPECT_EQ(s.compact_frames, 3u);
   EXPECT_EQ(s.full_frames, 0u);
-  EXPECT_EQ(s.live_bytes, Align16(48 + 3 * 4) + 16 /*root array*/ + kDepotPoolBytes /*ids*/);
+  EXPECT_EQ(s.live_bytes, Align16(48 + 3 * 4) + 16 /*root array*/ + DepotTrie::kIdChunkBytes);
   const auto im = *trie.Insert(mixed);
   s = trie.stats();
   // Split after 2 shared frames: prefix compact, old tail compact, new tail
@@ -142,7 +142,7 @@ TEST(DepotTrieTest, Arm64OffsetsFromText) {
 
 TEST(DepotTrieTest, PoolBudgetFailureChangesNothing) {
   DepotTrieOptions options;
-  options.max_pools = 2;  // one for IDs, one for nodes
+  options.max_pools = 2;
   DepotTrie trie(options);
   std::vector<uint64_t> t(32);
   int ok = 0;

@@ -19,7 +19,7 @@ TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& tra
   PoolAccounting hash(options.pool_bytes);
   TrieComparison out;
   for (const std::vector<uint64_t>& trace : traces) {
-    const uint64_t before = trie.stats().records;
+    const uint64_t before = trie.records();
     absl::StatusOr<DepotTrie::StackId> id = trie.Insert(trace);
     if (!id.ok()) {
       ++out.insert_failures;
