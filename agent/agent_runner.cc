@@ -1,0 +1,239 @@
+#include "agent/agent_runner.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "agent/collector.h"
+#include "agent/host_fs.h"
+#include "agent/report_maker.h"
+#include "agent/report_text.h"
+#include "agent/seq_store.h"
+#include "agent/spool.h"
+#include "agent/state_file.h"
+#include "agent/streamer.h"
+#include "common/kernel/feature_table.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace tracehealth::agent {
+namespace {
+
+bool ValidHostId(const std::string& id) {
+  if (id.empty() || id.size() > 253) return false;
+  for (char c : id) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string Render(const v1::HostReport& report, const std::string& format) {
+  if (format == "json") {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions opts;
+    opts.add_whitespace = true;
+    opts.preserve_proto_field_names = true;
+    auto status = google::protobuf::util::MessageToJsonString(report, &json, opts);
+    if (!status.ok()) return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
+    return json;
+  }
+  return RenderReportText(report);
+}
+
+// Waits for SIGTERM/SIGINT on a dedicated thread (the signals are blocked in
+// every other thread) and notifies `stop`.
+class SignalWaiter {
+ public:
+  SignalWaiter() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGTERM);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGUSR2);  // internal: wakes the waiter at shutdown
+    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+    thread_ = std::thread([this] {
+      int sig = 0;
+      sigwait(&set_, &sig);
+      if (!stop_.HasBeenNotified()) stop_.Notify();
+    });
+  }
+  ~SignalWaiter() {
+    if (!stop_.HasBeenNotified()) pthread_kill(thread_.native_handle(), SIGUSR2);
+    thread_.join();
+  }
+  absl::Notification& stop() { return stop_; }
+
+ private:
+  sigset_t set_;
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
+  if (config.format != "text" && config.format != "json") {
+    err << "tracehealth-agent: --format must be text or json\n";
+    return 2;
+  }
+  if (!ValidHostId(config.host_id)) {
+    err << "tracehealth-agent: host id '" << config.host_id
+        << "' must match [A-Za-z0-9._-]{1,253} (set --host_id)\n";
+    return 2;
+  }
+  if (config.interval <= absl::ZeroDuration()) {
+    err << "tracehealth-agent: --interval must be positive\n";
+    return 2;
+  }
+  if (config.labels.size() > 64) {
+    err << "tracehealth-agent: at most 64 labels\n";
+    return 2;
+  }
+  for (const auto& [k, v] : config.labels) {
+    if (k.size() > 63 || v.size() > 255) {
+      err << "tracehealth-agent: label '" << k.substr(0, 64)
+          << "': key <= 63 bytes, value <= 255 bytes\n";
+      return 2;
+    }
+  }
+  if (!config.tls_cert.empty() != !config.tls_key.empty()) {
+    err << "tracehealth-agent: --tls_cert and --tls_key go together\n";
+    return 2;
+  }
+
+  // Feature table, with the operator's override rows.
+  std::optional<FeatureTable> table;
+  if (!config.feature_table.empty()) {
+    absl::StatusOr<std::string> yaml = ReadWholeFile(config.feature_table);
+    if (!yaml.ok()) {
+      err << "tracehealth-agent: --feature_table: " << yaml.status().message()
+          << "\n";
+      return 2;
+    }
+    absl::StatusOr<FeatureTable> t = FeatureTable::WithOverride(*yaml);
+    if (!t.ok()) {
+      err << "tracehealth-agent: --feature_table: " << t.status().message()
+          << "\n";
+      return 2;
+    }
+    table = std::move(*t);
+  }
+  const FeatureTable* features = table.has_value() ? &*table : &FeatureTable::Builtin();
+
+  // The state directory. A one-shot run works without one (nothing is
+  // remembered then); a long-running agent needs it.
+  std::string state_dir = config.state_dir;
+  absl::Status state_ok = MakeDirs(state_dir);
+  if (!state_ok.ok()) {
+    if (!config.once) {
+      err << "tracehealth-agent: --state_dir: " << state_ok.message() << "\n";
+      return 1;
+    }
+    state_dir.clear();
+  }
+
+  HostFs fs(config.root);
+  CollectorOptions copts;
+  copts.state_dir = state_dir;
+  copts.features = features;
+  copts.fgraph.fdinfo_scan_interval = config.fdinfo_scan_interval;
+  copts.fgraph.fdinfo_max_files = config.fdinfo_max_files;
+  Collector collector(&fs, copts, [] { return absl::Now(); });
+  ReportOptions ropts;
+  ropts.host_id = config.host_id;
+  ropts.labels = config.labels;
+  ropts.interval_seconds = absl::ToDoubleSeconds(config.interval);
+  ropts.models.features = features;
+  ReportMaker maker(&collector, ropts, [] { return absl::Now(); });
+  auto log_warnings = [&] {
+    for (const std::string& w : collector.TakeWarnings()) {
+      err << "tracehealth-agent: warning: " << w << "\n";
+    }
+  };
+
+  if (config.once) {
+    v1::HostReport report = maker.Make(0, v1::AgentHealth());
+    log_warnings();
+    out << Render(report, config.format);
+    out.flush();
+    return 0;
+  }
+
+  absl::StatusOr<SeqStore> seq = SeqStore::Open(state_dir, config.host_id);
+  if (!seq.ok()) {
+    err << "tracehealth-agent: seq: " << seq.status().message() << "\n";
+    return 1;
+  }
+
+  SignalWaiter signals;
+  std::unique_ptr<Spool> spool;
+  std::unique_ptr<Streamer> streamer;
+  if (!config.server.empty()) {
+    absl::StatusOr<std::unique_ptr<Spool>> s =
+        Spool::Open(state_dir + "/spool", config.spool_max_bytes);
+    if (!s.ok()) {
+      err << "tracehealth-agent: spool: " << s.status().message() << "\n";
+      return 1;
+    }
+    spool = std::move(*s);
+    StreamerOptions sopts;
+    sopts.server = config.server;
+    sopts.tls_ca = config.tls_ca;
+    sopts.tls_cert = config.tls_cert;
+    sopts.tls_key = config.tls_key;
+    absl::StatusOr<std::unique_ptr<Streamer>> st =
+        Streamer::Create(sopts, spool.get());
+    if (!st.ok()) {
+      err << "tracehealth-agent: " << st.status().message() << "\n";
+      return 2;
+    }
+    streamer = std::move(*st);
+    streamer->Start();
+  }
+
+  uint64_t made = 0;
+  absl::Time next = absl::Now();
+  while (!signals.stop().HasBeenNotified()) {
+    absl::StatusOr<uint64_t> n = seq->Next();
+    if (!n.ok()) {
+      err << "tracehealth-agent: seq: " << n.status().message() << "\n";
+      return 1;
+    }
+    v1::AgentHealth health;
+    if (streamer != nullptr) health = streamer->Health();
+    v1::HostReport report = maker.Make(*n, health);
+    log_warnings();
+    if (spool != nullptr) {
+      absl::Status s = spool->Append(report.seq(), report.SerializeAsString());
+      if (!s.ok()) {
+        err << "tracehealth-agent: spool: " << s.message() << "\n";
+      }
+      streamer->Wake();
+    } else {
+      out << Render(report, config.format);
+      out.flush();
+    }
+    ++made;
+    if (config.max_reports > 0 && made >= config.max_reports) break;
+    next += config.interval;
+    absl::Time now = absl::Now();
+    if (next < now) next = now;  // a slow cycle: do not burst to catch up
+    signals.stop().WaitForNotificationWithTimeout(next - now);
+  }
+
+  if (streamer != nullptr) {
+    // Send what is spooled while the shutdown budget lasts.
+    streamer->Flush(config.shutdown_flush_timeout);
+    streamer->Stop();
+  }
+  return 0;
+}
+
+}  // namespace tracehealth::agent

@@ -1,0 +1,43 @@
+// The tracehealth-agent program behind its flags: validates the
+// configuration, then either prints one report (--once), prints a report
+// every interval (no --server), or streams reports to the server through the
+// spool until SIGTERM/SIGINT (flush, exit 0) or --max_reports.
+//
+// Thread safety: call once per process (installs signal handling).
+#ifndef TRACEHEALTH_AGENT_AGENT_RUNNER_H_
+#define TRACEHEALTH_AGENT_AGENT_RUNNER_H_
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace tracehealth::agent {
+
+struct AgentConfig {
+  std::string root = "/";
+  std::string state_dir = "/var/lib/tracehealth-agent";
+  std::string host_id;
+  std::map<std::string, std::string> labels;
+  std::string server;
+  absl::Duration interval = absl::Seconds(15);
+  bool once = false;
+  std::string format = "text";
+  uint64_t spool_max_bytes = 64ull << 20;
+  std::string tls_ca, tls_cert, tls_key;
+  std::string feature_table;
+  absl::Duration fdinfo_scan_interval = absl::Minutes(10);
+  uint64_t fdinfo_max_files = 100000;
+  uint64_t max_reports = 0;
+  absl::Duration shutdown_flush_timeout = absl::Seconds(5);
+};
+
+// Returns the process exit code: 0 on success, 2 for a configuration error,
+// 1 for a runtime failure (message on `err`).
+int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err);
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_AGENT_RUNNER_H_

@@ -1,0 +1,96 @@
+// Collector: reads every input of DESIGN.md §3.4 through a HostFs and
+// assembles a HostSnapshot. Every input is optional: a missing, unreadable
+// or malformed file leaves its field unset and adds an UnknownInput with the
+// reason; nothing here crashes on an odd host, and nothing is written to the
+// host (only to the agent's own state directory).
+//
+// Cost per cycle is independent of the thread count: threads come from
+// /proc/loadavg, forks from /proc/stat, N_null from the fork delta since
+// fgraph was last seen active (FgraphMemory). Inputs fixed for a boot
+// (release, version, config, cmdline, cpuinfo) are read once per collector.
+//
+// Thread safety: not thread-safe; one owner. `fs` and `features` are not
+// owned and must outlive the collector.
+#ifndef TRACEHEALTH_AGENT_COLLECTOR_H_
+#define TRACEHEALTH_AGENT_COLLECTOR_H_
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "agent/fgraph_collector.h"
+#include "agent/fgraph_memory.h"
+#include "agent/host_fs.h"
+#include "common/kernel/feature_table.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth::agent {
+
+struct CollectorOptions {
+  // Where the fgraph last-active record lives; "" keeps it in memory only.
+  std::string state_dir;
+  FgraphCollectorOptions fgraph;
+  // Stack depot history: at most this many samples, at least this far apart.
+  size_t depot_history_max = 64;
+  absl::Duration depot_sample_spacing = absl::Minutes(5);
+  // Feature table (not owned).
+  const FeatureTable* features = &FeatureTable::Builtin();
+};
+
+class Collector {
+ public:
+  Collector(const HostFs* fs, CollectorOptions options,
+            std::function<absl::Time()> clock);
+
+  // One collection cycle. Never fails: problems become UnknownInputs.
+  v1::HostSnapshot Collect();
+
+  // Problems with the agent's own state (e.g. the state directory is not
+  // writable) since the last call, for the agent's log.
+  std::vector<std::string> TakeWarnings();
+
+ private:
+  using Unknowns = google::protobuf::RepeatedPtrField<v1::UnknownInput>;
+
+  // Inputs fixed for this boot, read on the first cycle.
+  void CollectStatic();
+  void CollectPreempt(const std::optional<std::string>& debugfs,
+                      v1::KernelInfo* kernel, Unknowns* unknown);
+  void CollectThreads(v1::HostSnapshot* s);
+  void CollectThresholds(v1::Thresholds* t, Unknowns* unknown);
+  void CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown);
+  void CollectStackDepot(const std::optional<std::string>& debugfs,
+                         absl::Time now, v1::HostSnapshot* s);
+  void CollectVmalloc(v1::HostSnapshot* s);
+
+  const HostFs* fs_;
+  CollectorOptions options_;
+  std::function<absl::Time()> clock_;
+  FgraphCollector fgraph_;
+  FgraphMemory memory_;
+  std::vector<std::string> warnings_;
+
+  bool static_done_ = false;
+  v1::KernelInfo static_kernel_;
+  Unknowns static_unknown_;
+  std::optional<KernelRelease> release_;
+  std::optional<bool> kconfig_dynamic_;
+  std::optional<v1::PreemptMode> config_mode_;
+  std::string config_mode_source_;
+  std::optional<v1::PreemptMode> version_mode_;
+  std::optional<bool> invlpgb_;
+  std::optional<std::string> model_name_;
+  std::string cpuinfo_error_;
+  std::optional<uint64_t> cmdline_max_pools_;
+  std::string cmdline_max_pools_error_;
+
+  std::deque<v1::DepotSample> depot_history_;
+};
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_COLLECTOR_H_

@@ -1,0 +1,96 @@
+// tracehealth-agent: reads this host's kernel inputs, predicts the cost of
+// tracing operations, and prints the result (--once) or streams a report
+// every --interval to the server.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "agent/agent_runner.h"
+
+ABSL_FLAG(std::string, root, "/",
+          "Filesystem root of the host to read (a fixture tree for tests).");
+ABSL_FLAG(std::string, state_dir, "/var/lib/tracehealth-agent",
+          "Directory for the persisted seq, fgraph last-active record and the "
+          "report spool.");
+ABSL_FLAG(std::string, host_id, "", "Host identity (default: hostname).");
+ABSL_FLAG(std::string, labels, "", "Operator labels: k=v,k2=v2.");
+ABSL_FLAG(std::string, server, "",
+          "Server address host:port; without it reports are printed.");
+ABSL_FLAG(absl::Duration, interval, absl::Seconds(15), "Report interval.");
+ABSL_FLAG(bool, once, false,
+          "Collect once, print the snapshot and predictions, exit.");
+ABSL_FLAG(std::string, format, "text", "Output format: text or json.");
+ABSL_FLAG(uint64_t, spool_max_bytes, 64ull << 20,
+          "Bound of the on-disk report spool; the oldest reports are dropped "
+          "(and counted) beyond it.");
+ABSL_FLAG(std::string, tls_ca, "", "PEM file of the CA that signed the server.");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate (mTLS).");
+ABSL_FLAG(std::string, tls_key, "", "PEM client key (mTLS).");
+ABSL_FLAG(std::string, feature_table, "",
+          "YAML file whose rows replace rows of the built-in feature table.");
+ABSL_FLAG(absl::Duration, fdinfo_scan_interval, absl::Minutes(10),
+          "How often to scan /proc/*/fdinfo for BPF kprobe_multi links.");
+ABSL_FLAG(uint64_t, fdinfo_max_files, 100000,
+          "At most this many fdinfo files per scan.");
+ABSL_FLAG(uint64_t, max_reports, 0,
+          "Stop after this many reports (0: run until SIGTERM).");
+ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
+          "On SIGTERM, how long to keep sending spooled reports.");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Predicts what kernel tracing will cost on this host.\n"
+      "  tracehealth-agent --once            readable report of this host\n"
+      "  tracehealth-agent --once --format=json\n"
+      "  tracehealth-agent --server=HOST:PORT [--interval=15s]");
+  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  if (rest.size() > 1) {
+    std::cerr << "tracehealth-agent: unexpected argument '" << rest[1]
+              << "' (see --help)\n";
+    return 2;
+  }
+  tracehealth::agent::AgentConfig config;
+  config.root = absl::GetFlag(FLAGS_root);
+  config.state_dir = absl::GetFlag(FLAGS_state_dir);
+  config.host_id = absl::GetFlag(FLAGS_host_id);
+  if (config.host_id.empty()) {
+    char name[256] = {0};
+    if (gethostname(name, sizeof(name) - 1) == 0) config.host_id = name;
+  }
+  std::string labels = absl::GetFlag(FLAGS_labels);
+  if (!labels.empty()) {
+    for (absl::string_view kv : absl::StrSplit(labels, ',', absl::SkipEmpty())) {
+      std::pair<std::string, std::string> p = absl::StrSplit(kv, '=');
+      if (p.first.empty() || kv.find('=') == absl::string_view::npos) {
+        std::cerr << "tracehealth-agent: --labels: '" << kv
+                  << "' is not key=value\n";
+        return 2;
+      }
+      config.labels[p.first] = p.second;
+    }
+  }
+  config.server = absl::GetFlag(FLAGS_server);
+  config.interval = absl::GetFlag(FLAGS_interval);
+  config.once = absl::GetFlag(FLAGS_once);
+  config.format = absl::GetFlag(FLAGS_format);
+  config.spool_max_bytes = absl::GetFlag(FLAGS_spool_max_bytes);
+  config.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  config.tls_key = absl::GetFlag(FLAGS_tls_key);
+  config.feature_table = absl::GetFlag(FLAGS_feature_table);
+  config.fdinfo_scan_interval = absl::GetFlag(FLAGS_fdinfo_scan_interval);
+  config.fdinfo_max_files = absl::GetFlag(FLAGS_fdinfo_max_files);
+  config.max_reports = absl::GetFlag(FLAGS_max_reports);
+  config.shutdown_flush_timeout = absl::GetFlag(FLAGS_shutdown_flush_timeout);
+  return tracehealth::agent::RunAgent(config, std::cout, std::cerr);
+}

@@ -1,0 +1,223 @@
+// The collector on every fixture host, and the predictions the models make
+// from what it collected.
+#include <string>
+
+#include "absl/time/clock.h"
+#include "agent/collector.h"
+#include "agent/host_fs.h"
+#include "common/models/evaluate.h"
+#include "gtest/gtest.h"
+#include "tests/agent/fixture_util.h"
+
+namespace tracehealth::testing {
+namespace {
+
+using agent::Collector;
+using agent::CollectorOptions;
+using agent::HostFs;
+
+const absl::Time kNow = absl::FromUnixSeconds(1796000000);
+
+v1::HostSnapshot CollectFixture(const std::string& name,
+                                const std::string& state_dir = "") {
+  HostFs fs(FixtureRoot(name));
+  CollectorOptions o;
+  o.state_dir = state_dir;
+  Collector c(&fs, o, [] { return kNow; });
+  return c.Collect();
+}
+
+const v1::AttachPrediction& Attach(const v1::Predictions& p, v1::ProbeKind k) {
+  for (const v1::AttachPrediction& a : p.attach()) {
+    if (a.probe_kind() == k) return a;
+  }
+  ADD_FAILURE() << "no prediction for kind " << k;
+  return p.attach(0);
+}
+
+TEST(FixtureHostsTest, PreemptNone616With240kThreads) {
+  v1::HostSnapshot s = CollectFixture("preempt-none-6.16-240k");
+  EXPECT_EQ(s.kernel().release(), "6.16.12-cloud-amd64");
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_NONE);
+  EXPECT_EQ(s.kernel().preempt_source(), "debugfs sched/preempt");
+  EXPECT_TRUE(s.kernel().preempt_dynamic());
+  EXPECT_EQ(s.kernel().config_source(), "/proc/config.gz");
+  EXPECT_TRUE(s.kernel().config_function_graph_tracer());
+  EXPECT_EQ(s.threads().total(), 240000u);
+  EXPECT_EQ(s.threads().running(), 41u);
+  EXPECT_EQ(s.threads().forks_since_boot(), 1953211u);
+  EXPECT_EQ(s.thresholds().watchdog_thresh_seconds(), 10u);
+  EXPECT_EQ(s.thresholds().rcu_cpu_stall_timeout_seconds(), 21u);
+  EXPECT_FALSE(s.thresholds().softlockup_panic());
+  EXPECT_EQ(s.cpus().online(), 64u);
+  EXPECT_FALSE(s.cpus().invlpgb());
+  EXPECT_EQ(s.fgraph().tracefs_path(), "/sys/kernel/tracing");
+  ASSERT_TRUE(s.fgraph().has_active());
+  EXPECT_FALSE(s.fgraph().active());
+  EXPECT_EQ(s.fgraph().users_size(), 0);
+  EXPECT_EQ(s.fgraph().null_threads_bound(), 240000u);
+  EXPECT_EQ(s.fgraph().null_threads_basis(), "never seen active since boot");
+  EXPECT_EQ(s.fgraph().available_filter_functions(), 2000u);
+  EXPECT_EQ(s.fgraph().enabled_functions(), 0u);
+  EXPECT_EQ(s.stackdepot().pools(), 3u);
+  EXPECT_EQ(s.stackdepot().max_pools(), 8192u);
+  EXPECT_EQ(s.unknown_size(), 0) << s.unknown(0).input() << ": "
+                                 << s.unknown(0).reason();
+
+  v1::Predictions p = EvaluateAll(s);
+  const v1::AttachPrediction& fg =
+      Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_TRUE(fg.uses_fgraph());
+  EXPECT_EQ(fg.null_threads(), 240000u);
+  EXPECT_EQ(fg.passes(), 7500u);  // ceil(240000 / 32)
+  EXPECT_GT(fg.latency_seconds(), 20.0);
+  EXPECT_EQ(fg.risk(), v1::RISK_STALL);
+  bool soft_lockup = false;
+  for (const v1::ThresholdCheck& c : fg.checks()) {
+    if (c.kind() == v1::ThresholdCheck::KIND_SOFT_LOCKUP) {
+      soft_lockup = c.applies() && c.margin() > 1;
+    }
+  }
+  EXPECT_TRUE(soft_lockup);
+  // kretprobes never use fgraph.
+  EXPECT_FALSE(Attach(p, v1::PROBE_KIND_KRETPROBE).uses_fgraph());
+}
+
+TEST(FixtureHostsTest, KprobeMultiLinkOn614KeepsFgraphActive) {
+  v1::HostSnapshot s = CollectFixture("kprobe-multi-6.14");
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_VOLUNTARY);
+  EXPECT_EQ(s.kernel().config_source(), "/boot/config-6.14.0-1012-aws");
+  ASSERT_EQ(s.fgraph().kprobe_multi_links_size(), 1);
+  const v1::BpfKprobeMultiLink& l = s.fgraph().kprobe_multi_links(0);
+  EXPECT_EQ(l.pid(), 4242u);
+  EXPECT_EQ(l.fd(), 7u);
+  EXPECT_EQ(l.comm(), "tetragon");
+  EXPECT_EQ(l.link_type(), "kprobe_multi");
+  EXPECT_EQ(l.kprobe_count(), 120u);
+  EXPECT_FALSE(l.has_is_return());  // 6.14 does not tell
+  EXPECT_TRUE(s.fgraph().has_links_scanned_at());
+  ASSERT_EQ(s.fgraph().users_size(), 1);
+  EXPECT_EQ(s.fgraph().users(0).kind(), v1::FgraphUser::KIND_BPF_KPROBE_MULTI);
+  EXPECT_TRUE(s.fgraph().active());
+  EXPECT_EQ(s.fgraph().null_threads_bound(), 0u);
+  EXPECT_EQ(s.fgraph().enabled_functions(), 120u);
+
+  v1::Predictions p = EvaluateAll(s);
+  const v1::AttachPrediction& fg =
+      Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_TRUE(fg.fgraph_already_active());
+  EXPECT_EQ(fg.walk_seconds(), 0);
+  EXPECT_EQ(fg.risk(), v1::RISK_NONE);
+}
+
+TEST(FixtureHostsTest, FgraphActiveInInstanceOn619) {
+  v1::HostSnapshot s = CollectFixture("fgraph-active-6.19");
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_LAZY);
+  EXPECT_EQ(s.kernel().preempt_source(), "config");
+  EXPECT_TRUE(s.cpus().invlpgb());
+  ASSERT_EQ(s.fgraph().users_size(), 1);
+  EXPECT_EQ(s.fgraph().users(0).kind(),
+            v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_EQ(s.fgraph().users(0).where(), "foo");
+  EXPECT_TRUE(s.fgraph().active());
+  EXPECT_EQ(s.fgraph().null_threads_bound(), 0u);
+  EXPECT_EQ(s.fgraph().null_threads_basis(), "fgraph active now");
+
+  v1::Predictions p = EvaluateAll(s);
+  const v1::AttachPrediction& ret =
+      Attach(p, v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  EXPECT_TRUE(ret.uses_fgraph());
+  EXPECT_TRUE(ret.fgraph_already_active());
+  EXPECT_EQ(ret.null_threads(), 0u);
+  EXPECT_EQ(ret.walk_seconds(), 0);
+  EXPECT_LT(ret.latency_seconds(), 0.01);  // only the registration
+  // Entry-only kprobe_multi is off fgraph on 6.19.
+  EXPECT_FALSE(Attach(p, v1::PROBE_KIND_KPROBE_MULTI).uses_fgraph());
+}
+
+TEST(FixtureHostsTest, Kasan612With256Cpus) {
+  v1::HostSnapshot s = CollectFixture("kasan-6.12-256cpu");
+  EXPECT_TRUE(s.kernel().config_kasan());
+  EXPECT_TRUE(s.kernel().config_kasan_generic());
+  EXPECT_TRUE(s.kernel().config_kasan_vmalloc());
+  EXPECT_TRUE(s.kernel().config_page_owner());
+  EXPECT_EQ(s.kernel().config_stackdepot_max_frames(), 64u);
+  EXPECT_EQ(s.kernel().page_size(), 4096u);
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_NONE);
+  EXPECT_EQ(s.kernel().preempt_source(), "config");
+  EXPECT_EQ(s.cpus().online(), 256u);
+  EXPECT_EQ(s.vmalloc().unpurged_areas(), 3000u);
+  EXPECT_EQ(s.vmalloc().unpurged_shadow_page_areas(), 2804u);
+  EXPECT_EQ(s.vmalloc().areas(), 3900u);
+  EXPECT_EQ(s.vmalloc().vmalloc_used_bytes(), 8123456ull * 1024);
+  EXPECT_EQ(s.stackdepot().pools(), 7950u);
+  EXPECT_EQ(s.stackdepot().persistent_count(), 486120u);
+  EXPECT_EQ(s.stackdepot().max_pools(), 8192u);
+  EXPECT_EQ(s.stackdepot().max_pools_source(), "hard cap before 6.17");
+  ASSERT_EQ(s.depot_history_size(), 1);
+  EXPECT_EQ(s.depot_history(0).pools(), 7950u);
+
+  v1::Predictions p = EvaluateAll(s);
+  EXPECT_TRUE(p.vmap_purge().applies());
+  EXPECT_EQ(p.vmap_purge().flushes_per_purge(), 2805u);  // seed 004
+  EXPECT_FALSE(p.vmap_purge().combined_flushes());
+  EXPECT_EQ(p.vmap_purge().risk(), v1::RISK_STALL);
+  EXPECT_TRUE(p.stack_depot().applies());
+  EXPECT_NEAR(p.stack_depot().budget_ratio(), 7950.0 / 8192, 1e-9);
+  EXPECT_GE(p.stack_depot().risk(), v1::RISK_WARNING);
+}
+
+TEST(FixtureHostsTest, NoTracefsMakesFgraphUnknownNotZero) {
+  v1::HostSnapshot s = CollectFixture("no-tracefs");
+  EXPECT_FALSE(s.fgraph().has_tracefs_path());
+  EXPECT_FALSE(s.fgraph().has_active());
+  EXPECT_FALSE(s.fgraph().has_available_filter_functions());
+  EXPECT_NE(UnknownReason(s, "fgraph.tracefs_path"), "");
+  EXPECT_NE(UnknownReason(s, "fgraph.active"), "");
+  EXPECT_NE(UnknownReason(s, "stackdepot.pools").find("debugfs"),
+            std::string::npos);
+  EXPECT_FALSE(s.stackdepot().has_pools());
+  // Without debugfs, the preemption mode comes from the config.
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_VOLUNTARY);
+  EXPECT_EQ(s.kernel().preempt_source(), "config");
+  // N_null is still bounded (an upper bound: all threads).
+  EXPECT_EQ(s.fgraph().null_threads_bound(), 412u);
+  v1::Predictions p = EvaluateAll(s);
+  EXPECT_LT(Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER).basis().confidence(),
+            1.0);
+}
+
+TEST(FixtureHostsTest, ForkDeltaAfterFgraphStopped) {
+  // fgraph active on the 6.19 host, then the tracer is stopped and 300
+  // tasks are forked: N_null is bounded by the fork delta.
+  std::string root = CopyFixture("fgraph-active-6.19");
+  std::string state = NewTempDir("state-");
+  absl::Time now = kNow;
+  HostFs fs(root);
+  CollectorOptions o;
+  o.state_dir = state;
+  {
+    Collector c(&fs, o, [&] { return now; });
+    EXPECT_TRUE(c.Collect().fgraph().active());
+  }
+  ASSERT_TRUE(WriteFile(root + "/sys/kernel/tracing/instances/foo/current_tracer",
+                        "nop\n").ok());
+  auto stat = ReadFile(root + "/proc/stat");
+  ASSERT_TRUE(stat.ok());
+  std::string s2 = *stat;
+  s2.replace(s2.find("processes 2222222"), 17, "processes 2222522");
+  ASSERT_TRUE(WriteFile(root + "/proc/stat", s2).ok());
+  now += absl::Minutes(3);
+  Collector c(&fs, o, [&] { return now; });  // a restarted agent
+  v1::HostSnapshot s = c.Collect();
+  EXPECT_FALSE(s.fgraph().active());
+  EXPECT_EQ(s.fgraph().null_threads_bound(), 300u);
+  EXPECT_EQ(s.fgraph().forks_at_last_active(), 2222222u);
+  EXPECT_EQ(s.fgraph().last_active_at().seconds(), absl::ToUnixSeconds(kNow));
+  v1::Predictions p = EvaluateAll(s);
+  EXPECT_EQ(Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER).null_threads(),
+            300u);
+}
+
+}  // namespace
+}  // namespace tracehealth::testing
