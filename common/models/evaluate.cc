@@ -18,10 +18,12 @@ v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,
                             const ModelOptions& options) {
   v1::Predictions out;
   v1::Risk worst = v1::RISK_UNKNOWN;
+  const AttachContext context = MakeAttachContext(snapshot, options);
+  out.mutable_attach()->Reserve(v1::PROBE_KIND_FENTRY_FEXIT);
   for (int k = v1::PROBE_KIND_FUNCTION_GRAPH_TRACER;
        k <= v1::PROBE_KIND_FENTRY_FEXIT; ++k) {
     v1::AttachPrediction* p = out.add_attach();
-    *p = PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options);
+    *p = PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options, context);
     worst = std::max(worst, p->risk());
   }
   *out.mutable_stack_depot() = PredictStackDepot(snapshot, options);

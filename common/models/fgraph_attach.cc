@@ -32,12 +32,6 @@ bool IsEntryOnlyFprobeKind(v1::ProbeKind kind) {
          kind == v1::PROBE_KIND_FPROBE_EVENT;
 }
 
-std::string Seconds(double s) {
-  if (s >= 1.0) return absl::StrFormat("%.1f s", s);
-  if (s >= 1e-3) return absl::StrFormat("%.1f ms", s * 1e3);
-  return absl::StrFormat("%.0f us", s * 1e6);
-}
-
 }  // namespace
 
 const char* ProbeKindName(v1::ProbeKind kind) {
@@ -67,10 +61,14 @@ const char* ProbeKindName(v1::ProbeKind kind) {
   }
 }
 
-FgraphUse ProbeKindUsesFgraph(v1::ProbeKind kind, const KernelRelease* release,
-                              const FeatureTable& table) {
+namespace {
+
+// The use decision from feature answers already looked up (nullptr: the
+// release is unknown).
+FgraphUse UsesFromAnswers(v1::ProbeKind kind, const FeatureAnswer* on_fgraph,
+                          const FeatureAnswer* entry_only) {
   FgraphUse use;
-  use.release_known = release != nullptr;
+  use.release_known = on_fgraph != nullptr;
   if (IsGraphTracerKind(kind)) {
     use.uses_fgraph = true;
     use.reason = "registers an fgraph user on every kernel";
@@ -85,23 +83,20 @@ FgraphUse ProbeKindUsesFgraph(v1::ProbeKind kind, const KernelRelease* release,
                             : "not a probe kind");
     return use;
   }
-  if (release == nullptr) {
+  if (on_fgraph == nullptr) {
     use.uses_fgraph = true;
     use.reason = "kernel release unknown: assumed fprobe on fgraph (worst case)";
     return use;
   }
-  FeatureAnswer on_fgraph = table.Has(feature::kFprobeOnFgraph, *release);
-  use.feature_rows.push_back(on_fgraph.row);
-  if (!on_fgraph.present) {
+  use.feature_rows.push_back(on_fgraph->row);
+  if (!on_fgraph->present) {
     use.uses_fgraph = false;
     use.reason = "fprobe is not built on fgraph before 6.14 (rethook)";
     return use;
   }
   if (IsEntryOnlyFprobeKind(kind)) {
-    FeatureAnswer entry_only =
-        table.Has(feature::kFprobeEntryOnlyOffFgraph, *release);
-    use.feature_rows.push_back(entry_only.row);
-    if (entry_only.present) {
+    use.feature_rows.push_back(entry_only->row);
+    if (entry_only->present) {
       use.uses_fgraph = false;
       use.reason = "entry-only fprobes no longer register fgraph";
       return use;
@@ -113,6 +108,16 @@ FgraphUse ProbeKindUsesFgraph(v1::ProbeKind kind, const KernelRelease* release,
   use.uses_fgraph = true;
   use.reason = "fprobes with an exit handler register fgraph";
   return use;
+}
+
+}  // namespace
+
+FgraphUse ProbeKindUsesFgraph(v1::ProbeKind kind, const KernelRelease* release,
+                              const FeatureTable& table) {
+  if (release == nullptr) return UsesFromAnswers(kind, nullptr, nullptr);
+  const FeatureAnswer on = table.Has(feature::kFprobeOnFgraph, *release);
+  const FeatureAnswer entry = table.Has(feature::kFprobeEntryOnlyOffFgraph, *release);
+  return UsesFromAnswers(kind, &on, &entry);
 }
 
 WalkCost ShadowStackWalk(uint64_t n_total, uint64_t n_null, uint32_t batch) {
@@ -157,66 +162,166 @@ double ThreadsForWalkSeconds(double seconds, uint32_t batch,
   return (-qb + std::sqrt(qb * qb + 4 * qa * seconds)) / (2 * qa);
 }
 
+AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
+                                const ModelOptions& options) {
+  AttachContext ctx;
+  const FeatureTable& table =
+      options.features != nullptr ? *options.features : FeatureTable::Builtin();
+  if (options.c_visit_seconds) {
+    ctx.c.c_visit = *options.c_visit_seconds;
+    ctx.c_visit_overridden = true;
+  }
+  const v1::KernelInfo& kernel = snapshot.kernel();
+  if (kernel.has_release()) {
+    absl::StatusOr<KernelRelease> parsed = ParseKernelRelease(kernel.release());
+    if (parsed.ok()) {
+      ctx.release = *parsed;
+    } else {
+      ctx.release_note = absl::StrCat("kernel release unparsable: ", parsed.status().message());
+    }
+  } else {
+    ctx.release_note = "kernel release unknown";
+  }
+  if (ctx.release) {
+    ctx.on_fgraph = table.Has(feature::kFprobeOnFgraph, *ctx.release);
+    ctx.entry_only = table.Has(feature::kFprobeEntryOnlyOffFgraph, *ctx.release);
+    ctx.batch1024 = table.Has(feature::kRetstackBatch1024, *ctx.release);
+  }
+  ctx.graph_config_off =
+      kernel.has_config_function_graph_tracer() && !kernel.config_function_graph_tracer();
+  ctx.fprobe_config_off = kernel.has_config_fprobe() && !kernel.config_fprobe();
+
+  if (options.batch && *options.batch > 0) {
+    ctx.batch = *options.batch;
+    ctx.batch_source = v1::INPUT_SOURCE_OVERRIDDEN;
+  } else if (ctx.release) {
+    ctx.batch = ctx.batch1024.present ? kPatchedRetstackBatch : kDefaultRetstackBatch;
+    ctx.batch_source = v1::INPUT_SOURCE_DERIVED;
+  } else {
+    ctx.batch = kDefaultRetstackBatch;
+    ctx.batch_source = v1::INPUT_SOURCE_DEFAULT;
+  }
+  ctx.batch_value = absl::StrCat(ctx.batch);
+
+  ctx.preempt = kernel.preempt_mode();
+  const v1::Thresholds& t = snapshot.thresholds();
+  ctx.watchdog_value = t.has_watchdog_thresh_seconds()
+                           ? absl::StrCat(t.watchdog_thresh_seconds())
+                           : FormatNumber(kDefaultWatchdogThreshSeconds);
+  ctx.rcu_value = t.has_rcu_cpu_stall_timeout_seconds()
+                      ? absl::StrCat(t.rcu_cpu_stall_timeout_seconds())
+                      : FormatNumber(kDefaultRcuStallTimeoutSeconds);
+
+  const v1::FgraphState& fg = snapshot.fgraph();
+  ctx.active_known = fg.has_active();
+  ctx.active = ctx.active_known && fg.active();
+
+  ctx.threads_known = snapshot.threads().has_total();
+  if (ctx.threads_known) {
+    ctx.n_total = snapshot.threads().total();
+    ctx.n_total_value = absl::StrCat(ctx.n_total);
+    ctx.n_null = ctx.n_total;
+    if (fg.has_null_threads_bound()) {
+      ctx.n_null = std::min<uint64_t>(fg.null_threads_bound(), ctx.n_total);
+      ctx.null_source = v1::INPUT_SOURCE_DERIVED;
+      ctx.n_null_value = absl::StrCat(ctx.n_null);
+    } else {
+      ctx.null_source = v1::INPUT_SOURCE_DEFAULT;
+      ctx.n_null_value = absl::StrCat(ctx.n_null, " (= threads.total)");
+    }
+    ctx.walk = ShadowStackWalk(ctx.n_total, ctx.n_null, ctx.batch);
+    ctx.walk_seconds = ctx.c.c_visit * ctx.walk.visits +
+                       ctx.c.c_pass * static_cast<double>(ctx.walk.passes) +
+                       ctx.c.c_alloc * static_cast<double>(ctx.n_null);
+  }
+  if (PreemptibilityOf(ctx.preempt) != Preemptibility::kPreemptible) {
+    double threshold = SoftLockupThresholdSeconds(t);
+    const double rcu = RcuStallThresholdSeconds(t);
+    if (threshold <= 0 || (rcu > 0 && rcu < threshold)) threshold = rcu;
+    if (threshold > 0) ctx.threads_at_stall = ThreadsForWalkSeconds(threshold, ctx.batch, ctx.c);
+  }
+  return ctx;
+}
+
+namespace {
+
+// "12.3" for (12.34, 1): fixed-point rendering without printf machinery.
+std::string Fixed(double v, int decimals) {
+  if (!(std::fabs(v) < 1e15)) return absl::StrFormat("%.*f", decimals, v);
+  int64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  const int64_t r = std::llround(std::fabs(v) * static_cast<double>(scale));
+  std::string out = v < 0 && r != 0 ? "-" : "";
+  absl::StrAppend(&out, r / scale);
+  if (decimals > 0) {
+    std::string frac = absl::StrCat(r % scale);
+    out.append(".").append(static_cast<size_t>(decimals) - frac.size(), '0').append(frac);
+  }
+  return out;
+}
+
+std::string Duration(double s) {
+  if (s >= 1.0) return absl::StrCat(Fixed(s, 1), " s");
+  if (s >= 1e-3) return absl::StrCat(Fixed(s * 1e3, 1), " ms");
+  return absl::StrCat(Fixed(s * 1e6, 0), " us");
+}
+
+}  // namespace
+
 v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                                          v1::ProbeKind kind,
                                          const ModelOptions& options) {
+  return PredictFgraphAttach(snapshot, kind, options, MakeAttachContext(snapshot, options));
+}
+
+v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
+                                         v1::ProbeKind kind,
+                                         const ModelOptions& options,
+                                         const AttachContext& ctx) {
   v1::AttachPrediction out;
   out.set_probe_kind(kind);
   v1::Basis* basis = out.mutable_basis();
-  const FeatureTable& table =
-      options.features != nullptr ? *options.features : FeatureTable::Builtin();
+  basis->mutable_inputs()->Reserve(10);
+  basis->mutable_constants()->Reserve(4);
+  const FgraphConstants& c = ctx.c;
   int unknown_inputs = 0;
 
-  FgraphConstants c;
-  if (options.c_visit_seconds) {
-    c.c_visit = *options.c_visit_seconds;
-    AddConstant(basis, "c_visit", c.c_visit, "s", "override");
-  } else {
-    AddConstant(basis, "c_visit", c.c_visit, "s",
-                "seed 000 minimax fit over six rows (81-98 ns each), 60-core Sapphire Rapids");
-  }
-  AddConstant(basis, "c_pass", c.c_pass, "s",
-              "model assumption: RCU lock/unlock and loop set-up per pass");
-  AddConstant(basis, "c_alloc", c.c_alloc, "s",
-              "model assumption: kmem_cache_alloc fast path per 4 KiB stack");
-  AddConstant(basis, "c_site", c.c_site, "s",
-              "model assumption: batched text_poke per patched call site");
-
-  // Kernel release.
-  std::optional<KernelRelease> release;
-  if (snapshot.kernel().has_release()) {
-    absl::StatusOr<KernelRelease> parsed =
-        ParseKernelRelease(snapshot.kernel().release());
-    if (parsed.ok()) {
-      release = *parsed;
-      AddInput(basis, "kernel.release", snapshot.kernel().release(),
-               v1::INPUT_SOURCE_MEASURED);
-    } else {
-      AddNote(basis, absl::StrCat("kernel release unparsable: ",
-                                  parsed.status().message()));
-    }
-  }
-  if (!release) {
-    AddNote(basis, "kernel release unknown");
-  }
-
-  FgraphUse use = ProbeKindUsesFgraph(kind, release ? &*release : nullptr, table);
-  for (const std::string& row : use.feature_rows) AddFeatureRow(basis, row);
-  AddNote(basis, absl::StrCat(ProbeKindName(kind), ": ", use.reason));
+  FgraphUse use = UsesFromAnswers(kind, ctx.release ? &ctx.on_fgraph : nullptr,
+                                  ctx.release ? &ctx.entry_only : nullptr);
   bool available = true;
-  if (IsGraphTracerKind(kind) && snapshot.kernel().has_config_function_graph_tracer() &&
-      !snapshot.kernel().config_function_graph_tracer()) {
-    available = false;
-    AddNote(basis, "CONFIG_FUNCTION_GRAPH_TRACER is off: this probe kind is unavailable");
-  }
-  if (IsFprobeKind(kind) && snapshot.kernel().has_config_fprobe() &&
-      !snapshot.kernel().config_fprobe()) {
-    available = false;
-    AddNote(basis, "CONFIG_FPROBE is off: this probe kind is unavailable");
-  }
+  if (IsGraphTracerKind(kind) && ctx.graph_config_off) available = false;
+  if (IsFprobeKind(kind) && ctx.fprobe_config_off) available = false;
   if (!available) use.uses_fgraph = false;
   if (IsFprobeKind(kind) && !use.release_known) ++unknown_inputs;
   out.set_uses_fgraph(use.uses_fgraph);
+  const bool walks = use.uses_fgraph && !ctx.active;
+
+  // Constants: the walk's only when there is a walk.
+  if (walks) {
+    AddConstant(basis, "c_visit", c.c_visit, "s",
+                ctx.c_visit_overridden
+                    ? "override"
+                    : "seed 000 minimax fit over six rows (81-98 ns each), 60-core Sapphire Rapids");
+    AddConstant(basis, "c_pass", c.c_pass, "s",
+                "model assumption: RCU lock/unlock and loop set-up per pass");
+    AddConstant(basis, "c_alloc", c.c_alloc, "s",
+                "model assumption: kmem_cache_alloc fast path per 4 KiB stack");
+  }
+  AddConstant(basis, "c_site", c.c_site, "s",
+              "model assumption: batched text_poke per patched call site");
+
+  if (ctx.release) {
+    AddInput(basis, "kernel.release", snapshot.kernel().release(), v1::INPUT_SOURCE_MEASURED);
+  } else {
+    AddNote(basis, ctx.release_note);
+  }
+  for (const std::string& row : use.feature_rows) AddFeatureRow(basis, row);
+  AddNote(basis, absl::StrCat(ProbeKindName(kind), ": ", use.reason));
+  if (!available) {
+    AddNote(basis, IsGraphTracerKind(kind)
+                       ? "CONFIG_FUNCTION_GRAPH_TRACER is off: this probe kind is unavailable"
+                       : "CONFIG_FPROBE is off: this probe kind is unavailable");
+  }
 
   // Call sites the registration patches.
   uint64_t sites = 1;
@@ -224,108 +329,68 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
     sites = *options.sites;
     AddInput(basis, "sites", absl::StrCat(sites), v1::INPUT_SOURCE_OVERRIDDEN);
   } else if (IsGraphTracerKind(kind)) {
-    if (snapshot.fgraph().has_available_filter_functions()) {
-      sites = snapshot.fgraph().available_filter_functions();
-      AddInput(basis, "fgraph.available_filter_functions", absl::StrCat(sites),
-               v1::INPUT_SOURCE_MEASURED);
-    } else {
-      sites = kDefaultFilterFunctions;
-      AddInput(basis, "fgraph.available_filter_functions", absl::StrCat(sites),
-               v1::INPUT_SOURCE_DEFAULT);
-    }
+    const bool measured = snapshot.fgraph().has_available_filter_functions();
+    sites = measured ? snapshot.fgraph().available_filter_functions() : kDefaultFilterFunctions;
+    AddInput(basis, "fgraph.available_filter_functions", absl::StrCat(sites),
+             measured ? v1::INPUT_SOURCE_MEASURED : v1::INPUT_SOURCE_DEFAULT);
   } else if (IsFprobeKind(kind)) {
     sites = kDefaultKprobeMultiSites;
     AddInput(basis, "sites", absl::StrCat(sites), v1::INPUT_SOURCE_DEFAULT);
   }
   out.set_patch_sites(sites);
-  out.set_patch_seconds(available ? c.c_site * static_cast<double>(sites) : 0);
+  const double patch = available ? c.c_site * static_cast<double>(sites) : 0;
+  out.set_patch_seconds(patch);
+  out.set_batch(ctx.batch);
+  out.set_fgraph_already_active(ctx.active);
+  out.set_threads_total(ctx.n_total);
 
-  // Preemption mode and thresholds.
-  const v1::PreemptMode preempt = snapshot.kernel().preempt_mode();
-  AddInput(basis, "kernel.preempt_mode", PreemptModeName(preempt),
-           preempt == v1::PREEMPT_MODE_UNKNOWN ? v1::INPUT_SOURCE_DEFAULT
-                                               : v1::INPUT_SOURCE_MEASURED);
-  const v1::Thresholds& thresholds = snapshot.thresholds();
-  AddInput(basis, "thresholds.watchdog_thresh",
-           thresholds.has_watchdog_thresh_seconds()
-               ? absl::StrCat(thresholds.watchdog_thresh_seconds())
-               : FormatNumber(kDefaultWatchdogThreshSeconds),
-           thresholds.has_watchdog_thresh_seconds() ? v1::INPUT_SOURCE_MEASURED
-                                                    : v1::INPUT_SOURCE_DEFAULT);
-  AddInput(basis, "thresholds.rcu_cpu_stall_timeout",
-           thresholds.has_rcu_cpu_stall_timeout_seconds()
-               ? absl::StrCat(thresholds.rcu_cpu_stall_timeout_seconds())
-               : FormatNumber(kDefaultRcuStallTimeoutSeconds),
-           thresholds.has_rcu_cpu_stall_timeout_seconds()
-               ? v1::INPUT_SOURCE_MEASURED
-               : v1::INPUT_SOURCE_DEFAULT);
-
-  // Batch.
-  uint32_t batch = kDefaultRetstackBatch;
-  if (options.batch && *options.batch > 0) {
-    batch = *options.batch;
-    AddInput(basis, "batch", absl::StrCat(batch), v1::INPUT_SOURCE_OVERRIDDEN);
-  } else if (release) {
-    FeatureAnswer b1024 = table.Has(feature::kRetstackBatch1024, *release);
-    AddFeatureRow(basis, b1024.row);
-    batch = b1024.present ? kPatchedRetstackBatch : kDefaultRetstackBatch;
-    AddInput(basis, "batch", absl::StrCat(batch), v1::INPUT_SOURCE_DERIVED);
-  } else {
-    AddInput(basis, "batch", absl::StrCat(batch), v1::INPUT_SOURCE_DEFAULT);
-  }
-  out.set_batch(batch);
-
-  // fgraph state.
-  const v1::FgraphState& fg = snapshot.fgraph();
-  const bool active_known = fg.has_active();
-  const bool active = active_known && fg.active();
-  out.set_fgraph_already_active(active);
-  AddInput(basis, "fgraph.active",
-           active_known ? (active ? "true" : "false") : "unknown (assumed false)",
-           active_known ? v1::INPUT_SOURCE_MEASURED : v1::INPUT_SOURCE_DEFAULT);
-
-  // Threads.
-  const bool threads_known = snapshot.threads().has_total();
-  uint64_t n_total = 0;
-  if (threads_known) {
-    n_total = snapshot.threads().total();
-    AddInput(basis, "threads.total", absl::StrCat(n_total),
-             v1::INPUT_SOURCE_MEASURED);
-  }
-  out.set_threads_total(n_total);
-
-  const double patch = out.patch_seconds();
   StallInput stall;
-  stall.preempt_mode = preempt;
+  stall.preempt_mode = ctx.preempt;
   stall.latency_budget_seconds = options.latency_budget_seconds;
+  const v1::Thresholds& thresholds = snapshot.thresholds();
 
-  if (!use.uses_fgraph || active) {
+  if (!walks) {
     // No shadow-stack walk: only the new user's registration and patching.
+    if (use.uses_fgraph) {
+      AddInput(basis, "fgraph.active", "true", v1::INPUT_SOURCE_MEASURED);
+      AddNote(basis, "fgraph already active: every thread has a shadow stack, no walk");
+    }
     out.set_null_threads(0);
     out.set_latency_seconds(patch);
     out.set_longest_pass_seconds(0);
-    if (active) {
-      AddNote(basis, "fgraph already active: every thread has a shadow stack, no walk");
-    }
     stall.non_yielding_seconds = 0;  // ftrace_replace_code() reschedules
     stall.blocking_seconds = patch;
     StallAssessment a = AssessStall(stall, thresholds);
-    for (auto& check : a.checks) *out.add_checks() = check;
+    for (auto& check : a.checks) *out.add_checks() = std::move(check);
     out.set_risk(a.risk == v1::RISK_LATENCY ? v1::RISK_LATENCY : v1::RISK_NONE);
     if (!use.uses_fgraph && IsFprobeKind(kind) && !use.release_known) {
       out.set_risk(v1::RISK_UNKNOWN);
     }
-    std::string what = !available ? "unavailable on this kernel"
-                       : active   ? "fgraph already active, no shadow-stack walk"
-                                  : absl::StrCat("does not use fgraph here (", use.reason, ")");
-    out.set_summary(absl::StrCat(ProbeKindName(kind), ": ", what, "; about ",
-                                 Seconds(patch), " to patch ", sites,
-                                 " site(s); no stall risk."));
+    out.set_summary(absl::StrCat(
+        ProbeKindName(kind), ": ",
+        !available  ? "unavailable on this kernel"
+        : ctx.active ? "fgraph already active, no shadow-stack walk"
+                     : absl::StrCat("does not use fgraph here (", use.reason, ")"),
+        "; about ", Duration(patch), " to patch ", sites, " site(s); no stall risk."));
     SetConfidence(basis, unknown_inputs);
     return out;
   }
 
-  if (!threads_known) {
+  AddInput(basis, "kernel.preempt_mode", PreemptModeName(ctx.preempt),
+           ctx.preempt == v1::PREEMPT_MODE_UNKNOWN ? v1::INPUT_SOURCE_DEFAULT
+                                                   : v1::INPUT_SOURCE_MEASURED);
+  AddInput(basis, "thresholds.watchdog_thresh", ctx.watchdog_value,
+           thresholds.has_watchdog_thresh_seconds() ? v1::INPUT_SOURCE_MEASURED
+                                                    : v1::INPUT_SOURCE_DEFAULT);
+  AddInput(basis, "thresholds.rcu_cpu_stall_timeout", ctx.rcu_value,
+           thresholds.has_rcu_cpu_stall_timeout_seconds() ? v1::INPUT_SOURCE_MEASURED
+                                                          : v1::INPUT_SOURCE_DEFAULT);
+  AddInput(basis, "batch", ctx.batch_value, ctx.batch_source);
+  if (ctx.batch_source == v1::INPUT_SOURCE_DERIVED) AddFeatureRow(basis, ctx.batch1024.row);
+  AddInput(basis, "fgraph.active", ctx.active_known ? "false" : "unknown (assumed false)",
+           ctx.active_known ? v1::INPUT_SOURCE_MEASURED : v1::INPUT_SOURCE_DEFAULT);
+
+  if (!ctx.threads_known) {
     ++unknown_inputs;
     AddNote(basis, "threads.total unknown: walk cost cannot be predicted");
     out.set_latency_seconds(patch);
@@ -336,53 +401,35 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
     SetConfidence(basis, unknown_inputs);
     return out;
   }
-
-  uint64_t n_null = n_total;
-  if (fg.has_null_threads_bound()) {
-    n_null = std::min<uint64_t>(fg.null_threads_bound(), n_total);
-    AddInput(basis, "fgraph.null_threads_bound", absl::StrCat(n_null),
-             v1::INPUT_SOURCE_DERIVED);
-    if (!fg.null_threads_basis().empty()) {
-      AddNote(basis, absl::StrCat("N_null: ", fg.null_threads_basis()));
-    }
-  } else {
-    AddInput(basis, "fgraph.null_threads_bound",
-             absl::StrCat(n_null, " (= threads.total)"), v1::INPUT_SOURCE_DEFAULT);
+  AddInput(basis, "threads.total", ctx.n_total_value, v1::INPUT_SOURCE_MEASURED);
+  AddInput(basis, "fgraph.null_threads_bound", ctx.n_null_value, ctx.null_source);
+  if (ctx.null_source == v1::INPUT_SOURCE_DEFAULT) {
     AddNote(basis, "N_null assumed = N_total (fgraph never active since boot)");
+  } else if (!snapshot.fgraph().null_threads_basis().empty()) {
+    AddNote(basis, absl::StrCat("N_null: ", snapshot.fgraph().null_threads_basis()));
   }
-  out.set_null_threads(n_null);
 
-  WalkCost walk = ShadowStackWalk(n_total, n_null, batch);
-  out.set_passes(walk.passes);
-  out.set_visits(walk.visits);
-  const double walk_seconds = c.c_visit * walk.visits +
-                              c.c_pass * static_cast<double>(walk.passes) +
-                              c.c_alloc * static_cast<double>(n_null);
-  out.set_walk_seconds(walk_seconds);
-  out.set_latency_seconds(walk_seconds + patch);
-  out.set_longest_pass_seconds(c.c_visit * static_cast<double>(n_total));
+  out.set_null_threads(ctx.n_null);
+  out.set_passes(ctx.walk.passes);
+  out.set_visits(ctx.walk.visits);
+  out.set_walk_seconds(ctx.walk_seconds);
+  out.set_latency_seconds(ctx.walk_seconds + patch);
+  out.set_longest_pass_seconds(c.c_visit * static_cast<double>(ctx.n_total));
 
   // The walk never reschedules; the patching loop does (cond_resched in
   // ftrace_replace_code), so only the walk counts against the watchdogs.
-  stall.non_yielding_seconds = walk_seconds;
-  stall.blocking_seconds = walk_seconds + patch;
+  stall.non_yielding_seconds = ctx.walk_seconds;
+  stall.blocking_seconds = ctx.walk_seconds + patch;
   StallAssessment a = AssessStall(stall, thresholds);
-  for (auto& check : a.checks) *out.add_checks() = check;
+  for (auto& check : a.checks) *out.add_checks() = std::move(check);
   out.set_risk(a.risk);
   if (!use.release_known && out.risk() != v1::RISK_NONE) out.set_risk(v1::RISK_UNKNOWN);
 
   // Inverse predictions.
-  if (PreemptibilityOf(preempt) != Preemptibility::kPreemptible) {
-    double threshold = SoftLockupThresholdSeconds(thresholds);
-    const double rcu = RcuStallThresholdSeconds(thresholds);
-    if (threshold <= 0 || (rcu > 0 && rcu < threshold)) threshold = rcu;
-    if (threshold > 0) {
-      out.set_threads_at_stall(ThreadsForWalkSeconds(threshold, batch, c));
-    }
-  }
+  if (ctx.threads_at_stall) out.set_threads_at_stall(*ctx.threads_at_stall);
   if (options.latency_budget_seconds) {
     out.set_threads_at_latency_budget(
-        ThreadsForWalkSeconds(*options.latency_budget_seconds - patch, batch, c));
+        ThreadsForWalkSeconds(*options.latency_budget_seconds - patch, ctx.batch, c));
   }
 
   std::string verdict;
@@ -396,14 +443,14 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
           worst = &check;
         }
       }
-      verdict = absl::StrFormat(
-          "%s %s (%s, %.2fx the %.0f s threshold)",
-          out.risk() == v1::RISK_STALL ? "predicts a" : "close to a",
-          worst ? CheckKindName(worst->kind()) : "stall", PreemptModeName(preempt),
-          worst ? worst->margin() : 0.0, worst ? worst->threshold() : 0.0);
+      verdict = absl::StrCat(
+          out.risk() == v1::RISK_STALL ? "predicts a " : "close to a ",
+          worst ? CheckKindName(worst->kind()) : "stall", " (", PreemptModeName(ctx.preempt),
+          ", ", Fixed(worst ? worst->margin() : 0.0, 2), "x the ",
+          Fixed(worst ? worst->threshold() : 0.0, 0), " s threshold)");
       if (out.has_threads_at_stall()) {
-        absl::StrAppendFormat(&verdict, "; stays below it under %.0f NULL-stack threads",
-                              out.threads_at_stall());
+        absl::StrAppend(&verdict, "; stays below it under ", Fixed(out.threads_at_stall(), 0),
+                        " NULL-stack threads");
       }
       break;
     }
@@ -413,15 +460,14 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                     : "kernel release unknown, worst case shown";
       break;
     default:
-      verdict = PreemptibilityOf(preempt) == Preemptibility::kPreemptible
-                    ? absl::StrCat("latency only (", PreemptModeName(preempt), ")")
+      verdict = PreemptibilityOf(ctx.preempt) == Preemptibility::kPreemptible
+                    ? absl::StrCat("latency only (", PreemptModeName(ctx.preempt), ")")
                     : "no stall expected";
   }
-  out.set_summary(absl::StrFormat(
-      "%s: first attach walks %d threads (%d without a shadow stack) in %d "
-      "passes of %d: about %s blocked; %s.",
-      ProbeKindName(kind), n_total, n_null, walk.passes, batch,
-      Seconds(out.latency_seconds()), verdict));
+  out.set_summary(absl::StrCat(ProbeKindName(kind), ": first attach walks ", ctx.n_total,
+                               " threads (", ctx.n_null, " without a shadow stack) in ",
+                               ctx.walk.passes, " passes of ", ctx.batch, ": about ",
+                               Duration(out.latency_seconds()), " blocked; ", verdict, "."));
   SetConfidence(basis, unknown_inputs);
   return out;
 }

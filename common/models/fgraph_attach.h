@@ -13,6 +13,7 @@
 #define TRACEHEALTH_COMMON_MODELS_FGRAPH_ATTACH_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,10 +88,46 @@ double WalkSecondsAllNull(double threads, uint32_t batch,
 double ThreadsForWalkSeconds(double seconds, uint32_t batch,
                              const FgraphConstants& c);
 
-// The attach prediction for one probe kind (see evaluate.h).
+// What the attach model derives from a snapshot independently of the probe
+// kind: parsed release and feature answers, batch, thresholds, N_total,
+// N_null and the walk. EvaluateAll builds it once for all ten kinds.
+struct AttachContext {
+  FgraphConstants c;
+  bool c_visit_overridden = false;
+  std::optional<KernelRelease> release;
+  std::string release_note;  // why the release is unknown
+  FeatureAnswer on_fgraph, entry_only, batch1024;  // valid when `release`
+  bool graph_config_off = false;
+  bool fprobe_config_off = false;
+  uint32_t batch = kDefaultRetstackBatch;
+  v1::InputSource batch_source = v1::INPUT_SOURCE_DEFAULT;
+  std::string batch_value;
+  v1::PreemptMode preempt = v1::PREEMPT_MODE_UNKNOWN;
+  std::string watchdog_value, rcu_value;
+  bool active_known = false;
+  bool active = false;
+  bool threads_known = false;
+  uint64_t n_total = 0;
+  uint64_t n_null = 0;
+  v1::InputSource null_source = v1::INPUT_SOURCE_DEFAULT;
+  std::string n_total_value, n_null_value;
+  WalkCost walk;
+  double walk_seconds = 0;
+  std::optional<double> threads_at_stall;
+};
+
+AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
+                                const ModelOptions& options);
+
+// The attach prediction for one probe kind (see evaluate.h). The second
+// form reuses a context made by MakeAttachContext(snapshot, options).
 v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                                          v1::ProbeKind kind,
                                          const ModelOptions& options);
+v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
+                                         v1::ProbeKind kind,
+                                         const ModelOptions& options,
+                                         const AttachContext& context);
 
 }  // namespace tracehealth
 
