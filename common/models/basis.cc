@@ -1,6 +1,10 @@
 #include "common/models/basis.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
 
 #include "absl/strings/str_format.h"
 
@@ -8,27 +12,35 @@ namespace tracehealth {
 
 void AddInput(v1::Basis* basis, absl::string_view name,
               absl::string_view value, v1::InputSource source) {
+  // Assigning into the (possibly reused) element's strings keeps their
+  // capacity: a message refilled in place allocates nothing here.
   v1::BasisInput* input = basis->add_inputs();
-  input->set_name(std::string(name));
-  input->set_value(std::string(value));
+  input->mutable_name()->assign(name.data(), name.size());
+  input->mutable_value()->assign(value.data(), value.size());
   input->set_source(source);
 }
 
 void AddConstant(v1::Basis* basis, absl::string_view name, double value,
                  absl::string_view unit, absl::string_view origin) {
   v1::BasisConstant* constant = basis->add_constants();
-  constant->set_name(std::string(name));
+  constant->mutable_name()->assign(name.data(), name.size());
   constant->set_value(value);
-  constant->set_unit(std::string(unit));
-  constant->set_origin(std::string(origin));
+  constant->mutable_unit()->assign(unit.data(), unit.size());
+  constant->mutable_origin()->assign(origin.data(), origin.size());
 }
 
 void AddNote(v1::Basis* basis, absl::string_view note) {
-  basis->add_notes(std::string(note));
+  basis->add_notes()->assign(note.data(), note.size());
+}
+
+std::string* NewNote(v1::Basis* basis) {
+  std::string* note = basis->add_notes();
+  note->clear();
+  return note;
 }
 
 void AddFeatureRow(v1::Basis* basis, absl::string_view row) {
-  basis->add_feature_rows(std::string(row));
+  basis->add_feature_rows()->assign(row.data(), row.size());
 }
 
 void SetConfidence(v1::Basis* basis, int unknown_inputs, double per_default,
@@ -42,5 +54,21 @@ void SetConfidence(v1::Basis* basis, int unknown_inputs, double per_default,
 }
 
 std::string FormatNumber(double value) { return absl::StrFormat("%.6g", value); }
+
+std::string FormatFixed(double value, int decimals) {
+  if (!(std::fabs(value) < 1e15) || decimals < 0 || decimals > 9) {
+    return absl::StrFormat("%.*f", decimals < 0 ? 0 : decimals, value);
+  }
+  int64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  const int64_t r = std::llround(std::fabs(value) * static_cast<double>(scale));
+  std::string out = value < 0 && r != 0 ? "-" : "";
+  absl::StrAppend(&out, r / scale);
+  if (decimals > 0) {
+    const std::string frac = absl::StrCat(r % scale);
+    out.append(".").append(static_cast<size_t>(decimals) - frac.size(), '0').append(frac);
+  }
+  return out;
+}
 
 }  // namespace tracehealth

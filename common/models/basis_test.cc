@@ -37,3 +37,35 @@ TEST(BasisTest, FieldsAreFilled) {
 
 }  // namespace
 }  // namespace tracehealth
+
+namespace tracehealth {
+namespace {
+
+TEST(BasisTest, FormatFixed) {
+  EXPECT_EQ(FormatFixed(12.345, 2), "12.35");
+  EXPECT_EQ(FormatFixed(0.05, 1), "0.1");
+  EXPECT_EQ(FormatFixed(-3.14159, 3), "-3.142");
+  EXPECT_EQ(FormatFixed(120082.4, 0), "120082");
+  EXPECT_EQ(FormatFixed(1.005, 1), "1.0");
+  EXPECT_EQ(FormatFixed(2e20, 1), "200000000000000000000.0");
+}
+
+TEST(BasisTest, ResetKeepingBasisClearsEverything) {
+  v1::AttachPrediction p;
+  p.set_passes(5);
+  p.set_summary("x");
+  AddInput(p.mutable_basis(), "a", "1", v1::INPUT_SOURCE_MEASURED);
+  p.add_checks()->set_threshold(20);
+  ResetKeepingBasis(&p);
+  EXPECT_EQ(p.passes(), 0u);
+  EXPECT_TRUE(p.summary().empty());
+  EXPECT_EQ(p.checks_size(), 0);
+  EXPECT_TRUE(p.has_basis());
+  EXPECT_EQ(p.basis().inputs_size(), 0);
+  AddInput(p.mutable_basis(), "b", "2", v1::INPUT_SOURCE_DEFAULT);
+  EXPECT_EQ(p.basis().inputs(0).name(), "b");
+  EXPECT_EQ(p.basis().inputs(0).value(), "2");
+}
+
+}  // namespace
+}  // namespace tracehealth

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/models/fgraph_attach.h"
+#include "common/models/kernel_features.h"
 #include "common/models/stack_depot.h"
 #include "common/models/vmap_purge.h"
 
@@ -14,23 +15,34 @@ v1::AttachPrediction PredictAttach(const v1::HostSnapshot& snapshot,
   return PredictFgraphAttach(snapshot, kind, options);
 }
 
+void EvaluateAllInto(const v1::HostSnapshot& snapshot, const ModelOptions& options,
+                     v1::Predictions* out) {
+  const FeatureTable& table =
+      options.features != nullptr ? *options.features : FeatureTable::Builtin();
+  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), table);
+  const AttachContext context = MakeAttachContext(snapshot, options, features);
+  constexpr int kKinds = v1::PROBE_KIND_FENTRY_FEXIT;
+  // Elements are refilled in place rather than cleared: clearing a
+  // prediction would free its basis.
+  while (out->attach_size() > kKinds) out->mutable_attach()->RemoveLast();
+  while (out->attach_size() < kKinds) out->add_attach();
+  v1::Risk worst = v1::RISK_UNKNOWN;
+  for (int k = v1::PROBE_KIND_FUNCTION_GRAPH_TRACER; k <= kKinds; ++k) {
+    v1::AttachPrediction* p = out->mutable_attach(k - 1);
+    PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options, context, p);
+    worst = std::max(worst, p->risk());
+  }
+  PredictStackDepot(snapshot, options, features, out->mutable_stack_depot());
+  worst = std::max(worst, out->stack_depot().risk());
+  PredictVmapPurge(snapshot, options, features, out->mutable_vmap_purge());
+  worst = std::max(worst, out->vmap_purge().risk());
+  out->set_worst_risk(worst);
+}
+
 v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,
                             const ModelOptions& options) {
   v1::Predictions out;
-  v1::Risk worst = v1::RISK_UNKNOWN;
-  const AttachContext context = MakeAttachContext(snapshot, options);
-  out.mutable_attach()->Reserve(v1::PROBE_KIND_FENTRY_FEXIT);
-  for (int k = v1::PROBE_KIND_FUNCTION_GRAPH_TRACER;
-       k <= v1::PROBE_KIND_FENTRY_FEXIT; ++k) {
-    v1::AttachPrediction* p = out.add_attach();
-    *p = PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options, context);
-    worst = std::max(worst, p->risk());
-  }
-  *out.mutable_stack_depot() = PredictStackDepot(snapshot, options);
-  worst = std::max(worst, out.stack_depot().risk());
-  *out.mutable_vmap_purge() = PredictVmapPurge(snapshot, options);
-  worst = std::max(worst, out.vmap_purge().risk());
-  out.set_worst_risk(worst);
+  EvaluateAllInto(snapshot, options, &out);
   return out;
 }
 

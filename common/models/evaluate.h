@@ -29,6 +29,13 @@ inline constexpr char kModelVersion[] = "1.0.0";
 v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,
                             const ModelOptions& options = {});
 
+// EvaluateAll into `*out`, replacing its contents. Refilling the same
+// message (or one on a protobuf arena) reuses its memory: the form for hot
+// loops (the agent's cycle, the server's what-if queries); the result is
+// identical to EvaluateAll's.
+void EvaluateAllInto(const v1::HostSnapshot& snapshot, const ModelOptions& options,
+                     v1::Predictions* out);
+
 // The attach prediction for one probe kind (what EvaluateAll puts in
 // `attach` for that kind).
 v1::AttachPrediction PredictAttach(const v1::HostSnapshot& snapshot,

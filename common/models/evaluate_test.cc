@@ -62,6 +62,34 @@ TEST(EvaluateTest, EmptySnapshotIsUnknownNotAFailure) {
   EXPECT_EQ(p.vmap_purge().risk(), v1::RISK_UNKNOWN);
 }
 
+TEST(EvaluateTest, IntoAReusedMessageEqualsByValue) {
+  v1::HostSnapshot a;
+  a.mutable_kernel()->set_release("6.18.2");
+  a.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_NONE);
+  a.mutable_kernel()->set_config_kasan_vmalloc(true);
+  a.mutable_kernel()->set_config_kasan(true);
+  a.mutable_threads()->set_total(240000);
+  a.mutable_stackdepot()->set_pools(100);
+  a.mutable_cpus()->set_online(64);
+  v1::HostSnapshot b;  // sparse: different shape of every prediction
+  b.mutable_kernel()->set_release("6.13.0");
+  b.mutable_fgraph()->set_active(true);
+  v1::Predictions reused;
+  for (int round = 0; round < 3; ++round) {
+    for (const v1::HostSnapshot* s : {&a, &b}) {
+      EvaluateAllInto(*s, {}, &reused);
+      EXPECT_EQ(reused.SerializeAsString(), EvaluateAll(*s).SerializeAsString());
+    }
+  }
+  // Whatever the message held before is replaced.
+  v1::Predictions dirty;
+  dirty.add_attach()->set_summary("stale");
+  for (int i = 0; i < 12; ++i) dirty.add_attach();
+  dirty.mutable_stack_depot()->add_checks();
+  EvaluateAllInto(b, {}, &dirty);
+  EXPECT_EQ(dirty.SerializeAsString(), EvaluateAll(b).SerializeAsString());
+}
+
 TEST(EvaluateTest, Deterministic) {
   v1::HostSnapshot s;
   s.mutable_kernel()->set_release("6.19");

@@ -64,10 +64,18 @@ const char* ProbeKindName(v1::ProbeKind kind) {
 namespace {
 
 // The use decision from feature answers already looked up (nullptr: the
-// release is unknown).
-FgraphUse UsesFromAnswers(v1::ProbeKind kind, const FeatureAnswer* on_fgraph,
-                          const FeatureAnswer* entry_only) {
-  FgraphUse use;
+// release is unknown). Points into the answers; allocates nothing.
+struct UseDecision {
+  bool uses_fgraph = false;
+  bool release_known = true;
+  const char* reason = "";
+  const std::string* rows[2] = {nullptr, nullptr};
+  int nrows = 0;
+};
+
+UseDecision Decide(v1::ProbeKind kind, const FeatureAnswer* on_fgraph,
+                   const FeatureAnswer* entry_only) {
+  UseDecision use;
   use.release_known = on_fgraph != nullptr;
   if (IsGraphTracerKind(kind)) {
     use.uses_fgraph = true;
@@ -75,12 +83,9 @@ FgraphUse UsesFromAnswers(v1::ProbeKind kind, const FeatureAnswer* on_fgraph,
     return use;
   }
   if (!IsFprobeKind(kind)) {
-    use.uses_fgraph = false;
-    use.reason = kind == v1::PROBE_KIND_KRETPROBE
-                     ? "kretprobes use rethook, never fgraph"
-                     : (kind == v1::PROBE_KIND_FENTRY_FEXIT
-                            ? "BPF trampolines never use fgraph"
-                            : "not a probe kind");
+    use.reason = kind == v1::PROBE_KIND_KRETPROBE       ? "kretprobes use rethook, never fgraph"
+                 : kind == v1::PROBE_KIND_FENTRY_FEXIT ? "BPF trampolines never use fgraph"
+                                                       : "not a probe kind";
     return use;
   }
   if (on_fgraph == nullptr) {
@@ -88,16 +93,14 @@ FgraphUse UsesFromAnswers(v1::ProbeKind kind, const FeatureAnswer* on_fgraph,
     use.reason = "kernel release unknown: assumed fprobe on fgraph (worst case)";
     return use;
   }
-  use.feature_rows.push_back(on_fgraph->row);
+  use.rows[use.nrows++] = &on_fgraph->row;
   if (!on_fgraph->present) {
-    use.uses_fgraph = false;
     use.reason = "fprobe is not built on fgraph before 6.14 (rethook)";
     return use;
   }
   if (IsEntryOnlyFprobeKind(kind)) {
-    use.feature_rows.push_back(entry_only->row);
+    use.rows[use.nrows++] = &entry_only->row;
     if (entry_only->present) {
-      use.uses_fgraph = false;
       use.reason = "entry-only fprobes no longer register fgraph";
       return use;
     }
@@ -114,10 +117,18 @@ FgraphUse UsesFromAnswers(v1::ProbeKind kind, const FeatureAnswer* on_fgraph,
 
 FgraphUse ProbeKindUsesFgraph(v1::ProbeKind kind, const KernelRelease* release,
                               const FeatureTable& table) {
-  if (release == nullptr) return UsesFromAnswers(kind, nullptr, nullptr);
-  const FeatureAnswer on = table.Has(feature::kFprobeOnFgraph, *release);
-  const FeatureAnswer entry = table.Has(feature::kFprobeEntryOnlyOffFgraph, *release);
-  return UsesFromAnswers(kind, &on, &entry);
+  FeatureAnswer on, entry;
+  if (release != nullptr) {
+    on = table.Has(feature::kFprobeOnFgraph, *release);
+    entry = table.Has(feature::kFprobeEntryOnlyOffFgraph, *release);
+  }
+  UseDecision d = Decide(kind, release ? &on : nullptr, release ? &entry : nullptr);
+  FgraphUse use;
+  use.uses_fgraph = d.uses_fgraph;
+  use.release_known = d.release_known;
+  use.reason = d.reason;
+  for (int i = 0; i < d.nrows; ++i) use.feature_rows.push_back(*d.rows[i]);
+  return use;
 }
 
 WalkCost ShadowStackWalk(uint64_t n_total, uint64_t n_null, uint32_t batch) {
@@ -163,30 +174,15 @@ double ThreadsForWalkSeconds(double seconds, uint32_t batch,
 }
 
 AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
-                                const ModelOptions& options) {
+                                const ModelOptions& options,
+                                const KernelFeatures& features) {
   AttachContext ctx;
-  const FeatureTable& table =
-      options.features != nullptr ? *options.features : FeatureTable::Builtin();
+  ctx.features = &features;
   if (options.c_visit_seconds) {
     ctx.c.c_visit = *options.c_visit_seconds;
     ctx.c_visit_overridden = true;
   }
   const v1::KernelInfo& kernel = snapshot.kernel();
-  if (kernel.has_release()) {
-    absl::StatusOr<KernelRelease> parsed = ParseKernelRelease(kernel.release());
-    if (parsed.ok()) {
-      ctx.release = *parsed;
-    } else {
-      ctx.release_note = absl::StrCat("kernel release unparsable: ", parsed.status().message());
-    }
-  } else {
-    ctx.release_note = "kernel release unknown";
-  }
-  if (ctx.release) {
-    ctx.on_fgraph = table.Has(feature::kFprobeOnFgraph, *ctx.release);
-    ctx.entry_only = table.Has(feature::kFprobeEntryOnlyOffFgraph, *ctx.release);
-    ctx.batch1024 = table.Has(feature::kRetstackBatch1024, *ctx.release);
-  }
   ctx.graph_config_off =
       kernel.has_config_function_graph_tracer() && !kernel.config_function_graph_tracer();
   ctx.fprobe_config_off = kernel.has_config_fprobe() && !kernel.config_fprobe();
@@ -194,8 +190,9 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
   if (options.batch && *options.batch > 0) {
     ctx.batch = *options.batch;
     ctx.batch_source = v1::INPUT_SOURCE_OVERRIDDEN;
-  } else if (ctx.release) {
-    ctx.batch = ctx.batch1024.present ? kPatchedRetstackBatch : kDefaultRetstackBatch;
+  } else if (features.release) {
+    ctx.batch = features.retstack_batch_1024.present ? kPatchedRetstackBatch
+                                                      : kDefaultRetstackBatch;
     ctx.batch_source = v1::INPUT_SOURCE_DERIVED;
   } else {
     ctx.batch = kDefaultRetstackBatch;
@@ -245,25 +242,10 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
 
 namespace {
 
-// "12.3" for (12.34, 1): fixed-point rendering without printf machinery.
-std::string Fixed(double v, int decimals) {
-  if (!(std::fabs(v) < 1e15)) return absl::StrFormat("%.*f", decimals, v);
-  int64_t scale = 1;
-  for (int i = 0; i < decimals; ++i) scale *= 10;
-  const int64_t r = std::llround(std::fabs(v) * static_cast<double>(scale));
-  std::string out = v < 0 && r != 0 ? "-" : "";
-  absl::StrAppend(&out, r / scale);
-  if (decimals > 0) {
-    std::string frac = absl::StrCat(r % scale);
-    out.append(".").append(static_cast<size_t>(decimals) - frac.size(), '0').append(frac);
-  }
-  return out;
-}
-
 std::string Duration(double s) {
-  if (s >= 1.0) return absl::StrCat(Fixed(s, 1), " s");
-  if (s >= 1e-3) return absl::StrCat(Fixed(s * 1e3, 1), " ms");
-  return absl::StrCat(Fixed(s * 1e6, 0), " us");
+  if (s >= 1.0) return absl::StrCat(FormatFixed(s, 1), " s");
+  if (s >= 1e-3) return absl::StrCat(FormatFixed(s * 1e3, 1), " ms");
+  return absl::StrCat(FormatFixed(s * 1e6, 0), " us");
 }
 
 }  // namespace
@@ -271,23 +253,29 @@ std::string Duration(double s) {
 v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                                          v1::ProbeKind kind,
                                          const ModelOptions& options) {
-  return PredictFgraphAttach(snapshot, kind, options, MakeAttachContext(snapshot, options));
+  const KernelFeatures features = ResolveKernelFeatures(
+      snapshot.kernel(),
+      options.features != nullptr ? *options.features : FeatureTable::Builtin());
+  v1::AttachPrediction out;
+  PredictFgraphAttach(snapshot, kind, options, MakeAttachContext(snapshot, options, features),
+                      &out);
+  return out;
 }
 
-v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
-                                         v1::ProbeKind kind,
-                                         const ModelOptions& options,
-                                         const AttachContext& ctx) {
-  v1::AttachPrediction out;
+void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
+                         const ModelOptions& options, const AttachContext& ctx,
+                         v1::AttachPrediction* out_ptr) {
+  ResetKeepingBasis(out_ptr);
+  v1::AttachPrediction& out = *out_ptr;
   out.set_probe_kind(kind);
   v1::Basis* basis = out.mutable_basis();
-  basis->mutable_inputs()->Reserve(10);
-  basis->mutable_constants()->Reserve(4);
   const FgraphConstants& c = ctx.c;
+  const KernelFeatures& features = *ctx.features;
   int unknown_inputs = 0;
 
-  FgraphUse use = UsesFromAnswers(kind, ctx.release ? &ctx.on_fgraph : nullptr,
-                                  ctx.release ? &ctx.entry_only : nullptr);
+  const bool release_known = features.release.has_value();
+  UseDecision use = Decide(kind, release_known ? &features.fprobe_on_fgraph : nullptr,
+                           release_known ? &features.fprobe_entry_only_off_fgraph : nullptr);
   bool available = true;
   if (IsGraphTracerKind(kind) && ctx.graph_config_off) available = false;
   if (IsFprobeKind(kind) && ctx.fprobe_config_off) available = false;
@@ -310,13 +298,13 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
   AddConstant(basis, "c_site", c.c_site, "s",
               "model assumption: batched text_poke per patched call site");
 
-  if (ctx.release) {
+  if (release_known) {
     AddInput(basis, "kernel.release", snapshot.kernel().release(), v1::INPUT_SOURCE_MEASURED);
   } else {
-    AddNote(basis, ctx.release_note);
+    AddNote(basis, features.release_note);
   }
-  for (const std::string& row : use.feature_rows) AddFeatureRow(basis, row);
-  AddNote(basis, absl::StrCat(ProbeKindName(kind), ": ", use.reason));
+  for (int i = 0; i < use.nrows; ++i) AddFeatureRow(basis, *use.rows[i]);
+  absl::StrAppend(NewNote(basis), ProbeKindName(kind), ": ", use.reason);
   if (!available) {
     AddNote(basis, IsGraphTracerKind(kind)
                        ? "CONFIG_FUNCTION_GRAPH_TRACER is off: this probe kind is unavailable"
@@ -360,20 +348,24 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
     out.set_longest_pass_seconds(0);
     stall.non_yielding_seconds = 0;  // ftrace_replace_code() reschedules
     stall.blocking_seconds = patch;
-    StallAssessment a = AssessStall(stall, thresholds);
-    for (auto& check : a.checks) *out.add_checks() = std::move(check);
+    StallAssessment a = AssessStall(stall, thresholds, out.mutable_checks());
     out.set_risk(a.risk == v1::RISK_LATENCY ? v1::RISK_LATENCY : v1::RISK_NONE);
     if (!use.uses_fgraph && IsFprobeKind(kind) && !use.release_known) {
       out.set_risk(v1::RISK_UNKNOWN);
     }
-    out.set_summary(absl::StrCat(
-        ProbeKindName(kind), ": ",
-        !available  ? "unavailable on this kernel"
-        : ctx.active ? "fgraph already active, no shadow-stack walk"
-                     : absl::StrCat("does not use fgraph here (", use.reason, ")"),
-        "; about ", Duration(patch), " to patch ", sites, " site(s); no stall risk."));
+    std::string* summary = out.mutable_summary();
+    absl::StrAppend(summary, ProbeKindName(kind), ": ");
+    if (!available) {
+      absl::StrAppend(summary, "unavailable on this kernel");
+    } else if (ctx.active && use.uses_fgraph) {
+      absl::StrAppend(summary, "fgraph already active, no shadow-stack walk");
+    } else {
+      absl::StrAppend(summary, "does not use fgraph here (", use.reason, ")");
+    }
+    absl::StrAppend(summary, "; about ", Duration(patch), " to patch ", sites,
+                    " site(s); no stall risk.");
     SetConfidence(basis, unknown_inputs);
-    return out;
+    return;
   }
 
   AddInput(basis, "kernel.preempt_mode", PreemptModeName(ctx.preempt),
@@ -386,7 +378,9 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
            thresholds.has_rcu_cpu_stall_timeout_seconds() ? v1::INPUT_SOURCE_MEASURED
                                                           : v1::INPUT_SOURCE_DEFAULT);
   AddInput(basis, "batch", ctx.batch_value, ctx.batch_source);
-  if (ctx.batch_source == v1::INPUT_SOURCE_DERIVED) AddFeatureRow(basis, ctx.batch1024.row);
+  if (ctx.batch_source == v1::INPUT_SOURCE_DERIVED) {
+    AddFeatureRow(basis, features.retstack_batch_1024.row);
+  }
   AddInput(basis, "fgraph.active", ctx.active_known ? "false" : "unknown (assumed false)",
            ctx.active_known ? v1::INPUT_SOURCE_MEASURED : v1::INPUT_SOURCE_DEFAULT);
 
@@ -395,18 +389,17 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
     AddNote(basis, "threads.total unknown: walk cost cannot be predicted");
     out.set_latency_seconds(patch);
     out.set_risk(v1::RISK_UNKNOWN);
-    out.set_summary(absl::StrCat(ProbeKindName(kind),
-                                 ": walks every thread's shadow stack, but the "
-                                 "thread count is unknown."));
+    absl::StrAppend(out.mutable_summary(), ProbeKindName(kind),
+                    ": walks every thread's shadow stack, but the thread count is unknown.");
     SetConfidence(basis, unknown_inputs);
-    return out;
+    return;
   }
   AddInput(basis, "threads.total", ctx.n_total_value, v1::INPUT_SOURCE_MEASURED);
   AddInput(basis, "fgraph.null_threads_bound", ctx.n_null_value, ctx.null_source);
   if (ctx.null_source == v1::INPUT_SOURCE_DEFAULT) {
     AddNote(basis, "N_null assumed = N_total (fgraph never active since boot)");
   } else if (!snapshot.fgraph().null_threads_basis().empty()) {
-    AddNote(basis, absl::StrCat("N_null: ", snapshot.fgraph().null_threads_basis()));
+    absl::StrAppend(NewNote(basis), "N_null: ", snapshot.fgraph().null_threads_basis());
   }
 
   out.set_null_threads(ctx.n_null);
@@ -420,8 +413,7 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
   // ftrace_replace_code), so only the walk counts against the watchdogs.
   stall.non_yielding_seconds = ctx.walk_seconds;
   stall.blocking_seconds = ctx.walk_seconds + patch;
-  StallAssessment a = AssessStall(stall, thresholds);
-  for (auto& check : a.checks) *out.add_checks() = std::move(check);
+  StallAssessment a = AssessStall(stall, thresholds, out.mutable_checks());
   out.set_risk(a.risk);
   if (!use.release_known && out.risk() != v1::RISK_NONE) out.set_risk(v1::RISK_UNKNOWN);
 
@@ -432,7 +424,11 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
         ThreadsForWalkSeconds(*options.latency_budget_seconds - patch, ctx.batch, c));
   }
 
-  std::string verdict;
+  std::string* summary = out.mutable_summary();
+  absl::StrAppend(summary, ProbeKindName(kind), ": first attach walks ", ctx.n_total,
+                  " threads (", ctx.n_null, " without a shadow stack) in ", ctx.walk.passes,
+                  " passes of ", ctx.batch, ": about ", Duration(out.latency_seconds()),
+                  " blocked; ");
   switch (out.risk()) {
     case v1::RISK_STALL:
     case v1::RISK_WARNING: {
@@ -443,33 +439,30 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
           worst = &check;
         }
       }
-      verdict = absl::StrCat(
-          out.risk() == v1::RISK_STALL ? "predicts a " : "close to a ",
-          worst ? CheckKindName(worst->kind()) : "stall", " (", PreemptModeName(ctx.preempt),
-          ", ", Fixed(worst ? worst->margin() : 0.0, 2), "x the ",
-          Fixed(worst ? worst->threshold() : 0.0, 0), " s threshold)");
+      absl::StrAppend(summary, out.risk() == v1::RISK_STALL ? "predicts a " : "close to a ",
+                      worst ? CheckKindName(worst->kind()) : "stall", " (",
+                      PreemptModeName(ctx.preempt), ", ", FormatFixed(worst ? worst->margin() : 0.0, 2),
+                      "x the ", FormatFixed(worst ? worst->threshold() : 0.0, 0), " s threshold)");
       if (out.has_threads_at_stall()) {
-        absl::StrAppend(&verdict, "; stays below it under ", Fixed(out.threads_at_stall(), 0),
+        absl::StrAppend(summary, "; stays below it under ", FormatFixed(out.threads_at_stall(), 0),
                         " NULL-stack threads");
       }
       break;
     }
     case v1::RISK_UNKNOWN:
-      verdict = use.release_known
-                    ? "a non-preemptible kernel would stall; preemption mode unknown"
-                    : "kernel release unknown, worst case shown";
+      absl::StrAppend(summary, use.release_known
+                                   ? "a non-preemptible kernel would stall; preemption mode unknown"
+                                   : "kernel release unknown, worst case shown");
       break;
     default:
-      verdict = PreemptibilityOf(ctx.preempt) == Preemptibility::kPreemptible
-                    ? absl::StrCat("latency only (", PreemptModeName(ctx.preempt), ")")
-                    : "no stall expected";
+      if (PreemptibilityOf(ctx.preempt) == Preemptibility::kPreemptible) {
+        absl::StrAppend(summary, "latency only (", PreemptModeName(ctx.preempt), ")");
+      } else {
+        absl::StrAppend(summary, "no stall expected");
+      }
   }
-  out.set_summary(absl::StrCat(ProbeKindName(kind), ": first attach walks ", ctx.n_total,
-                               " threads (", ctx.n_null, " without a shadow stack) in ",
-                               ctx.walk.passes, " passes of ", ctx.batch, ": about ",
-                               Duration(out.latency_seconds()), " blocked; ", verdict, "."));
+  absl::StrAppend(summary, ".");
   SetConfidence(basis, unknown_inputs);
-  return out;
 }
 
 }  // namespace tracehealth

@@ -19,6 +19,7 @@
 
 #include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
+#include "common/models/kernel_features.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -92,11 +93,10 @@ double ThreadsForWalkSeconds(double seconds, uint32_t batch,
 // kind: parsed release and feature answers, batch, thresholds, N_total,
 // N_null and the walk. EvaluateAll builds it once for all ten kinds.
 struct AttachContext {
+  // Not owned; outlives the context.
+  const KernelFeatures* features = nullptr;
   FgraphConstants c;
   bool c_visit_overridden = false;
-  std::optional<KernelRelease> release;
-  std::string release_note;  // why the release is unknown
-  FeatureAnswer on_fgraph, entry_only, batch1024;  // valid when `release`
   bool graph_config_off = false;
   bool fprobe_config_off = false;
   uint32_t batch = kDefaultRetstackBatch;
@@ -116,18 +116,21 @@ struct AttachContext {
   std::optional<double> threads_at_stall;
 };
 
+// `features` must outlive the returned context.
 AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
-                                const ModelOptions& options);
+                                const ModelOptions& options,
+                                const KernelFeatures& features);
 
-// The attach prediction for one probe kind (see evaluate.h). The second
-// form reuses a context made by MakeAttachContext(snapshot, options).
+// The attach prediction for one probe kind (see evaluate.h).
 v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                                          v1::ProbeKind kind,
                                          const ModelOptions& options);
-v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
-                                         v1::ProbeKind kind,
-                                         const ModelOptions& options,
-                                         const AttachContext& context);
+// The same into `*out`, which is reset first; the memory of its basis is
+// reused, so refilling one message allocates little. `context` comes from
+// MakeAttachContext(snapshot, options, ...).
+void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
+                         const ModelOptions& options, const AttachContext& context,
+                         v1::AttachPrediction* out);
 
 }  // namespace tracehealth
 

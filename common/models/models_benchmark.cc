@@ -170,6 +170,8 @@ void BenchMemory() {
               268 * g.ratio);
 }
 
+}  // namespace
+
 v1::HostSnapshot FullSnapshot() {
   v1::HostSnapshot s;
   v1::KernelInfo* k = s.mutable_kernel();
@@ -216,50 +218,84 @@ v1::HostSnapshot FullSnapshot() {
   return s;
 }
 
+namespace {
+
+template <typename F>
+double MicrosPerCall(int calls, F&& f) {
+  auto a = Clock::now();
+  for (int i = 0; i < calls; ++i) f();
+  return Seconds(a, Clock::now()) / calls * 1e6;
+}
+
 void BenchEvaluate() {
-  std::printf("== EvaluateAll (10 attach kinds + stack depot + vmap purge)\n");
+  std::printf("== EvaluateAll (10 attach kinds + stack depot + vmap purge, full basis each)\n");
   const v1::HostSnapshot snapshot = FullSnapshot();
   auto first_start = Clock::now();
   v1::Predictions first = EvaluateAll(snapshot);
   const double first_seconds = Seconds(first_start, Clock::now());
   g_sink += first.attach_size();
-  std::vector<double> per_call;
-  const int kBatches = 200, kPerBatch = 100;
-  auto all_start = Clock::now();
-  for (int b = 0; b < kBatches; ++b) {
-    auto a = Clock::now();
-    for (int i = 0; i < kPerBatch; ++i) {
-      v1::Predictions p = EvaluateAll(snapshot);
-      g_sink += p.worst_risk();
-    }
-    per_call.push_back(Seconds(a, Clock::now()) / kPerBatch * 1e6);
-  }
-  const double total = Seconds(all_start, Clock::now());
-  const int calls = kBatches * kPerBatch;
   std::printf("first call (computes the generated-shape trie ratio once): %.1f ms\n",
               first_seconds * 1e3);
-  std::printf("%.0f evaluations/s, %.2f us per snapshot (median batch %.2f us) "
-              "[target < 10 us]\n",
-              calls / total, total / calls * 1e6, Percentile(per_call, 0.5));
-  v1::AttachPrediction one;
-  auto a = Clock::now();
-  for (int i = 0; i < calls; ++i) {
-    one = PredictAttach(snapshot, v1::PROBE_KIND_KPROBE_MULTI_RETURN);
-    g_sink += one.passes();
+  const int kBatches = 200, kPerBatch = 100;
+  const int calls = kBatches * kPerBatch;
+
+  // By value: a new message per call (every string and sub-message is
+  // allocated and freed).
+  std::vector<double> per_batch;
+  for (int b = 0; b < kBatches; ++b) {
+    per_batch.push_back(MicrosPerCall(kPerBatch, [&] {
+      v1::Predictions p = EvaluateAll(snapshot);
+      g_sink += p.worst_risk();
+    }));
   }
-  std::printf("breakdown: PredictAttach (one kind, own context) %.2f us", Seconds(a, Clock::now()) / calls * 1e6);
+  const double by_value = Percentile(per_batch, 0.5);
+  std::printf("EvaluateAll by value: %.0f evaluations/s, %.2f us per snapshot (median of %d "
+              "batches)\n", 1e6 / by_value, by_value, kBatches);
+
+  // Into one reused message: the memory of every element is reused.
+  v1::Predictions reused;
+  per_batch.clear();
+  for (int b = 0; b < kBatches; ++b) {
+    per_batch.push_back(MicrosPerCall(kPerBatch, [&] {
+      EvaluateAllInto(snapshot, {}, &reused);
+      g_sink += reused.worst_risk();
+    }));
+  }
+  const double into = Percentile(per_batch, 0.5);
+  std::printf("EvaluateAllInto, reused message: %.0f evaluations/s, %.2f us per snapshot "
+              "[target < 10 us]; %.1fx faster than by value\n", 1e6 / into, into,
+              by_value / into);
+  g_sink += reused.SerializeAsString() == first.SerializeAsString();
+
   const ModelOptions options;
-  a = Clock::now();
-  for (int i = 0; i < calls; ++i) g_sink += MakeAttachContext(snapshot, options).walk.passes;
-  std::printf(", attach context %.2f us", Seconds(a, Clock::now()) / calls * 1e6);
-  a = Clock::now();
-  for (int i = 0; i < calls; ++i) g_sink += PredictStackDepot(snapshot, options).risk();
-  std::printf(", stack depot %.2f us", Seconds(a, Clock::now()) / calls * 1e6);
-  a = Clock::now();
-  for (int i = 0; i < calls; ++i) g_sink += PredictVmapPurge(snapshot, options).risk();
-  std::printf(", vmap purge %.2f us\n", Seconds(a, Clock::now()) / calls * 1e6);
-  std::printf("worst risk of the benchmark snapshot: %d; kprobe_multi return: %s\n",
-              first.worst_risk(), first.attach(4).summary().c_str());
+  const FeatureTable& table = FeatureTable::Builtin();
+  std::printf("breakdown per snapshot: resolve features %.2f us",
+              MicrosPerCall(calls, [&] {
+                g_sink += ResolveKernelFeatures(snapshot.kernel(), table).release->minor;
+              }));
+  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), table);
+  std::printf(", attach context %.2f us", MicrosPerCall(calls, [&] {
+                g_sink += MakeAttachContext(snapshot, options, features).walk.passes;
+              }));
+  const AttachContext context = MakeAttachContext(snapshot, options, features);
+  v1::AttachPrediction attach;
+  std::printf(", one attach kind (reused) %.2f us", MicrosPerCall(calls, [&] {
+                PredictFgraphAttach(snapshot, v1::PROBE_KIND_KPROBE_MULTI_RETURN, options,
+                                    context, &attach);
+                g_sink += attach.passes();
+              }));
+  v1::StackDepotPrediction depot;
+  std::printf(", stack depot %.2f us", MicrosPerCall(calls, [&] {
+                PredictStackDepot(snapshot, options, features, &depot);
+                g_sink += depot.risk();
+              }));
+  v1::VmapPurgePrediction vmap;
+  std::printf(", vmap purge %.2f us\n", MicrosPerCall(calls, [&] {
+                PredictVmapPurge(snapshot, options, features, &vmap);
+                g_sink += vmap.risk();
+              }));
+  std::printf("worst risk of the benchmark snapshot: %d; %s\n", first.worst_risk(),
+              first.attach(4).summary().c_str());
 }
 
 }  // namespace
@@ -282,5 +318,11 @@ int main(int argc, char** argv) {
   if (only.empty() || only == "evaluate") tracehealth::BenchEvaluate();
   if (only.empty() || only == "trie") tracehealth::BenchTrie(rounds);
   if (only.empty() || only == "memory") tracehealth::BenchMemory();
+  if (only == "profile_into") {
+    // A long EvaluateAllInto loop for profilers.
+    const tracehealth::v1::HostSnapshot snapshot = tracehealth::FullSnapshot();
+    tracehealth::v1::Predictions p;
+    for (int i = 0; i < 300000; ++i) tracehealth::EvaluateAllInto(snapshot, {}, &p);
+  }
   return 0;
 }

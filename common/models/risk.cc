@@ -33,22 +33,25 @@ double RcuStallThresholdSeconds(const v1::Thresholds& thresholds) {
 
 namespace {
 
-v1::ThresholdCheck MakeCheck(v1::ThresholdCheck::Kind kind, double threshold,
-                             double predicted, bool applies, bool panics) {
-  v1::ThresholdCheck check;
-  check.set_kind(kind);
-  check.set_threshold(threshold);
-  check.set_predicted(predicted);
-  check.set_margin(threshold > 0 ? predicted / threshold : 0);
-  check.set_applies(applies);
-  check.set_panics(panics);
-  return check;
+const v1::ThresholdCheck& AddCheck(
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks,
+    v1::ThresholdCheck::Kind kind, double threshold, double predicted, bool applies,
+    bool panics) {
+  v1::ThresholdCheck* check = checks->Add();
+  check->set_kind(kind);
+  check->set_threshold(threshold);
+  check->set_predicted(predicted);
+  check->set_margin(threshold > 0 ? predicted / threshold : 0);
+  check->set_applies(applies);
+  check->set_panics(panics);
+  return *check;
 }
 
 }  // namespace
 
-StallAssessment AssessStall(const StallInput& input,
-                            const v1::Thresholds& thresholds) {
+StallAssessment AssessStall(
+    const StallInput& input, const v1::Thresholds& thresholds,
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks) {
   StallAssessment out;
   const Preemptibility preempt = PreemptibilityOf(input.preempt_mode);
   // Stall checks are evaluated as if non-preemptible when the mode is
@@ -60,20 +63,19 @@ StallAssessment AssessStall(const StallInput& input,
   double worst_if_nonpreemptible = 0;
   const double soft = SoftLockupThresholdSeconds(thresholds);
   if (soft > 0) {
-    v1::ThresholdCheck check = MakeCheck(
-        v1::ThresholdCheck::KIND_SOFT_LOCKUP, soft, input.non_yielding_seconds,
+    const v1::ThresholdCheck& check = AddCheck(
+        checks, v1::ThresholdCheck::KIND_SOFT_LOCKUP, soft, input.non_yielding_seconds,
         applies, thresholds.softlockup_panic());
     if (could_stall) worst_if_nonpreemptible = std::max(worst_if_nonpreemptible, check.margin());
     if (applies) {
       out.worst_stall_margin = std::max(out.worst_stall_margin, check.margin());
       out.lowest_stall_threshold = soft;
     }
-    out.checks.push_back(check);
   }
   const double rcu = RcuStallThresholdSeconds(thresholds);
   if (input.check_rcu && rcu > 0) {
-    v1::ThresholdCheck check = MakeCheck(
-        v1::ThresholdCheck::KIND_RCU_STALL, rcu, input.non_yielding_seconds,
+    const v1::ThresholdCheck& check = AddCheck(
+        checks, v1::ThresholdCheck::KIND_RCU_STALL, rcu, input.non_yielding_seconds,
         applies, thresholds.panic_on_rcu_stall());
     if (could_stall) worst_if_nonpreemptible = std::max(worst_if_nonpreemptible, check.margin());
     if (applies) {
@@ -81,15 +83,13 @@ StallAssessment AssessStall(const StallInput& input,
       out.lowest_stall_threshold =
           out.lowest_stall_threshold ? std::min(*out.lowest_stall_threshold, rcu) : rcu;
     }
-    out.checks.push_back(check);
   }
   bool over_budget = false;
   if (input.latency_budget_seconds && *input.latency_budget_seconds > 0) {
-    v1::ThresholdCheck check =
-        MakeCheck(v1::ThresholdCheck::KIND_LATENCY, *input.latency_budget_seconds,
-                  input.blocking_seconds, true, false);
+    const v1::ThresholdCheck& check =
+        AddCheck(checks, v1::ThresholdCheck::KIND_LATENCY, *input.latency_budget_seconds,
+                 input.blocking_seconds, true, false);
     over_budget = check.margin() >= 1.0;
-    out.checks.push_back(check);
   }
 
   v1::Risk base = (over_budget || input.blocking_seconds >= kNoticeableSeconds)

@@ -16,7 +16,8 @@
 #define TRACEHEALTH_COMMON_MODELS_RISK_H_
 
 #include <optional>
-#include <vector>
+
+#include "google/protobuf/repeated_ptr_field.h"
 
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -54,7 +55,6 @@ struct StallInput {
 };
 
 struct StallAssessment {
-  std::vector<v1::ThresholdCheck> checks;
   v1::Risk risk = v1::RISK_UNKNOWN;
   // Worst applicable margin over the stall checks (0 when none applies).
   double worst_stall_margin = 0;
@@ -62,10 +62,13 @@ struct StallAssessment {
   std::optional<double> lowest_stall_threshold;
 };
 
-// Builds the checks for `input` using `thresholds` (unset values take the
-// kernel defaults; watchdog_thresh 0 disables the soft-lockup check).
-StallAssessment AssessStall(const StallInput& input,
-                            const v1::Thresholds& thresholds);
+// Appends the checks for `input` to `checks` (soft lockup, RCU stall when
+// input.check_rcu, latency budget when given) using `thresholds` (unset
+// values take the kernel defaults; watchdog_thresh 0 disables the
+// soft-lockup check) and returns the risk.
+StallAssessment AssessStall(
+    const StallInput& input, const v1::Thresholds& thresholds,
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks);
 
 // Soft-lockup threshold 2 * watchdog_thresh in seconds (0: disabled).
 double SoftLockupThresholdSeconds(const v1::Thresholds& thresholds);

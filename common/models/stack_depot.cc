@@ -93,8 +93,19 @@ std::string Duration(double s) {
 
 v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                            const ModelOptions& options) {
-  (void)options;
+  const KernelFeatures features = ResolveKernelFeatures(
+      snapshot.kernel(),
+      options.features != nullptr ? *options.features : FeatureTable::Builtin());
   v1::StackDepotPrediction out;
+  PredictStackDepot(snapshot, options, features, &out);
+  return out;
+}
+
+void PredictStackDepot(const v1::HostSnapshot& snapshot, const ModelOptions& options,
+                       const KernelFeatures& features, v1::StackDepotPrediction* out_ptr) {
+  (void)options;
+  ResetKeepingBasis(out_ptr);
+  v1::StackDepotPrediction& out = *out_ptr;
   v1::Basis* basis = out.mutable_basis();
   const v1::KernelInfo& kernel = snapshot.kernel();
   const v1::StackDepotStats& stats = snapshot.stackdepot();
@@ -128,7 +139,7 @@ v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
       out.set_summary("Stack depot: kernel config and stats unknown.");
       SetConfidence(basis, 1);
     }
-    return out;
+    return;
   }
   out.set_applies(true);
 
@@ -153,9 +164,14 @@ v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                                    : v1::INPUT_SOURCE_MEASURED);
   } else if (std::optional<uint64_t> from_cmdline =
                  kernel.has_cmdline() ? MaxPoolsFromCmdline(kernel.cmdline()) : std::nullopt) {
-    max_pools = *from_cmdline;
+    // The parameter exists from 6.17; before, the pool count is capped at
+    // 8192 whatever the command line says.
+    const bool honoured = !features.release || features.stackdepot_max_pools_param.present;
+    if (features.release) AddFeatureRow(basis, features.stackdepot_max_pools_param.row);
+    max_pools = honoured ? *from_cmdline : kDepotDefaultMaxPools;
     AddInput(basis, "stackdepot.max_pools", absl::StrCat(max_pools), v1::INPUT_SOURCE_DERIVED);
-    AddNote(basis, "max pools from stack_depot_max_pools= on the command line");
+    AddNote(basis, honoured ? "max pools from stack_depot_max_pools= on the command line"
+                            : "stack_depot_max_pools= ignored before 6.17 (cap 8192)");
   } else {
     AddInput(basis, "stackdepot.max_pools", absl::StrCat(max_pools), v1::INPUT_SOURCE_DEFAULT);
   }
@@ -256,10 +272,11 @@ v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
   }
   out.set_risk(risk);
 
-  std::string summary = "Stack depot: ";
+  std::string& summary = *out.mutable_summary();
+  summary = "Stack depot: ";
   if (pools) {
-    absl::StrAppendFormat(&summary, "%d of %d pools (%.0f%%)", *pools, max_pools,
-                          100 * out.budget_ratio());
+    absl::StrAppend(&summary, *pools, " of ", max_pools, " pools (",
+                    FormatFixed(100 * out.budget_ratio(), 0), "%)");
     if (out.has_seconds_to_exhaustion()) {
       absl::StrAppend(&summary, out.seconds_to_exhaustion() <= 0
                                     ? ", full"
@@ -271,15 +288,13 @@ v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
   } else {
     absl::StrAppend(&summary, "pool use unknown");
   }
-  absl::StrAppendFormat(&summary, "; the trie backend would need %.0f%% of the hash bytes",
-                        100 * trie->ratio());
+  absl::StrAppend(&summary, "; the trie backend would need ",
+                  FormatFixed(100 * trie->ratio(), 0), "% of the hash bytes");
   if (risk == v1::RISK_STALL) {
     absl::StrAppend(&summary, "; new traces lose their handle: raise stack_depot_max_pools");
   }
   absl::StrAppend(&summary, ".");
-  out.set_summary(summary);
   SetConfidence(basis, unknown_inputs);
-  return out;
 }
 
 }  // namespace tracehealth

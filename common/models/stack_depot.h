@@ -19,6 +19,7 @@
 
 #include "absl/types/span.h"
 #include "common/models/depot_trie.h"
+#include "common/models/kernel_features.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -61,6 +62,10 @@ std::optional<uint64_t> MaxPoolsFromCmdline(absl::string_view cmdline);
 
 v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                            const ModelOptions& options);
+// The same into `*out` (reset first, its basis memory reused), with the
+// snapshot's features resolved by the caller.
+void PredictStackDepot(const v1::HostSnapshot& snapshot, const ModelOptions& options,
+                       const KernelFeatures& features, v1::StackDepotPrediction* out);
 
 }  // namespace tracehealth
 

@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/kernel/release.h"
 #include "common/models/basis.h"
 #include "common/models/risk.h"
 
@@ -45,10 +44,20 @@ constexpr uint64_t kPagesPerShadowPage = 8;
 
 v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
                                          const ModelOptions& options) {
+  const KernelFeatures features = ResolveKernelFeatures(
+      snapshot.kernel(),
+      options.features != nullptr ? *options.features : FeatureTable::Builtin());
   v1::VmapPurgePrediction out;
+  PredictVmapPurge(snapshot, options, features, &out);
+  return out;
+}
+
+void PredictVmapPurge(const v1::HostSnapshot& snapshot, const ModelOptions& options,
+                      const KernelFeatures& features, v1::VmapPurgePrediction* out_ptr) {
+  (void)options;
+  ResetKeepingBasis(out_ptr);
+  v1::VmapPurgePrediction& out = *out_ptr;
   v1::Basis* basis = out.mutable_basis();
-  const FeatureTable& table =
-      options.features != nullptr ? *options.features : FeatureTable::Builtin();
   const v1::KernelInfo& kernel = snapshot.kernel();
   int unknown_inputs = 0;
   VmapConstants c;
@@ -59,7 +68,7 @@ v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
     AddNote(basis, "CONFIG_KASAN_VMALLOC unknown (kernel config unreadable)");
     out.set_summary("KASAN vmalloc purge: kernel config unknown, cannot tell whether it applies.");
     SetConfidence(basis, 1);
-    return out;
+    return;
   }
   AddInput(basis, "kernel.config_kasan_vmalloc",
            kernel.config_kasan_vmalloc() ? "y" : "n", v1::INPUT_SOURCE_MEASURED);
@@ -68,7 +77,7 @@ v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
     out.set_risk(v1::RISK_NONE);
     out.set_summary("KASAN vmalloc purge: CONFIG_KASAN_VMALLOC is off, nothing to flush.");
     SetConfidence(basis);
-    return out;
+    return;
   }
   out.set_applies(true);
 
@@ -94,23 +103,15 @@ v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
              v1::INPUT_SOURCE_MEASURED);
   }
 
-  std::optional<KernelRelease> release;
-  if (kernel.has_release()) {
-    absl::StatusOr<KernelRelease> parsed = ParseKernelRelease(kernel.release());
-    if (parsed.ok()) release = *parsed;
-  }
   bool combined = false, cond_resched = false, invlpgb = false;
-  if (release) {
+  if (features.release) {
     AddInput(basis, "kernel.release", kernel.release(), v1::INPUT_SOURCE_MEASURED);
-    FeatureAnswer f = table.Has(feature::kKasanFlushCombined, *release);
-    combined = f.present;
-    AddFeatureRow(basis, f.row);
-    f = table.Has(feature::kKasanPurgeCondResched, *release);
-    cond_resched = f.present;
-    AddFeatureRow(basis, f.row);
-    f = table.Has(feature::kInvlpgbKernelFlush, *release);
-    AddFeatureRow(basis, f.row);
-    if (f.present) {
+    combined = features.kasan_flush_combined.present;
+    AddFeatureRow(basis, features.kasan_flush_combined.row);
+    cond_resched = features.kasan_purge_cond_resched.present;
+    AddFeatureRow(basis, features.kasan_purge_cond_resched.row);
+    AddFeatureRow(basis, features.invlpgb_kernel_flush.row);
+    if (features.invlpgb_kernel_flush.present) {
       if (snapshot.cpus().has_invlpgb()) {
         invlpgb = snapshot.cpus().invlpgb();
         AddInput(basis, "cpus.invlpgb", invlpgb ? "true" : "false",
@@ -136,8 +137,8 @@ v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
       how = "at most one node per pending area";
     }
     flushes = static_cast<uint64_t>(nodes) + 1;
-    AddNote(basis, absl::StrCat("combined flushes: one per active vmap node (", nodes,
-                                ", ", how, "; every node active is the worst case) plus one"));
+    absl::StrAppend(NewNote(basis), "combined flushes: one per active vmap node (", nodes, ", ",
+                    how, "; every node active is the worst case) plus one");
   } else if (vm.has_unpurged_shadow_page_areas()) {
     flushes = vm.unpurged_shadow_page_areas() + 1;
     AddInput(basis, "vmalloc.unpurged_shadow_page_areas",
@@ -177,8 +178,7 @@ v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
   AddInput(basis, "kernel.preempt_mode", PreemptModeName(kernel.preempt_mode()),
            kernel.preempt_mode() == v1::PREEMPT_MODE_UNKNOWN ? v1::INPUT_SOURCE_DEFAULT
                                                              : v1::INPUT_SOURCE_MEASURED);
-  StallAssessment a = AssessStall(stall, snapshot.thresholds());
-  for (auto& check : a.checks) *out.add_checks() = check;
+  StallAssessment a = AssessStall(stall, snapshot.thresholds(), out.mutable_checks());
   v1::Risk risk = a.risk;
   // The purge runs in a kworker: nobody waits on it, so "latency" is not a
   // user-visible risk.
@@ -187,16 +187,15 @@ v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
   out.set_risk(risk);
   if (cond_resched) AddNote(basis, "the purge reschedules every 32 areas: no lockup");
 
-  std::string verdict = risk == v1::RISK_STALL     ? "soft lockup predicted"
+  const char* verdict = risk == v1::RISK_STALL     ? "soft lockup predicted"
                         : risk == v1::RISK_WARNING ? "close to the soft-lockup threshold"
                         : risk == v1::RISK_UNKNOWN ? "risk unknown"
                                                    : "no lockup risk";
-  out.set_summary(absl::StrFormat(
-      "KASAN vmalloc purge: %d flushes x %.2f ms on %d CPUs = %.2f s per purge%s; %s.",
-      flushes, per_flush * 1e3, cpus, out.purge_seconds(),
-      combined ? " (combined per vmap node)" : "", verdict));
+  absl::StrAppend(out.mutable_summary(), "KASAN vmalloc purge: ", flushes, " flushes x ",
+                  FormatFixed(per_flush * 1e3, 2), " ms on ", cpus, " CPUs = ",
+                  FormatFixed(out.purge_seconds(), 2), " s per purge",
+                  combined ? " (combined per vmap node)" : "", "; ", verdict, ".");
   SetConfidence(basis, unknown_inputs);
-  return out;
 }
 
 }  // namespace tracehealth

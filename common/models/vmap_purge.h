@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "common/models/kernel_features.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -49,6 +50,10 @@ double PerFlushSeconds(uint32_t cpus, bool invlpgb, const VmapConstants& c);
 // The vmap purge prediction (see evaluate.h).
 v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
                                          const ModelOptions& options);
+// The same into `*out` (reset first, its basis memory reused), with the
+// snapshot's features resolved by the caller.
+void PredictVmapPurge(const v1::HostSnapshot& snapshot, const ModelOptions& options,
+                      const KernelFeatures& features, v1::VmapPurgePrediction* out);
 
 }  // namespace tracehealth
 

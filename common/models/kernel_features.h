@@ -1,0 +1,40 @@
+// The kernel release of a snapshot and the feature-table answers the models
+// need, resolved once per snapshot (parsing the release and querying the
+// table is the costly part of a prediction otherwise repeated per model and
+// per probe kind).
+//
+// Thread safety: safe to call concurrently; the result is a plain value. For
+// the built-in table the last resolution is memoised per thread (same
+// input, same answer).
+#ifndef TRACEHEALTH_COMMON_MODELS_KERNEL_FEATURES_H_
+#define TRACEHEALTH_COMMON_MODELS_KERNEL_FEATURES_H_
+
+#include <optional>
+#include <string>
+
+#include "common/kernel/feature_table.h"
+#include "common/kernel/release.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth {
+
+struct KernelFeatures {
+  // Unset when the snapshot has no release or it does not parse; then
+  // `release_note` says why and every answer below is "not present".
+  std::optional<KernelRelease> release;
+  std::string release_note;
+  FeatureAnswer fprobe_on_fgraph;
+  FeatureAnswer fprobe_entry_only_off_fgraph;
+  FeatureAnswer retstack_batch_1024;
+  FeatureAnswer stackdepot_max_pools_param;
+  FeatureAnswer kasan_flush_combined;
+  FeatureAnswer kasan_purge_cond_resched;
+  FeatureAnswer invlpgb_kernel_flush;
+};
+
+KernelFeatures ResolveKernelFeatures(const v1::KernelInfo& kernel,
+                                     const FeatureTable& table);
+
+}  // namespace tracehealth
+
+#endif  // TRACEHEALTH_COMMON_MODELS_KERNEL_FEATURES_H_
