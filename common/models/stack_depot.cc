@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/models/basis.h"
+#include "common/models/page_owner_stacks.h"
 #include "common/models/pool_accounting.h"
 #include "common/models/trace_generator.h"
 
@@ -37,6 +38,28 @@ TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& tra
                   ? static_cast<double>(out.trie_bytes) / static_cast<double>(out.hash_bytes)
                   : 0;
   return out;
+}
+
+absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(absl::string_view show_stacks) {
+  absl::StatusOr<std::vector<OwnerStack>> stacks = ParsePageOwnerStacks(show_stacks);
+  if (!stacks.ok()) return stacks.status();
+  FrameAddressMap addresses;
+  std::vector<std::vector<uint64_t>> traces;
+  traces.reserve(stacks->size());
+  uint64_t frames = 0;
+  for (const OwnerStack& stack : *stacks) {
+    traces.push_back(addresses.Addresses(stack.frames));
+    frames += stack.frames.size();
+  }
+  const TrieComparison c = CompareTrieWithHash(traces);
+  v1::TrieMeasurement m;
+  m.set_traces(c.records);
+  m.set_frames(frames);
+  m.set_hash_bytes(c.hash_bytes);
+  m.set_trie_bytes(c.trie_bytes);
+  m.set_trie_pools(c.trie_pools);
+  m.set_insert_failures(c.insert_failures);
+  return m;
 }
 
 const TrieComparison& GeneratedWorkloadEstimate() {

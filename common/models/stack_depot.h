@@ -17,7 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include "absl/types/span.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/models/depot_trie.h"
 #include "common/models/kernel_features.h"
 #include "common/models/model_options.h"
@@ -48,6 +49,12 @@ struct TrieComparison {
 // its hash-backend size (persistent records are sized to their frames).
 TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& traces,
                                    const DepotTrieOptions& options = {});
+
+// Runs the trie on a page_owner_stacks/show_stacks file's text (frames
+// mapped to synthetic addresses, see page_owner_stacks.h) and returns what
+// the agent reports in HostSnapshot.trie. Errors: the parser's
+// InvalidArgument for malformed text.
+absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(absl::string_view show_stacks);
 
 // CompareTrieWithHash on GenerateSeedWorkload(), computed once.
 const TrieComparison& GeneratedWorkloadEstimate();

@@ -137,6 +137,24 @@ TEST(StackDepotTest, NotApplicableAndUnknown) {
   EXPECT_LT(p.basis().confidence(), 1.0);
 }
 
+TEST(StackDepotTest, MeasureShowStacks) {
+  // Two stacks sharing two frames, in stack_print()'s format.
+  auto m = MeasureShowStacks(
+      " post_alloc_hook+0x177/0x1a0\n get_page_from_freelist+0x6d6/0x2ab0\n"
+      " alloc_a+0x10/0x20\nnr_base_pages: 12\n\n"
+      " post_alloc_hook+0x177/0x1a0\n get_page_from_freelist+0x6d6/0x2ab0\n"
+      " alloc_b+0x10/0x20\n alloc_c+0x1/0x9\nnr_base_pages: 4\n\n");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->traces(), 2u);
+  EXPECT_EQ(m->frames(), 7u);
+  EXPECT_EQ(m->hash_bytes(), HashRecordBytes(3) + HashRecordBytes(4));
+  EXPECT_GT(m->trie_bytes(), 0u);
+  EXPECT_EQ(m->trie_pools(), 1u);
+  EXPECT_EQ(m->insert_failures(), 0u);
+  EXPECT_EQ(MeasureShowStacks(" a+0x1/0x2\n").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(StackDepotTest, CompareOnSeedWorkloadAndFlatShape) {
   const TrieComparison& g = GeneratedWorkloadEstimate();
   EXPECT_EQ(g.records, 32768u);

@@ -16,11 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/kernel/release.h"
-#include "common/models/depot_trie.h"
 #include "common/models/evaluate.h"
 #include "common/models/fgraph_attach.h"
-#include "common/models/page_owner_stacks.h"
-#include "common/models/pool_accounting.h"
 #include "common/models/risk.h"
 #include "common/models/stack_depot.h"
 #include "common/models/vmap_purge.h"
@@ -309,26 +306,12 @@ absl::StatusOr<Request> BuildRequest(const std::string& model) {
       }
       std::stringstream text;
       text << in.rdbuf();
-      absl::StatusOr<std::vector<OwnerStack>> stacks = ParsePageOwnerStacks(text.str());
-      if (!stacks.ok()) {
+      absl::StatusOr<v1::TrieMeasurement> measured = MeasureShowStacks(text.str());
+      if (!measured.ok()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(show_stacks, ": ", stacks.status().message()));
+            absl::StrCat(show_stacks, ": ", measured.status().message()));
       }
-      FrameAddressMap addresses;
-      std::vector<std::vector<uint64_t>> traces;
-      uint64_t frames = 0;
-      for (const OwnerStack& stack : *stacks) {
-        traces.push_back(addresses.Addresses(stack.frames));
-        frames += stack.frames.size();
-      }
-      TrieComparison c = CompareTrieWithHash(traces);
-      v1::TrieMeasurement* m = s.mutable_trie();
-      m->set_traces(c.records);
-      m->set_frames(frames);
-      m->set_hash_bytes(c.hash_bytes);
-      m->set_trie_bytes(c.trie_bytes);
-      m->set_trie_pools(c.trie_pools);
-      m->set_insert_failures(c.insert_failures);
+      *s.mutable_trie() = *measured;
     }
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown model '", model, "'"));
