@@ -85,13 +85,33 @@ class Streamer::Impl {
 
  private:
   void HandleAck(const v1::Ack& ack) {
+    // Our own counters first, so that once the spool is empty (what Flush
+    // waits for) Health() already reflects this ack.
+    {
+      absl::MutexLock lock(&mu_);
+      rejected_ += ack.rejected_size();
+      if (ack.acked_seq() > 0) {
+        last_acked_ = ack.acked_seq();
+        last_ack_at_ = absl::Now();
+        acked_this_stream_ = true;
+        while (!in_flight_.empty() && in_flight_.front() <= ack.acked_seq()) {
+          in_flight_.pop_front();
+        }
+      }
+      for (const v1::Rejection& r : ack.rejected()) {
+        for (auto it = in_flight_.begin(); it != in_flight_.end(); ++it) {
+          if (*it == r.seq()) {
+            in_flight_.erase(it);
+            break;
+          }
+        }
+      }
+    }
     for (const v1::Rejection& r : ack.rejected()) {
       if (spool_->Remove(r.seq())) {
         std::cerr << "tracehealth-agent: server rejected report seq " << r.seq()
                   << " (code " << r.code() << "): " << r.message() << "\n";
       }
-      absl::MutexLock lock(&mu_);
-      ++rejected_;
     }
     if (ack.acked_seq() > 0) {
       absl::Status s = spool_->Ack(ack.acked_seq());
@@ -100,22 +120,6 @@ class Streamer::Impl {
       }
     }
     absl::MutexLock lock(&mu_);
-    if (ack.acked_seq() > 0) {
-      last_acked_ = ack.acked_seq();
-      last_ack_at_ = absl::Now();
-      acked_this_stream_ = true;
-      while (!in_flight_.empty() && in_flight_.front() <= ack.acked_seq()) {
-        in_flight_.pop_front();
-      }
-    }
-    for (const v1::Rejection& r : ack.rejected()) {
-      for (auto it = in_flight_.begin(); it != in_flight_.end(); ++it) {
-        if (*it == r.seq()) {
-          in_flight_.erase(it);
-          break;
-        }
-      }
-    }
     ++progress_;
   }
 
