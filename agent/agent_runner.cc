@@ -199,6 +199,7 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   }
 
   uint64_t made = 0;
+  uint64_t first_seq = 0, last_seq = 0;
   absl::Time next = absl::Now();
   while (!signals.stop().HasBeenNotified()) {
     absl::StatusOr<uint64_t> n = seq->Next();
@@ -221,6 +222,8 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
       out.flush();
     }
     ++made;
+    if (first_seq == 0) first_seq = *n;
+    last_seq = *n;
     if (config.max_reports > 0 && made >= config.max_reports) break;
     next += config.interval;
     absl::Time now = absl::Now();
@@ -228,11 +231,17 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     signals.stop().WaitForNotificationWithTimeout(next - now);
   }
 
+  uint64_t left = 0;
   if (streamer != nullptr) {
-    // Send what is spooled while the shutdown budget lasts.
+    // Send what is spooled while the shutdown budget lasts; the rest stays
+    // in the spool for the next start.
     streamer->Flush(config.shutdown_flush_timeout);
     streamer->Stop();
+    left = spool->depth();
   }
+  err << "tracehealth-agent: stopped after " << made << " reports";
+  if (made > 0) err << " (seq " << first_seq << ".." << last_seq << ")";
+  err << ", " << left << " left in the spool\n";
   return 0;
 }
 

@@ -1,0 +1,169 @@
+// The agent binary streaming to the real tracehealth-server: the server is
+// killed (SIGKILL) and restarted while the agent runs, the agent itself is
+// stopped with SIGTERM and restarted; every report the agent made arrives
+// exactly once, in seq order.
+#include <signal.h>
+#include <sqlite3.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "tests/util/subprocess.h"
+
+namespace tracehealth::testing {
+namespace {
+
+struct Server {
+  std::unique_ptr<Subprocess> process;
+  std::string grpc_address;
+};
+
+Server StartServer(const std::string& data_dir, const std::string& listen,
+                   const std::string& log) {
+  std::string port_file = NewTempDir("port-") + "/ports";
+  auto p = Subprocess::Start(
+      {Runfile("server/tracehealth-server"), "--listen=" + listen,
+       "--metrics_listen=127.0.0.1:0", "--data_dir=" + data_dir,
+       "--port_file=" + port_file},
+      log);
+  EXPECT_TRUE(p.ok()) << p.status();
+  Server s;
+  s.process = std::move(*p);
+  auto ports = WaitForFile(port_file, absl::Seconds(60));
+  EXPECT_TRUE(ports.ok()) << ports.status() << "\n" << *ReadFile(log);
+  if (!ports.ok()) return s;
+  for (absl::string_view line : absl::StrSplit(*ports, '\n')) {
+    if (absl::ConsumePrefix(&line, "grpc=")) s.grpc_address = std::string(line);
+  }
+  return s;
+}
+
+std::unique_ptr<Subprocess> StartAgent(const std::string& server,
+                                       const std::string& state_dir,
+                                       const std::string& log,
+                                       uint64_t max_reports) {
+  auto p = Subprocess::Start(
+      {Runfile("agent/tracehealth-agent"),
+       "--root=" + Runfile("tests/fixtures/hosts/kasan-6.12-256cpu"),
+       "--state_dir=" + state_dir, "--host_id=itest-1",
+       "--labels=rack=r1,role=test", "--server=" + server,
+       "--interval=100ms", absl::StrCat("--max_reports=", max_reports),
+       "--shutdown_flush_timeout=60s"},
+      log);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return std::move(*p);
+}
+
+// "stopped after N reports (seq A..B)" from the agent's log.
+struct AgentRun {
+  uint64_t reports = 0, first = 0, last = 0, left = 0;
+};
+AgentRun ParseAgentLog(const std::string& log) {
+  AgentRun run;
+  size_t p = log.rfind("stopped after ");
+  EXPECT_NE(p, std::string::npos) << log;
+  if (p == std::string::npos) return run;
+  int n = std::sscanf(log.c_str() + p,
+                      "stopped after %lu reports (seq %lu..%lu), %lu left",
+                      &run.reports, &run.first, &run.last, &run.left);
+  EXPECT_EQ(n, 4) << log.substr(p);
+  return run;
+}
+
+// Seqs stored for `host`, in the order the server committed them.
+std::vector<uint64_t> StoredSeqs(const std::string& db_path,
+                                 const std::string& host) {
+  std::vector<uint64_t> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+      SQLITE_OK) {
+    ADD_FAILURE() << "cannot open " << db_path;
+    sqlite3_close(db);
+    return out;
+  }
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT seq FROM reports WHERE host_id = ?1 ORDER BY rowid",
+                     -1, &st, nullptr);
+  sqlite3_bind_text(st, 1, host.c_str(), -1, SQLITE_TRANSIENT);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
+  const std::string data_dir = NewTempDir("server-data-");
+  const std::string state_dir = NewTempDir("agent-state-");
+  const std::string logs = NewTempDir("logs-");
+  Server server = StartServer(data_dir, "127.0.0.1:0", logs + "/server1.log");
+  ASSERT_FALSE(server.grpc_address.empty());
+  const std::string address = server.grpc_address;
+
+  // Run 1: until SIGTERM, with the server killed and restarted meanwhile.
+  auto agent = StartAgent(address, state_dir, logs + "/agent1.log", 0);
+  absl::SleepFor(absl::Seconds(1.5));
+  ASSERT_TRUE(server.process->Signal(SIGKILL).ok());
+  ASSERT_TRUE(server.process->Wait(absl::Seconds(10)).ok());
+  absl::SleepFor(absl::Seconds(1.5));  // the agent spools and backs off
+  server = StartServer(data_dir, address, logs + "/server2.log");
+  ASSERT_EQ(server.grpc_address, address);
+  absl::SleepFor(absl::Seconds(1.5));
+  ASSERT_TRUE(agent->Signal(SIGTERM).ok());
+  auto rc = agent->Wait(absl::Seconds(90));
+  ASSERT_TRUE(rc.ok()) << rc.status();
+  EXPECT_EQ(*rc, 0);
+  AgentRun run1 = ParseAgentLog(*ReadFile(logs + "/agent1.log"));
+  std::cout << "run 1: " << run1.reports << " reports, seq " << run1.first
+            << ".." << run1.last << "\n";
+  EXPECT_GT(run1.reports, 10u);
+  EXPECT_EQ(run1.last - run1.first + 1, run1.reports);
+  EXPECT_EQ(run1.left, 0u);
+
+  // Run 2: a restarted agent continues the seq.
+  agent = StartAgent(address, state_dir, logs + "/agent2.log", 8);
+  rc = agent->Wait(absl::Seconds(90));
+  ASSERT_TRUE(rc.ok()) << rc.status();
+  EXPECT_EQ(*rc, 0);
+  AgentRun run2 = ParseAgentLog(*ReadFile(logs + "/agent2.log"));
+  EXPECT_EQ(run2.reports, 8u);
+  EXPECT_GT(run2.first, run1.last);
+
+  // The query API: every report counted once, the latest is the last made.
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto stub = v1::FleetQuery::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  v1::GetHostRequest req;
+  req.set_host_id("itest-1");
+  v1::HostState host;
+  grpc::Status st = stub->GetHost(&ctx, req, &host);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(host.reports(), run1.reports + run2.reports);
+  EXPECT_EQ(host.latest().seq(), run2.last);
+  EXPECT_EQ(host.labels().at("rack"), "r1");
+  EXPECT_EQ(host.latest().snapshot().cpus().online(), 256u);
+  EXPECT_GT(host.latest().health().cycle_seconds(), 0);
+
+  // The store: exactly the seqs made, each once, in order.
+  ASSERT_TRUE(server.process->Signal(SIGTERM).ok());
+  auto server_rc = server.process->Wait(absl::Seconds(30));
+  ASSERT_TRUE(server_rc.ok()) << server_rc.status();
+  std::vector<uint64_t> expected;
+  for (uint64_t s = run1.first; s <= run1.last; ++s) expected.push_back(s);
+  for (uint64_t s = run2.first; s <= run2.last; ++s) expected.push_back(s);
+  EXPECT_EQ(StoredSeqs(data_dir + "/tracehealth.db", "itest-1"), expected);
+}
+
+}  // namespace
+}  // namespace tracehealth::testing
