@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -113,7 +114,7 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
     if (pos == n) {
       // The trace ends exactly where an existing node's run ends.
       if (nodes_[cur].id != 0) return nodes_[cur].id;
-      std::vector<uint64_t> sizes;
+      absl::InlinedVector<uint64_t, 1> sizes;
       if (id_chunk) sizes.push_back(kIdChunkBytes);
       if (!pools_.Fits(sizes)) return exhausted("stack depot pool budget exhausted");
       return NewId(cur);
@@ -128,7 +129,7 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
       }
       const absl::Span<const uint64_t> rest = frames.subspan(pos);
       const uint64_t leaf_bytes = NodeBytes(n - pos, AllCompressible(rest));
-      std::vector<uint64_t> sizes = {leaf_bytes};
+      absl::InlinedVector<uint64_t, 3> sizes = {leaf_bytes};
       const bool grow = node.children.size() >= node.capacity;
       const uint64_t new_capacity = grow ? GrownCapacity(node.capacity) : node.capacity;
       if (grow) sizes.push_back(new_capacity * kChildSlotBytes);
@@ -165,8 +166,7 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
     // `child` keeps the rest (and its ID and children) below A.
     const bool ends_in_a = pos + k == n;
     const absl::Span<const uint64_t> prefix = frames.subspan(pos, k);
-    std::vector<uint64_t> suffix;
-    suffix.reserve(cn.run - k);
+    absl::InlinedVector<uint64_t, 32> suffix;
     for (uint32_t i = k; i < cn.run; ++i) suffix.push_back(Frame(cn, i));
     const bool prefix_compact = cn.compact || AllCompressible(prefix);
     const bool suffix_compact = cn.compact || AllCompressible(suffix);
@@ -174,7 +174,8 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
     const uint64_t suffix_bytes = NodeBytes(cn.run - k, suffix_compact);
     const uint64_t old_bytes = NodeBytes(cn.run, cn.compact);
     const uint64_t a_capacity = ends_in_a ? 1 : 2;
-    std::vector<uint64_t> sizes = {a_bytes, suffix_bytes, a_capacity * kChildSlotBytes};
+    absl::InlinedVector<uint64_t, 5> sizes = {a_bytes, suffix_bytes,
+                                              a_capacity * kChildSlotBytes};
     uint64_t leaf_bytes = 0;
     if (!ends_in_a) {
       leaf_bytes = NodeBytes(n - pos - k, AllCompressible(frames.subspan(pos + k)));

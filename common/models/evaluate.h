@@ -1,9 +1,11 @@
 // Entry point to the three models: fgraph shadow-stack attach latency, stack
 // depot pool budget, KASAN vmap purge (DESIGN.md §3).
 //
-// Pure functions of a HostSnapshot plus constants: no I/O, no clock, no
-// global state except the immutable built-in feature table; deterministic;
-// safe to call concurrently. Agent and server link the same code, so the
+// Pure functions of a HostSnapshot plus constants: no I/O, no clock;
+// deterministic; safe to call concurrently. The only process state is
+// memoisation that never changes an answer: the trie/hash ratio of the seed
+// 003 workload (computed once, on first use, about 50 ms) and, per thread,
+// the last kernel release resolved against the built-in feature table. Agent and server link the same code, so the
 // server answers what-if queries from stored snapshots with these functions.
 #ifndef TRACEHEALTH_COMMON_MODELS_EVALUATE_H_
 #define TRACEHEALTH_COMMON_MODELS_EVALUATE_H_

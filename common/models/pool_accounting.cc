@@ -1,6 +1,6 @@
 #include "common/models/pool_accounting.h"
 
-#include <vector>
+#include "absl/container/inlined_vector.h"
 
 namespace tracehealth {
 
@@ -11,7 +11,7 @@ int64_t PoolAccounting::PoolsNeeded(absl::Span<const uint64_t> sizes) const {
   int64_t added = 0;
   uint64_t left = pool_left_;
   // Free blocks already used by earlier sizes of this request.
-  std::vector<uint64_t> taken;
+  absl::InlinedVector<uint64_t, 8> taken;
   for (uint64_t raw : sizes) {
     const uint64_t size = Align16(raw);
     if (size > pool_bytes_) return -1;
