@@ -1,5 +1,7 @@
 #include "common/models/evaluate.h"
 
+#include <cmath>
+
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -88,6 +90,69 @@ TEST(EvaluateTest, IntoAReusedMessageEqualsByValue) {
   dirty.mutable_stack_depot()->add_checks();
   EvaluateAllInto(b, {}, &dirty);
   EXPECT_EQ(dirty.SerializeAsString(), EvaluateAll(b).SerializeAsString());
+}
+
+// Odd hosts: random subsets of inputs with extreme values. Nothing may
+// crash, every number must be finite and every prediction explained.
+TEST(EvaluateTest, OddSnapshotsNeverBreakTheModels) {
+  uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  const uint64_t extremes[] = {0, 1, 31, 32, 33, 1024, 240000, 400080, 1ull << 32,
+                               ~0ull};
+  auto pick = [&] { return extremes[next() % 10]; };
+  const char* releases[] = {"6.1.0", "6.13.0", "6.14", "6.18.2", "6.18.35-x", "6.19-rc3",
+                            "7.1.5", "banana", "", "99.9999.9999"};
+  for (int i = 0; i < 3000; ++i) {
+    v1::HostSnapshot s;
+    if (next() % 4) s.mutable_kernel()->set_release(releases[next() % 10]);
+    s.mutable_kernel()->set_preempt_mode(static_cast<v1::PreemptMode>(next() % 6));
+    if (next() % 2) s.mutable_kernel()->set_config_kasan_vmalloc(next() % 2);
+    if (next() % 2) s.mutable_kernel()->set_config_kasan(next() % 2);
+    if (next() % 2) s.mutable_kernel()->set_page_size(static_cast<uint32_t>(pick()));
+    if (next() % 2) {
+      s.mutable_kernel()->set_config_stackdepot_max_frames(static_cast<uint32_t>(pick()));
+    }
+    if (next() % 2) s.mutable_threads()->set_total(pick());
+    if (next() % 2) s.mutable_fgraph()->set_active(next() % 2);
+    if (next() % 2) s.mutable_fgraph()->set_null_threads_bound(pick());
+    if (next() % 2) s.mutable_fgraph()->set_available_filter_functions(pick());
+    if (next() % 2) s.mutable_thresholds()->set_watchdog_thresh_seconds(next() % 3 * 10);
+    if (next() % 2) s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(next() % 3 * 21);
+    if (next() % 2) s.mutable_cpus()->set_online(static_cast<uint32_t>(pick()));
+    if (next() % 2) s.mutable_cpus()->set_invlpgb(next() % 2);
+    if (next() % 2) s.mutable_stackdepot()->set_pools(pick());
+    if (next() % 2) s.mutable_stackdepot()->set_max_pools(pick());
+    if (next() % 2) s.mutable_stackdepot()->set_persistent_bytes(pick());
+    for (uint64_t h = next() % 4; h > 0; --h) {
+      v1::DepotSample* d = s.add_depot_history();
+      d->mutable_at()->set_seconds(static_cast<int64_t>(next() % 1000));
+      d->set_pools(pick());
+    }
+    if (next() % 2) s.mutable_vmalloc()->set_unpurged_areas(pick());
+    if (next() % 2) s.mutable_vmalloc()->set_unpurged_shadow_page_areas(pick());
+    ModelOptions options;
+    if (next() % 4 == 0) options.batch = static_cast<uint32_t>(pick());
+    if (next() % 4 == 0) options.latency_budget_seconds = static_cast<double>(next() % 100);
+    v1::Predictions p = EvaluateAll(s, options);
+    ASSERT_EQ(p.attach_size(), 10);
+    for (const auto& a : p.attach()) {
+      EXPECT_TRUE(std::isfinite(a.latency_seconds())) << s.DebugString();
+      EXPECT_TRUE(std::isfinite(a.visits()));
+      EXPECT_GE(a.latency_seconds(), 0);
+      EXPECT_FALSE(a.summary().empty());
+      EXPECT_GT(a.basis().confidence(), 0);
+      for (const auto& c : a.checks()) EXPECT_TRUE(std::isfinite(c.margin()));
+    }
+    EXPECT_TRUE(std::isfinite(p.vmap_purge().purge_seconds()));
+    EXPECT_FALSE(p.stack_depot().summary().empty());
+    EXPECT_FALSE(p.vmap_purge().summary().empty());
+    if (p.stack_depot().has_seconds_to_exhaustion()) {
+      EXPECT_TRUE(std::isfinite(p.stack_depot().seconds_to_exhaustion()));
+    }
+  }
 }
 
 TEST(EvaluateTest, Deterministic) {

@@ -1,5 +1,6 @@
 #include "common/models/cli/model_command.h"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -143,6 +144,15 @@ absl::StatusOr<Request> BuildRequest(const std::string& model) {
   for (const auto& [name, value] : numeric) {
     absl::Status st = NonNegative(name, value);
     if (!st.ok()) return st;
+  }
+  const std::pair<const char*, double> real[] = {
+      {"c_visit_ns", absl::GetFlag(FLAGS_c_visit_ns)},
+      {"latency_budget", absl::GetFlag(FLAGS_latency_budget)},
+  };
+  for (const auto& [name, value] : real) {
+    if ((value < 0 && value != -1) || std::isnan(value) || std::isinf(value)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " must be >= 0"));
+    }
   }
 
   const std::string kernel = absl::GetFlag(FLAGS_kernel);

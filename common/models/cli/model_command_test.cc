@@ -176,6 +176,11 @@ TEST(ModelCommandTest, UsageErrors) {
   absl::SetFlag(&FLAGS_fgraph_active, "");
   absl::SetFlag(&FLAGS_history, "0:1,bad");
   EXPECT_EQ(RunCommand({"stackdepot"}, false).code, 2);
+  absl::SetFlag(&FLAGS_history, "");
+  absl::SetFlag(&FLAGS_c_visit_ns, -3.0);
+  r = RunCommand({"fgraph"}, false);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--c_visit_ns"), std::string::npos);
 }
 
 TEST(ModelCommandTest, UnknownThreadsIsAnswerNotError) {
