@@ -195,6 +195,8 @@ int Main(const sigset_t& sigs) {
   sigwait(&sigs, &sig);
   std::fprintf(stderr, "tracehealth-server: signal %d, draining\n", sig);
   ingest.BeginShutdown();
+  // Streams whose reads are pending are cancelled at the deadline; reports
+  // already read are still committed by the writer below.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   writer.Stop();
   housekeeper.Stop();
