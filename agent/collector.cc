@@ -14,6 +14,7 @@
 #include "agent/parsers/stackdepot.h"
 #include "agent/parsers/vmallocinfo.h"
 #include "common/kernel/release.h"
+#include "common/models/stack_depot.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace tracehealth::agent {
@@ -451,30 +452,44 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
   }
 }
 
-void Collector::CollectVmalloc(v1::HostSnapshot* s) {
+void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
   v1::VmallocState* v = s->mutable_vmalloc();
   Unknowns* unknown = s->mutable_unknown();
   const uint64_t page = s->kernel().has_page_size() ? s->kernel().page_size() : 0;
-  // Generic KASAN: one shadow byte per 8 bytes, so an area of 8 pages owns a
-  // whole shadow page.
-  VmallocInfoCounter counter(page > 0 ? 8 * page : UINT64_MAX);
-  absl::StatusOr<uint64_t> lines = fs_->ReadLines(
-      "/proc/vmallocinfo", kVmallocInfoMax,
-      [&](absl::string_view line) { counter.AddLine(line); });
-  absl::StatusOr<VmallocCounts> counts =
-      lines.ok() ? counter.Result() : absl::StatusOr<VmallocCounts>(lines.status());
-  if (counts.ok()) {
-    v->set_areas(counts->areas);
-    v->set_unpurged_areas(counts->unpurged_areas);
-    v->set_unpurged_bytes(counts->unpurged_bytes);
-    if (page > 0) {
-      v->set_unpurged_shadow_page_areas(counts->unpurged_shadow_page_areas);
+  const bool every_cycle = !s->kernel().has_config_kasan_vmalloc() ||
+                           s->kernel().config_kasan_vmalloc();
+  if (every_cycle || !last_vmallocinfo_.has_value() ||
+      now - *last_vmallocinfo_ >= options_.vmallocinfo_interval_without_kasan) {
+    last_vmallocinfo_ = now;
+    vmalloc_cache_.Clear();
+    vmalloc_error_.clear();
+    // Generic KASAN: one shadow byte per 8 bytes, so an area of 8 pages owns
+    // a whole shadow page.
+    VmallocInfoCounter counter(page > 0 ? 8 * page : UINT64_MAX);
+    absl::StatusOr<uint64_t> lines = fs_->ReadLines(
+        "/proc/vmallocinfo", kVmallocInfoMax,
+        [&](absl::string_view line) { counter.AddLine(line); });
+    absl::StatusOr<VmallocCounts> counts =
+        lines.ok() ? counter.Result()
+                   : absl::StatusOr<VmallocCounts>(lines.status());
+    if (counts.ok()) {
+      vmalloc_cache_.set_areas(counts->areas);
+      vmalloc_cache_.set_unpurged_areas(counts->unpurged_areas);
+      vmalloc_cache_.set_unpurged_bytes(counts->unpurged_bytes);
+      if (page > 0) {
+        vmalloc_cache_.set_unpurged_shadow_page_areas(
+            counts->unpurged_shadow_page_areas);
+      }
     } else {
-      AddUnknown(unknown, "vmalloc.unpurged_shadow_page_areas",
-                 "page size unknown");
+      vmalloc_error_ = std::string(counts.status().message());
     }
-  } else {
-    AddUnknown(unknown, "vmalloc.unpurged_areas", counts.status().message());
+  }
+  *v = vmalloc_cache_;
+  if (!vmalloc_error_.empty()) {
+    AddUnknown(unknown, "vmalloc.unpurged_areas", vmalloc_error_);
+  } else if (page == 0) {
+    AddUnknown(unknown, "vmalloc.unpurged_shadow_page_areas",
+               "page size unknown");
   }
   absl::StatusOr<std::string> mem = fs_->ReadFile("/proc/meminfo", 1 << 20);
   absl::StatusOr<MeminfoVmalloc> m =
@@ -486,6 +501,44 @@ void Collector::CollectVmalloc(v1::HostSnapshot* s) {
     if (m->chunk_bytes) v->set_vmalloc_chunk_bytes(*m->chunk_bytes);
   } else {
     AddUnknown(unknown, "vmalloc.vmalloc_used_bytes", m.status().message());
+  }
+}
+
+void Collector::CollectTrie(const std::optional<std::string>& debugfs,
+                            absl::Time now, v1::HostSnapshot* s) {
+  const v1::KernelInfo& k = s->kernel();
+  if (k.has_config_page_owner() && !k.config_page_owner()) {
+    AddUnknown(s->mutable_unknown(), "trie", "CONFIG_PAGE_OWNER is off");
+    return;
+  }
+  if (!last_trie_.has_value() || now - *last_trie_ >= options_.trie_interval) {
+    last_trie_ = now;
+    trie_.reset();
+    if (!debugfs.has_value()) {
+      trie_error_ = "debugfs not mounted";
+    } else {
+      std::string path = *debugfs + "/page_owner_stacks/show_stacks";
+      absl::StatusOr<std::string> text = fs_->ReadFile(path, 256 << 20);
+      absl::StatusOr<v1::TrieMeasurement> m =
+          text.ok() ? MeasureShowStacks(*text)
+                    : absl::StatusOr<v1::TrieMeasurement>(text.status());
+      if (m.ok()) {
+        trie_ = *m;
+        trie_error_.clear();
+      } else {
+        trie_error_ = std::string(m.status().message());
+        if (absl::IsNotFound(m.status()) && release_.has_value() &&
+            !options_.features->Has(feature::kPageOwnerStacks, *release_)
+                 .present) {
+          trie_error_ = absl::StrCat(path, ": not provided before 6.9");
+        }
+      }
+    }
+  }
+  if (trie_.has_value()) {
+    *s->mutable_trie() = *trie_;
+  } else {
+    AddUnknown(s->mutable_unknown(), "trie", trie_error_);
   }
 }
 
@@ -521,7 +574,8 @@ v1::HostSnapshot Collector::Collect() {
   CollectThresholds(s.mutable_thresholds(), unknown);
   CollectCpus(s.mutable_cpus(), unknown);
   CollectStackDepot(debugfs, now, &s);
-  CollectVmalloc(&s);
+  CollectTrie(debugfs, now, &s);
+  CollectVmalloc(now, &s);
   return s;
 }
 

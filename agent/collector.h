@@ -34,6 +34,14 @@ struct CollectorOptions {
   // Where the fgraph last-active record lives; "" keeps it in memory only.
   std::string state_dir;
   FgraphCollectorOptions fgraph;
+  // /proc/vmallocinfo costs milliseconds of kernel time on a busy host (one
+  // line per vmap area, symbolised). It is read every cycle where the vmap
+  // purge model applies (CONFIG_KASAN_VMALLOC on, or config unknown), and at
+  // this interval elsewhere.
+  absl::Duration vmallocinfo_interval_without_kasan = absl::Minutes(10);
+  // page_owner_stacks/show_stacks (the trie measurement) is read and run
+  // through the trie at this interval.
+  absl::Duration trie_interval = absl::Minutes(10);
   // Stack depot history: at most this many samples, at least this far apart.
   size_t depot_history_max = 64;
   absl::Duration depot_sample_spacing = absl::Minutes(5);
@@ -65,7 +73,9 @@ class Collector {
   void CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown);
   void CollectStackDepot(const std::optional<std::string>& debugfs,
                          absl::Time now, v1::HostSnapshot* s);
-  void CollectVmalloc(v1::HostSnapshot* s);
+  void CollectVmalloc(absl::Time now, v1::HostSnapshot* s);
+  void CollectTrie(const std::optional<std::string>& debugfs, absl::Time now,
+                   v1::HostSnapshot* s);
 
   const HostFs* fs_;
   CollectorOptions options_;
@@ -89,6 +99,14 @@ class Collector {
   std::string cmdline_max_pools_error_;
 
   std::deque<v1::DepotSample> depot_history_;
+
+  std::optional<absl::Time> last_vmallocinfo_;
+  v1::VmallocState vmalloc_cache_;
+  std::string vmalloc_error_;
+
+  std::optional<absl::Time> last_trie_;
+  std::optional<v1::TrieMeasurement> trie_;
+  std::string trie_error_;
 };
 
 }  // namespace tracehealth::agent

@@ -1,5 +1,6 @@
 #include "agent/report_maker.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -59,6 +60,13 @@ v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
   *r.mutable_snapshot() = collector_->Collect();
   *r.mutable_predictions() = EvaluateAll(r.snapshot(), options_.models);
 
+  if (!trimmed_) {
+    // The first evaluation builds the models' one-time tables (e.g. the
+    // generated trie workload) and frees the scratch memory; give it back to
+    // the system instead of keeping it in the heap for the agent's lifetime.
+    malloc_trim(0);
+    trimmed_ = true;
+  }
   v1::AgentHealth* h = r.mutable_health();
   *h = health;
   h->set_cycle_seconds(absl::ToDoubleSeconds(absl::Now() - wall_start));

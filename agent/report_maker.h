@@ -42,6 +42,7 @@ class ReportMaker {
   Collector* collector_;
   ReportOptions options_;
   std::function<absl::Time()> clock_;
+  bool trimmed_ = false;
 };
 
 // CPU time (user + system) of the calling thread, in seconds.

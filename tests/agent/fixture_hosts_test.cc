@@ -1,6 +1,10 @@
 // The collector on every fixture host, and the predictions the models make
 // from what it collected.
+#include <set>
 #include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 
 #include "absl/time/clock.h"
 #include "agent/collector.h"
@@ -61,8 +65,11 @@ TEST(FixtureHostsTest, PreemptNone616With240kThreads) {
   EXPECT_EQ(s.fgraph().enabled_functions(), 0u);
   EXPECT_EQ(s.stackdepot().pools(), 3u);
   EXPECT_EQ(s.stackdepot().max_pools(), 8192u);
-  EXPECT_EQ(s.unknown_size(), 0) << s.unknown(0).input() << ": "
+  // Everything is read; only the trie input does not exist on this kernel.
+  ASSERT_EQ(s.unknown_size(), 1) << s.unknown(0).input() << ": "
                                  << s.unknown(0).reason();
+  EXPECT_EQ(UnknownReason(s, "trie"), "CONFIG_PAGE_OWNER is off");
+  EXPECT_FALSE(s.has_trie());
 
   v1::Predictions p = EvaluateAll(s);
   const v1::AttachPrediction& fg =
@@ -156,6 +163,33 @@ TEST(FixtureHostsTest, Kasan612With256Cpus) {
   EXPECT_EQ(s.stackdepot().max_pools_source(), "hard cap before 6.17");
   ASSERT_EQ(s.depot_history_size(), 1);
   EXPECT_EQ(s.depot_history(0).pools(), 7950u);
+  // The trie measured on this host's page_owner stacks.
+  ASSERT_TRUE(s.has_trie()) << UnknownReason(s, "trie");
+  // Expected from the file itself: distinct stacks, and the hash backend's
+  // ALIGN(32 + 8 * frames, 16) bytes for each.
+  auto text = ReadFile(FixtureRoot("kasan-6.12-256cpu") +
+                       "/sys/kernel/debug/page_owner_stacks/show_stacks");
+  ASSERT_TRUE(text.ok());
+  std::set<std::string> distinct;
+  uint64_t hash_bytes = 0;
+  std::string block;
+  int frames = 0;
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (absl::StartsWith(line, " ")) {
+      absl::StrAppend(&block, line, "\n");
+      ++frames;
+    } else if (absl::StartsWith(line, "nr_base_pages:")) {
+      if (distinct.insert(block).second) hash_bytes += (32 + 8 * frames + 15) / 16 * 16;
+      block.clear();
+      frames = 0;
+    }
+  }
+  EXPECT_EQ(s.trie().traces(), distinct.size());
+  EXPECT_EQ(s.trie().hash_bytes(), hash_bytes);
+  EXPECT_GT(s.trie().trie_bytes(), 0u);
+  EXPECT_GE(s.trie().trie_pools(), 1u);
+  EXPECT_EQ(s.unknown_size(), 0) << s.unknown(0).input() << ": "
+                                 << s.unknown(0).reason();
 
   v1::Predictions p = EvaluateAll(s);
   EXPECT_TRUE(p.vmap_purge().applies());
@@ -165,6 +199,8 @@ TEST(FixtureHostsTest, Kasan612With256Cpus) {
   EXPECT_TRUE(p.stack_depot().applies());
   EXPECT_NEAR(p.stack_depot().budget_ratio(), 7950.0 / 8192, 1e-9);
   EXPECT_GE(p.stack_depot().risk(), v1::RISK_WARNING);
+  EXPECT_EQ(p.stack_depot().trie().source(),
+            v1::TrieEstimate::SOURCE_HOST_TRACES);
 }
 
 TEST(FixtureHostsTest, NoTracefsMakesFgraphUnknownNotZero) {
