@@ -228,9 +228,9 @@ int Run() {
       std::ifstream in(out_path);
       std::string line;
       while (std::getline(in, line)) {
-        size_t p = line.find("\"rss_bytes\": \"");
+        size_t p = line.find("\"rssBytes\": \"");
         if (p != std::string::npos) {
-          steady_rss_mb = std::strtod(line.c_str() + p + 14, nullptr) / (1 << 20);
+          steady_rss_mb = std::strtod(line.c_str() + p + 13, nullptr) / (1 << 20);
         }
       }
       std::filesystem::remove(out_path);

@@ -40,7 +40,6 @@ std::string Render(const v1::HostReport& report, const std::string& format) {
     std::string json;
     google::protobuf::util::JsonPrintOptions opts;
     opts.add_whitespace = true;
-    opts.preserve_proto_field_names = true;
     auto status = google::protobuf::util::MessageToJsonString(report, &json, opts);
     if (!status.ok()) return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
     return json;

@@ -1,0 +1,117 @@
+// `tracehealth-agent --once`: readable text and protobuf JSON, on fixture
+// trees and on this machine; bad flags are refused with exit code 2.
+#include <sys/utsname.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "proto/tracehealth/v1/report.pb.h"
+#include "tests/util/subprocess.h"
+
+namespace tracehealth::testing {
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;
+};
+
+Result RunAgent(std::vector<std::string> args) {
+  std::string dir = NewTempDir("once-");
+  std::string log = dir + "/out";
+  args.insert(args.begin(), Runfile("agent/tracehealth-agent"));
+  args.push_back("--state_dir=" + dir + "/state");
+  auto p = Subprocess::Start(args, log);
+  EXPECT_TRUE(p.ok()) << p.status();
+  Result r;
+  auto rc = (*p)->Wait(absl::Seconds(60));
+  EXPECT_TRUE(rc.ok()) << rc.status();
+  r.rc = rc.ok() ? *rc : -1;
+  r.out = ReadFile(log).value_or("");
+  return r;
+}
+
+std::string Fixture(const std::string& name) {
+  return "--root=" + Runfile("tests/fixtures/hosts/" + name);
+}
+
+TEST(AgentOnceTest, ReadableTextOnAFixture) {
+  Result r = RunAgent({"--once", Fixture("kasan-6.12-256cpu"), "--host_id=k1"});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  for (const char* want :
+       {"host k1", "Kernel      6.12.5 x86_64", "Preemption  none",
+        "Threads     61000", "256 online", "fgraph      inactive",
+        "First attach of each probe kind", "function_graph tracer",
+        "kretprobe", "Stack depot 7950 of 8192 pools", "vmap purge  3000 unpurged",
+        "Worst risk  STALL"}) {
+    EXPECT_TRUE(absl::StrContains(r.out, want)) << want << "\n" << r.out;
+  }
+}
+
+TEST(AgentOnceTest, JsonIsTheHostReport) {
+  Result r = RunAgent(
+      {"--once", "--format=json", Fixture("kprobe-multi-6.14"), "--host_id=k2",
+       "--labels=rack=r7,role=db"});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  v1::HostReport report;
+  auto st = google::protobuf::util::JsonStringToMessage(r.out, &report);
+  ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << r.out;
+  EXPECT_EQ(report.host_id(), "k2");
+  EXPECT_EQ(report.labels().at("rack"), "r7");
+  EXPECT_EQ(report.snapshot().threads().total(), 12000u);
+  EXPECT_EQ(report.snapshot().fgraph().kprobe_multi_links_size(), 1);
+  EXPECT_EQ(report.predictions().attach_size(), 10);
+  EXPECT_FALSE(report.model_version().empty());
+  EXPECT_GT(report.health().cycle_seconds(), 0);
+}
+
+TEST(AgentOnceTest, WorksOnThisMachine) {
+  Result r = RunAgent({"--once", "--format=json"});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  v1::HostReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok())
+      << r.out;
+  struct utsname u;
+  ASSERT_EQ(uname(&u), 0);
+  EXPECT_EQ(report.snapshot().kernel().release(), u.release);
+  EXPECT_GT(report.snapshot().threads().total(), 0u);
+  Result text = RunAgent({"--once"});
+  EXPECT_EQ(text.rc, 0);
+  EXPECT_TRUE(absl::StrContains(text.out, "First attach of each probe kind"));
+}
+
+TEST(AgentOnceTest, BadFlagsExitTwo) {
+  EXPECT_EQ(RunAgent({"--once", "--format=xml"}).rc, 2);
+  EXPECT_EQ(RunAgent({"--once", "--host_id=not a host"}).rc, 2);
+  EXPECT_EQ(RunAgent({"--once", "--labels=novalue"}).rc, 2);
+  EXPECT_EQ(RunAgent({"--once", "--feature_table=/nonexistent.yaml"}).rc, 2);
+  EXPECT_EQ(RunAgent({"--once", "--tls_cert=/x.pem"}).rc, 2);
+  EXPECT_EQ(RunAgent({"--once", "stray-argument"}).rc, 2);
+}
+
+TEST(AgentOnceTest, FeatureTableOverrideChangesThePrediction) {
+  // A vendor 6.12 kernel with fprobe on fgraph backported.
+  std::string dir = NewTempDir("ft-");
+  ASSERT_TRUE(WriteFile(dir + "/features.yaml",
+                        "features:\n  fprobe_on_fgraph:\n"
+                        "    description: vendor backport\n"
+                        "    since: \"6.14\"\n    backports: [\"6.12.1\"]\n")
+                  .ok());
+  Result base = RunAgent({"--once", "--format=json", Fixture("kasan-6.12-256cpu")});
+  Result vendor = RunAgent({"--once", "--format=json", Fixture("kasan-6.12-256cpu"),
+                            "--feature_table=" + dir + "/features.yaml"});
+  ASSERT_EQ(base.rc, 0) << base.out;
+  ASSERT_EQ(vendor.rc, 0) << vendor.out;
+  v1::HostReport b, v;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(base.out, &b).ok());
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(vendor.out, &v).ok());
+  const int kKprobeMultiReturn = v1::PROBE_KIND_KPROBE_MULTI_RETURN - 1;
+  EXPECT_FALSE(b.predictions().attach(kKprobeMultiReturn).uses_fgraph());
+  EXPECT_TRUE(v.predictions().attach(kKprobeMultiReturn).uses_fgraph());
+}
+
+}  // namespace
+}  // namespace tracehealth::testing
