@@ -1,0 +1,110 @@
+// Ingest benchmark (prints figures; not a timed test).
+//
+// 1. Starts the real tracehealth-server on loopback with a fresh data dir and
+//    streams from N simulated hosts (tracehealth-loadgen's engine, in this
+//    process) for a bounded time: durable (acked) reports/s and ack latency.
+// 2. In the same run, the raw SQLite ceiling: the same rows (same report
+//    blobs) inserted directly with SqliteStorage in batched transactions.
+// 3. The ratio of the two.
+//
+//   bazel run //tests/server:ingest_benchmark -- --hosts=200 --seconds=20
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/ctl/loadgen.h"
+#include "server/ctl/sample_report.h"
+#include "server/ingest/report_row.h"
+#include "server/storage/sqlite_storage.h"
+#include "tests/server/server_process.h"
+#include "tests/util/subprocess.h"
+
+ABSL_FLAG(int32_t, hosts, 200, "Simulated hosts (streams)");
+ABSL_FLAG(double, seconds, 15, "Streaming time");
+ABSL_FLAG(int32_t, window, 64, "Unacked reports per stream");
+ABSL_FLAG(int32_t, channels, 4, "gRPC connections");
+ABSL_FLAG(int32_t, raw_batch, 4096, "Rows per transaction for the raw ceiling");
+ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
+
+namespace tracehealth {
+namespace {
+
+int Main() {
+  std::string dir = testing::NewTempDir("ingest_bench");
+  auto sp = testing::StartServer(dir, {}, absl::GetFlag(FLAGS_server_binary));
+  if (!sp.ok()) {
+    std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
+    return 1;
+  }
+  server::LoadOptions o;
+  o.server = sp->grpc_addr;
+  o.hosts = absl::GetFlag(FLAGS_hosts);
+  o.duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  o.window = absl::GetFlag(FLAGS_window);
+  o.channels = absl::GetFlag(FLAGS_channels);
+  auto r = server::RunLoad(o);
+  (void)sp->process->Signal(SIGTERM);
+  auto rc = sp->process->Wait(absl::Seconds(30));
+  if (!r.ok()) {
+    std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("server: hosts=%d window=%d report_bytes=%lld sent=%llu acked=%llu "
+              "failed_streams=%llu elapsed=%.2fs exit=%d\n",
+              o.hosts, o.window, static_cast<long long>(r->report_bytes),
+              static_cast<unsigned long long>(r->sent),
+              static_cast<unsigned long long>(r->acked),
+              static_cast<unsigned long long>(r->failed_streams),
+              absl::ToDoubleSeconds(r->elapsed), rc.ok() ? *rc : -1);
+  std::printf("server: durable_reports_per_second=%.0f ack_p50=%s ack_p99=%s ack_max=%s\n",
+              r->acked_per_second, absl::FormatDuration(r->ack_p50).c_str(),
+              absl::FormatDuration(r->ack_p99).c_str(),
+              absl::FormatDuration(r->ack_max).c_str());
+
+  // Raw ceiling: the same number of rows, same blobs, straight into SQLite.
+  std::vector<v1::HostReport> reports;
+  absl::Time now = absl::Now();
+  for (int i = 0; i < o.hosts; ++i) reports.push_back(server::SampleReport(server::FleetHost(i), 1, now));
+  std::vector<std::string> blobs;
+  for (auto& rep : reports) blobs.push_back(rep.SerializeAsString());
+  auto storage = server::SqliteStorage::Open(testing::NewTempDir("raw_bench") + "/raw.db");
+  if (!storage.ok()) return 1;
+  const uint64_t total = std::max<uint64_t>(r->acked, 50000);
+  const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_raw_batch));
+  std::vector<server::ReportRow> rows;
+  rows.reserve(batch);
+  uint64_t written = 0;
+  absl::Time start = absl::Now();
+  while (written < total) {
+    rows.clear();
+    for (size_t i = 0; i < batch && written < total; ++i, ++written) {
+      size_t h = written % reports.size();
+      reports[h].set_seq(1 + written / reports.size());
+      rows.push_back(server::MakeReportRow(reports[h], blobs[h], now));
+    }
+    auto out = (*storage)->WriteBatch(rows);
+    if (!out.ok()) {
+      std::fprintf(stderr, "raw: %s\n", out.status().ToString().c_str());
+      return 1;
+    }
+  }
+  double raw = static_cast<double>(total) / absl::ToDoubleSeconds(absl::Now() - start);
+  std::printf("raw sqlite: rows=%llu batch=%zu rows_per_second=%.0f\n",
+              static_cast<unsigned long long>(total), batch, raw);
+  std::printf("ratio server/raw = %.2f\n", r->acked_per_second / raw);
+  return 0;
+}
+
+}  // namespace
+}  // namespace tracehealth
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return tracehealth::Main();
+}

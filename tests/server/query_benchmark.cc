@@ -1,0 +1,132 @@
+// Query benchmark (prints figures; not a timed test): fills the real server
+// with N hosts (one report each, through the ingest API), then measures
+// PredictAttach latency over gRPC on loopback: single host by id (stored
+// prediction), single host with a what-if (models re-run), and a label
+// selector over the fleet.
+//
+//   bazel run //tests/server:query_benchmark -- --hosts=100000
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "server/ctl/loadgen.h"
+#include "server/ctl/sample_report.h"
+#include "tests/server/server_process.h"
+#include "tests/util/subprocess.h"
+
+ABSL_FLAG(int32_t, hosts, 100000, "Hosts to store");
+ABSL_FLAG(int32_t, queries, 5000, "Queries per kind");
+ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
+
+namespace tracehealth {
+namespace {
+
+void Report(const char* what, std::vector<double>& us) {
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))]; };
+  std::printf("%-34s n=%zu p50=%.0fus p90=%.0fus p99=%.0fus max=%.0fus\n", what, us.size(),
+              at(0.5), at(0.9), at(0.99), us.back());
+}
+
+int Main() {
+  std::string dir = testing::NewTempDir("query_bench");
+  auto sp = testing::StartServer(dir, {}, absl::GetFlag(FLAGS_server_binary));
+  if (!sp.ok()) {
+    std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
+    return 1;
+  }
+  const int hosts = absl::GetFlag(FLAGS_hosts);
+  absl::Time fill_start = absl::Now();
+  // Fill in chunks of 2000 hosts (one stream per host, one report each).
+  for (int first = 0; first < hosts; first += 2000) {
+    server::LoadOptions o;
+    o.server = sp->grpc_addr;
+    o.hosts = std::min(2000, hosts - first);
+    o.first_host = first;
+    o.reports_per_host = 1;
+    o.duration = absl::Seconds(120);
+    o.window = 1;
+    auto r = server::RunLoad(o);
+    if (!r.ok() || r->acked != static_cast<uint64_t>(o.hosts)) {
+      std::fprintf(stderr, "fill failed at %d: %s\n", first,
+                   r.ok() ? r->first_error.c_str() : r.status().ToString().c_str());
+      return 1;
+    }
+  }
+  std::printf("filled %d hosts in %.1fs\n", hosts,
+              absl::ToDoubleSeconds(absl::Now() - fill_start));
+  auto stub = v1::FleetQuery::NewStub(
+      grpc::CreateChannel(sp->grpc_addr, grpc::InsecureChannelCredentials()));
+  std::mt19937 rng(42);
+  const int n = absl::GetFlag(FLAGS_queries);
+  auto run = [&](const char* what, auto make_request) {
+    std::vector<double> us;
+    for (int i = 0; i < n; ++i) {
+      v1::PredictAttachRequest req = make_request();
+      v1::PredictAttachResponse resp;
+      grpc::ClientContext ctx;
+      absl::Time t0 = absl::Now();
+      grpc::Status st = stub->PredictAttach(&ctx, req, &resp);
+      us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+      if (!st.ok() || resp.answers_size() == 0) {
+        std::fprintf(stderr, "%s: query failed: %s\n", what, st.error_message().c_str());
+        return;
+      }
+    }
+    Report(what, us);
+  };
+  auto one_host = [&] {
+    v1::PredictAttachRequest req;
+    req.mutable_hosts()->add_host_ids(server::FleetHost(rng() % hosts).host_id);
+    req.set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+    return req;
+  };
+  run("PredictAttach 1 host (stored)", one_host);
+  run("PredictAttach 1 host what-if", [&] {
+    v1::PredictAttachRequest req = one_host();
+    req.mutable_what_if()->set_threads(400000);
+    req.mutable_what_if()->set_batch(1024);
+    return req;
+  });
+  run("PredictAttach 10 hosts what-if", [&] {
+    v1::PredictAttachRequest req;
+    for (int i = 0; i < 10; ++i) {
+      req.mutable_hosts()->add_host_ids(server::FleetHost(rng() % hosts).host_id);
+    }
+    req.mutable_what_if()->set_threads(400000);
+    return req;
+  });
+  std::vector<double> sel;
+  for (int i = 0; i < 20; ++i) {
+    v1::PredictAttachRequest req;
+    req.mutable_hosts()->set_labels("role=db,rack=~r1.*");
+    req.set_limit(10);
+    v1::PredictAttachResponse resp;
+    grpc::ClientContext ctx;
+    absl::Time t0 = absl::Now();
+    grpc::Status st = stub->PredictAttach(&ctx, req, &resp);
+    sel.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
+    if (i == 0) std::printf("selector matched %u hosts\n", resp.matched_hosts());
+  }
+  Report("PredictAttach selector (fleet scan)", sel);
+  (void)sp->process->Signal(SIGTERM);
+  (void)sp->process->Wait(absl::Seconds(60));
+  return 0;
+}
+
+}  // namespace
+}  // namespace tracehealth
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return tracehealth::Main();
+}
