@@ -187,6 +187,7 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     sopts.tls_ca = config.tls_ca;
     sopts.tls_cert = config.tls_cert;
     sopts.tls_key = config.tls_key;
+    sopts.tls_server_name = config.tls_server_name;
     absl::StatusOr<std::unique_ptr<Streamer>> st =
         Streamer::Create(sopts, spool.get());
     if (!st.ok()) {

@@ -26,7 +26,7 @@ struct AgentConfig {
   bool once = false;
   std::string format = "text";
   uint64_t spool_max_bytes = 64ull << 20;
-  std::string tls_ca, tls_cert, tls_key;
+  std::string tls_ca, tls_cert, tls_key, tls_server_name;
   std::string feature_table;
   absl::Duration fdinfo_scan_interval = absl::Minutes(10);
   uint64_t fdinfo_max_files = 100000;

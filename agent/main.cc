@@ -36,6 +36,9 @@ ABSL_FLAG(uint64_t, spool_max_bytes, 64ull << 20,
 ABSL_FLAG(std::string, tls_ca, "", "PEM file of the CA that signed the server.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate (mTLS).");
 ABSL_FLAG(std::string, tls_key, "", "PEM client key (mTLS).");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "Name to verify the server certificate against (default: the host "
+          "part of --server).");
 ABSL_FLAG(std::string, feature_table, "",
           "YAML file whose rows replace rows of the built-in feature table.");
 ABSL_FLAG(absl::Duration, fdinfo_scan_interval, absl::Minutes(10),
@@ -87,6 +90,7 @@ int main(int argc, char** argv) {
   config.tls_ca = absl::GetFlag(FLAGS_tls_ca);
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
+  config.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
   config.feature_table = absl::GetFlag(FLAGS_feature_table);
   config.fdinfo_scan_interval = absl::GetFlag(FLAGS_fdinfo_scan_interval);
   config.fdinfo_max_files = absl::GetFlag(FLAGS_fdinfo_max_files);

@@ -14,6 +14,30 @@
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 
 namespace tracehealth::agent {
+namespace {
+
+const char* grpc_status_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    default:
+      return "error";
+  }
+}
+
+}  // namespace
 
 class Streamer::Impl {
  public:
@@ -189,9 +213,18 @@ class Streamer::Impl {
     grpc::Status status = stream->Finish();
     absl::MutexLock lock(&mu_);
     context_ = nullptr;
-    if (!stopping_ && !status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
-      last_error_ = status.error_message();
+    if (stopping_) return;
+    // Log each new kind of failure once, not once per retry.
+    std::string error =
+        status.ok() ? std::string("server closed the stream")
+                    : absl::StrCat(grpc_status_name(status.error_code()), ": ",
+                                   status.error_message());
+    if (error != last_error_) {
+      std::cerr << "tracehealth-agent: stream to " << options_.server
+                << " ended: " << error << "; reconnecting with backoff\n";
+      last_error_ = error;
     }
+    if (acked_this_stream_) last_error_.clear();
   }
 
   void Run() {
@@ -202,6 +235,9 @@ class Streamer::Impl {
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetMaxSendMessageSize(64 << 20);
+    if (!options_.tls_server_name.empty()) {
+      args.SetSslTargetNameOverride(options_.tls_server_name);
+    }
     while (true) {
       // A fresh channel per attempt: a server restarted on the same address
       // is found at once.

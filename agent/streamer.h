@@ -35,6 +35,9 @@ struct StreamerOptions {
   std::string server;
   // PEM files: CA of the server (enables TLS), client cert and key (mTLS).
   std::string tls_ca, tls_cert, tls_key;
+  // Name to check the server certificate against instead of the host in
+  // `server` (e.g. when connecting by IP address); "" keeps the host.
+  std::string tls_server_name;
   BackoffOptions backoff;
   // Uniform [0, 1) source for the jitter (default: a seeded PRNG).
   std::function<double()> random;

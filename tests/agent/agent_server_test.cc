@@ -3,12 +3,14 @@
 // stopped with SIGTERM and restarted; every report the agent made arrives
 // exactly once, in seq order.
 #include <signal.h>
+#include <stdlib.h>
 #include <sqlite3.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -27,13 +29,15 @@ struct Server {
 };
 
 Server StartServer(const std::string& data_dir, const std::string& listen,
-                   const std::string& log) {
+                   const std::string& log,
+                   const std::vector<std::string>& extra = {}) {
   std::string port_file = NewTempDir("port-") + "/ports";
-  auto p = Subprocess::Start(
-      {Runfile("server/tracehealth-server"), "--listen=" + listen,
-       "--metrics_listen=127.0.0.1:0", "--data_dir=" + data_dir,
-       "--port_file=" + port_file},
-      log);
+  std::vector<std::string> argv = {
+      Runfile("server/tracehealth-server"), "--listen=" + listen,
+      "--metrics_listen=127.0.0.1:0", "--data_dir=" + data_dir,
+      "--port_file=" + port_file};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto p = Subprocess::Start(argv, log);
   EXPECT_TRUE(p.ok()) << p.status();
   Server s;
   s.process = std::move(*p);
@@ -49,15 +53,18 @@ Server StartServer(const std::string& data_dir, const std::string& listen,
 std::unique_ptr<Subprocess> StartAgent(const std::string& server,
                                        const std::string& state_dir,
                                        const std::string& log,
-                                       uint64_t max_reports) {
-  auto p = Subprocess::Start(
-      {Runfile("agent/tracehealth-agent"),
-       "--root=" + Runfile("tests/fixtures/hosts/kasan-6.12-256cpu"),
-       "--state_dir=" + state_dir, "--host_id=itest-1",
-       "--labels=rack=r1,role=test", "--server=" + server,
-       "--interval=100ms", absl::StrCat("--max_reports=", max_reports),
-       "--shutdown_flush_timeout=60s"},
-      log);
+                                       uint64_t max_reports,
+                                       const std::vector<std::string>& extra = {},
+                                       const std::string& host_id = "itest-1") {
+  std::vector<std::string> argv = {
+      Runfile("agent/tracehealth-agent"),
+      "--root=" + Runfile("tests/fixtures/hosts/kasan-6.12-256cpu"),
+      "--state_dir=" + state_dir, "--host_id=" + host_id,
+      "--labels=rack=r1,role=test", "--server=" + server,
+      "--interval=100ms", absl::StrCat("--max_reports=", max_reports),
+      "--shutdown_flush_timeout=60s"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto p = Subprocess::Start(argv, log);
   EXPECT_TRUE(p.ok()) << p.status();
   return std::move(*p);
 }
@@ -163,6 +170,87 @@ TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
   for (uint64_t s = run1.first; s <= run1.last; ++s) expected.push_back(s);
   for (uint64_t s = run2.first; s <= run2.last; ++s) expected.push_back(s);
   EXPECT_EQ(StoredSeqs(data_dir + "/tracehealth.db", "itest-1"), expected);
+}
+
+}  // namespace
+}  // namespace tracehealth::testing
+
+namespace tracehealth::testing {
+namespace {
+
+// Runs the openssl CLI in `dir`; true on exit 0.
+bool Openssl(const std::string& dir, const std::string& args) {
+  std::string cmd =
+      absl::StrCat("cd '", dir, "' && openssl ", args, " >/dev/null 2>&1");
+  return std::system(cmd.c_str()) == 0;
+}
+
+TEST(AgentServerTest, MutualTlsReportsOnlyAsTheCertifiedHost) {
+  const std::string d = NewTempDir("pki-");
+  ASSERT_TRUE(Openssl(d, "req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
+                         "-out ca.pem -days 1 -subj /CN=test-ca"));
+  ASSERT_TRUE(Openssl(d, "req -newkey rsa:2048 -nodes -keyout server.key "
+                         "-out server.csr -subj /CN=tracehealth.test"));
+  ASSERT_TRUE(WriteFile(d + "/server.ext",
+                        "subjectAltName=DNS:tracehealth.test\n").ok());
+  ASSERT_TRUE(Openssl(d, "x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
+                         "-CAcreateserial -out server.pem -days 1 "
+                         "-extfile server.ext"));
+  ASSERT_TRUE(Openssl(d, "req -newkey rsa:2048 -nodes -keyout client.key "
+                         "-out client.csr -subj /CN=tls-host-a"));
+  ASSERT_TRUE(Openssl(d, "x509 -req -in client.csr -CA ca.pem -CAkey ca.key "
+                         "-CAcreateserial -out client.pem -days 1"));
+  const std::string data_dir = NewTempDir("server-data-");
+  const std::string logs = NewTempDir("logs-");
+  Server server = StartServer(
+      data_dir, "127.0.0.1:0", logs + "/server.log",
+      {"--tls_cert=" + d + "/server.pem", "--tls_key=" + d + "/server.key",
+       "--tls_client_ca=" + d + "/ca.pem"});
+  ASSERT_FALSE(server.grpc_address.empty());
+  const std::vector<std::string> tls = {
+      "--tls_ca=" + d + "/ca.pem", "--tls_cert=" + d + "/client.pem",
+      "--tls_key=" + d + "/client.key", "--tls_server_name=tracehealth.test"};
+
+  // As the host the certificate names: stored.
+  auto agent = StartAgent(server.grpc_address, NewTempDir("state-a-"),
+                          logs + "/agent-a.log", 5, tls, "tls-host-a");
+  auto rc = agent->Wait(absl::Seconds(90));
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(*rc, 0);
+  AgentRun a = ParseAgentLog(*ReadFile(logs + "/agent-a.log"));
+  EXPECT_EQ(a.reports, 5u);
+  EXPECT_EQ(a.left, 0u);
+
+  // As another host with the same certificate: refused, nothing stored,
+  // and the agent keeps its reports in the spool.
+  std::vector<std::string> tls_b = tls;
+  tls_b.push_back("--shutdown_flush_timeout=2s");
+  agent = StartAgent(server.grpc_address, NewTempDir("state-b-"),
+                     logs + "/agent-b.log", 3, tls_b, "tls-host-b");
+  rc = agent->Wait(absl::Seconds(90));
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(*rc, 0);
+  std::string log_b = *ReadFile(logs + "/agent-b.log");
+  AgentRun b = ParseAgentLog(log_b);
+  EXPECT_EQ(b.reports, 3u);
+  EXPECT_EQ(b.left, 3u);
+  EXPECT_TRUE(absl::StrContains(log_b, "PERMISSION_DENIED")) << log_b;
+
+  // Without a client certificate the agent cannot report at all.
+  agent = StartAgent(server.grpc_address, NewTempDir("state-c-"),
+                     logs + "/agent-c.log", 1,
+                     {"--tls_ca=" + d + "/ca.pem",
+                      "--tls_server_name=tracehealth.test",
+                      "--shutdown_flush_timeout=2s"},
+                     "tls-host-a");
+  rc = agent->Wait(absl::Seconds(90));
+  ASSERT_TRUE(rc.ok());
+  EXPECT_EQ(ParseAgentLog(*ReadFile(logs + "/agent-c.log")).left, 1u);
+
+  ASSERT_TRUE(server.process->Signal(SIGTERM).ok());
+  ASSERT_TRUE(server.process->Wait(absl::Seconds(30)).ok());
+  EXPECT_EQ(StoredSeqs(data_dir + "/tracehealth.db", "tls-host-a").size(), 5u);
+  EXPECT_TRUE(StoredSeqs(data_dir + "/tracehealth.db", "tls-host-b").empty());
 }
 
 }  // namespace
