@@ -1,0 +1,50 @@
+#include "server/metrics/host_collector.h"
+
+#include <map>
+
+#include "gtest/gtest.h"
+#include "prometheus/text_serializer.h"
+
+namespace tracehealth::server {
+namespace {
+
+TEST(HostCollectorTest, ExportsPerHostGauges) {
+  auto r = std::make_shared<v1::HostReport>();
+  r->set_host_id("db-1");
+  r->set_seq(1);
+  r->set_interval_seconds(30);
+  auto* a = r->mutable_predictions()->add_attach();
+  a->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  a->set_latency_seconds(7.5);
+  auto* c = a->add_checks();
+  c->set_kind(v1::ThresholdCheck::KIND_SOFT_LOCKUP);
+  c->set_margin(0.375);
+  c->set_applies(true);
+  auto* skipped = a->add_checks();
+  skipped->set_kind(v1::ThresholdCheck::KIND_RCU_STALL);
+  skipped->set_applies(false);
+  r->mutable_predictions()->mutable_stack_depot()->set_budget_ratio(0.25);
+  r->mutable_predictions()->set_worst_risk(v1::RISK_LATENCY);
+  HostIndex index;
+  absl::Time seen = absl::FromUnixSeconds(1000);
+  index.Apply({{r, seen}});
+  HostCollector collector(&index, 3, [&] { return seen + absl::Seconds(200); });
+  std::string text = prometheus::TextSerializer().Serialize(collector.Collect());
+  EXPECT_NE(text.find("tracehealth_attach_latency_seconds{host=\"db-1\",probe_kind=\"kprobe_multi_return\"} 7.5"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tracehealth_attach_stall_margin_ratio{check=\"soft_lockup\",host=\"db-1\",probe_kind=\"kprobe_multi_return\"} 0.375"),
+            std::string::npos);
+  EXPECT_EQ(text.find("rcu_stall"), std::string::npos);
+  EXPECT_NE(text.find("tracehealth_stackdepot_pool_budget_ratio{host=\"db-1\"} 0.25"),
+            std::string::npos);
+  EXPECT_NE(text.find("tracehealth_host_last_report_timestamp_seconds{host=\"db-1\"} 1000"),
+            std::string::npos);
+  EXPECT_NE(text.find("tracehealth_host_risk{host=\"db-1\"} 2"), std::string::npos);
+  // 200 s > 3 x 30 s: stale.
+  EXPECT_NE(text.find("tracehealth_host_stale{host=\"db-1\"} 1"), std::string::npos);
+  EXPECT_EQ(text.find("tracehealth_vmap_purge_seconds{"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracehealth::server
