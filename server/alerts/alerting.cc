@@ -1,0 +1,226 @@
+#include "server/alerts/alerting.h"
+
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
+#include "google/protobuf/util/time_util.h"
+#include "prometheus/metric_family.h"
+
+namespace tracehealth::server {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+int64_t Nanos(const google::protobuf::Timestamp& ts) {
+  return TimeUtil::TimestampToNanoseconds(ts);
+}
+
+google::protobuf::Timestamp Ts(int64_t ns) { return TimeUtil::NanosecondsToTimestamp(ns); }
+
+std::string StateLabel(v1::AlertState s) {
+  return absl::AsciiStrToLower(absl::StripPrefix(v1::AlertState_Name(s), "ALERT_STATE_"));
+}
+
+}  // namespace
+
+AlertRow ToAlertRow(const v1::Alert& a) {
+  AlertRow row;
+  row.rule = a.rule();
+  row.host_id = a.host_id();
+  row.state = a.state();
+  row.severity = a.severity();
+  row.labels = {a.labels().begin(), a.labels().end()};
+  row.annotations = {a.annotations().begin(), a.annotations().end()};
+  row.value = a.value();
+  row.active_since_ns = Nanos(a.active_since());
+  if (a.has_fired_at()) row.fired_at_ns = Nanos(a.fired_at());
+  if (a.has_resolved_at()) row.resolved_at_ns = Nanos(a.resolved_at());
+  return row;
+}
+
+v1::Alert FromAlertRow(const AlertRow& row) {
+  v1::Alert a;
+  a.set_rule(row.rule);
+  a.set_host_id(row.host_id);
+  a.set_state(static_cast<v1::AlertState>(row.state));
+  a.set_severity(row.severity);
+  a.mutable_labels()->insert(row.labels.begin(), row.labels.end());
+  a.mutable_annotations()->insert(row.annotations.begin(), row.annotations.end());
+  a.set_value(row.value);
+  *a.mutable_active_since() = Ts(row.active_since_ns);
+  if (row.fired_at_ns) *a.mutable_fired_at() = Ts(*row.fired_at_ns);
+  if (row.resolved_at_ns) *a.mutable_resolved_at() = Ts(*row.resolved_at_ns);
+  return a;
+}
+
+// Exports alert states and delivery counters at scrape time.
+class Alerting::Collector : public prometheus::Collectable {
+ public:
+  explicit Collector(const Alerting* owner) : owner_(owner) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    prometheus::MetricFamily alerts;
+    alerts.name = "tracehealth_alerts";
+    alerts.help = "1 per pending or firing alert of the server's rule engine.";
+    alerts.type = prometheus::MetricType::Gauge;
+    for (const v1::Alert& a : owner_->engine_.Alerts()) {
+      if (a.state() == v1::ALERT_STATE_RESOLVED) continue;
+      prometheus::ClientMetric m;
+      m.label = {{"alertname", a.rule()},
+                 {"alertstate", StateLabel(a.state())},
+                 {"host", a.host_id()},
+                 {"severity", a.severity()}};
+      m.gauge.value = 1;
+      alerts.metric.push_back(std::move(m));
+    }
+    prometheus::MetricFamily rules;
+    rules.name = "tracehealth_alert_rules";
+    rules.help = "Alert rules loaded.";
+    rules.type = prometheus::MetricType::Gauge;
+    prometheus::ClientMetric r;
+    r.gauge.value = static_cast<double>(owner_->engine_.rules().size());
+    rules.metric.push_back(r);
+    std::vector<prometheus::MetricFamily> out = {std::move(alerts), std::move(rules)};
+    if (owner_->notifier_ != nullptr) {
+      AlertmanagerNotifier::Stats s = owner_->notifier_->stats();
+      prometheus::MetricFamily posts;
+      posts.name = "tracehealth_alertmanager_posts_total";
+      posts.help = "Posts to Alertmanager's v2 API, by result.";
+      posts.type = prometheus::MetricType::Counter;
+      for (const auto& [result, value] :
+           {std::pair<const char*, uint64_t>{"ok", s.posts_ok}, {"failed", s.posts_failed}}) {
+        prometheus::ClientMetric m;
+        m.label = {{"result", result}};
+        m.counter.value = static_cast<double>(value);
+        posts.metric.push_back(std::move(m));
+      }
+      prometheus::MetricFamily sent;
+      sent.name = "tracehealth_alertmanager_alerts_sent_total";
+      sent.help = "Alerts delivered to Alertmanager (re-sends included).";
+      sent.type = prometheus::MetricType::Counter;
+      prometheus::ClientMetric m;
+      m.counter.value = static_cast<double>(s.alerts_sent);
+      sent.metric.push_back(m);
+      out.push_back(std::move(posts));
+      out.push_back(std::move(sent));
+    }
+    return out;
+  }
+
+ private:
+  const Alerting* const owner_;
+};
+
+Alerting::Alerting(std::vector<AlertRule> rules, Storage* storage, const HostIndex* index,
+                   Options options, std::function<absl::Time()> now)
+    : engine_(std::move(rules)),
+      storage_(storage),
+      index_(index),
+      options_(std::move(options)),
+      now_(std::move(now)) {
+  if (options_.alertmanager) {
+    notifier_ = std::make_unique<AlertmanagerNotifier>(*options_.alertmanager, now_);
+  }
+  collector_ = std::make_shared<Collector>(this);
+}
+
+Alerting::~Alerting() { Stop(); }
+
+std::shared_ptr<prometheus::Collectable> Alerting::collector() const { return collector_; }
+
+absl::Status Alerting::Start() {
+  absl::StatusOr<std::vector<AlertRow>> stored = storage_->ListAlerts(AlertFilter{});
+  if (!stored.ok()) return stored.status();
+  std::vector<v1::Alert> alerts;
+  for (const AlertRow& row : *stored) alerts.push_back(FromAlertRow(row));
+  engine_.Restore(alerts);
+  // Firing alerts keep their original start: Alertmanager sees the same
+  // alert again, not a new one.
+  if (notifier_ != nullptr) notifier_->Update(engine_.Alerts());
+  started_ = true;
+  thread_ = std::thread([this] { Run(); });
+  return absl::OkStatus();
+}
+
+void Alerting::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  if (started_) thread_.join();
+  notifier_.reset();
+}
+
+void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
+  // Previous report per host within this batch (reports of one host arrive
+  // in seq order).
+  std::map<std::string, std::shared_ptr<const v1::HostReport>> previous;
+  std::vector<v1::Alert> changed;
+  for (const CommittedReport& c : reports) {
+    const v1::HostReport& r = *c.report;
+    auto it = previous.find(r.host_id());
+    std::shared_ptr<const v1::HostReport> prev;
+    if (it != previous.end()) {
+      prev = it->second;
+    } else if (std::optional<HostEntry> e = index_->Get(r.host_id())) {
+      prev = e->latest;
+    }
+    // A replayed older report says nothing about the host's state now.
+    if (prev != nullptr && prev->seq() >= r.seq()) continue;
+    std::vector<v1::Alert> c1 = engine_.OnReport(r, prev.get(), c.received_at);
+    changed.insert(changed.end(), c1.begin(), c1.end());
+    previous[r.host_id()] = c.report;
+  }
+  if (changed.empty()) return;
+  absl::MutexLock lock(&mu_);
+  changed_.insert(changed_.end(), changed.begin(), changed.end());
+}
+
+void Alerting::Publish(const std::vector<v1::Alert>& changed) {
+  for (const v1::Alert& a : changed) {
+    absl::Status s = storage_->PutAlert(ToAlertRow(a));
+    if (!s.ok()) {
+      std::fprintf(stderr, "tracehealth-server: storing alert %s/%s: %s\n", a.rule().c_str(),
+                   a.host_id().c_str(), s.ToString().c_str());
+    }
+  }
+  if (notifier_ != nullptr) notifier_->Update(changed);
+}
+
+void Alerting::Run() {
+  absl::Time next_tick = now_();
+  while (true) {
+    std::vector<v1::Alert> changed;
+    bool stopping;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || !changed_.empty();
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&ready),
+                           std::min(options_.eval_interval, absl::Milliseconds(250)));
+      stopping = stopping_;
+      changed.swap(changed_);
+    }
+    absl::Time now = now_();
+    if (now >= next_tick) {
+      std::vector<std::shared_ptr<const v1::HostReport>> keep;
+      std::vector<HostLiveness> hosts;
+      index_->ForEach([&](const HostEntry& e) {
+        keep.push_back(e.latest);
+        hosts.push_back({e.host_id, e.latest.get(), e.last_seen});
+      });
+      std::vector<v1::Alert> ticked = engine_.Tick(now, hosts);
+      changed.insert(changed.end(), ticked.begin(), ticked.end());
+      next_tick = now + options_.eval_interval;
+    }
+    if (!changed.empty()) Publish(changed);
+    if (stopping) return;
+  }
+}
+
+}  // namespace tracehealth::server

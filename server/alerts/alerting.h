@@ -1,0 +1,96 @@
+// Alerting: runs the alert engine inside the server.
+//
+// - OnCommitted() evaluates the report rules for newly committed reports
+//   (called on the writer thread, before the host index is updated, so the
+//   host's previous report is still the index's latest).
+// - A background thread, every `eval_interval` and promptly after changes,
+//   advances `for` timers and silence rules over the host index, stores every
+//   changed alert (Storage::PutAlert) and hands it to the Alertmanager
+//   notifier when one is configured. Evaluation never waits for storage or
+//   Alertmanager.
+// - Start() restores stored pending/firing alerts, so a restart neither
+//   forgets nor re-announces them.
+// - collector() exports `tracehealth_alerts{alertname,host,severity,alertstate}`
+//   (1 per pending/firing alert, like Prometheus' ALERTS) and the notifier's
+//   counters.
+//
+// Thread safety: OnCommitted, Alerts and the collector may be called from
+// any thread.
+#ifndef TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
+#define TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "prometheus/collectable.h"
+#include "server/alerts/alertmanager_notifier.h"
+#include "server/alerts/engine.h"
+#include "server/index/host_index.h"
+#include "server/storage/storage.h"
+
+namespace tracehealth::server {
+
+class Alerting {
+ public:
+  struct Options {
+    absl::Duration eval_interval = absl::Seconds(5);
+    // Set: deliver firing/resolved alerts to this Alertmanager.
+    std::optional<AlertmanagerNotifier::Options> alertmanager;
+  };
+
+  // `storage` and `index` are not owned and must outlive this object.
+  Alerting(std::vector<AlertRule> rules, Storage* storage, const HostIndex* index,
+           Options options, std::function<absl::Time()> now = absl::Now);
+  ~Alerting();  // Stop()
+  Alerting(const Alerting&) = delete;
+  Alerting& operator=(const Alerting&) = delete;
+
+  // Restores stored alerts and starts the evaluation thread. Errors: the
+  // storage's (the server should not start without its alert state).
+  absl::Status Start();
+
+  // Stores what is pending, stops the thread and the notifier. Idempotent.
+  void Stop();
+
+  void OnCommitted(absl::Span<const CommittedReport> reports);
+
+  std::vector<v1::Alert> Alerts() const { return engine_.Alerts(); }
+
+  std::shared_ptr<prometheus::Collectable> collector() const;
+
+ private:
+  class Collector;
+  void Run();
+  // Stores and notifies `changed`.
+  void Publish(const std::vector<v1::Alert>& changed);
+
+  AlertEngine engine_;
+  Storage* const storage_;
+  const HostIndex* const index_;
+  const Options options_;
+  const std::function<absl::Time()> now_;
+  std::unique_ptr<AlertmanagerNotifier> notifier_;
+  std::shared_ptr<Collector> collector_;
+
+  absl::Mutex mu_;
+  std::vector<v1::Alert> changed_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ = false;
+  std::thread thread_;
+};
+
+// Conversions between the API's Alert and the stored row.
+AlertRow ToAlertRow(const v1::Alert& alert);
+v1::Alert FromAlertRow(const AlertRow& row);
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
