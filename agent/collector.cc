@@ -46,8 +46,12 @@ Collector::Collector(const HostFs* fs, CollectorOptions options,
       options_(std::move(options)),
       clock_(std::move(clock)),
       fgraph_(fs, options_.features, options_.fgraph),
-      memory_(options_.state_dir) {
+      memory_(options_.state_dir),
+      depot_history_(options_.state_dir, options_.depot_history_max,
+                     options_.depot_sample_spacing) {
   absl::Status s = memory_.Load();
+  if (!s.ok()) warnings_.push_back(std::string(s.message()));
+  s = depot_history_.Load();
   if (!s.ok()) warnings_.push_back(std::string(s.message()));
 }
 
@@ -294,6 +298,7 @@ void Collector::CollectThreads(v1::HostSnapshot* s) {
     if (btime.ok()) boot.btime = *btime;
   }
 
+  boot_ = boot;
   v1::FgraphState* fg = s->mutable_fgraph();
   std::optional<bool> active;
   if (fg->has_active()) active = fg->active();
@@ -429,27 +434,13 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
   if (c->persistent_count) d->set_persistent_count(*c->persistent_count);
   if (c->persistent_bytes) d->set_persistent_bytes(*c->persistent_bytes);
 
-  v1::DepotSample current;
-  *current.mutable_at() = ToProto(now);
-  current.set_pools(c->pools);
-  current.set_persistent_bytes(c->persistent_bytes.value_or(0));
-  if (depot_history_.empty() ||
-      now - absl::FromUnixNanos(google::protobuf::util::TimeUtil::
-                                    TimestampToNanoseconds(
-                                        depot_history_.back().at())) >=
-          options_.depot_sample_spacing) {
-    depot_history_.push_back(current);
-    while (depot_history_.size() > options_.depot_history_max) {
-      depot_history_.pop_front();
-    }
+  absl::Status persist;
+  for (v1::DepotSample& sample :
+       depot_history_.Observe(boot_, now, c->pools,
+                              c->persistent_bytes.value_or(0), &persist)) {
+    *s->add_depot_history() = std::move(sample);
   }
-  for (const v1::DepotSample& sample : depot_history_) {
-    *s->add_depot_history() = sample;
-  }
-  if (depot_history_.back().at().seconds() != current.at().seconds() ||
-      depot_history_.back().at().nanos() != current.at().nanos()) {
-    *s->add_depot_history() = current;
-  }
+  if (!persist.ok()) warnings_.push_back(std::string(persist.message()));
 }
 
 void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {

@@ -14,7 +14,6 @@
 #ifndef TRACEHEALTH_AGENT_COLLECTOR_H_
 #define TRACEHEALTH_AGENT_COLLECTOR_H_
 
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "agent/depot_history.h"
 #include "agent/fgraph_collector.h"
 #include "agent/fgraph_memory.h"
 #include "agent/host_fs.h"
@@ -98,7 +98,8 @@ class Collector {
   std::optional<uint64_t> cmdline_max_pools_;
   std::string cmdline_max_pools_error_;
 
-  std::deque<v1::DepotSample> depot_history_;
+  DepotHistory depot_history_;
+  BootIdentity boot_;
 
   std::optional<absl::Time> last_vmallocinfo_;
   v1::VmallocState vmalloc_cache_;
