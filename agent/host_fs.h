@@ -5,7 +5,9 @@
 // Paths given to HostFs are absolute host paths ("/proc/loadavg"); they are
 // resolved under the root. Paths with ".." components, relative paths and
 // paths with NUL bytes are refused (InvalidArgument), so no lookup leaves the
-// root lexically. HostFs never writes.
+// root lexically. Symlinks are followed as the OS follows them: fixture trees
+// (e.g. in Bazel runfiles) are often symlink farms, and on the live root "/"
+// there is nothing outside to escape to. HostFs never writes.
 //
 // Errors: errno values map to Status via ErrnoToStatus (ENOENT -> NotFound,
 // EACCES -> PermissionDenied, ...), the message naming the host path.
