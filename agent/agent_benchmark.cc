@@ -145,16 +145,33 @@ int Run() {
   Print("live /proc", live);
   Figures big, small;
   if (!fixtures.empty()) {
+    // Both hosts are plain copies in a temp dir (runfiles are symlink farms,
+    // whose extra lookups would skew the comparison).
     std::string src = fixtures + "/preempt-none-6.16-240k";
-    big = Measure(src, cycles);
+    std::string base = absl::StrCat(std::filesystem::temp_directory_path().string(),
+                                    "/agent_benchmark_", getpid());
+    auto copy = [&](const std::string& dst) {
+      std::filesystem::copy(src, dst,
+                            std::filesystem::copy_options::recursive |
+                                std::filesystem::copy_options::copy_symlinks);
+      // Materialise symlinked files as regular files.
+      for (auto& e : std::filesystem::recursive_directory_iterator(dst)) {
+        if (e.is_symlink()) {
+          auto target = std::filesystem::canonical(e.path());
+          std::filesystem::remove(e.path());
+          std::filesystem::copy_file(target, e.path());
+        }
+      }
+    };
+    std::filesystem::create_directories(base);
+    copy(base + "/big");
+    big = Measure(base + "/big", cycles);
     Print("fixture 240k threads", big);
     // Baseline: the same host with 100 threads.
-    std::string copy = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                    "/agent_benchmark_", getpid());
-    std::filesystem::copy(src, copy, std::filesystem::copy_options::recursive);
-    std::ofstream(copy + "/proc/loadavg") << "0.10 0.20 0.30 2/100 4321\n";
-    small = Measure(copy, cycles);
-    std::filesystem::remove_all(copy);
+    copy(base + "/small");
+    std::ofstream(base + "/small/proc/loadavg") << "0.10 0.20 0.30 2/100 4321\n";
+    small = Measure(base + "/small", cycles);
+    std::filesystem::remove_all(base);
     Print("fixture 100 threads", small);
     std::printf("ratio 240k/100 threads (collect+models CPU): %.2f\n",
                 big.cycle_cpu_ms / small.cycle_cpu_ms);
