@@ -34,9 +34,9 @@ bool IsValidHostId(absl::string_view host_id);
 // length, seq 0 (or above 2^63-1), observed_at missing/out of range/too far
 // in the future, too many or oversized labels, version strings too long,
 // a non-finite number anywhere, a negative number where only >= 0 makes
-// sense, oversized repeated fields or report. `serialized_size` is the
-// report's wire size (ByteSizeLong when unknown).
-absl::Status ValidateReport(const v1::HostReport& report, size_t serialized_size,
+// sense, oversized repeated fields or report. `wire` must be `report`
+// serialized (numbers and repeated sizes are checked on the wire bytes).
+absl::Status ValidateReport(const v1::HostReport& report, absl::string_view wire,
                             absl::Time now, const ValidationLimits& limits);
 
 }  // namespace tracehealth::server

@@ -32,7 +32,7 @@ v1::HostReport Good() {
 
 absl::Status Check(const v1::HostReport& r,
                    const ValidationLimits& limits = ValidationLimits()) {
-  return ValidateReport(r, r.ByteSizeLong(), kNow, limits);
+  return ValidateReport(r, r.SerializeAsString(), kNow, limits);
 }
 
 TEST(ValidateTest, AcceptsAGoodReport) {
@@ -125,6 +125,15 @@ TEST(ValidateTest, RejectsOversizedReport) {
   absl::Status st = Check(r, limits);
   EXPECT_TRUE(absl::IsInvalidArgument(st));
   EXPECT_NE(st.message().find("bytes"), std::string::npos);
+}
+
+TEST(ValidateTest, RejectsMalformedWireBytes) {
+  v1::HostReport r = Good();
+  std::string wire = r.SerializeAsString();
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      ValidateReport(r, wire.substr(0, wire.size() - 3), kNow, ValidationLimits())));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      ValidateReport(r, wire + "\x0f", kNow, ValidationLimits())));  // wire type 7
 }
 
 TEST(ValidateTest, AllowsSmallClockSkewAndOldReports) {

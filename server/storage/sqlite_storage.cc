@@ -247,6 +247,9 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
   }
   if (st.ok()) st = Exec(wdb, "PRAGMA cache_size=-65536");
   if (st.ok()) st = Exec(wdb, "PRAGMA journal_size_limit=67108864");
+  if (st.ok() && options.background_checkpoint) {
+    st = Exec(wdb, "PRAGMA wal_autocheckpoint=0");
+  }
   int target = options.max_schema_version > 0
                    ? std::min(options.max_schema_version, kLatestVersion)
                    : kLatestVersion;
@@ -256,6 +259,7 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
   if (!rdb.ok()) return fail(rdb.status(), nullptr);
   std::unique_ptr<SqliteStorage> storage(new SqliteStorage(path, wdb, *rdb));
   TH_RETURN_IF_ERROR(storage->Prepare());
+  if (options.background_checkpoint) storage->StartCheckpointer(options);
   return storage;
 }
 
@@ -263,7 +267,42 @@ SqliteStorage::SqliteStorage(std::string path, sqlite3* write_db,
                              sqlite3* read_db)
     : path_(std::move(path)), write_db_(write_db), read_db_(read_db) {}
 
+void SqliteStorage::StartCheckpointer(const SqliteOptions& options) {
+  absl::StatusOr<sqlite3*> db = OpenConnection(path_);
+  if (!db.ok()) {
+    // Fall back to checkpoints inside commits.
+    absl::MutexLock lock(&write_mu_);
+    (void)Exec(write_db_, "PRAGMA wal_autocheckpoint=1000");
+    return;
+  }
+  checkpoint_db_ = *db;
+  wal_limit_bytes_ = options.wal_limit_bytes;
+  absl::Duration interval = options.checkpoint_interval;
+  checkpoint_thread_ = std::thread([this, interval] {
+    while (!stop_checkpoints_.WaitForNotificationWithTimeout(interval)) {
+      // PASSIVE: copies what it can without blocking the writer or readers.
+      sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE,
+                                nullptr, nullptr);
+    }
+  });
+}
+
+int64_t SqliteStorage::WalBytes() const {
+  struct stat st;
+  return stat((path_ + "-wal").c_str(), &st) == 0 ? st.st_size : 0;
+}
+
 SqliteStorage::~SqliteStorage() {
+  if (checkpoint_thread_.joinable()) {
+    stop_checkpoints_.Notify();
+    checkpoint_thread_.join();
+  }
+  if (checkpoint_db_ != nullptr) {
+    // Leave a small log behind: copy everything and truncate the WAL.
+    sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr,
+                              nullptr);
+    sqlite3_close(checkpoint_db_);
+  }
   {
     absl::MutexLock lock(&write_mu_);
     insert_report_.reset();
@@ -368,6 +407,12 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   if (sqlite3_exec(write_db_, "COMMIT", nullptr, nullptr, nullptr) !=
       SQLITE_OK) {
     return rollback(SqliteError(write_db_, "commit"));
+  }
+  if (wal_limit_bytes_ > 0 && WalBytes() > wal_limit_bytes_) {
+    // The background checkpointer fell behind (or readers pinned the log):
+    // bound the disk used by checkpointing here, resetting the log.
+    sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr,
+                              nullptr);
   }
   return out;
 }

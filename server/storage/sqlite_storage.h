@@ -17,9 +17,12 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "server/storage/storage.h"
 
 struct sqlite3;
@@ -34,6 +37,13 @@ struct SqliteOptions {
   // Apply migrations only up to this version (tests of old schemas); 0 =
   // all of them.
   int max_schema_version = 0;
+  // Copy the write-ahead log into the database on a background thread (its
+  // own connection, PASSIVE checkpoints) instead of inside commits, so a
+  // commit never waits for the checkpoint's writes and fsync. When the log
+  // still grows past wal_limit_bytes the writer checkpoints itself.
+  bool background_checkpoint = true;
+  absl::Duration checkpoint_interval = absl::Milliseconds(200);
+  int64_t wal_limit_bytes = 512LL << 20;
 };
 
 class SqliteStorage : public Storage {
@@ -71,6 +81,9 @@ class SqliteStorage : public Storage {
  private:
   SqliteStorage(std::string path, sqlite3* write_db, sqlite3* read_db);
   absl::Status Prepare();
+  void StartCheckpointer(const SqliteOptions& options);
+  // Bytes in the write-ahead log file.
+  int64_t WalBytes() const;
 
   const std::string path_;
   absl::Mutex write_mu_;
@@ -79,6 +92,10 @@ class SqliteStorage : public Storage {
   std::unique_ptr<SqliteStatement> upsert_host_ ABSL_GUARDED_BY(write_mu_);
   absl::Mutex read_mu_;
   sqlite3* const read_db_ ABSL_GUARDED_BY(read_mu_);
+  int64_t wal_limit_bytes_ = 0;  // 0: SQLite's own autocheckpoint
+  sqlite3* checkpoint_db_ = nullptr;  // used by checkpoint_thread_ only
+  absl::Notification stop_checkpoints_;
+  std::thread checkpoint_thread_;
 };
 
 }  // namespace tracehealth::server
