@@ -29,7 +29,7 @@ struct AgentConfig {
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
   std::string feature_table;
   absl::Duration fdinfo_scan_interval = absl::Minutes(10);
-  uint64_t fdinfo_max_files = 100000;
+  uint64_t fdinfo_max_files = 1000000;
   uint64_t max_reports = 0;
   absl::Duration shutdown_flush_timeout = absl::Seconds(5);
 };

@@ -67,9 +67,16 @@ bool FgraphCollector::ScanFdinfo(const std::optional<KernelRelease>& release,
       scan_truncated_ = true;
       break;
     }
-    std::string dir = absl::StrCat("/proc/", pid, "/fdinfo");
+    // Which fds are BPF links: /proc/PID/fd/N -> "anon_inode:bpf_link" is
+    // one cheap readlink; only those fdinfo files are read. Where the fd
+    // links cannot be listed (e.g. a host tree without them), every fdinfo
+    // file is read instead.
+    const std::string dir = absl::StrCat("/proc/", pid, "/fdinfo");
+    const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
+    absl::StatusOr<std::vector<std::string>> fds = fs_->ListDir(fd_dir, 1 << 20);
+    const bool filter_by_link = fds.ok();
     // Processes exit and some fdinfo directories are unreadable: skip them.
-    absl::StatusOr<std::vector<std::string>> fds = fs_->ListDir(dir, 1 << 20);
+    if (!filter_by_link) fds = fs_->ListDir(dir, 1 << 20);
     if (!fds.ok()) continue;
     std::vector<uint32_t> fd_numbers;
     for (const std::string& name : *fds) {
@@ -86,6 +93,11 @@ bool FgraphCollector::ScanFdinfo(const std::optional<KernelRelease>& release,
         break;
       }
       ++files;
+      if (filter_by_link) {
+        absl::StatusOr<std::string> target =
+            fs_->ReadLink(absl::StrCat(fd_dir, "/", fd));
+        if (!target.ok() || *target != "anon_inode:bpf_link") continue;
+      }
       absl::StatusOr<std::string> text =
           fs_->ReadFile(absl::StrCat(dir, "/", fd), 1 << 20);
       if (!text.ok()) continue;

@@ -3,9 +3,12 @@
 // links found in /proc/PID/fdinfo.
 //
 // Cost: the tracefs part reads a fixed set of files per cycle (plus two per
-// tracefs instance). The fdinfo scan walks /proc/*/fdinfo and is expensive,
-// so it runs at most once per `fdinfo_scan_interval` and reads at most
-// `fdinfo_max_files` files; between scans the last result is reused.
+// tracefs instance). The fdinfo scan walks every process's fds (a readlink
+// per fd, then fdinfo only for BPF links) and is expensive, so it runs at
+// most once per `fdinfo_scan_interval` and examines at most
+// `fdinfo_max_files` fds; between scans the last result is reused. A scan
+// cut short by that bound leaves fgraph activity unknown unless a user was
+// found.
 // available_filter_functions and enabled_functions (tens of thousands of
 // lines) are re-counted on the same slow schedule. Nothing here walks
 // threads: the cost does not depend on the thread count.
@@ -30,7 +33,7 @@ namespace tracehealth::agent {
 
 struct FgraphCollectorOptions {
   absl::Duration fdinfo_scan_interval = absl::Minutes(10);
-  uint64_t fdinfo_max_files = 100000;
+  uint64_t fdinfo_max_files = 1000000;
   // Also the re-count interval of available_filter_functions and
   // enabled_functions.
   absl::Duration slow_interval = absl::Minutes(10);

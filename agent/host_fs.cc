@@ -163,6 +163,15 @@ absl::StatusOr<std::vector<std::string>> HostFs::ListDir(
   return names;
 }
 
+absl::StatusOr<std::string> HostFs::ReadLink(absl::string_view path) const {
+  TH_ASSIGN_OR_RETURN(std::string full, Resolve(path));
+  opens_.fetch_add(1, std::memory_order_relaxed);
+  char buf[4096];
+  ssize_t n = readlink(full.c_str(), buf, sizeof(buf));
+  if (n < 0) return ::tracehealth::ErrnoToStatus(errno, path);
+  return std::string(buf, static_cast<size_t>(n));
+}
+
 bool HostFs::Exists(absl::string_view path) const {
   absl::StatusOr<std::string> full = Resolve(path);
   if (!full.ok()) return false;

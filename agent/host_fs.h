@@ -57,14 +57,18 @@ class HostFs {
   absl::StatusOr<std::vector<std::string>> ListDir(
       absl::string_view path, size_t max_entries = 1 << 20) const;
 
+  // The target of symlink `path` (readlink(2)), e.g. "anon_inode:bpf_link"
+  // for a /proc/PID/fd entry. Counts as one open.
+  absl::StatusOr<std::string> ReadLink(absl::string_view path) const;
+
   // Whether `path` exists (any file type). False for refused paths.
   bool Exists(absl::string_view path) const;
 
   // The root directory given at construction.
   const std::string& root() const { return root_; }
 
-  // Number of files and directories opened so far (ReadFile, ReadLines and
-  // ListDir each count one open, successful or not).
+  // Number of files and directories opened so far (ReadFile, ReadLines,
+  // ListDir and ReadLink each count one, successful or not).
   uint64_t opens() const { return opens_.load(std::memory_order_relaxed); }
 
  private:

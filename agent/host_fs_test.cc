@@ -1,6 +1,7 @@
 #include "agent/host_fs.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -102,6 +103,18 @@ TEST(HostFsTest, ListDirAndCountsOpens) {
   EXPECT_EQ(names->size(), 2u);
   EXPECT_TRUE(absl::IsNotFound(fs.ListDir("/nope").status()));
   EXPECT_TRUE(absl::IsResourceExhausted(fs.ListDir("/proc", 1).status()));
+  EXPECT_EQ(fs.opens(), 3u);
+}
+
+TEST(HostFsTest, ReadLink) {
+  std::string root = MakeTree();
+  ASSERT_EQ(symlink("anon_inode:bpf_link", (root + "/proc/link").c_str()), 0);
+  HostFs fs(root);
+  auto t = fs.ReadLink("/proc/link");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, "anon_inode:bpf_link");
+  EXPECT_FALSE(fs.ReadLink("/proc/loadavg").ok());  // not a symlink
+  EXPECT_TRUE(absl::IsNotFound(fs.ReadLink("/proc/none").status()));
   EXPECT_EQ(fs.opens(), 3u);
 }
 

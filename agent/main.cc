@@ -43,8 +43,8 @@ ABSL_FLAG(std::string, feature_table, "",
           "YAML file whose rows replace rows of the built-in feature table.");
 ABSL_FLAG(absl::Duration, fdinfo_scan_interval, absl::Minutes(10),
           "How often to scan /proc/*/fdinfo for BPF kprobe_multi links.");
-ABSL_FLAG(uint64_t, fdinfo_max_files, 100000,
-          "At most this many fdinfo files per scan.");
+ABSL_FLAG(uint64_t, fdinfo_max_files, 1000000,
+          "At most this many fds examined per fdinfo scan.");
 ABSL_FLAG(uint64_t, max_reports, 0,
           "Stop after this many reports (0: run until SIGTERM).");
 ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
