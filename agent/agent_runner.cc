@@ -129,13 +129,18 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   // The state directory. A one-shot run works without one (nothing is
   // remembered then); a long-running agent needs it.
   std::string state_dir = config.state_dir;
-  absl::Status state_ok = MakeDirs(state_dir);
-  if (!state_ok.ok()) {
-    if (!config.once) {
-      err << "tracehealth-agent: --state_dir: " << state_ok.message() << "\n";
-      return 1;
+  if (state_dir.empty() && !config.once) state_dir = "/var/lib/tracehealth-agent";
+  if (!state_dir.empty()) {
+    absl::Status state_ok = MakeDirs(state_dir);
+    if (!state_ok.ok()) {
+      if (!config.once) {
+        err << "tracehealth-agent: --state_dir: " << state_ok.message() << "\n";
+        return 1;
+      }
+      err << "tracehealth-agent: warning: --state_dir: " << state_ok.message()
+          << "; nothing is remembered\n";
+      state_dir.clear();
     }
-    state_dir.clear();
   }
 
   HostFs fs(config.root);

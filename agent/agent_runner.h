@@ -18,7 +18,9 @@ namespace tracehealth::agent {
 
 struct AgentConfig {
   std::string root = "/";
-  std::string state_dir = "/var/lib/tracehealth-agent";
+  // "" : /var/lib/tracehealth-agent, except that a one-shot run then keeps
+  // no state at all.
+  std::string state_dir;
   std::string host_id;
   std::map<std::string, std::string> labels;
   std::string server;

@@ -19,9 +19,10 @@
 
 ABSL_FLAG(std::string, root, "/",
           "Filesystem root of the host to read (a fixture tree for tests).");
-ABSL_FLAG(std::string, state_dir, "/var/lib/tracehealth-agent",
-          "Directory for the persisted seq, fgraph last-active record and the "
-          "report spool.");
+ABSL_FLAG(std::string, state_dir, "",
+          "Directory for the persisted seq, fgraph last-active record, stack "
+          "depot history and the report spool (default "
+          "/var/lib/tracehealth-agent; --once keeps nothing unless given).");
 ABSL_FLAG(std::string, host_id, "", "Host identity (default: hostname).");
 ABSL_FLAG(std::string, labels, "", "Operator labels: k=v,k2=v2.");
 ABSL_FLAG(std::string, server, "",
