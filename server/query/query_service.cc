@@ -117,46 +117,56 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
   resp->set_matched_hosts(static_cast<uint32_t>(hosts.size()));
   const bool what_if = HasOverrides(req.what_if());
   const absl::Time now = options_.now();
-  std::vector<v1::HostAttachAnswer> answers;
-  answers.reserve(hosts.size());
-  for (const HostEntry& e : hosts) {
-    v1::HostAttachAnswer a;
-    a.set_host_id(e.host_id);
+  // Rank first on the predictions (stored ones are not copied), then build
+  // answers only for the hosts returned.
+  std::vector<v1::AttachPrediction> computed;
+  computed.reserve(what_if ? hosts.size() : 0);
+  std::vector<const v1::AttachPrediction*> preds(hosts.size());
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    const HostEntry& e = hosts[i];
     const v1::AttachPrediction* stored = StoredAttach(*e.latest, kind);
     if (!what_if && stored != nullptr && e.latest->model_version() == kModelVersion) {
-      *a.mutable_prediction() = *stored;
+      preds[i] = stored;
+      continue;
+    }
+    ModelOptions opts;
+    if (what_if) {
+      v1::HostSnapshot snap = e.latest->snapshot();
+      ApplyWhatIf(req.what_if(), snap, opts);
+      computed.push_back(::tracehealth::PredictAttach(snap, kind, opts));
     } else {
-      ModelOptions opts;
-      if (what_if) {
-        v1::HostSnapshot snap = e.latest->snapshot();
-        ApplyWhatIf(req.what_if(), snap, opts);
-        *a.mutable_prediction() = ::tracehealth::PredictAttach(snap, kind, opts);
-      } else {
-        *a.mutable_prediction() = ::tracehealth::PredictAttach(e.latest->snapshot(), kind, opts);
-      }
+      computed.push_back(::tracehealth::PredictAttach(e.latest->snapshot(), kind, opts));
     }
-    a.set_recommendation(Recommend(a.prediction()));
-    *a.mutable_observed_at() = e.latest->observed_at();
-    absl::Duration age = now - FromProto(e.latest->observed_at());
-    a.mutable_data_age()->set_seconds(absl::ToInt64Seconds(age));
-    a.mutable_data_age()->set_nanos(static_cast<int32_t>(
-        absl::ToInt64Nanoseconds(age - absl::Seconds(absl::ToInt64Seconds(age)))));
-    a.set_stale(IsStale(e, now));
-    answers.push_back(std::move(a));
+    preds[i] = nullptr;  // filled below: `computed` may still reallocate
   }
+  for (size_t i = 0, c = 0; i < hosts.size(); ++i) {
+    if (preds[i] == nullptr) preds[i] = &computed[c++];
+  }
+  std::vector<size_t> order(hosts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   // Worst first: risk, then latency, then host id.
-  auto worse = [](const v1::HostAttachAnswer& x, const v1::HostAttachAnswer& y) {
-    if (x.prediction().risk() != y.prediction().risk()) {
-      return x.prediction().risk() > y.prediction().risk();
+  auto worse = [&](size_t x, size_t y) {
+    if (preds[x]->risk() != preds[y]->risk()) return preds[x]->risk() > preds[y]->risk();
+    if (preds[x]->latency_seconds() != preds[y]->latency_seconds()) {
+      return preds[x]->latency_seconds() > preds[y]->latency_seconds();
     }
-    if (x.prediction().latency_seconds() != y.prediction().latency_seconds()) {
-      return x.prediction().latency_seconds() > y.prediction().latency_seconds();
-    }
-    return x.host_id() < y.host_id();
+    return hosts[x].host_id < hosts[y].host_id;
   };
-  size_t limit = std::min<size_t>(Limit(req.limit()), answers.size());
-  std::partial_sort(answers.begin(), answers.begin() + limit, answers.end(), worse);
-  for (size_t i = 0; i < limit; ++i) *resp->add_answers() = std::move(answers[i]);
+  size_t limit = std::min<size_t>(Limit(req.limit()), order.size());
+  std::partial_sort(order.begin(), order.begin() + limit, order.end(), worse);
+  for (size_t k = 0; k < limit; ++k) {
+    const HostEntry& e = hosts[order[k]];
+    v1::HostAttachAnswer* a = resp->add_answers();
+    a->set_host_id(e.host_id);
+    *a->mutable_prediction() = *preds[order[k]];
+    a->set_recommendation(Recommend(a->prediction()));
+    *a->mutable_observed_at() = e.latest->observed_at();
+    absl::Duration age = now - FromProto(e.latest->observed_at());
+    a->mutable_data_age()->set_seconds(absl::ToInt64Seconds(age));
+    a->mutable_data_age()->set_nanos(static_cast<int32_t>(
+        absl::ToInt64Nanoseconds(age - absl::Seconds(absl::ToInt64Seconds(age)))));
+    a->set_stale(IsStale(e, now));
+  }
   return grpc::Status::OK;
 }
 

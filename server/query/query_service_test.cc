@@ -1,0 +1,99 @@
+#include "server/query/query_service.h"
+
+#include "gtest/gtest.h"
+#include "server/ctl/sample_report.h"
+#include "server/storage/sqlite_storage.h"
+#include "tests/util/subprocess.h"
+
+namespace tracehealth::server {
+namespace {
+
+class QueryServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = SqliteStorage::Open(testing::NewTempDir("query") + "/q.db");
+    ASSERT_TRUE(s.ok());
+    storage_ = std::move(*s);
+    now_ = absl::FromUnixSeconds(1800000000);
+    std::vector<CommittedReport> reports;
+    for (int i = 0; i < 6; ++i) {
+      SampleHost h;
+      h.host_id = "h" + std::to_string(i);
+      h.threads = 10000 + 60000 * i;  // h5 is the worst
+      h.role = i % 2 == 0 ? "db" : "web";
+      auto r = std::make_shared<v1::HostReport>(SampleReport(h, 1, now_ - absl::Seconds(10)));
+      reports.push_back({r, i == 0 ? now_ - absl::Hours(1) : now_});
+    }
+    index_.Apply(reports);
+    QueryOptions opts;
+    opts.now = [this] { return now_; };
+    service_ = std::make_unique<QueryService>(&index_, storage_.get(), nullptr, opts);
+  }
+
+  absl::Time now_;
+  std::unique_ptr<SqliteStorage> storage_;
+  HostIndex index_;
+  std::unique_ptr<QueryService> service_;
+};
+
+TEST_F(QueryServiceTest, PredictAttachRanksWorstFirstAndLimits) {
+  v1::PredictAttachRequest req;
+  req.set_probe_kind(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  req.set_limit(3);
+  v1::PredictAttachResponse resp;
+  ASSERT_TRUE(service_->DoPredictAttach(req, &resp).ok());
+  EXPECT_EQ(resp.matched_hosts(), 6u);
+  ASSERT_EQ(resp.answers_size(), 3);
+  EXPECT_EQ(resp.answers(0).host_id(), "h5");
+  EXPECT_EQ(resp.answers(1).host_id(), "h4");
+  EXPECT_EQ(resp.answers(2).host_id(), "h3");
+  EXPECT_GE(resp.answers(0).prediction().latency_seconds(),
+            resp.answers(1).prediction().latency_seconds());
+  EXPECT_EQ(resp.answers(0).data_age().seconds(), 10);
+  EXPECT_FALSE(resp.answers(0).recommendation().empty());
+}
+
+TEST_F(QueryServiceTest, WhatIfRecomputesEveryHost) {
+  v1::PredictAttachRequest req;
+  req.mutable_hosts()->set_labels("role=db");
+  req.set_probe_kind(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  req.mutable_what_if()->set_threads(300000);
+  v1::PredictAttachResponse resp;
+  ASSERT_TRUE(service_->DoPredictAttach(req, &resp).ok());
+  ASSERT_EQ(resp.answers_size(), 3);  // h0, h2, h4
+  for (const auto& a : resp.answers()) {
+    EXPECT_EQ(a.prediction().threads_total(), 300000u) << a.host_id();
+  }
+  // Same threads, same kernel, same risk: ordered by host id.
+  EXPECT_EQ(resp.answers(0).host_id(), "h0");
+}
+
+TEST_F(QueryServiceTest, StaleUnknownAndSummary) {
+  v1::PredictAttachRequest req;
+  req.mutable_hosts()->add_host_ids("h0");
+  req.mutable_hosts()->add_host_ids("missing");
+  v1::PredictAttachResponse resp;
+  ASSERT_TRUE(service_->DoPredictAttach(req, &resp).ok());
+  ASSERT_EQ(resp.answers_size(), 1);
+  EXPECT_TRUE(resp.answers(0).stale());  // 1 h > 3 x 30 s
+  ASSERT_EQ(resp.unknown_hosts_size(), 1);
+
+  v1::FleetSummaryResponse fs;
+  ASSERT_TRUE(service_->DoFleetSummary({}, &fs).ok());
+  EXPECT_EQ(fs.hosts(), 6u);
+  EXPECT_EQ(fs.stale_hosts(), 1u);
+
+  v1::ListHostsRequest lh;
+  lh.set_min_risk(v1::RISK_STALL);
+  v1::ListHostsResponse lr;
+  ASSERT_TRUE(service_->DoListHosts(lh, &lr).ok());
+  for (const auto& h : lr.hosts()) EXPECT_EQ(h.worst_risk(), v1::RISK_STALL);
+
+  v1::GetHostRequest gh;
+  gh.set_host_id("nope");
+  v1::HostState hs;
+  EXPECT_EQ(service_->DoGetHost(gh, &hs).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+}  // namespace
+}  // namespace tracehealth::server
