@@ -1,5 +1,6 @@
 #include "server/index/host_index.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -71,11 +72,19 @@ uint64_t HostIndex::LatestSeq(const std::string& host_id) const {
 
 std::vector<HostEntry> HostIndex::Select(const LabelSelector& selector) const {
   std::vector<HostEntry> out;
-  absl::ReaderMutexLock lock(&mu_);
-  out.reserve(selector.empty() ? hosts_.size() : 0);
-  for (const auto& [id, e] : hosts_) {
-    if (selector.Matches(e.latest->labels())) out.push_back(e);
+  {
+    // Only copy under the lock (cheap: ids and shared pointers), so label
+    // matching over a large fleet never holds up the writer's updates.
+    absl::ReaderMutexLock lock(&mu_);
+    out.reserve(hosts_.size());
+    for (const auto& [id, e] : hosts_) out.push_back(e);
   }
+  if (selector.empty()) return out;
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const HostEntry& e) {
+                             return !selector.Matches(e.latest->labels());
+                           }),
+            out.end());
   return out;
 }
 

@@ -61,7 +61,9 @@ std::vector<MetricFamily> HostCollector::Collect() const {
   MetricFamily stale = Gauge("tracehealth_host_stale",
                              "1 when the host missed its last report intervals.");
   const absl::Time now = now_();
-  index_->ForEach([&](const HostEntry& e) {
+  // A copy of the entries (ids and shared pointers): building the families
+  // for a large fleet must not hold the index lock the writer needs.
+  for (const HostEntry& e : index_->Select(LabelSelector())) {
     const std::string& host = e.host_id;
     const v1::Predictions& p = e.latest->predictions();
     for (const v1::AttachPrediction& a : p.attach()) {
@@ -88,7 +90,7 @@ std::vector<MetricFamily> HostCollector::Collect() const {
     bool is_stale =
         absl::ToDoubleSeconds(now - e.last_seen) > interval * stale_after_intervals_;
     Add(stale, {{"host", host}}, is_stale ? 1 : 0);
-  });
+  }
   std::vector<MetricFamily> out;
   for (MetricFamily* f : {&latency, &margin, &budget, &exhaustion, &purge, &last, &risk, &stale}) {
     out.push_back(std::move(*f));
