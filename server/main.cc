@@ -54,7 +54,8 @@ ABSL_FLAG(double, stale_after_intervals, 3,
 ABSL_FLAG(bool, sqlite_synchronous_full, false,
           "fsync every commit (survives power loss; much slower). Default: commits "
           "survive a server crash");
-ABSL_FLAG(int64_t, writer_queue, 16384, "Reports queued for the writer at most");
+ABSL_FLAG(int64_t, writer_queue, 4096,
+          "Reports queued for the writer at most (bounds memory: streams wait when full)");
 
 namespace tracehealth::server {
 namespace {
