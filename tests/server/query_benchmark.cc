@@ -14,6 +14,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
@@ -118,6 +119,15 @@ int Main() {
     if (i == 0) std::printf("selector matched %u hosts\n", resp.matched_hosts());
   }
   Report("PredictAttach selector (fleet scan)", sel);
+  {
+    auto status = testing::ReadFile(absl::StrCat("/proc/", sp->process->pid(), "/status"));
+    if (status.ok()) {
+      size_t at = status->find("VmRSS:");
+      if (at != std::string::npos) {
+        std::printf("server %s\n", status->substr(at, status->find('\n', at) - at).c_str());
+      }
+    }
+  }
   (void)sp->process->Signal(SIGTERM);
   (void)sp->process->Wait(absl::Seconds(60));
   return 0;
