@@ -1,0 +1,170 @@
+#include "tests/reliability/processes.h"
+
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <map>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace tracehealth::testing {
+
+absl::StatusOr<ServerRun> StartServerAt(const std::string& data_dir, const std::string& listen,
+                                        const std::string& log,
+                                        const std::vector<std::string>& extra_flags,
+                                        const std::vector<std::string>& prefix) {
+  const std::string port_file = NewTempDir("ports") + "/ports";
+  std::vector<std::string> argv = prefix;
+  argv.insert(argv.end(), {Runfile("server/tracehealth-server"), "--listen=" + listen,
+                           "--metrics_listen=127.0.0.1:0", "--data_dir=" + data_dir,
+                           "--port_file=" + port_file});
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(argv, log);
+  if (!p.ok()) return p.status();
+  ServerRun run;
+  run.process = std::move(*p);
+  absl::StatusOr<std::string> ports = WaitForFile(port_file, absl::Seconds(60));
+  if (!ports.ok()) {
+    absl::StatusOr<std::string> text = ReadFile(log);
+    return absl::UnavailableError(absl::StrCat("server did not start: ", ports.status().message(),
+                                               "\n", text.ok() ? *text : ""));
+  }
+  for (absl::string_view line : absl::StrSplit(*ports, '\n')) {
+    if (absl::ConsumePrefix(&line, "grpc=")) run.grpc_address = std::string(line);
+  }
+  if (run.grpc_address.empty()) return absl::InternalError("no grpc= in the port file");
+  return run;
+}
+
+absl::StatusOr<std::unique_ptr<Subprocess>> StartAgent(
+    const std::string& fixture, const std::string& server, const std::string& state_dir,
+    const std::string& host_id, absl::Duration interval, const std::string& log,
+    const std::vector<std::string>& extra_flags) {
+  std::vector<std::string> argv = {
+      Runfile("agent/tracehealth-agent"),
+      "--root=" + Runfile("tests/fixtures/hosts/" + fixture),
+      "--state_dir=" + state_dir,
+      "--host_id=" + host_id,
+      "--labels=role=reliability",
+      "--server=" + server,
+      "--interval=" + absl::FormatDuration(interval)};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  return Subprocess::Start(argv, log);
+}
+
+absl::StatusOr<AgentRun> ParseAgentLog(const std::string& log_text) {
+  const size_t p = log_text.rfind("stopped after ");
+  if (p == std::string::npos) return absl::NotFoundError("no \"stopped after\" line");
+  AgentRun run;
+  unsigned long long n = 0, a = 0, b = 0, left = 0;
+  if (std::sscanf(log_text.c_str() + p, "stopped after %llu reports (seq %llu..%llu), %llu left",
+                  &n, &a, &b, &left) != 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected line: ", log_text.substr(p, 120)));
+  }
+  run.reports = n;
+  run.first = a;
+  run.last = b;
+  run.left = left;
+  return run;
+}
+
+namespace {
+
+class Db {
+ public:
+  static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      std::string msg = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+      sqlite3_close(db);
+      return absl::UnavailableError(absl::StrCat("open ", path, ": ", msg));
+    }
+    sqlite3_busy_timeout(db, 10000);
+    return std::unique_ptr<Db>(new Db(db));
+  }
+  ~Db() { sqlite3_close(db_); }
+  sqlite3* get() { return db_; }
+
+ private:
+  explicit Db(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<uint64_t>> StoredSeqs(const std::string& db_path,
+                                                 const std::string& host_id) {
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(db_path);
+  if (!db.ok()) return db.status();
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2((*db)->get(),
+                         "SELECT seq FROM reports WHERE host_id = ?1 ORDER BY rowid", -1, &st,
+                         nullptr) != SQLITE_OK) {
+    return absl::InternalError(sqlite3_errmsg((*db)->get()));
+  }
+  sqlite3_bind_text(st, 1, host_id.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<uint64_t> out;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return absl::InternalError(sqlite3_errmsg((*db)->get()));
+  return out;
+}
+
+absl::StatusOr<std::string> StoredReport(const std::string& db_path, const std::string& host_id,
+                                         uint64_t seq) {
+  absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(db_path);
+  if (!db.ok()) return db.status();
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2((*db)->get(),
+                         "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", -1, &st,
+                         nullptr) != SQLITE_OK) {
+    return absl::InternalError(sqlite3_errmsg((*db)->get()));
+  }
+  sqlite3_bind_text(st, 1, host_id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, static_cast<int64_t>(seq));
+  absl::StatusOr<std::string> out = absl::NotFoundError(absl::StrCat(host_id, "/", seq));
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    const void* blob = sqlite3_column_blob(st, 0);
+    out = std::string(static_cast<const char*>(blob), sqlite3_column_bytes(st, 0));
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+std::string CheckContiguous(const std::vector<uint64_t>& seqs, uint64_t first, uint64_t last) {
+  std::map<uint64_t, int> count;
+  for (uint64_t s : seqs) count[s]++;
+  std::string problems;
+  int reported = 0;
+  for (uint64_t s = first; s <= last && reported < 20; ++s) {
+    auto it = count.find(s);
+    if (it == count.end()) {
+      absl::StrAppend(&problems, "missing ", s, "; ");
+      ++reported;
+    } else if (it->second > 1) {
+      absl::StrAppend(&problems, "seq ", s, " stored ", it->second, " times; ");
+      ++reported;
+    }
+  }
+  for (const auto& [s, n] : count) {
+    if (s < first || s > last) absl::StrAppend(&problems, "unexpected seq ", s, "; ");
+  }
+  for (size_t i = 1; i < seqs.size(); ++i) {
+    if (seqs[i] <= seqs[i - 1]) {
+      absl::StrAppend(&problems, "out of order at ", seqs[i - 1], " -> ", seqs[i], "; ");
+      break;
+    }
+  }
+  return problems;
+}
+
+}  // namespace tracehealth::testing
