@@ -245,7 +245,8 @@ std::string RenderReportText(const v1::HostReport& r) {
   }
   absl::StrAppend(&out, "\n");
   if (!p.stack_depot().summary().empty()) {
-    absl::StrAppend(&out, "            ", p.stack_depot().summary(), "\n");
+    absl::StrAppend(&out, "            ", p.stack_depot().summary(), "  [risk ",
+                    RiskName(p.stack_depot().risk()), "]\n");
   }
 
   // vmap purge.
@@ -263,7 +264,8 @@ std::string RenderReportText(const v1::HostReport& r) {
   }
   absl::StrAppend(&out, "\n");
   if (!p.vmap_purge().summary().empty()) {
-    absl::StrAppend(&out, "            ", p.vmap_purge().summary(), "\n");
+    absl::StrAppend(&out, "            ", p.vmap_purge().summary(), "  [risk ",
+                    RiskName(p.vmap_purge().risk()), "]\n");
   }
   absl::StrAppend(&out, "\nWorst risk  ", RiskName(p.worst_risk()), "\n");
 
