@@ -1,0 +1,89 @@
+#include "agent/agent_runner.h"
+
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "agent/test_tree.h"
+#include "gtest/gtest.h"
+
+namespace tracehealth::agent {
+namespace {
+
+AgentConfig OnceConfig(const TestTree& t) {
+  AgentConfig c;
+  c.root = t.root();
+  c.host_id = "h1";
+  c.once = true;
+  return c;
+}
+
+TEST(AgentRunnerTest, OncePrintsTextOrJson) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "6.19.0\n");
+  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/321 99\n");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunAgent(OnceConfig(t), out, err), 0) << err.str();
+  EXPECT_TRUE(absl::StrContains(out.str(), "Threads     321")) << out.str();
+  EXPECT_TRUE(absl::StrContains(out.str(), "Unknown inputs")) << out.str();
+
+  AgentConfig json = OnceConfig(t);
+  json.format = "json";
+  std::ostringstream jout, jerr;
+  EXPECT_EQ(RunAgent(json, jout, jerr), 0) << jerr.str();
+  EXPECT_TRUE(absl::StrContains(jout.str(), "\"hostId\": \"h1\"")) << jout.str();
+  EXPECT_TRUE(absl::StrContains(jout.str(), "\"total\": \"321\"")) << jout.str();
+}
+
+TEST(AgentRunnerTest, RejectsBadConfiguration) {
+  TestTree t;
+  auto run = [&](AgentConfig c) {
+    std::ostringstream out, err;
+    int rc = RunAgent(c, out, err);
+    EXPECT_FALSE(err.str().empty());
+    return rc;
+  };
+  AgentConfig c = OnceConfig(t);
+  c.format = "yaml";
+  EXPECT_EQ(run(c), 2);
+  c = OnceConfig(t);
+  c.host_id = "";
+  EXPECT_EQ(run(c), 2);
+  c = OnceConfig(t);
+  c.interval = absl::ZeroDuration();
+  EXPECT_EQ(run(c), 2);
+  c = OnceConfig(t);
+  c.labels = {{std::string(64, 'k'), "v"}};
+  EXPECT_EQ(run(c), 2);
+  c = OnceConfig(t);
+  c.tls_key = "/k.pem";
+  EXPECT_EQ(run(c), 2);
+  // A long-running agent needs a usable state directory.
+  c = OnceConfig(t);
+  c.once = false;
+  c.state_dir = t.root() + "/proc/loadavg/not-a-dir";
+  t.Write("/proc/loadavg", "x\n");
+  EXPECT_EQ(run(c), 1);
+}
+
+TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
+  TestTree t;
+  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
+  AgentConfig c = OnceConfig(t);
+  c.once = false;
+  c.state_dir = t.root() + "/state";
+  c.interval = absl::Milliseconds(10);
+  c.max_reports = 3;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunAgent(c, out, err), 0) << err.str();
+  size_t count = 0;
+  for (size_t p = out.str().find("Threads     50"); p != std::string::npos;
+       p = out.str().find("Threads     50", p + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 3u);
+  EXPECT_TRUE(absl::StrContains(err.str(), "stopped after 3 reports (seq 1..3)"))
+      << err.str();
+}
+
+}  // namespace
+}  // namespace tracehealth::agent
