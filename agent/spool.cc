@@ -86,13 +86,12 @@ Spool::~Spool() {
 absl::Status Spool::Load() {
   absl::StatusOr<std::string> floor_text = ReadWholeFile(dir_ + "/floor");
   if (floor_text.ok()) {
+    // An empty or unreadable floor (it is not fsync'd) only means acked
+    // records may be sent again.
     auto kv = ParseKeyValues(*floor_text);
-    if (kv.ok() && kv->count("floor") &&
-        absl::SimpleAtoi((*kv)["floor"], &floor_)) {
-    } else {
-      // An unreadable floor only means acked records may be sent again.
+    if (!kv.ok() || !kv->count("floor") ||
+        !absl::SimpleAtoi((*kv)["floor"], &floor_)) {
       floor_ = 0;
-      ++corrupt_;
     }
   }
   last_seq_ = floor_;
@@ -268,8 +267,11 @@ std::map<uint64_t, Spool::Loc>::iterator Spool::Erase(
 }
 
 absl::Status Spool::WriteFloor() {
+  // Not fsync'd: a floor lost in a crash only means some acked reports are
+  // sent again, which the server acknowledges without storing them twice.
   return WriteFileAtomically(dir_ + "/floor",
-                             FormatKeyValues({{"floor", absl::StrCat(floor_)}}));
+                             FormatKeyValues({{"floor", absl::StrCat(floor_)}}),
+                             /*durable=*/false);
 }
 
 std::optional<std::pair<uint64_t, std::string>> Spool::NextAfter(uint64_t after) {

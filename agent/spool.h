@@ -11,9 +11,9 @@
 //
 // Durability: every Append is written and fsync'd before it returns (one
 // fsync per report, i.e. per cycle), and new segments fsync their directory,
-// so a report in the spool survives a crash. The floor is written atomically
-// but not necessarily after every ack: after a crash a few acked reports may
-// be sent again, which the server acknowledges without storing them twice.
+// so a report in the spool survives a crash. The floor is replaced atomically
+// after every ack but not fsync'd: after a crash a few acked reports may be
+// sent again, which the server acknowledges without storing them twice.
 //
 // Bound: the payload+header bytes of live records never exceed `max_bytes`
 // after an Append; the oldest records are dropped (and counted) to make room.

@@ -58,12 +58,14 @@ absl::Status MakeDirs(const std::string& dir) {
 }
 
 absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::string_view content) {
+                                 absl::string_view content, bool durable) {
   std::string tmp = path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return ::tracehealth::ErrnoToStatus(errno, tmp);
   absl::Status s = WriteAll(fd, content, tmp);
-  if (s.ok() && fsync(fd) != 0) s = ::tracehealth::ErrnoToStatus(errno, tmp);
+  if (s.ok() && durable && fsync(fd) != 0) {
+    s = ::tracehealth::ErrnoToStatus(errno, tmp);
+  }
   close(fd);
   if (!s.ok()) {
     unlink(tmp.c_str());
@@ -74,6 +76,7 @@ absl::Status WriteFileAtomically(const std::string& path,
     unlink(tmp.c_str());
     return s;
   }
+  if (!durable) return absl::OkStatus();
   // The rename is durable only once the directory entry is.
   std::string dir = DirName(path);
   int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -21,9 +21,13 @@ namespace tracehealth::agent {
 // Creates `dir` and its parents (mode 0700 for new directories).
 absl::Status MakeDirs(const std::string& dir);
 
-// Replaces `path` with `content` atomically and durably.
+// Replaces `path` with `content` atomically and, when `durable`, durably
+// (fsync of the file and its directory). A non-durable write still never
+// leaves a mix of old and new content, but after a crash the file may hold
+// the old content (or, on some filesystems, be empty).
 absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::string_view content);
+                                 absl::string_view content,
+                                 bool durable = true);
 
 // The whole file. NotFound when it does not exist.
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
