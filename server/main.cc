@@ -54,6 +54,10 @@ ABSL_FLAG(double, stale_after_intervals, 3,
 ABSL_FLAG(bool, sqlite_synchronous_full, false,
           "fsync every commit (survives power loss; much slower). Default: commits "
           "survive a server crash");
+ABSL_FLAG(double, host_report_rate, 10,
+          "Reports per second one host may send (token bucket; 0 = unlimited). Over "
+          "it, the stream ends with RESOURCE_EXHAUSTED and the agent retries later");
+ABSL_FLAG(double, host_report_burst, 600, "Token bucket size of --host_report_rate");
 ABSL_FLAG(int64_t, writer_queue, 4096,
           "Reports queued for the writer at most (bounds memory: streams wait when full)");
 
@@ -141,6 +145,8 @@ int Main(const sigset_t& sigs) {
   IngestOptions iopts;
   iopts.limits.max_report_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_report_bytes));
   iopts.require_client_identity = !absl::GetFlag(FLAGS_tls_client_ca).empty();
+  iopts.host_reports_per_second = absl::GetFlag(FLAGS_host_report_rate);
+  iopts.host_report_burst = absl::GetFlag(FLAGS_host_report_burst);
   IngestService ingest(&writer, &index, &metrics, iopts);
   QueryOptions qopts;
   qopts.token = token;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "google/protobuf/arena.h"
 #include "grpcpp/grpcpp.h"
 #include "server/ingest/report_row.h"
@@ -17,7 +18,11 @@ namespace tracehealth::server {
 // - at most one read and one write in flight;
 // - Finish is called once, when no read is in flight, every submitted
 //   report has been committed (or failed) and its ack has been written.
-class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
+// Reads and writes raw bytes: the wire bytes of a report are validated and
+// stored as they arrived (no second serialization), and a report that does
+// not decode ends the stream with INVALID_ARGUMENT instead of looking like a
+// half-close.
+class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   ReportReactor(IngestService* service, grpc::CallbackServerContext* ctx)
       : service_(service), ctx_(ctx) {
@@ -32,7 +37,6 @@ class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
       }
     }
     service_->metrics_->StreamOpened();
-    NewReadBuffer();
   }
 
   void Begin(bool shutting_down) {
@@ -67,10 +71,17 @@ class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
       Run(a);
       return;
     }
-    // The report keeps its arena alive; a fresh arena takes the next read.
-    std::shared_ptr<const v1::HostReport> report(arena_, incoming_);
-    NewReadBuffer();
-    HandleReport(std::move(report));
+    std::string wire;
+    {
+      std::vector<grpc::Slice> slices;
+      (void)incoming_.Dump(&slices);
+      wire.reserve(incoming_.Length());
+      for (const grpc::Slice& sl : slices) {
+        wire.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+      }
+      incoming_.Clear();
+    }
+    HandleReport(std::move(wire));
     {
       absl::MutexLock lock(&mu_);
       read_in_flight_ = false;
@@ -117,25 +128,30 @@ class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
 
   void Run(const Actions& a) {
     if (a.write) StartWrite(&out_);
-    if (a.read) StartRead(incoming_);
+    if (a.read) StartRead(&incoming_);
     if (a.finish) Finish(a.status);  // last: `this` may be gone afterwards
   }
 
-  // Each report is parsed into its own arena: one or two block allocations
-  // instead of one per string and sub-message, and one release when the
-  // last holder (writer batch or index) drops it.
-  void NewReadBuffer() {
-    google::protobuf::ArenaOptions opts;
-    opts.start_block_size = 16 << 10;
-    opts.max_block_size = 256 << 10;
-    arena_ = std::make_shared<google::protobuf::Arena>(opts);
-    incoming_ = google::protobuf::Arena::CreateMessage<v1::HostReport>(arena_.get());
-  }
-
-  void HandleReport(std::shared_ptr<const v1::HostReport> report) {
+  void HandleReport(std::string blob) {
     const IngestOptions& opts = service_->options_;
     absl::Time now = opts.now();
-    std::string blob = report->SerializeAsString();
+    // Each report is parsed into its own arena: one or two block allocations
+    // instead of one per string and sub-message, and one release when the
+    // last holder (writer batch or index) drops it.
+    google::protobuf::ArenaOptions arena_opts;
+    arena_opts.start_block_size = 16 << 10;
+    arena_opts.max_block_size = 256 << 10;
+    auto arena = std::make_shared<google::protobuf::Arena>(arena_opts);
+    auto* parsed = google::protobuf::Arena::CreateMessage<v1::HostReport>(arena.get());
+    if (!parsed->ParseFromString(blob)) {
+      service_->metrics_->CountRejected();
+      absl::MutexLock lock(&mu_);
+      stop_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                           "report does not decode as a tracehealth.v1.HostReport "
+                           "(malformed protobuf or invalid UTF-8 in a string field)");
+      return;
+    }
+    std::shared_ptr<const v1::HostReport> report(std::move(arena), parsed);
     {
       absl::MutexLock lock(&mu_);
       // Identity first: a stream belongs to one host.
@@ -170,6 +186,17 @@ class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
       rej->set_message(std::string(valid.message()));
       ack_pending_ = true;
       return;  // the ack is started by OnReadDone
+    }
+    if (!service_->limiter_.Allow(report->host_id(), now)) {
+      service_->metrics_->CountRateLimited();
+      absl::MutexLock lock(&mu_);
+      stop_ = grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrFormat("host \"%s\" is over its report rate limit (%g/s, burst %g); "
+                          "retry later",
+                          report->host_id(), service_->limiter_.per_second(),
+                          service_->limiter_.burst()));
+      return;
     }
     uint64_t seq = report->seq();
     WriteRequest req;
@@ -212,7 +239,9 @@ class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
     if (write_in_flight_ || !ack_pending_ || finished_ || write_failed_) return;
     ack_pending_ = false;
     pending_.set_acked_seq(acked_);
-    out_.Swap(&pending_);
+    bool own_buffer = false;
+    out_.Clear();
+    (void)grpc::SerializationTraits<v1::Ack>::Serialize(pending_, &out_, &own_buffer);
     pending_.Clear();
     write_in_flight_ = true;
     a.write = true;
@@ -230,15 +259,13 @@ class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
   IngestService* const service_;
   grpc::CallbackServerContext* const ctx_;
   std::vector<std::string> identities_;
-  // Read buffer (owned by arena_); only touched by the read path.
-  std::shared_ptr<google::protobuf::Arena> arena_;
-  v1::HostReport* incoming_ = nullptr;
+  grpc::ByteBuffer incoming_;  // read buffer; only touched by the read path
 
   absl::Mutex mu_;
   std::string host_ ABSL_GUARDED_BY(mu_);
   uint64_t acked_ ABSL_GUARDED_BY(mu_) = 0;
   v1::Ack pending_ ABSL_GUARDED_BY(mu_);
-  v1::Ack out_ ABSL_GUARDED_BY(mu_);
+  grpc::ByteBuffer out_ ABSL_GUARDED_BY(mu_);  // the ack being written
   bool ack_pending_ ABSL_GUARDED_BY(mu_) = false;
   bool read_in_flight_ ABSL_GUARDED_BY(mu_) = false;
   bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
@@ -252,11 +279,15 @@ class ReportReactor : public grpc::ServerBidiReactor<v1::HostReport, v1::Ack> {
 
 IngestService::IngestService(ReportWriter* writer, const HostIndex* index,
                              ServerMetrics* metrics, IngestOptions options)
-    : writer_(writer), index_(index), metrics_(metrics), options_(std::move(options)) {}
+    : writer_(writer),
+      index_(index),
+      metrics_(metrics),
+      options_(std::move(options)),
+      limiter_(options_.host_reports_per_second, options_.host_report_burst) {}
 
 IngestService::~IngestService() = default;
 
-grpc::ServerBidiReactor<v1::HostReport, v1::Ack>* IngestService::Report(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Report(
     grpc::CallbackServerContext* context) {
   auto* r = new ReportReactor(this, context);
   bool shutting_down;

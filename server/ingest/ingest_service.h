@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "server/index/host_index.h"
+#include "server/ingest/rate_limiter.h"
 #include "server/ingest/report_writer.h"
 #include "server/ingest/validate.h"
 #include "server/metrics/server_metrics.h"
@@ -37,17 +38,25 @@ struct IngestOptions {
   ValidationLimits limits;
   // Require a verified client certificate naming the host (mTLS).
   bool require_client_identity = false;
+  // Per-host token bucket (reports/s, 0 = unlimited; burst). A report over
+  // the limit ends its stream with RESOURCE_EXHAUSTED (after what was read
+  // before it is committed and acked); the agent retries later, nothing is
+  // dropped.
+  double host_reports_per_second = 0;
+  double host_report_burst = 600;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
-class IngestService final : public v1::TelemetryIngest::CallbackService {
+class IngestService final
+    : public v1::TelemetryIngest::WithRawCallbackMethod_Report<v1::TelemetryIngest::Service> {
  public:
   // Not owned; all must outlive the service.
   IngestService(ReportWriter* writer, const HostIndex* index,
                 ServerMetrics* metrics, IngestOptions options);
   ~IngestService() override;
 
-  grpc::ServerBidiReactor<v1::HostReport, v1::Ack>* Report(
+  // Raw bytes in and out (see ReportReactor).
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Report(
       grpc::CallbackServerContext* context) override;
 
   // Streams stop reading; each finishes (UNAVAILABLE) once the reports it
@@ -62,6 +71,7 @@ class IngestService final : public v1::TelemetryIngest::CallbackService {
   const HostIndex* const index_;
   ServerMetrics* const metrics_;
   const IngestOptions options_;
+  HostRateLimiter limiter_;
   absl::Mutex mu_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_set<ReportReactor*> reactors_ ABSL_GUARDED_BY(mu_);

@@ -183,12 +183,15 @@ absl::Status CheckTimestamp(const google::protobuf::Timestamp& ts,
 
 bool IsValidHostId(absl::string_view host_id) {
   if (host_id.empty() || host_id.size() > 253) return false;
+  bool only_dots = true;
   for (char c : host_id) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
               (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
     if (!ok) return false;
+    only_dots = only_dots && c == '.';
   }
-  return true;
+  // ".", ".." and the like name no host (and read as paths).
+  return !only_dots;
 }
 
 absl::Status ValidateReport(const v1::HostReport& report, absl::string_view wire,

@@ -27,7 +27,8 @@ struct ValidationLimits {
   absl::Duration max_clock_skew = absl::Hours(1);
 };
 
-// True when `host_id` matches [A-Za-z0-9._-]{1,253}.
+// True when `host_id` matches [A-Za-z0-9._-]{1,253} and is not made of dots
+// only ("." or "..").
 bool IsValidHostId(absl::string_view host_id);
 
 // OK, or InvalidArgument naming the first problem found: host_id charset or

@@ -48,6 +48,11 @@ TEST(ValidateTest, HostIdCharsetAndLength) {
   EXPECT_FALSE(IsValidHostId("a/b"));
   EXPECT_FALSE(IsValidHostId("h\xc3\xa9"));
   EXPECT_FALSE(IsValidHostId(std::string("a\0b", 3)));
+  EXPECT_FALSE(IsValidHostId("."));
+  EXPECT_FALSE(IsValidHostId(".."));
+  EXPECT_FALSE(IsValidHostId("..."));
+  EXPECT_TRUE(IsValidHostId(".a"));
+  EXPECT_TRUE(IsValidHostId("db.example.com"));
 }
 
 struct BadCase {

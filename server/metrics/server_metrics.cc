@@ -12,6 +12,7 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
   stored_ = &reports_family_->Add({{"result", "stored"}});
   duplicate_ = &reports_family_->Add({{"result", "duplicate"}});
   rejected_ = &reports_family_->Add({{"result", "rejected"}});
+  rate_limited_ = &reports_family_->Add({{"result", "rate_limited"}});
   commit_failures_ = &prometheus::BuildCounter()
                           .Name("tracehealth_ingest_commit_failures_total")
                           .Help("Write transactions that failed.")

@@ -28,10 +28,11 @@ class ServerMetrics {
 
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
-  // tracehealth_ingest_reports_total{result=stored|duplicate|rejected}
+  // tracehealth_ingest_reports_total{result=stored|duplicate|rejected|rate_limited}
   void CountStored(double n) { stored_->Increment(n); }
   void CountDuplicates(double n) { duplicate_->Increment(n); }
   void CountRejected() { rejected_->Increment(); }
+  void CountRateLimited() { rate_limited_->Increment(); }
   // tracehealth_ingest_commit_seconds, tracehealth_ingest_batch_reports
   void ObserveCommit(double seconds, double reports);
   // tracehealth_ingest_streams (open Report streams)
@@ -54,6 +55,7 @@ class ServerMetrics {
   prometheus::Counter* stored_;
   prometheus::Counter* duplicate_;
   prometheus::Counter* rejected_;
+  prometheus::Counter* rate_limited_;
   prometheus::Counter* commit_failures_;
   prometheus::Histogram* commit_seconds_;
   prometheus::Histogram* batch_reports_;

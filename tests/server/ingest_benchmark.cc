@@ -37,7 +37,8 @@ namespace {
 
 int Main() {
   std::string dir = testing::NewTempDir("ingest_bench");
-  auto sp = testing::StartServer(dir, {}, absl::GetFlag(FLAGS_server_binary));
+  auto sp = testing::StartServer(dir, {"--host_report_rate=0"},
+                                 absl::GetFlag(FLAGS_server_binary));
   if (!sp.ok()) {
     std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
     return 1;

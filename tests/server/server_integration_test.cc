@@ -113,6 +113,11 @@ class ServerTest : public ::testing::Test {
     query_ = v1::FleetQuery::NewStub(channel_);
   }
   void TearDown() override {
+    // Close this client's connection first: the server's drain waits (up to
+    // 5 s) for open calls.
+    ingest_.reset();
+    query_.reset();
+    channel_.reset();
     if (server_.process != nullptr && server_.process->running()) {
       ASSERT_TRUE(server_.process->Signal(SIGTERM).ok());
       auto rc = server_.process->Wait(absl::Seconds(30));
@@ -416,6 +421,55 @@ TEST_F(ServerTest, BadReportsRejectedWhileOthersAreServed) {
   grpc::ClientContext ctx2;
   req.set_host_id("two");
   EXPECT_EQ(query_->GetHost(&ctx2, req, &hs).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(ServerTest, UndecodableReportEndsTheStreamWithInvalidArgument) {
+  Start();
+  absl::Time now = absl::Now();
+  ReportStream s(ingest_.get());
+  ASSERT_TRUE(s.Send(SampleReport(Host("decode", 1000), 1, now)));
+  ASSERT_TRUE(s.WaitAcked(1));
+  v1::HostReport bad = SampleReport(Host("decode", 1000), 2, now);
+  (*bad.mutable_labels())["role"] = std::string("\xc3\x28");  // invalid UTF-8
+  s.Send(bad);
+  grpc::Status st = s.Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_EQ(s.acked(), 1u);
+  // "." is not a host.
+  ReportStream dot(ingest_.get());
+  ASSERT_TRUE(dot.Send(SampleReport(Host(".", 1000), 1, now)));
+  ASSERT_TRUE(dot.WaitRejections(1));
+  EXPECT_EQ(dot.rejections()[0].code(), 3);
+  EXPECT_TRUE(dot.Finish().ok());
+}
+
+TEST_F(ServerTest, FloodingHostIsRateLimitedOthersAreNot) {
+  Start({"--host_report_rate=2", "--host_report_burst=20"});
+  absl::Time now = absl::Now();
+  ReportStream flood(ingest_.get());
+  v1::HostReport r = SampleReport(Host("flooder", 1000), 1, now);
+  for (uint64_t seq = 1; seq <= 200; ++seq) {
+    r.set_seq(seq);
+    if (!flood.Send(r)) break;
+  }
+  grpc::Status st = flood.Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  EXPECT_GE(flood.acked(), 20u);  // the burst was stored and acked
+  EXPECT_LT(flood.acked(), 40u);
+  ReportStream other(ingest_.get());
+  ASSERT_TRUE(other.Send(SampleReport(Host("quiet", 1000), 1, now)));
+  ASSERT_TRUE(other.WaitAcked(1));
+  EXPECT_TRUE(other.Finish().ok());
+  grpc::ClientContext ctx;
+  v1::GetHostRequest req;
+  req.set_host_id("flooder");
+  v1::HostState hs;
+  ASSERT_TRUE(query_->GetHost(&ctx, req, &hs).ok());
+  EXPECT_EQ(hs.reports(), flood.acked());
+  auto metrics = HttpGet(server_.metrics_addr, "/metrics");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_TRUE(absl::StrContains(*metrics, "tracehealth_ingest_reports_total{result=\"rate_limited\"} 1"))
+      << *metrics;
 }
 
 TEST_F(ServerTest, BearerTokenGuardsQueries) {
