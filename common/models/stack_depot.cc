@@ -10,35 +10,8 @@
 #include "common/models/basis.h"
 #include "common/models/page_owner_stacks.h"
 #include "common/models/pool_accounting.h"
-#include "common/models/trace_generator.h"
 
 namespace tracehealth {
-
-TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& traces,
-                                   const DepotTrieOptions& options) {
-  DepotTrie trie(options);
-  PoolAccounting hash(options.pool_bytes);
-  TrieComparison out;
-  for (const std::vector<uint64_t>& trace : traces) {
-    const uint64_t before = trie.records();
-    absl::StatusOr<DepotTrie::StackId> id = trie.Insert(trace);
-    if (!id.ok()) {
-      ++out.insert_failures;
-      continue;
-    }
-    if (*id > before) hash.Allocate(HashRecordBytes(trace.size()));
-  }
-  const DepotTrieStats s = trie.stats();
-  out.records = s.records;
-  out.hash_bytes = hash.live_bytes();
-  out.hash_pools = hash.pools();
-  out.trie_bytes = s.live_bytes;
-  out.trie_pools = s.pools;
-  out.ratio = out.hash_bytes > 0
-                  ? static_cast<double>(out.trie_bytes) / static_cast<double>(out.hash_bytes)
-                  : 0;
-  return out;
-}
 
 absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(absl::string_view show_stacks) {
   absl::StatusOr<std::vector<OwnerStack>> stacks = ParsePageOwnerStacks(show_stacks);
@@ -60,12 +33,6 @@ absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(absl::string_view show_sta
   m.set_trie_pools(c.trie_pools);
   m.set_insert_failures(c.insert_failures);
   return m;
-}
-
-const TrieComparison& GeneratedWorkloadEstimate() {
-  static const TrieComparison* const estimate =
-      new TrieComparison(CompareTrieWithHash(GenerateSeedWorkload()));
-  return *estimate;
 }
 
 std::optional<double> GrowthPoolsPerSecond(

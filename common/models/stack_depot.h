@@ -8,8 +8,7 @@
 // the ratio measured by the real trie (DepotTrie) on the seed benchmark's
 // workload, applied to the host's persistent bytes.
 //
-// Thread safety: pure functions; GeneratedWorkloadEstimate() computes its
-// value once per process (thread-safe static initialisation).
+// Thread safety: pure functions.
 #ifndef TRACEHEALTH_COMMON_MODELS_STACK_DEPOT_H_
 #define TRACEHEALTH_COMMON_MODELS_STACK_DEPOT_H_
 
@@ -20,6 +19,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/models/depot_trie.h"
+#include "common/models/generated_workload.h"
+#include "common/models/trie_comparison.h"
 #include "common/models/kernel_features.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
@@ -35,29 +36,11 @@ inline constexpr double kStallExhaustionSeconds = 3600;
 inline constexpr double kWarnExhaustionSeconds = 7 * 24 * 3600;
 inline constexpr double kWarnBudgetRatio = 0.8;
 
-struct TrieComparison {
-  uint64_t records = 0;
-  uint64_t hash_bytes = 0;
-  uint64_t hash_pools = 0;
-  uint64_t trie_bytes = 0;
-  uint64_t trie_pools = 0;
-  uint64_t insert_failures = 0;
-  double ratio = 0;  // trie_bytes / hash_bytes
-};
-
-// Inserts `traces` into a DepotTrie and accounts each distinct record at
-// its hash-backend size (persistent records are sized to their frames).
-TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& traces,
-                                   const DepotTrieOptions& options = {});
-
 // Runs the trie on a page_owner_stacks/show_stacks file's text (frames
 // mapped to synthetic addresses, see page_owner_stacks.h) and returns what
 // the agent reports in HostSnapshot.trie. Errors: the parser's
 // InvalidArgument for malformed text.
 absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(absl::string_view show_stacks);
-
-// CompareTrieWithHash on GenerateSeedWorkload(), computed once.
-const TrieComparison& GeneratedWorkloadEstimate();
 
 // Pools per second by least squares over `history` (needs two samples at
 // different times); unset otherwise.
