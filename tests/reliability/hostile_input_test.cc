@@ -200,12 +200,13 @@ TEST_F(HostileInputTest, PathLikeAndInvalidHostIds) {
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(data_dir_).parent_path() / "x"));
 
   // Invalid UTF-8 in a string field: proto3 strings must be UTF-8, so the
-  // message does not decode. Nothing of it is stored (the status of the
-  // stream is checked by FindingUndecodableReportEndsStreamWithError).
+  // message does not decode: the stream ends with INVALID_ARGUMENT and
+  // nothing of it is stored.
   {
     ReportStream s(ingest_.get());
     s.Send(Report(std::string("bad\xff\xfe"), 1));
     grpc::Status st = s.Finish();
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
     EXPECT_EQ(s.acked(), 0u);
     std::printf("invalid UTF-8 host id: stream ended with %d (%s)\n",
                 static_cast<int>(st.error_code()), st.error_message().c_str());
@@ -215,7 +216,7 @@ TEST_F(HostileInputTest, PathLikeAndInvalidHostIds) {
     v1::HostReport r = Report("utf8-label", 1);
     (*r.mutable_labels())["role"] = std::string("\xc3\x28");
     s.Send(r);
-    s.Finish();
+    EXPECT_EQ(s.Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_EQ(StoredReports("utf8-label"), 0u);
   }
   ExpectBystanderServed();
@@ -459,7 +460,7 @@ TEST_F(HostileInputTest, FloodFromOneHostDoesNotStarveOthers) {
 
 // A per-host rate limit: a host sending far faster than any agent interval
 // (one report every few seconds) is refused with RESOURCE_EXHAUSTED instead
-// of filling the database. Manual: the server has no such limit yet.
+// of filling the database.
 TEST_F(HostileInputTest, FloodFromOneHostIsRateLimited) {
   Start();
   ReportStream flood(ingest_.get());
@@ -486,10 +487,10 @@ TEST_F(HostileInputTest, FloodFromOneHostIsRateLimited) {
   ExpectBystanderServed();
 }
 
-// Host ids made only of dots pass the [A-Za-z0-9._-] charset check; "." and
-// ".." are path components wherever a host id ends up in a path or URL
-// (exports, dashboards, alert links). Manual: accepted today.
-TEST_F(HostileInputTest, FindingDotHostIdsAreRejected) {
+// Host ids made only of dots are refused: "." and ".." are path components
+// wherever a host id ends up in a path or URL (exports, dashboards, alert
+// links).
+TEST_F(HostileInputTest, DotHostIdsAreRejected) {
   Start();
   for (const std::string id : {".", "..", "..."}) {
     ExpectRejected("", Report(id, 1), absl::StrCat("host id \"", id, "\""));
@@ -499,11 +500,10 @@ TEST_F(HostileInputTest, FindingDotHostIdsAreRejected) {
 }
 
 // A message that does not decode (invalid UTF-8 in a proto3 string) ends
-// the server's reads as if the agent had half-closed: the stream finishes
-// with OK, no ack and no Rejection, so the agent cannot tell it apart from
-// success-without-ack and resends the same report forever. It should end the
-// stream with INVALID_ARGUMENT. Manual: the stream ends OK today.
-TEST_F(HostileInputTest, FindingUndecodableReportEndsStreamWithError) {
+// the stream with INVALID_ARGUMENT, not as if the agent had half-closed
+// (which would look like success without an ack, and be resent forever);
+// what came before it on the stream stays stored.
+TEST_F(HostileInputTest, UndecodableReportEndsStreamWithError) {
   Start();
   ReportStream s(ingest_.get());
   ASSERT_TRUE(s.Send(Report("decode", 1)));
