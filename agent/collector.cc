@@ -543,7 +543,11 @@ v1::HostSnapshot Collector::Collect() {
 
   // Where tracefs and debugfs are mounted.
   std::optional<std::string> tracefs, debugfs;
-  absl::StatusOr<std::string> mounts_text = fs_->ReadFile("/proc/mounts", 4 << 20);
+  // PID 1's view first: in a container that shares the host's PID namespace
+  // and mounts the host's /proc and /sys under --root, the agent's own
+  // /proc/mounts names container paths, while PID 1's names the host's.
+  absl::StatusOr<std::string> mounts_text = fs_->ReadFile("/proc/1/mounts", 4 << 20);
+  if (!mounts_text.ok()) mounts_text = fs_->ReadFile("/proc/mounts", 4 << 20);
   absl::StatusOr<TracingMounts> mounts =
       mounts_text.ok() ? ParseMounts(*mounts_text)
                        : absl::StatusOr<TracingMounts>(mounts_text.status());

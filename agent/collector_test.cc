@@ -54,6 +54,23 @@ TEST(CollectorTest, PreemptionSourcesInOrder) {
   }
 }
 
+// In a container with the host's PID namespace and the host's /proc and /sys
+// mounted under --root, the agent's own mounts name container paths; PID 1's
+// name the host's, which are the ones that exist under the root.
+TEST(CollectorTest, MountsFromPid1WhenReadable) {
+  TestTree t;
+  Basics(t, "6.16.0", "#1 SMP PREEMPT_DYNAMIC x");
+  t.Write("/proc/mounts", "tracefs /host/sys/kernel/tracing tracefs rw 0 0\n");
+  t.Write("/proc/1/mounts", "tracefs /sys/kernel/tracing tracefs rw 0 0\n");
+  t.Write("/sys/kernel/tracing/current_tracer", "function_graph\n");
+  HostFs fs(t.root());
+  Collector c(&fs, CollectorOptions(), [] { return kT0; });
+  v1::HostSnapshot s = c.Collect();
+  EXPECT_EQ(s.fgraph().tracefs_path(), "/sys/kernel/tracing");
+  ASSERT_GE(s.fgraph().users_size(), 1);
+  EXPECT_EQ(s.fgraph().users(0).kind(), v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER);
+}
+
 TEST(CollectorTest, VersionStringWhenNoConfig) {
   TestTree t;
   Basics(t, "6.8.0", "#1 SMP PREEMPT_RT Mon Jan 1");
