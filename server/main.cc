@@ -147,7 +147,7 @@ int Main(const sigset_t& sigs) {
   iopts.require_client_identity = !absl::GetFlag(FLAGS_tls_client_ca).empty();
   iopts.host_reports_per_second = absl::GetFlag(FLAGS_host_report_rate);
   iopts.host_report_burst = absl::GetFlag(FLAGS_host_report_burst);
-  IngestService ingest(&writer, &index, &metrics, iopts);
+  IngestService ingest(&writer, &metrics, iopts);
   QueryOptions qopts;
   qopts.token = token;
   qopts.stale_after_intervals = absl::GetFlag(FLAGS_stale_after_intervals);

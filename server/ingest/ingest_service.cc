@@ -1,6 +1,7 @@
 #include "server/ingest/ingest_service.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -165,8 +166,10 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
                            report->host_id(), "\""));
           return;
         }
+        // acked_ starts at 0, not at the host's newest stored seq: an earlier
+        // stream may have stored seq N after failing to store N-1, and only
+        // what this stream sees committed may be acked.
         host_ = report->host_id();
-        acked_ = service_->index_->LatestSeq(host_);
       } else if (!host_.empty() && report->host_id() != host_) {
         stop_ = grpc::Status(
             grpc::StatusCode::PERMISSION_DENIED,
@@ -205,6 +208,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     req.done = [this, seq](absl::StatusOr<WriteOutcome> outcome) {
       OnCommitted(seq, outcome.status());
     };
+    req.cancelled = cancelled_;
     {
       absl::MutexLock lock(&mu_);
       outstanding_++;
@@ -222,12 +226,21 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     {
       absl::MutexLock lock(&mu_);
       outstanding_--;
-      if (status.ok()) {
+      if (!status.ok()) {
+        // Never ack this seq or any later one on this stream, even when a
+        // later batch commits: the ack is cumulative. The agent replays from
+        // the last ack on a new stream; what did get stored is deduplicated.
+        first_failed_seq_ = std::min(first_failed_seq_, seq);
+        // Later reports of this stream still queued are not written either,
+        // so what is stored stays contiguous (the replay fills the rest).
+        cancelled_->store(true);
+        if (stop_.ok()) {
+          stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                               absl::StrCat("storage: ", status.message()));
+        }
+      } else if (seq < first_failed_seq_) {
         acked_ = std::max(acked_, seq);
         ack_pending_ = true;
-      } else if (stop_.ok()) {
-        stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                             absl::StrCat("storage: ", status.message()));
       }
       MaybeWriteAckLocked(a);
       MaybeFinishLocked(a);
@@ -264,6 +277,9 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
   absl::Mutex mu_;
   std::string host_ ABSL_GUARDED_BY(mu_);
   uint64_t acked_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t first_failed_seq_ ABSL_GUARDED_BY(mu_) = ~uint64_t{0};
+  const std::shared_ptr<std::atomic<bool>> cancelled_ =
+      std::make_shared<std::atomic<bool>>(false);
   v1::Ack pending_ ABSL_GUARDED_BY(mu_);
   grpc::ByteBuffer out_ ABSL_GUARDED_BY(mu_);  // the ack being written
   bool ack_pending_ ABSL_GUARDED_BY(mu_) = false;
@@ -277,10 +293,9 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
   grpc::Status stop_ ABSL_GUARDED_BY(mu_);
 };
 
-IngestService::IngestService(ReportWriter* writer, const HostIndex* index,
-                             ServerMetrics* metrics, IngestOptions options)
+IngestService::IngestService(ReportWriter* writer, ServerMetrics* metrics,
+                             IngestOptions options)
     : writer_(writer),
-      index_(index),
       metrics_(metrics),
       options_(std::move(options)),
       limiter_(options_.host_reports_per_second, options_.host_report_burst) {}

@@ -3,9 +3,12 @@
 // One reactor per Report stream. Each report read is validated; a valid one
 // is handed to the ReportWriter (blocking while its queue is full, which
 // holds back this stream's reads: backpressure), an invalid one is answered
-// with a Rejection in the next Ack. Acks carry the highest committed seq of
-// the stream's host and are sent only after the writer has committed; acks
-// that pile up while one is being written are coalesced.
+// with a Rejection in the next Ack. Acks carry the highest seq this stream
+// has seen committed (stored now or before: replays are acked) and are sent
+// only after the writer has committed; acks that pile up while one is being
+// written are coalesced. When a commit fails, nothing from that seq on is
+// acked on the stream, which ends with UNAVAILABLE: the agent replays on a
+// new stream.
 //
 // Identity: a stream serves one host (the first report's host_id). A report
 // for another host, or (with client certificates required) for a host the
@@ -51,8 +54,7 @@ class IngestService final
     : public v1::TelemetryIngest::WithRawCallbackMethod_Report<v1::TelemetryIngest::Service> {
  public:
   // Not owned; all must outlive the service.
-  IngestService(ReportWriter* writer, const HostIndex* index,
-                ServerMetrics* metrics, IngestOptions options);
+  IngestService(ReportWriter* writer, ServerMetrics* metrics, IngestOptions options);
   ~IngestService() override;
 
   // Raw bytes in and out (see ReportReactor).
@@ -68,7 +70,6 @@ class IngestService final
   void Unregister(ReportReactor* r);
 
   ReportWriter* const writer_;
-  const HostIndex* const index_;
   ServerMetrics* const metrics_;
   const IngestOptions options_;
   HostRateLimiter limiter_;

@@ -55,6 +55,21 @@ void ReportWriter::Run() {
         queue_.pop_front();
       }
     }
+    // Requests cancelled by an earlier failure of their stream are answered
+    // without being written.
+    size_t kept = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (batch[i].cancelled != nullptr && batch[i].cancelled->load()) {
+        if (batch[i].done) {
+          batch[i].done(absl::AbortedError("an earlier report of this stream was not stored"));
+        }
+        continue;
+      }
+      if (kept != i) batch[kept] = std::move(batch[i]);
+      ++kept;
+    }
+    batch.resize(kept);
+    if (batch.empty()) continue;
     rows.clear();
     rows.reserve(batch.size());
     for (WriteRequest& r : batch) rows.push_back(std::move(r.row));

@@ -15,6 +15,7 @@
 #ifndef TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
 #define TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -37,6 +38,10 @@ struct WriteRequest {
   std::shared_ptr<const v1::HostReport> report;
   // Called once, on the writer thread, after the commit (or its failure).
   std::function<void(absl::StatusOr<WriteOutcome>)> done;
+  // Optional: when set to true (e.g. by an earlier request's `done` after a
+  // failed commit), the request is not written when its batch is formed;
+  // `done` gets Aborted. Lets a stream keep its stored seqs contiguous.
+  std::shared_ptr<const std::atomic<bool>> cancelled;
 };
 
 struct BatchStats {

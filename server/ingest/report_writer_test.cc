@@ -162,5 +162,34 @@ TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
   EXPECT_EQ(*(*storage)->CountReports(""), 0);
 }
 
+TEST(ReportWriterTest, CancelledRequestsAreNotWritten) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  HeldStorage held(storage->get());
+  ReportWriter writer(&held, {}, nullptr);
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  std::atomic<int> aborted{0}, stored{0};
+  auto done = [&](absl::StatusOr<WriteOutcome> o) {
+    if (absl::IsAborted(o.status())) aborted++;
+    if (o.ok()) stored++;
+  };
+  WriteRequest first = Req("h", 1, done);
+  first.cancelled = cancel;
+  ASSERT_TRUE(writer.Submit(std::move(first)));
+  held.entered_.WaitForNotification();  // seq 1 is being written
+  for (uint64_t seq = 2; seq <= 4; ++seq) {
+    WriteRequest r = Req("h", seq, done);
+    r.cancelled = cancel;
+    ASSERT_TRUE(writer.Submit(std::move(r)));
+  }
+  ASSERT_TRUE(writer.Submit(Req("other", 1, done)));
+  cancel->store(true);  // as a failed stream does
+  held.release_.Notify();
+  writer.Stop();
+  EXPECT_EQ(stored.load(), 2);   // h/1 (already in flight) and other/1
+  EXPECT_EQ(aborted.load(), 3);  // h/2..4
+  EXPECT_EQ(*(*storage)->CountReports("h"), 1);
+}
+
 }  // namespace
 }  // namespace tracehealth::server
