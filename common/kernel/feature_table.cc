@@ -27,6 +27,9 @@ absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("feature table: ", e.what()));
   }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError("feature table: the document is not a map");
+  }
   YAML::Node features = root["features"];
   if (!features || !features.IsMap()) {
     return absl::InvalidArgumentError("feature table: no `features:` map");

@@ -94,6 +94,11 @@ features:
 TEST(FeatureTableTest, RejectsBadTables) {
   EXPECT_FALSE(FeatureTable::Parse("features: [").ok());
   EXPECT_FALSE(FeatureTable::Parse("rows: {}").ok());
+  // Documents whose root is not a map.
+  EXPECT_FALSE(FeatureTable::Parse("hello\n").ok());
+  EXPECT_FALSE(FeatureTable::Parse("# only a comment\n").ok());
+  EXPECT_FALSE(FeatureTable::Parse("- a\n- b\n").ok());
+  EXPECT_FALSE(FeatureTable::Parse("").ok());
   EXPECT_FALSE(FeatureTable::Parse("features:\n  x:\n    description: d\n").ok());
   EXPECT_FALSE(FeatureTable::Parse("features:\n  x:\n    since: banana\n").ok());
   EXPECT_FALSE(
