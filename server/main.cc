@@ -13,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <vector>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -21,6 +22,8 @@
 #include "absl/strings/ascii.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/exposer.h"
+#include "server/alerts/alerting.h"
+#include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
 #include "server/housekeeper.h"
 #include "server/index/host_index.h"
@@ -60,6 +63,16 @@ ABSL_FLAG(double, host_report_rate, 10,
 ABSL_FLAG(double, host_report_burst, 600, "Token bucket size of --host_report_rate");
 ABSL_FLAG(int64_t, writer_queue, 4096,
           "Reports queued for the writer at most (bounds memory: streams wait when full)");
+
+ABSL_FLAG(std::string, alert_rules, "",
+          "YAML alert rules (deploy/alerts/rules.yaml); empty: no server-side alerting");
+ABSL_FLAG(std::string, alertmanager_url, "",
+          "Alertmanager base URL (http://host:9093): firing and resolved alerts are posted "
+          "to its v2 API");
+ABSL_FLAG(absl::Duration, alert_eval_interval, absl::Seconds(5),
+          "How often `for` timers and host-silence rules are evaluated");
+ABSL_FLAG(absl::Duration, alert_resend_interval, absl::Minutes(1),
+          "How often firing alerts are re-sent to Alertmanager");
 
 namespace tracehealth::server {
 namespace {
@@ -126,6 +139,35 @@ int Main(const sigset_t& sigs) {
   std::fprintf(stderr, "tracehealth-server: %zu hosts loaded in %s\n", index.size(),
                absl::FormatDuration(absl::Now() - load_start).c_str());
 
+  std::vector<AlertRule> rules;
+  if (!absl::GetFlag(FLAGS_alert_rules).empty()) {
+    std::ifstream in(absl::GetFlag(FLAGS_alert_rules));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in) return Fail(absl::StrCat(absl::GetFlag(FLAGS_alert_rules), ": cannot read"));
+    absl::StatusOr<std::vector<AlertRule>> parsed = ParseAlertRules(ss.str());
+    if (!parsed.ok()) {
+      return Fail(absl::StrCat(absl::GetFlag(FLAGS_alert_rules), ": ",
+                               parsed.status().message()));
+    }
+    rules = *std::move(parsed);
+  }
+  Alerting::Options aopts;
+  aopts.eval_interval = absl::GetFlag(FLAGS_alert_eval_interval);
+  if (!absl::GetFlag(FLAGS_alertmanager_url).empty()) {
+    AlertmanagerNotifier::Options nopts;
+    nopts.url = absl::GetFlag(FLAGS_alertmanager_url);
+    nopts.resend_interval = absl::GetFlag(FLAGS_alert_resend_interval);
+    nopts.generator_url = "tracehealth-server";
+    aopts.alertmanager = nopts;
+  }
+  const size_t rule_count = rules.size();
+  Alerting alerting(std::move(rules), storage->get(), &index, aopts);
+  absl::Status alerts_restored = alerting.Start();
+  if (!alerts_restored.ok()) return Fail(alerts_restored.ToString());
+  std::fprintf(stderr, "tracehealth-server: %zu alert rules%s\n", rule_count,
+               aopts.alertmanager ? ", delivering to Alertmanager" : "");
+
   ServerMetrics metrics;
   ReportWriter::Options wopts;
   wopts.queue_capacity = static_cast<size_t>(absl::GetFlag(FLAGS_writer_queue));
@@ -135,6 +177,9 @@ int Main(const sigset_t& sigs) {
                           metrics.CountCommitFailure();
                           return;
                         }
+                        // Alerting reads each host's previous report from the
+                        // index, so it goes first.
+                        alerting.OnCommitted(stored);
                         index.Apply(stored);
                         metrics.CountStored(static_cast<double>(s.stored));
                         metrics.CountDuplicates(static_cast<double>(s.duplicates));
@@ -175,6 +220,7 @@ int Main(const sigset_t& sigs) {
   auto host_metrics = std::make_shared<HostCollector>(&index, qopts.stale_after_intervals);
   exposer->RegisterCollectable(metrics.registry());
   exposer->RegisterCollectable(host_metrics);
+  exposer->RegisterCollectable(alerting.collector());
   std::vector<int> mports = exposer->GetListeningPorts();
   if (mports.empty()) return Fail("metrics exposer has no port");
 
@@ -206,6 +252,7 @@ int Main(const sigset_t& sigs) {
   // already read are still committed by the writer below.
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   writer.Stop();
+  alerting.Stop();
   housekeeper.Stop();
   exposer.reset();
   std::fprintf(stderr, "tracehealth-server: stopped\n");

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "prometheus/collectable.h"
+#include "server/alerts/alert_row.h"
 #include "server/alerts/alertmanager_notifier.h"
 #include "server/alerts/engine.h"
 #include "server/index/host_index.h"
@@ -86,10 +87,6 @@ class Alerting {
   bool started_ = false;
   std::thread thread_;
 };
-
-// Conversions between the API's Alert and the stored row.
-AlertRow ToAlertRow(const v1::Alert& alert);
-v1::Alert FromAlertRow(const AlertRow& row);
 
 }  // namespace tracehealth::server
 

@@ -60,6 +60,16 @@ std::vector<MetricFamily> HostCollector::Collect() const {
                             "3 warning, 4 stall).");
   MetricFamily stale = Gauge("tracehealth_host_stale",
                              "1 when the host missed its last report intervals.");
+  MetricFamily purge_margin =
+      Gauge("tracehealth_vmap_purge_lockup_margin_ratio",
+            "Predicted KASAN vmalloc purge over the soft-lockup threshold (> 1: crossed).");
+  MetricFamily interval = Gauge("tracehealth_host_report_interval_seconds",
+                                "The agent's report interval.");
+  MetricFamily threads = Gauge("tracehealth_host_threads", "Threads on the host.");
+  MetricFamily dropped;
+  dropped.name = "tracehealth_agent_spool_dropped_reports_total";
+  dropped.help = "Reports the host's agent dropped because its spool was full (since agent start).";
+  dropped.type = prometheus::MetricType::Counter;
   const absl::Time now = now_();
   // A copy of the entries (ids and shared pointers): building the families
   // for a large fleet must not hold the index lock the writer needs.
@@ -84,6 +94,24 @@ std::vector<MetricFamily> HostCollector::Collect() const {
     if (p.vmap_purge().applies()) {
       Add(purge, {{"host", host}}, p.vmap_purge().purge_seconds());
     }
+    for (const v1::ThresholdCheck& c : p.vmap_purge().checks()) {
+      if (c.applies() && c.kind() == v1::ThresholdCheck::KIND_SOFT_LOCKUP) {
+        Add(purge_margin, {{"host", host}}, c.margin());
+      }
+    }
+    if (e.latest->interval_seconds() > 0) {
+      Add(interval, {{"host", host}}, e.latest->interval_seconds());
+    }
+    if (e.latest->snapshot().threads().has_total()) {
+      Add(threads, {{"host", host}},
+          static_cast<double>(e.latest->snapshot().threads().total()));
+    }
+    {
+      ClientMetric m;
+      m.label = {{"host", host}};
+      m.counter.value = static_cast<double>(e.latest->health().spool_dropped_total());
+      dropped.metric.push_back(std::move(m));
+    }
     Add(last, {{"host", host}}, absl::ToDoubleSeconds(e.last_seen - absl::UnixEpoch()));
     Add(risk, {{"host", host}}, static_cast<double>(p.worst_risk()));
     double interval = e.latest->interval_seconds() > 0 ? e.latest->interval_seconds() : 60;
@@ -92,7 +120,8 @@ std::vector<MetricFamily> HostCollector::Collect() const {
     Add(stale, {{"host", host}}, is_stale ? 1 : 0);
   }
   std::vector<MetricFamily> out;
-  for (MetricFamily* f : {&latency, &margin, &budget, &exhaustion, &purge, &last, &risk, &stale}) {
+  for (MetricFamily* f : {&latency, &margin, &budget, &exhaustion, &purge, &purge_margin, &last,
+                          &interval, &threads, &dropped, &risk, &stale}) {
     out.push_back(std::move(*f));
   }
   return out;

@@ -25,6 +25,12 @@ TEST(HostCollectorTest, ExportsPerHostGauges) {
   skipped->set_applies(false);
   r->mutable_predictions()->mutable_stack_depot()->set_budget_ratio(0.25);
   r->mutable_predictions()->set_worst_risk(v1::RISK_LATENCY);
+  r->mutable_snapshot()->mutable_threads()->set_total(240000);
+  r->mutable_health()->set_spool_dropped_total(12);
+  auto* purge = r->mutable_predictions()->mutable_vmap_purge()->add_checks();
+  purge->set_kind(v1::ThresholdCheck::KIND_SOFT_LOCKUP);
+  purge->set_margin(1.25);
+  purge->set_applies(true);
   HostIndex index;
   absl::Time seen = absl::FromUnixSeconds(1000);
   index.Apply({{r, seen}});
@@ -44,6 +50,15 @@ TEST(HostCollectorTest, ExportsPerHostGauges) {
   // 200 s > 3 x 30 s: stale.
   EXPECT_NE(text.find("tracehealth_host_stale{host=\"db-1\"} 1"), std::string::npos);
   EXPECT_EQ(text.find("tracehealth_vmap_purge_seconds{"), std::string::npos);
+  EXPECT_NE(text.find("tracehealth_vmap_purge_lockup_margin_ratio{host=\"db-1\"} 1.25"),
+            std::string::npos);
+  EXPECT_NE(text.find("tracehealth_host_report_interval_seconds{host=\"db-1\"} 30"),
+            std::string::npos);
+  EXPECT_NE(text.find("tracehealth_host_threads{host=\"db-1\"} 240000"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE tracehealth_agent_spool_dropped_reports_total counter"),
+            std::string::npos);
+  EXPECT_NE(text.find("tracehealth_agent_spool_dropped_reports_total{host=\"db-1\"} 12"),
+            std::string::npos);
 }
 
 }  // namespace

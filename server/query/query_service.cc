@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/models/evaluate.h"
 #include "grpcpp/grpcpp.h"
+#include "server/alerts/alert_row.h"
 #include "server/index/label_selector.h"
 #include "server/query/recommendation.h"
 #include "server/query/what_if.h"
@@ -268,21 +269,7 @@ grpc::Status QueryService::DoListAlerts(const v1::ListAlertsRequest& req,
   f.limit = Limit(req.limit());
   absl::StatusOr<std::vector<AlertRow>> rows = storage_->ListAlerts(f);
   if (!rows.ok()) return ToGrpc(rows.status());
-  for (const AlertRow& row : *rows) {
-    v1::Alert* a = resp->add_alerts();
-    a->set_rule(row.rule);
-    a->set_host_id(row.host_id);
-    a->set_state(static_cast<v1::AlertState>(row.state));
-    a->set_severity(row.severity);
-    for (const auto& [k, v] : row.labels) (*a->mutable_labels())[k] = v;
-    for (const auto& [k, v] : row.annotations) (*a->mutable_annotations())[k] = v;
-    a->set_value(row.value);
-    *a->mutable_active_since() = ToProto(absl::FromUnixNanos(row.active_since_ns));
-    if (row.fired_at_ns) *a->mutable_fired_at() = ToProto(absl::FromUnixNanos(*row.fired_at_ns));
-    if (row.resolved_at_ns) {
-      *a->mutable_resolved_at() = ToProto(absl::FromUnixNanos(*row.resolved_at_ns));
-    }
-  }
+  for (const AlertRow& row : *rows) *resp->add_alerts() = FromAlertRow(row);
   return grpc::Status::OK;
 }
 
