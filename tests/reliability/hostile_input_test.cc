@@ -487,6 +487,75 @@ TEST_F(HostileInputTest, FloodFromOneHostIsRateLimited) {
   ExpectBystanderServed();
 }
 
+// Bad query requests get INVALID_ARGUMENT, never a crash or a nonsense
+// answer, while ingest goes on.
+TEST_F(HostileInputTest, BadQueryRequests) {
+  Start();
+  auto list = [&](const v1::ListHostsRequest& req) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ListHostsResponse resp;
+    return query_->ListHosts(&ctx, req, &resp);
+  };
+  for (const std::string sel : {"=x", "role=~\"(", "role=\"unterminated", "role"}) {
+    v1::ListHostsRequest req;
+    req.mutable_hosts()->set_labels(sel);
+    EXPECT_EQ(list(req).error_code(), grpc::StatusCode::INVALID_ARGUMENT) << sel;
+  }
+  {
+    v1::ListHostsRequest req;
+    for (int i = 0; i < 100000; ++i) req.mutable_hosts()->add_host_ids(absl::StrCat("h", i));
+    grpc::Status st = list(req);
+    EXPECT_TRUE(st.ok() || st.error_code() == grpc::StatusCode::INVALID_ARGUMENT)
+        << st.error_message();
+  }
+  auto predict = [&](const v1::WhatIf& w) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::PredictAttachRequest req;
+    req.mutable_hosts()->add_host_ids("bystander");
+    *req.mutable_what_if() = w;
+    v1::PredictAttachResponse resp;
+    grpc::Status st = query_->PredictAttach(&ctx, req, &resp);
+    return std::make_pair(st, resp);
+  };
+  const double kNan = std::numeric_limits<double>::quiet_NaN();
+  const double kInf = std::numeric_limits<double>::infinity();
+  for (double v : {kNan, kInf, -1.0}) {
+    v1::WhatIf w;
+    w.set_c_visit_seconds(v);
+    EXPECT_EQ(predict(w).first.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << "c_visit_seconds " << v;
+    v1::WhatIf b;
+    b.set_latency_budget_seconds(v);
+    EXPECT_EQ(predict(b).first.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << "latency_budget_seconds " << v;
+  }
+  for (const std::string rel : {"", "garbage", "6", "999.1.1", "6.1\x01"}) {
+    v1::WhatIf w;
+    w.set_kernel_release(rel);
+    EXPECT_EQ(predict(w).first.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << "kernel_release \"" << absl::CEscape(rel) << "\"";
+  }
+  {
+    // Extreme but well-formed what-ifs: an answer with finite numbers, or a
+    // refusal.
+    v1::WhatIf w;
+    w.set_threads(std::numeric_limits<uint64_t>::max());
+    w.set_null_threads(std::numeric_limits<uint64_t>::max());
+    w.set_batch(std::numeric_limits<uint32_t>::max());
+    auto [st, resp] = predict(w);
+    if (st.ok()) {
+      for (const auto& a : resp.answers()) {
+        EXPECT_TRUE(std::isfinite(a.prediction().latency_seconds())) << a.DebugString();
+      }
+    } else {
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+    }
+  }
+  ExpectBystanderServed();
+}
+
 // Host ids made only of dots are refused: "." and ".." are path components
 // wherever a host id ends up in a path or URL (exports, dashboards, alert
 // links).
