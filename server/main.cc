@@ -158,7 +158,6 @@ int Main(const sigset_t& sigs) {
     AlertmanagerNotifier::Options nopts;
     nopts.url = absl::GetFlag(FLAGS_alertmanager_url);
     nopts.resend_interval = absl::GetFlag(FLAGS_alert_resend_interval);
-    nopts.generator_url = "tracehealth-server";
     aopts.alertmanager = nopts;
   }
   const size_t rule_count = rules.size();

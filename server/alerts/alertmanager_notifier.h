@@ -38,7 +38,8 @@ class AlertmanagerNotifier {
     // How often the sender thread wakes to look for work.
     absl::Duration poll = absl::Milliseconds(200);
     size_t max_alerts = 100000;
-    // generatorURL on every alert (e.g. the server's query endpoint).
+    // generatorURL on every alert; Alertmanager requires an absolute URL
+    // (http://...) or nothing.
     std::string generator_url;
   };
 
