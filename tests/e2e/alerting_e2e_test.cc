@@ -5,6 +5,8 @@
 // the server's push), and Prometheus' rules fire on the scraped /metrics;
 // when the host recovers, both resolve.
 //
+// The server's /metrics also passes `promtool check metrics`.
+//
 // The shipped rules are used with their `for:` durations set to 0s, so the
 // test takes seconds, not the production five minutes.
 #include <filesystem>
@@ -207,6 +209,21 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
   EXPECT_TRUE(Eventually([&] { return Contains(PrometheusFiring(prom), kCrossing); },
                          absl::Seconds(60)))
       << "Prometheus firing: " << PrometheusFiring(prom).size();
+
+  // The server's real /metrics, with hosts and firing alerts in it, passes
+  // Prometheus' own linter.
+  absl::StatusOr<HttpResponse> metrics = tracehealth::HttpGet(
+      absl::StrCat("http://", server->metrics_addr, "/metrics"), absl::Seconds(5));
+  ASSERT_TRUE(metrics.ok() && metrics->status == 200);
+  EXPECT_NE(metrics->body.find("tracehealth_alerts{"), std::string::npos);
+  ASSERT_TRUE(WriteFile(dir + "/metrics.txt", metrics->body).ok());
+  absl::StatusOr<std::unique_ptr<Subprocess>> lint = Subprocess::Start(
+      {"/bin/sh", "-c", "promtool check metrics < \"$0\"", dir + "/metrics.txt"},
+      dir + "/promtool.log");
+  ASSERT_TRUE(lint.ok());
+  EXPECT_EQ((*lint)->Wait(absl::Seconds(30)).value_or(-1), 0)
+      << ReadFile(dir + "/promtool.log").value_or("");
+  EXPECT_EQ(ReadFile(dir + "/promtool.log").value_or("?"), "");
 
   // Recovery: back to 2,000 threads; both sides resolve.
   SetThreads(root, 2000);
