@@ -40,6 +40,8 @@ std::string Render(const v1::HostReport& report, const std::string& format) {
     std::string json;
     google::protobuf::util::JsonPrintOptions opts;
     opts.add_whitespace = true;
+    // Field names as in the .proto files, like tracehealthctl --json.
+    opts.preserve_proto_field_names = true;
     auto status = google::protobuf::util::MessageToJsonString(report, &json, opts);
     if (!status.ok()) return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
     return json;

@@ -30,7 +30,7 @@ TEST(AgentRunnerTest, OncePrintsTextOrJson) {
   json.format = "json";
   std::ostringstream jout, jerr;
   EXPECT_EQ(RunAgent(json, jout, jerr), 0) << jerr.str();
-  EXPECT_TRUE(absl::StrContains(jout.str(), "\"hostId\": \"h1\"")) << jout.str();
+  EXPECT_TRUE(absl::StrContains(jout.str(), "\"host_id\": \"h1\"")) << jout.str();
   EXPECT_TRUE(absl::StrContains(jout.str(), "\"total\": \"321\"")) << jout.str();
 }
 

@@ -1,25 +1,60 @@
 #!/usr/bin/env bash
 # Sets up a Debian 12 machine (deploy/setup.sh) and runs the whole test suite:
-# every Bazel test target (unit tests beside the code, integration and
-# end-to-end tests under tests/ that start their own servers on loopback).
+#   1. every Bazel test target: unit tests beside the code, integration and
+#      end-to-end tests under tests/ (they start their own servers, Prometheus
+#      and Alertmanager on 127.0.0.1 and stop them);
+#   2. the quick start's non-interactive mode (deploy/quickstart.sh --smoke):
+#      server and agent on this host, this host must appear with predictions;
+#   3. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
+#      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-bash deploy/setup.sh
+bash deploy/setup.sh || exit 1
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
+extra_passed=0
+extra_failed=0
+
 # Benchmarks are built (so they cannot rot) but not run here: see README.
-bazel build //... 2>&1 | tail -n 5
+echo "== bazel build //..."
+bazel build //... 2>&1 | tail -n 3
+[[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "tests: 0 passed, 1 failed"; exit 1; }
+
+echo "== bazel test //..."
 # Results are never taken from the cache: every test runs on every call.
-bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log" || status=$?
+bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+
+echo "== quick start, non-interactive"
+qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)
+if TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke; then
+  extra_passed=$((extra_passed + 1))
+else
+  extra_failed=$((extra_failed + 1)); status=1
+fi
+rm -rf "$qs_home"
+
 # Stop the Bazel server this run started (CI must leave nothing running).
 bazel shutdown >/dev/null 2>&1 || true
 
+fuzz_seconds=${TRACEHEALTH_FUZZ_SECONDS:-10}
+if [[ $fuzz_seconds -gt 0 ]]; then
+  echo "== fuzzing, ${fuzz_seconds} s per target"
+  if bash tests/fuzz/run_fuzzers.sh "$fuzz_seconds"; then
+    extra_passed=$((extra_passed + 1))
+  else
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+fi
+
 passed=$(grep -cE '^//.*PASSED' "$log" || true)
 failed=$(grep -cE '^//.*(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
+passed=$((passed + extra_passed))
+failed=$((failed + extra_failed))
 if [[ $status -ne 0 && $failed -eq 0 ]]; then failed=1; fi
 echo "tests: ${passed} passed, ${failed} failed"
 exit "$status"
