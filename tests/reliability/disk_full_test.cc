@@ -31,8 +31,8 @@ constexpr int kHosts = 10;
 constexpr uint64_t kPerHost = 300;
 constexpr int64_t kLimitBytes = 2 << 20;
 
-// `check_acked_stored`: also require every acked report to be stored (the
-// part that fails today, see FindingAckedReportsSurviveFullDisk).
+// `check_acked_stored`: also require every acked report to be stored, and
+// every report in the end.
 void FillDiskThenLift(bool check_acked_stored) {
   const std::string data = NewTempDir("full-data");
   const std::string logs = NewTempDir("full-logs");
@@ -148,10 +148,9 @@ void FillDiskThenLift(bool check_acked_stored) {
 // database intact and takes every host's reports again once space returns.
 TEST(DiskFullTest, FullDiskRefusesThenRecovers) { FillDiskThenLift(false); }
 
-// Nothing acked is lost. Fails today: a batch that fails on the full disk is
-// followed by one that commits, and the cumulative ack covers the failed
-// seqs (as with a locked database). Manual until that is fixed.
-TEST(DiskFullTest, FindingAckedReportsSurviveFullDisk) { FillDiskThenLift(true); }
+// Nothing acked is lost: a batch that fails on the full disk may be followed
+// by one that commits, and acks must never cover the failed seqs.
+TEST(DiskFullTest, AckedReportsSurviveFullDisk) { FillDiskThenLift(true); }
 
 }  // namespace
 }  // namespace tracehealth::testing

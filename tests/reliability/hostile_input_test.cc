@@ -436,7 +436,7 @@ TEST_F(HostileInputTest, MutualTlsRefusesMissingOrForeignCertificates) {
 }
 
 // One host floods the server as fast as it can write. Every other host must
-// keep being served with low latency (checked here, not manual).
+// keep being served with low latency.
 TEST_F(HostileInputTest, FloodFromOneHostDoesNotStarveOthers) {
   Start();
   ReportStream flood(ingest_.get());
