@@ -178,38 +178,24 @@ TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
 namespace tracehealth::testing {
 namespace {
 
-// Runs the openssl CLI in `dir`; true on exit 0.
-bool Openssl(const std::string& dir, const std::string& args) {
-  std::string cmd =
-      absl::StrCat("cd '", dir, "' && openssl ", args, " >/dev/null 2>&1");
-  return std::system(cmd.c_str()) == 0;
-}
-
+// The certificates come from the deployment script (deploy/tls/make-certs.sh),
+// so this also checks that what operators generate is what the server
+// accepts.
 TEST(AgentServerTest, MutualTlsReportsOnlyAsTheCertifiedHost) {
   const std::string d = NewTempDir("pki-");
-  ASSERT_TRUE(Openssl(d, "req -x509 -newkey rsa:2048 -nodes -keyout ca.key "
-                         "-out ca.pem -days 1 -subj /CN=test-ca"));
-  ASSERT_TRUE(Openssl(d, "req -newkey rsa:2048 -nodes -keyout server.key "
-                         "-out server.csr -subj /CN=tracehealth.test"));
-  ASSERT_TRUE(WriteFile(d + "/server.ext",
-                        "subjectAltName=DNS:tracehealth.test\n").ok());
-  ASSERT_TRUE(Openssl(d, "x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
-                         "-CAcreateserial -out server.pem -days 1 "
-                         "-extfile server.ext"));
-  ASSERT_TRUE(Openssl(d, "req -newkey rsa:2048 -nodes -keyout client.key "
-                         "-out client.csr -subj /CN=tls-host-a"));
-  ASSERT_TRUE(Openssl(d, "x509 -req -in client.csr -CA ca.pem -CAkey ca.key "
-                         "-CAcreateserial -out client.pem -days 1"));
+  const std::string cmd = absl::StrCat("bash '", Runfile("deploy/tls/make-certs.sh"), "' '", d,
+                                       "' tracehealth.test tls-host-a >/dev/null 2>&1");
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const std::string data_dir = NewTempDir("server-data-");
   const std::string logs = NewTempDir("logs-");
   Server server = StartServer(
       data_dir, "127.0.0.1:0", logs + "/server.log",
-      {"--tls_cert=" + d + "/server.pem", "--tls_key=" + d + "/server.key",
-       "--tls_client_ca=" + d + "/ca.pem"});
+      {"--tls_cert=" + d + "/server.crt", "--tls_key=" + d + "/server.key",
+       "--tls_client_ca=" + d + "/ca.crt"});
   ASSERT_FALSE(server.grpc_address.empty());
   const std::vector<std::string> tls = {
-      "--tls_ca=" + d + "/ca.pem", "--tls_cert=" + d + "/client.pem",
-      "--tls_key=" + d + "/client.key", "--tls_server_name=tracehealth.test"};
+      "--tls_ca=" + d + "/ca.crt", "--tls_cert=" + d + "/hosts/tls-host-a.crt",
+      "--tls_key=" + d + "/hosts/tls-host-a.key", "--tls_server_name=tracehealth.test"};
 
   // As the host the certificate names: stored.
   auto agent = StartAgent(server.grpc_address, NewTempDir("state-a-"),
@@ -239,7 +225,7 @@ TEST(AgentServerTest, MutualTlsReportsOnlyAsTheCertifiedHost) {
   // Without a client certificate the agent cannot report at all.
   agent = StartAgent(server.grpc_address, NewTempDir("state-c-"),
                      logs + "/agent-c.log", 1,
-                     {"--tls_ca=" + d + "/ca.pem",
+                     {"--tls_ca=" + d + "/ca.crt",
                       "--tls_server_name=tracehealth.test",
                       "--shutdown_flush_timeout=2s"},
                      "tls-host-a");
