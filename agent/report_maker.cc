@@ -58,7 +58,7 @@ v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
   for (const auto& [k, v] : options_.labels) (*r.mutable_labels())[k] = v;
   r.set_interval_seconds(options_.interval_seconds);
   *r.mutable_snapshot() = collector_->Collect();
-  *r.mutable_predictions() = EvaluateAll(r.snapshot(), options_.models);
+  EvaluateAllInto(r.snapshot(), options_.models, r.mutable_predictions());
 
   if (!trimmed_) {
     // The first evaluation builds the models' one-time tables (e.g. the
