@@ -18,6 +18,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -31,22 +32,16 @@ struct Server {
 Server StartServer(const std::string& data_dir, const std::string& listen,
                    const std::string& log,
                    const std::vector<std::string>& extra = {}) {
-  std::string port_file = NewTempDir("port-") + "/ports";
-  std::vector<std::string> argv = {
-      Runfile("server/tracehealth-server"), "--listen=" + listen,
-      "--metrics_listen=127.0.0.1:0", "--data_dir=" + data_dir,
-      "--port_file=" + port_file};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  auto p = Subprocess::Start(argv, log);
-  EXPECT_TRUE(p.ok()) << p.status();
+  ServerOptions options;
+  options.listen = listen;
+  options.log_path = log;
+  options.flags = extra;
+  absl::StatusOr<ServerProcess> sp = testing::StartServerWith(data_dir, options);
+  EXPECT_TRUE(sp.ok()) << sp.status();
   Server s;
-  s.process = std::move(*p);
-  auto ports = WaitForFile(port_file, absl::Seconds(60));
-  EXPECT_TRUE(ports.ok()) << ports.status() << "\n" << *ReadFile(log);
-  if (!ports.ok()) return s;
-  for (absl::string_view line : absl::StrSplit(*ports, '\n')) {
-    if (absl::ConsumePrefix(&line, "grpc=")) s.grpc_address = std::string(line);
-  }
+  if (!sp.ok()) return s;
+  s.process = std::move(sp->process);
+  s.grpc_address = sp->grpc_addr;
   return s;
 }
 

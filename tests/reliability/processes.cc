@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tests/server/server_process.h"
 
 namespace tracehealth::testing {
 
@@ -18,26 +19,16 @@ absl::StatusOr<ServerRun> StartServerAt(const std::string& data_dir, const std::
                                         const std::string& log,
                                         const std::vector<std::string>& extra_flags,
                                         const std::vector<std::string>& prefix) {
-  const std::string port_file = NewTempDir("ports") + "/ports";
-  std::vector<std::string> argv = prefix;
-  argv.insert(argv.end(), {Runfile("server/tracehealth-server"), "--listen=" + listen,
-                           "--metrics_listen=127.0.0.1:0", "--data_dir=" + data_dir,
-                           "--port_file=" + port_file});
-  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
-  absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(argv, log);
-  if (!p.ok()) return p.status();
+  ServerOptions options;
+  options.listen = listen;
+  options.log_path = log;
+  options.flags = extra_flags;
+  options.prefix = prefix;
+  absl::StatusOr<ServerProcess> sp = StartServerWith(data_dir, options);
+  if (!sp.ok()) return sp.status();
   ServerRun run;
-  run.process = std::move(*p);
-  absl::StatusOr<std::string> ports = WaitForFile(port_file, absl::Seconds(60));
-  if (!ports.ok()) {
-    absl::StatusOr<std::string> text = ReadFile(log);
-    return absl::UnavailableError(absl::StrCat("server did not start: ", ports.status().message(),
-                                               "\n", text.ok() ? *text : ""));
-  }
-  for (absl::string_view line : absl::StrSplit(*ports, '\n')) {
-    if (absl::ConsumePrefix(&line, "grpc=")) run.grpc_address = std::string(line);
-  }
-  if (run.grpc_address.empty()) return absl::InternalError("no grpc= in the port file");
+  run.process = std::move(sp->process);
+  run.grpc_address = sp->grpc_addr;
   return run;
 }
 

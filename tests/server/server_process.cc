@@ -14,22 +14,22 @@
 
 namespace tracehealth::testing {
 
-absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
-                                          const std::vector<std::string>& extra_flags,
-                                          const std::string& binary) {
+absl::StatusOr<ServerProcess> StartServerWith(const std::string& data_dir,
+                                              const ServerOptions& options) {
   ServerProcess sp;
-  std::string port_file = absl::StrCat(data_dir, "/ports");
-  std::remove(port_file.c_str());
-  sp.log_path = absl::StrCat(data_dir, "/server.log");
-  std::vector<std::string> argv = {
-      binary.empty() ? Runfile("server/tracehealth-server") : binary,
-      "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
-      absl::StrCat("--data_dir=", data_dir), absl::StrCat("--port_file=", port_file)};
-  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  const std::string port_file = NewTempDir("ports") + "/ports";
+  sp.log_path = options.log_path.empty() ? absl::StrCat(data_dir, "/server.log")
+                                         : options.log_path;
+  std::vector<std::string> argv = options.prefix;
+  argv.insert(argv.end(),
+              {options.binary.empty() ? Runfile("server/tracehealth-server") : options.binary,
+               absl::StrCat("--listen=", options.listen), "--metrics_listen=127.0.0.1:0",
+               absl::StrCat("--data_dir=", data_dir), absl::StrCat("--port_file=", port_file)});
+  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
   auto p = Subprocess::Start(argv, sp.log_path);
   if (!p.ok()) return p.status();
   sp.process = std::move(*p);
-  absl::StatusOr<std::string> ports = WaitForFile(port_file, absl::Seconds(30));
+  absl::StatusOr<std::string> ports = WaitForFile(port_file, options.ready_timeout);
   if (!ports.ok()) {
     auto log = ReadFile(sp.log_path);
     return absl::DeadlineExceededError(
@@ -43,6 +43,15 @@ absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
     return absl::InternalError(absl::StrCat("bad port file: ", *ports));
   }
   return sp;
+}
+
+absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
+                                          const std::vector<std::string>& extra_flags,
+                                          const std::string& binary) {
+  ServerOptions options;
+  options.flags = extra_flags;
+  options.binary = binary;
+  return StartServerWith(data_dir, options);
 }
 
 absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -19,8 +20,25 @@ struct ServerProcess {
   std::string log_path;
 };
 
-// Starts `binary` (default: the server in runfiles) with --data_dir=data_dir
-// plus `extra_flags`; waits up to 30 s for its port file.
+struct ServerOptions {
+  // gRPC address; a fixed port lets a test restart the server on it.
+  std::string listen = "127.0.0.1:0";
+  // Where stdout/stderr go (appended); default DATA_DIR/server.log.
+  std::string log_path;
+  std::vector<std::string> flags;
+  // Put before the binary, e.g. {"prlimit", "--fsize=..."}.
+  std::vector<std::string> prefix;
+  // Default: the server in runfiles.
+  std::string binary;
+  absl::Duration ready_timeout = absl::Seconds(60);
+};
+
+// Starts the server with --data_dir=data_dir and waits for its port file.
+// Errors: the start failure, or DeadlineExceeded with the server's log.
+absl::StatusOr<ServerProcess> StartServerWith(const std::string& data_dir,
+                                              const ServerOptions& options);
+
+// StartServerWith() with default options plus `extra_flags` (and `binary`).
 absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
                                           const std::vector<std::string>& extra_flags = {},
                                           const std::string& binary = "");
