@@ -23,32 +23,24 @@ DepotHistory::DepotHistory(std::string state_dir, size_t max_samples,
 
 absl::Status DepotHistory::Load() {
   if (path_.empty()) return absl::OkStatus();
-  absl::StatusOr<std::string> text = ReadWholeFile(path_);
-  if (absl::IsNotFound(text.status())) return absl::OkStatus();
-  if (!text.ok()) return text.status();
-  auto kv = ParseKeyValues(*text);
-  if (!kv.ok()) return Annotate(kv.status(), path_);
-  BootIdentity boot;
+  absl::StatusOr<std::optional<std::map<std::string, std::string>>> kv =
+      ReadKeyValueFile(path_);
+  if (!kv.ok()) return kv.status();
+  if (!kv->has_value()) return absl::OkStatus();
+  BootIdentity boot = GetBootIdentity(**kv);
   std::deque<Sample> samples;
-  for (const auto& [key, value] : *kv) {
-    if (key == "boot_id") {
-      boot.boot_id = value;
-    } else if (key == "btime") {
-      int64_t b;
-      if (absl::SimpleAtoi(value, &b)) boot.btime = b;
-    } else if (absl::StartsWith(key, "sample_")) {
-      std::vector<absl::string_view> f = absl::StrSplit(value, ',');
-      int64_t ns;
-      Sample s;
-      if (f.size() != 3 || !absl::SimpleAtoi(f[0], &ns) ||
-          !absl::SimpleAtoi(f[1], &s.pools) ||
-          !absl::SimpleAtoi(f[2], &s.persistent_bytes)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path_, ": malformed ", key, ", history dropped"));
-      }
-      s.at = absl::FromUnixNanos(ns);
-      samples.push_back(s);  // keys sort as zero-padded indexes: in order
+  for (const auto& [key, value] : **kv) {
+    if (!absl::StartsWith(key, "sample_")) continue;
+    std::vector<absl::string_view> f = absl::StrSplit(value, ',');
+    int64_t ns;
+    Sample s;
+    if (f.size() != 3 || !absl::SimpleAtoi(f[0], &ns) || !absl::SimpleAtoi(f[1], &s.pools) ||
+        !absl::SimpleAtoi(f[2], &s.persistent_bytes)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path_, ": malformed ", key, ", history dropped"));
     }
+    s.at = absl::FromUnixNanos(ns);
+    samples.push_back(s);  // keys sort as zero-padded indexes: in order
   }
   if (!boot.known()) {
     return absl::InvalidArgumentError(
@@ -63,8 +55,7 @@ absl::Status DepotHistory::Load() {
 absl::Status DepotHistory::Save() {
   if (path_.empty()) return absl::OkStatus();
   std::map<std::string, std::string> kv;
-  kv["boot_id"] = boot_.boot_id;
-  if (boot_.btime.has_value()) kv["btime"] = absl::StrCat(*boot_.btime);
+  PutBootIdentity(boot_, &kv);
   int i = 0;
   for (const Sample& s : samples_) {
     kv[absl::StrFormat("sample_%06d", i++)] =

@@ -22,32 +22,38 @@ bool BootIdentity::Same(const BootIdentity& other) const {
   return false;
 }
 
+void PutBootIdentity(const BootIdentity& boot, std::map<std::string, std::string>* kv) {
+  (*kv)["boot_id"] = boot.boot_id;
+  if (boot.btime.has_value()) (*kv)["btime"] = absl::StrCat(*boot.btime);
+}
+
+BootIdentity GetBootIdentity(const std::map<std::string, std::string>& kv) {
+  BootIdentity boot;
+  if (auto it = kv.find("boot_id"); it != kv.end()) boot.boot_id = it->second;
+  int64_t btime;
+  if (auto it = kv.find("btime"); it != kv.end() && absl::SimpleAtoi(it->second, &btime)) {
+    boot.btime = btime;
+  }
+  return boot;
+}
+
 FgraphMemory::FgraphMemory(std::string state_dir)
     : path_(state_dir.empty() ? "" : state_dir + "/fgraph_last_active") {}
 
 absl::Status FgraphMemory::Load() {
   if (path_.empty()) return absl::OkStatus();
-  absl::StatusOr<std::string> text = ReadWholeFile(path_);
-  if (absl::IsNotFound(text.status())) return absl::OkStatus();
-  if (!text.ok()) return text.status();
-  auto kv = ParseKeyValues(*text);
-  if (!kv.ok()) return Annotate(kv.status(), path_);
-  BootIdentity boot;
+  absl::StatusOr<std::optional<std::map<std::string, std::string>>> kv =
+      ReadKeyValueFile(path_);
+  if (!kv.ok()) return kv.status();
+  if (!kv->has_value()) return absl::OkStatus();
+  const std::map<std::string, std::string>& values = **kv;
+  BootIdentity boot = GetBootIdentity(values);
   int64_t at_unix_ns = 0;
   uint64_t forks = 0;
-  int64_t btime = 0;
-  auto get = [&](const char* k) -> const std::string* {
-    auto it = kv->find(k);
-    return it == kv->end() ? nullptr : &it->second;
-  };
-  if (const std::string* v = get("boot_id")) boot.boot_id = *v;
-  if (const std::string* v = get("btime"); v && absl::SimpleAtoi(*v, &btime)) {
-    boot.btime = btime;
-  }
-  const std::string* at = get("last_active_unix_ns");
-  const std::string* f = get("forks_at_last_active");
-  if (at == nullptr || f == nullptr || !absl::SimpleAtoi(*at, &at_unix_ns) ||
-      !absl::SimpleAtoi(*f, &forks) || !boot.known()) {
+  auto at = values.find("last_active_unix_ns");
+  auto f = values.find("forks_at_last_active");
+  if (at == values.end() || f == values.end() || !absl::SimpleAtoi(at->second, &at_unix_ns) ||
+      !absl::SimpleAtoi(f->second, &forks) || !boot.known()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ": incomplete record, ignored"));
   }
@@ -60,8 +66,7 @@ absl::Status FgraphMemory::Load() {
 absl::Status FgraphMemory::Save() {
   if (path_.empty()) return absl::OkStatus();
   std::map<std::string, std::string> kv;
-  kv["boot_id"] = boot_.boot_id;
-  if (boot_.btime.has_value()) kv["btime"] = absl::StrCat(*boot_.btime);
+  PutBootIdentity(boot_, &kv);
   kv["last_active_unix_ns"] = absl::StrCat(absl::ToUnixNanos(*last_active_at_));
   kv["forks_at_last_active"] = absl::StrCat(*forks_at_last_active_);
   size_t slash = path_.rfind('/');

@@ -17,6 +17,7 @@
 #define TRACEHEALTH_AGENT_FGRAPH_MEMORY_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,10 @@ struct BootIdentity {
   // Same boot: equal boot ids when both have one, else btime within 2 s.
   bool Same(const BootIdentity& other) const;
 };
+
+// The boot identity as "boot_id" and "btime" keys of a key=value state file.
+void PutBootIdentity(const BootIdentity& boot, std::map<std::string, std::string>* kv);
+BootIdentity GetBootIdentity(const std::map<std::string, std::string>& kv);
 
 struct NullBound {
   uint64_t bound = 0;

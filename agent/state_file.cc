@@ -134,4 +134,14 @@ std::string FormatKeyValues(const std::map<std::string, std::string>& kv) {
   return out;
 }
 
+absl::StatusOr<std::optional<std::map<std::string, std::string>>> ReadKeyValueFile(
+    const std::string& path) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (absl::IsNotFound(text.status())) return std::nullopt;
+  if (!text.ok()) return text.status();
+  absl::StatusOr<std::map<std::string, std::string>> kv = ParseKeyValues(*text);
+  if (!kv.ok()) return Annotate(kv.status(), path);
+  return *std::move(kv);
+}
+
 }  // namespace tracehealth::agent

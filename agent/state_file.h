@@ -10,6 +10,7 @@
 #define TRACEHEALTH_AGENT_STATE_FILE_H_
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -37,6 +38,11 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
     absl::string_view text);
 std::string FormatKeyValues(const std::map<std::string, std::string>& kv);
+
+// ReadWholeFile + ParseKeyValues: nullopt when `path` does not exist; other
+// errors carry the path.
+absl::StatusOr<std::optional<std::map<std::string, std::string>>> ReadKeyValueFile(
+    const std::string& path);
 
 }  // namespace tracehealth::agent
 
