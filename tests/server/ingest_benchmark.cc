@@ -50,15 +50,7 @@ int Main() {
   o.window = absl::GetFlag(FLAGS_window);
   o.channels = absl::GetFlag(FLAGS_channels);
   auto r = server::RunLoad(o);
-  {
-    auto status = testing::ReadFile(absl::StrCat("/proc/", sp->process->pid(), "/status"));
-    if (status.ok()) {
-      size_t at = status->find("VmRSS:");
-      if (at != std::string::npos) {
-        std::printf("server %s\n", status->substr(at, status->find('\n', at) - at).c_str());
-      }
-    }
-  }
+  std::printf("server %s\n", testing::VmRssLine(sp->process->pid()).c_str());
   (void)sp->process->Signal(SIGTERM);
   auto rc = sp->process->Wait(absl::Seconds(30));
   if (!r.ok()) {

@@ -120,15 +120,7 @@ int Main() {
     if (i == 0) std::printf("selector matched %u hosts\n", resp.matched_hosts());
   }
   Report("PredictAttach selector (fleet scan)", sel);
-  {
-    auto status = testing::ReadFile(absl::StrCat("/proc/", sp->process->pid(), "/status"));
-    if (status.ok()) {
-      size_t at = status->find("VmRSS:");
-      if (at != std::string::npos) {
-        std::printf("server %s\n", status->substr(at, status->find('\n', at) - at).c_str());
-      }
-    }
-  }
+  std::printf("server %s\n", testing::VmRssLine(sp->process->pid()).c_str());
   (void)sp->process->Signal(SIGTERM);
   (void)sp->process->Wait(absl::Seconds(60));
   return 0;

@@ -54,6 +54,15 @@ absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
   return StartServerWith(data_dir, options);
 }
 
+std::string VmRssLine(int pid) {
+  absl::StatusOr<std::string> status = ReadFile(absl::StrCat("/proc/", pid, "/status"));
+  if (status.ok()) {
+    size_t at = status->find("VmRSS:");
+    if (at != std::string::npos) return status->substr(at, status->find('\n', at) - at);
+  }
+  return "VmRSS: unknown";
+}
+
 absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path) {
   size_t colon = addr.rfind(':');
   int port = 0;

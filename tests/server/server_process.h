@@ -43,6 +43,9 @@ absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
                                           const std::vector<std::string>& extra_flags = {},
                                           const std::string& binary = "");
 
+// The "VmRSS:" line of /proc/PID/status ("VmRSS: unknown" when unreadable).
+std::string VmRssLine(int pid);
+
 // GET http://addr/path over a plain socket; returns the body.
 absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path);
 
