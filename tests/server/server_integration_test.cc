@@ -17,6 +17,7 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "server/ctl/sample_report.h"
 #include "server/storage/sqlite_storage.h"
+#include "tests/reliability/ingest_client.h"
 #include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"
 
@@ -26,72 +27,6 @@ namespace {
 using server::FleetHost;
 using server::SampleHost;
 using server::SampleReport;
-
-// One Report stream with a thread collecting acks.
-class ReportStream {
- public:
-  explicit ReportStream(v1::TelemetryIngest::Stub* stub) {
-    stream_ = stub->Report(&ctx_);
-    reader_ = std::thread([this] {
-      v1::Ack ack;
-      while (stream_->Read(&ack)) {
-        absl::MutexLock lock(&mu_);
-        acked_ = std::max(acked_, ack.acked_seq());
-        for (const auto& r : ack.rejected()) rejections_.push_back(r);
-        acks_++;
-      }
-      absl::MutexLock lock(&mu_);
-      closed_ = true;
-    });
-  }
-  ~ReportStream() {
-    if (reader_.joinable()) {
-      ctx_.TryCancel();
-      reader_.join();
-    }
-  }
-
-  bool Send(const v1::HostReport& r) { return stream_->Write(r); }
-
-  bool WaitAcked(uint64_t seq, absl::Duration timeout = absl::Seconds(20)) {
-    absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return acked_ >= seq || closed_; };
-    mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
-    return acked_ >= seq;
-  }
-  bool WaitRejections(size_t n, absl::Duration timeout = absl::Seconds(20)) {
-    absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return rejections_.size() >= n || closed_;
-    };
-    mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
-    return rejections_.size() >= n;
-  }
-  uint64_t acked() {
-    absl::MutexLock lock(&mu_);
-    return acked_;
-  }
-  std::vector<v1::Rejection> rejections() {
-    absl::MutexLock lock(&mu_);
-    return rejections_;
-  }
-  // Half-closes (unless the server ended the stream) and returns the status.
-  grpc::Status Finish() {
-    stream_->WritesDone();
-    reader_.join();
-    return stream_->Finish();
-  }
-
- private:
-  grpc::ClientContext ctx_;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::HostReport, v1::Ack>> stream_;
-  std::thread reader_;
-  absl::Mutex mu_;
-  uint64_t acked_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<v1::Rejection> rejections_ ABSL_GUARDED_BY(mu_);
-  int acks_ ABSL_GUARDED_BY(mu_) = 0;
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;
-};
 
 SampleHost Host(const std::string& id, uint64_t threads, const std::string& role = "db") {
   SampleHost h;
