@@ -20,6 +20,7 @@
 #include "agent/state_file.h"
 #include "agent/streamer.h"
 #include "common/kernel/feature_table.h"
+#include "common/models/explain.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tracehealth::agent {
@@ -219,6 +220,10 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     v1::HostReport report = maker.Make(*n, health);
     log_warnings();
     if (spool != nullptr) {
+      // The wire form: summaries and bases are re-derived by the server from
+      // the snapshot (common/models/explain.h), which keeps reports ~5x
+      // smaller.
+      DropExplanations(report.mutable_predictions());
       absl::Status s = spool->Append(report.seq(), report.SerializeAsString());
       if (!s.ok()) {
         err << "tracehealth-agent: spool: " << s.message() << "\n";

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/models/evaluate.h"
+#include "common/models/explain.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
 #include "server/index/label_selector.h"
@@ -160,6 +161,9 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
     v1::HostAttachAnswer* a = resp->add_answers();
     a->set_host_id(e.host_id);
     *a->mutable_prediction() = *preds[order[k]];
+    // Stored predictions arrive without summary and basis; add them here,
+    // for the answers returned only.
+    ExplainAttach(e.latest->snapshot(), {}, a->mutable_prediction());
     a->set_recommendation(Recommend(a->prediction()));
     *a->mutable_observed_at() = e.latest->observed_at();
     absl::Duration age = now - FromProto(e.latest->observed_at());
@@ -209,6 +213,8 @@ grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
   resp->set_reports(e->reports);
   resp->set_stale(IsStale(*e, options_.now()));
   *resp->mutable_latest() = *e->latest;
+  ExplainPredictions(resp->latest().snapshot(), {},
+                     resp->mutable_latest()->mutable_predictions());
   return grpc::Status::OK;
 }
 

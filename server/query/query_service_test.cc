@@ -1,5 +1,6 @@
 #include "server/query/query_service.h"
 
+#include "common/models/evaluate.h"
 #include "gtest/gtest.h"
 #include "server/ctl/sample_report.h"
 #include "server/storage/sqlite_storage.h"
@@ -51,6 +52,25 @@ TEST_F(QueryServiceTest, PredictAttachRanksWorstFirstAndLimits) {
             resp.answers(1).prediction().latency_seconds());
   EXPECT_EQ(resp.answers(0).data_age().seconds(), 10);
   EXPECT_FALSE(resp.answers(0).recommendation().empty());
+  // Stored without summary and basis (the wire form); answered with them.
+  const v1::HostReport& stored = *index_.Get("h5")->latest;
+  EXPECT_TRUE(stored.predictions().attach(0).summary().empty());
+  const v1::AttachPrediction& p = resp.answers(0).prediction();
+  EXPECT_EQ(p.SerializeAsString(),
+            PredictAttach(stored.snapshot(), v1::PROBE_KIND_FUNCTION_GRAPH_TRACER)
+                .SerializeAsString());
+  EXPECT_FALSE(p.summary().empty());
+  EXPECT_GT(p.basis().inputs_size(), 0);
+}
+
+TEST_F(QueryServiceTest, GetHostExplainsTheStoredPredictions) {
+  v1::GetHostRequest req;
+  req.set_host_id("h3");
+  v1::HostState resp;
+  ASSERT_TRUE(service_->DoGetHost(req, &resp).ok());
+  EXPECT_EQ(resp.latest().predictions().SerializeAsString(),
+            EvaluateAll(resp.latest().snapshot()).SerializeAsString());
+  EXPECT_TRUE(index_.Get("h3")->latest->predictions().vmap_purge().summary().empty());
 }
 
 TEST_F(QueryServiceTest, WhatIfRecomputesEveryHost) {

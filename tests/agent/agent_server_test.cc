@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/models/evaluate.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
@@ -104,6 +105,28 @@ std::vector<uint64_t> StoredSeqs(const std::string& db_path,
   return out;
 }
 
+absl::StatusOr<v1::HostReport> StoredReport(const std::string& db_path,
+                                            const std::string& host, uint64_t seq) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    return absl::NotFoundError(db_path);
+  }
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", -1,
+                     &st, nullptr);
+  sqlite3_bind_text(st, 1, host.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, static_cast<int64_t>(seq));
+  absl::StatusOr<v1::HostReport> out = absl::NotFoundError("no such report");
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    v1::HostReport r;
+    if (r.ParseFromArray(sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0))) out = r;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
 TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
   const std::string data_dir = NewTempDir("server-data-");
   const std::string state_dir = NewTempDir("agent-state-");
@@ -156,6 +179,23 @@ TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
   EXPECT_EQ(host.labels().at("rack"), "r1");
   EXPECT_EQ(host.latest().snapshot().cpus().online(), 256u);
   EXPECT_GT(host.latest().health().cycle_seconds(), 0);
+  // The agent sent its predictions without summaries and bases; the server
+  // re-derived them from the stored snapshot: the answer is what the models
+  // say for that snapshot, explanations included.
+  EXPECT_EQ(host.latest().predictions().SerializeAsString(),
+            EvaluateAll(host.latest().snapshot()).SerializeAsString());
+  ASSERT_EQ(host.latest().predictions().attach_size(), 10);
+  EXPECT_FALSE(host.latest().predictions().attach(0).summary().empty());
+  EXPECT_GT(host.latest().predictions().attach(0).basis().inputs_size(), 0);
+  // ... while the stored report is the compact wire form.
+  absl::StatusOr<v1::HostReport> stored =
+      StoredReport(data_dir + "/tracehealth.db", "itest-1", run2.last);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_TRUE(stored->predictions().attach(0).summary().empty());
+  EXPECT_EQ(stored->predictions().attach(0).basis().inputs_size(), 0);
+  EXPECT_EQ(stored->predictions().attach(0).latency_seconds(),
+            host.latest().predictions().attach(0).latency_seconds());
+  EXPECT_LT(stored->ByteSizeLong(), 2500u);
 
   // The store: exactly the seqs made, each once, in order.
   ASSERT_TRUE(server.process->Signal(SIGTERM).ok());
