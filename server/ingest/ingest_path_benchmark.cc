@@ -35,7 +35,7 @@ int Main() {
   });
   double parse_arena = NsPerOp(n, [&](int) {
     google::protobuf::ArenaOptions o;
-    o.start_block_size = 16 << 10;
+    o.start_block_size = std::clamp<size_t>(wire.size() * 5, 4 << 10, 256 << 10);
     google::protobuf::Arena arena(o);
     auto* r = google::protobuf::Arena::CreateMessage<v1::HostReport>(&arena);
     r->ParseFromString(wire);
@@ -64,7 +64,7 @@ int Main() {
   });
   {
     google::protobuf::ArenaOptions o;  // as the ingest service sizes it
-    o.start_block_size = 16 << 10;
+    o.start_block_size = std::clamp<size_t>(wire.size() * 5, 4 << 10, 256 << 10);
     o.max_block_size = 256 << 10;
     google::protobuf::Arena arena(o);
     auto* r = google::protobuf::Arena::CreateMessage<v1::HostReport>(&arena);

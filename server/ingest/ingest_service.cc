@@ -82,16 +82,16 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       }
       incoming_.Clear();
     }
-    HandleReport(std::move(wire));
+    const bool writer_full = HandleReport(std::move(wire));
     {
       absl::MutexLock lock(&mu_);
       read_in_flight_ = false;
-      if (draining_ && stop_.ok()) {
-        stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
-      }
-      if (stop_.ok()) {
-        read_in_flight_ = true;
-        a.read = true;
+      if (writer_full && outstanding_ > 0) {
+        // Backpressure without blocking a callback thread: the next read
+        // starts when a report of this stream has been committed.
+        reads_paused_ = true;
+      } else {
+        MaybeReadLocked(a);
       }
       MaybeWriteAckLocked(a);
       MaybeFinishLocked(a);
@@ -133,14 +133,28 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     if (a.finish) Finish(a.status);  // last: `this` may be gone afterwards
   }
 
-  void HandleReport(std::string blob) {
+  // Starts the next read unless the stream is stopping.
+  void MaybeReadLocked(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (draining_ && stop_.ok()) {
+      stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+    }
+    if (stop_.ok()) {
+      read_in_flight_ = true;
+      a.read = true;
+    }
+  }
+
+  // Parses, checks and queues one report. Returns whether the writer's
+  // queue is full.
+  bool HandleReport(std::string blob) {
     const IngestOptions& opts = service_->options_;
     absl::Time now = opts.now();
     // Each report is parsed into its own arena: one or two block allocations
     // instead of one per string and sub-message, and one release when the
     // last holder (writer batch or index) drops it.
+    // A parsed report takes about 4x its wire size: one block, usually.
     google::protobuf::ArenaOptions arena_opts;
-    arena_opts.start_block_size = 16 << 10;
+    arena_opts.start_block_size = std::clamp<size_t>(blob.size() * 5, 4 << 10, 256 << 10);
     arena_opts.max_block_size = 256 << 10;
     auto arena = std::make_shared<google::protobuf::Arena>(arena_opts);
     auto* parsed = google::protobuf::Arena::CreateMessage<v1::HostReport>(arena.get());
@@ -150,7 +164,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       stop_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                            "report does not decode as a tracehealth.v1.HostReport "
                            "(malformed protobuf or invalid UTF-8 in a string field)");
-      return;
+      return false;
     }
     std::shared_ptr<const v1::HostReport> report(std::move(arena), parsed);
     {
@@ -164,7 +178,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
               grpc::StatusCode::PERMISSION_DENIED,
               absl::StrCat("client certificate does not name host \"",
                            report->host_id(), "\""));
-          return;
+          return false;
         }
         // acked_ starts at 0, not at the host's newest stored seq: an earlier
         // stream may have stored seq N after failing to store N-1, and only
@@ -176,7 +190,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
             absl::StrCat("stream reports for host \"", host_,
                          "\"; got a report for \"", report->host_id().substr(0, 253),
                          "\""));
-        return;
+        return false;
       }
     }
     absl::Status valid = ValidateReport(*report, blob, now, opts.limits);
@@ -188,7 +202,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       rej->set_code(static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
       rej->set_message(std::string(valid.message()));
       ack_pending_ = true;
-      return;  // the ack is started by OnReadDone
+      return false;  // the ack is started by OnReadDone
     }
     if (!service_->limiter_.Allow(report->host_id(), now)) {
       service_->metrics_->CountRateLimited();
@@ -199,7 +213,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
                           "retry later",
                           report->host_id(), service_->limiter_.per_second(),
                           service_->limiter_.burst()));
-      return;
+      return false;
     }
     uint64_t seq = report->seq();
     WriteRequest req;
@@ -213,11 +227,14 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       absl::MutexLock lock(&mu_);
       outstanding_++;
     }
-    if (!service_->writer_->Submit(std::move(req))) {
+    bool full = false;
+    if (!service_->writer_->Enqueue(std::move(req), &full)) {
       absl::MutexLock lock(&mu_);
       outstanding_--;
       stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+      return false;
     }
+    return full;
   }
 
   // Writer thread.
@@ -241,6 +258,10 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       } else if (seq < first_failed_seq_) {
         acked_ = std::max(acked_, seq);
         ack_pending_ = true;
+      }
+      if (reads_paused_) {
+        reads_paused_ = false;
+        MaybeReadLocked(a);
       }
       MaybeWriteAckLocked(a);
       MaybeFinishLocked(a);
@@ -284,6 +305,9 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
   grpc::ByteBuffer out_ ABSL_GUARDED_BY(mu_);  // the ack being written
   bool ack_pending_ ABSL_GUARDED_BY(mu_) = false;
   bool read_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  // No read in flight because the writer's queue was full; OnCommitted
+  // resumes reading.
+  bool reads_paused_ ABSL_GUARDED_BY(mu_) = false;
   bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
   bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;

@@ -23,6 +23,14 @@ bool ReportWriter::Submit(WriteRequest req) {
   return true;
 }
 
+bool ReportWriter::Enqueue(WriteRequest req, bool* full) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return false;
+  queue_.push_back(std::move(req));
+  *full = queue_.size() >= options_.queue_capacity;
+  return true;
+}
+
 void ReportWriter::Stop() {
   {
     absl::MutexLock lock(&mu_);

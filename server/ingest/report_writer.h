@@ -6,9 +6,11 @@
 // callback, in that order. `done` is what lets a stream ack: it is called
 // only after the row is committed (or with the error that prevented it).
 //
-// Backpressure: the queue holds at most queue_capacity requests; Submit
-// blocks while it is full, so memory stays bounded when storage is slower
-// than the streams.
+// Backpressure: Submit blocks while queue_capacity requests are queued.
+// Enqueue never blocks (for callback threads, which must not): it tells the
+// caller the queue is full, and the caller stops producing until one of its
+// own requests completes. Either way memory stays bounded when storage is
+// slower than the streams.
 //
 // Thread safety: Submit may be called from any number of threads. Hooks and
 // `done` callbacks run on the writer thread and must not call Submit.
@@ -71,6 +73,13 @@ class ReportWriter {
   // Queues `req`, blocking while the queue is full. Returns false (without
   // calling `done`) after Stop.
   bool Submit(WriteRequest req);
+
+  // Queues `req` without blocking. Returns false (without calling `done`)
+  // after Stop. Sets `*full` when queue_capacity or more requests are queued
+  // now: the caller should then produce nothing more until a request of its
+  // own completes, which bounds the queue to queue_capacity plus one request
+  // per producer.
+  bool Enqueue(WriteRequest req, bool* full);
 
   // Stops accepting, commits everything queued, joins the thread.
   // Idempotent.

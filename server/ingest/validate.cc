@@ -70,6 +70,17 @@ absl::Status CheckValue(double v, const FieldDescriptor* f, const Path& path, in
 // non-negative, every repeated field at most max_repeated entries. Walking
 // the bytes allocates nothing and is several times cheaper than reflection
 // over the parsed message.
+// The field numbered `number`, or nullptr. Fields of the contract are
+// declared in number order from 1, so field(number - 1) is nearly always it;
+// the pool's lookup is the fallback.
+const FieldDescriptor* FieldByNumber(const google::protobuf::Descriptor* desc, int number) {
+  if (number >= 1 && number <= desc->field_count()) {
+    const FieldDescriptor* f = desc->field(number - 1);
+    if (f->number() == number) return f;
+  }
+  return desc->FindFieldByNumber(number);
+}
+
 absl::Status CheckWire(const google::protobuf::Descriptor* desc, const uint8_t* p,
                        const uint8_t* end, const ValidationLimits& limits, Path& path,
                        int depth) {
@@ -80,7 +91,7 @@ absl::Status CheckWire(const google::protobuf::Descriptor* desc, const uint8_t* 
     if (!ReadVarint(p, end, &tag)) return absl::InvalidArgumentError("malformed report");
     const int wire_type = static_cast<int>(tag & 7);
     const FieldDescriptor* f =
-        desc->FindFieldByNumber(static_cast<int>(std::min<uint64_t>(tag >> 3, 1 << 29)));
+        FieldByNumber(desc, static_cast<int>(std::min<uint64_t>(tag >> 3, 1 << 29)));
     if (f != nullptr && f->is_repeated() && f->index() < kMaxCountedFields &&
         ++counts[f->index()] > limits.max_repeated) {
       return absl::InvalidArgumentError(absl::StrCat(

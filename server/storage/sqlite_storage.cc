@@ -276,6 +276,17 @@ void SqliteStorage::StartCheckpointer(const SqliteOptions& options) {
     return;
   }
   checkpoint_db_ = *db;
+  {
+    absl::MutexLock lock(&write_mu_);
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(write_db_, "PRAGMA page_size", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      page_bytes_ = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_wal_hook(write_db_, &SqliteStorage::OnWalCommit, this);
+  }
+  wal_reset_bytes_ = options.wal_reset_bytes;
   wal_limit_bytes_ = options.wal_limit_bytes;
   absl::Duration interval = options.checkpoint_interval;
   checkpoint_thread_ = std::thread([this, interval] {
@@ -287,9 +298,10 @@ void SqliteStorage::StartCheckpointer(const SqliteOptions& options) {
   });
 }
 
-int64_t SqliteStorage::WalBytes() const {
-  struct stat st;
-  return stat((path_ + "-wal").c_str(), &st) == 0 ? st.st_size : 0;
+int SqliteStorage::OnWalCommit(void* self, sqlite3*, const char*, int frames) {
+  // Called inside the COMMIT, with write_mu_ held by WriteBatch.
+  static_cast<SqliteStorage*>(self)->wal_frames_ = frames;
+  return SQLITE_OK;
 }
 
 SqliteStorage::~SqliteStorage() {
@@ -408,11 +420,19 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
       SQLITE_OK) {
     return rollback(SqliteError(write_db_, "commit"));
   }
-  if (wal_limit_bytes_ > 0 && WalBytes() > wal_limit_bytes_) {
+  const int64_t wal_bytes = wal_frames_ * (page_bytes_ + 24);
+  if (wal_limit_bytes_ > 0 && wal_bytes > wal_limit_bytes_) {
     // The background checkpointer fell behind (or readers pinned the log):
     // bound the disk used by checkpointing here, resetting the log.
     sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_RESTART, nullptr,
                               nullptr);
+    wal_frames_ = 0;
+  } else if (wal_reset_bytes_ > 0 && wal_bytes > wal_reset_bytes_) {
+    // Copy the newest frames so that the next transaction starts the log
+    // over (see SqliteOptions::wal_reset_bytes).
+    sqlite3_wal_checkpoint_v2(write_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+                              nullptr);
+    wal_frames_ = 0;
   }
   return out;
 }

@@ -39,10 +39,19 @@ struct SqliteOptions {
   int max_schema_version = 0;
   // Copy the write-ahead log into the database on a background thread (its
   // own connection, PASSIVE checkpoints) instead of inside commits, so a
-  // commit never waits for the checkpoint's writes and fsync. When the log
-  // still grows past wal_limit_bytes the writer checkpoints itself.
+  // commit never waits for the checkpoint's writes and fsync.
   bool background_checkpoint = true;
   absl::Duration checkpoint_interval = absl::Milliseconds(200);
+  // With background checkpoints the log only starts over when a
+  // transaction begins with every frame copied, which a writer that commits
+  // back to back rarely sees. So once the log holds more than
+  // wal_reset_bytes, the writer runs a PASSIVE checkpoint itself after its
+  // commit: the background thread has copied all but the newest frames, so
+  // this copies little, and the next transaction reuses the log from its
+  // start (its blocks stay allocated and cached instead of the file
+  // growing). Past wal_limit_bytes (readers pinning old frames) the writer
+  // waits for a full RESTART checkpoint.
+  int64_t wal_reset_bytes = 64LL << 20;
   int64_t wal_limit_bytes = 512LL << 20;
 };
 
@@ -82,8 +91,8 @@ class SqliteStorage : public Storage {
   SqliteStorage(std::string path, sqlite3* write_db, sqlite3* read_db);
   absl::Status Prepare();
   void StartCheckpointer(const SqliteOptions& options);
-  // Bytes in the write-ahead log file.
-  int64_t WalBytes() const;
+  // sqlite3_wal_hook: records the frames in the log after each commit.
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int frames);
 
   const std::string path_;
   absl::Mutex write_mu_;
@@ -92,7 +101,11 @@ class SqliteStorage : public Storage {
   std::unique_ptr<SqliteStatement> upsert_host_ ABSL_GUARDED_BY(write_mu_);
   absl::Mutex read_mu_;
   sqlite3* const read_db_ ABSL_GUARDED_BY(read_mu_);
-  int64_t wal_limit_bytes_ = 0;  // 0: SQLite's own autocheckpoint
+  // Frames in the log after the last commit (set by OnWalCommit).
+  int64_t wal_frames_ ABSL_GUARDED_BY(write_mu_) = 0;
+  int64_t page_bytes_ = 4096;
+  int64_t wal_reset_bytes_ = 0;  // 0: SQLite's own autocheckpoint
+  int64_t wal_limit_bytes_ = 0;
   sqlite3* checkpoint_db_ = nullptr;  // used by checkpoint_thread_ only
   absl::Notification stop_checkpoints_;
   std::thread checkpoint_thread_;

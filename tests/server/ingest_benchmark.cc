@@ -9,6 +9,7 @@
 //
 //   bazel run //tests/server:ingest_benchmark -- --hosts=200 --seconds=20
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -49,7 +50,11 @@ int Main() {
   o.duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   o.window = absl::GetFlag(FLAGS_window);
   o.channels = absl::GetFlag(FLAGS_channels);
+  const double server_cpu0 = testing::ProcessCpuSeconds(sp->process->pid());
+  const double self_cpu0 = testing::ProcessCpuSeconds(getpid());
   auto r = server::RunLoad(o);
+  const double server_cpu = testing::ProcessCpuSeconds(sp->process->pid()) - server_cpu0;
+  const double self_cpu = testing::ProcessCpuSeconds(getpid()) - self_cpu0;
   std::printf("server %s\n", testing::VmRssLine(sp->process->pid()).c_str());
   (void)sp->process->Signal(SIGTERM);
   auto rc = sp->process->Wait(absl::Seconds(30));
@@ -68,6 +73,15 @@ int Main() {
               r->acked_per_second, absl::FormatDuration(r->ack_p50).c_str(),
               absl::FormatDuration(r->ack_p99).c_str(),
               absl::FormatDuration(r->ack_max).c_str());
+  // CPU per report: a figure that holds even when other work shares the
+  // machine (throughput does not).
+  if (r->acked > 0) {
+    std::printf("cpu: server=%.2fs (%.1f us/report, %.2f cores) load_generator=%.2fs "
+                "(%.1f us/report)\n",
+                server_cpu, 1e6 * server_cpu / static_cast<double>(r->acked),
+                server_cpu / absl::ToDoubleSeconds(r->elapsed), self_cpu,
+                1e6 * self_cpu / static_cast<double>(r->acked));
+  }
 
   // Raw ceiling: the same number of rows, same blobs, straight into SQLite.
   std::vector<v1::HostReport> reports;

@@ -63,6 +63,21 @@ std::string VmRssLine(int pid) {
   return "VmRSS: unknown";
 }
 
+double ProcessCpuSeconds(int pid) {
+  absl::StatusOr<std::string> stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  if (!stat.ok()) return 0;
+  // Fields after the parenthesised command name; utime and stime are the
+  // 14th and 15th fields of the whole line.
+  size_t close = stat->rfind(')');
+  if (close == std::string::npos) return 0;
+  std::vector<std::string> f = absl::StrSplit(stat->substr(close + 2), ' ');
+  int64_t utime = 0, stime = 0;
+  if (f.size() < 13 || !absl::SimpleAtoi(f[11], &utime) || !absl::SimpleAtoi(f[12], &stime)) {
+    return 0;
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path) {
   size_t colon = addr.rfind(':');
   int port = 0;

@@ -46,6 +46,10 @@ absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
 // The "VmRSS:" line of /proc/PID/status ("VmRSS: unknown" when unreadable).
 std::string VmRssLine(int pid);
 
+// User + system CPU time `pid` has used so far (from /proc/PID/stat), in
+// seconds; 0 when unreadable.
+double ProcessCpuSeconds(int pid);
+
 // GET http://addr/path over a plain socket; returns the body.
 absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path);
 
