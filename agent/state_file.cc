@@ -87,26 +87,6 @@ absl::Status WriteFileAtomically(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ::tracehealth::ErrnoToStatus(errno, path);
-  std::string out;
-  char buf[16384];
-  while (true) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      absl::Status s = ::tracehealth::ErrnoToStatus(errno, path);
-      close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
 absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
     absl::string_view text) {
   std::map<std::string, std::string> out;

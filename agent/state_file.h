@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/read_file.h"
 #include "absl/strings/string_view.h"
 
 namespace tracehealth::agent {
@@ -30,8 +31,7 @@ absl::Status WriteFileAtomically(const std::string& path,
                                  absl::string_view content,
                                  bool durable = true);
 
-// The whole file. NotFound when it does not exist.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+using ::tracehealth::ReadWholeFile;  // common/read_file.h
 
 // Parses key=value lines. InvalidArgument for a line without '=' or a bad
 // key (the file is corrupt; callers treat it as absent, with a warning).

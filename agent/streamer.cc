@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "agent/state_file.h"
+#include "common/client_credentials.h"
 #include "common/status.h"
 #include "google/protobuf/util/time_util.h"
 #include "grpcpp/grpcpp.h"
@@ -235,9 +235,9 @@ class Streamer::Impl {
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetMaxSendMessageSize(64 << 20);
-    if (!options_.tls_server_name.empty()) {
-      args.SetSslTargetNameOverride(options_.tls_server_name);
-    }
+    ClientTls tls;
+    tls.server_name = options_.tls_server_name;
+    ApplyServerName(tls, &args);
     while (true) {
       // A fresh channel per attempt: a server restarted on the same address
       // is found at once.
@@ -285,26 +285,9 @@ absl::StatusOr<std::unique_ptr<Streamer>> Streamer::Create(
   if (options.server.empty()) {
     return absl::InvalidArgumentError("streamer: empty server address");
   }
-  std::shared_ptr<grpc::ChannelCredentials> creds;
-  if (!options.tls_ca.empty() || !options.tls_cert.empty()) {
-    grpc::SslCredentialsOptions ssl;
-    if (!options.tls_ca.empty()) {
-      absl::StatusOr<std::string> ca = ReadWholeFile(options.tls_ca);
-      if (!ca.ok()) return Annotate(ca.status(), "--tls_ca");
-      ssl.pem_root_certs = *ca;
-    }
-    if (!options.tls_cert.empty()) {
-      absl::StatusOr<std::string> cert = ReadWholeFile(options.tls_cert);
-      if (!cert.ok()) return Annotate(cert.status(), "--tls_cert");
-      absl::StatusOr<std::string> key = ReadWholeFile(options.tls_key);
-      if (!key.ok()) return Annotate(key.status(), "--tls_key");
-      ssl.pem_cert_chain = *cert;
-      ssl.pem_private_key = *key;
-    }
-    creds = grpc::SslCredentials(ssl);
-  } else {
-    creds = grpc::InsecureChannelCredentials();
-  }
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds = ClientCredentials(
+      {options.tls_ca, options.tls_cert, options.tls_key, options.tls_server_name});
+  if (!creds.ok()) return creds.status();
   if (!options.random) {
     auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());
     options.random = [rng] {
@@ -312,7 +295,7 @@ absl::StatusOr<std::unique_ptr<Streamer>> Streamer::Create(
     };
   }
   return std::unique_ptr<Streamer>(new Streamer(
-      std::make_unique<Impl>(std::move(options), spool, std::move(creds))));
+      std::make_unique<Impl>(std::move(options), spool, *std::move(creds))));
 }
 
 Streamer::Streamer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

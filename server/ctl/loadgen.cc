@@ -145,6 +145,7 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
   for (int c = 0; c < opts.channels; ++c) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", c);  // distinct connections
+    if (!opts.tls_server_name.empty()) args.SetSslTargetNameOverride(opts.tls_server_name);
     args.SetMaxSendMessageSize(64 << 20);
     stubs.push_back(v1::TelemetryIngest::NewStub(
         grpc::CreateCustomChannel(opts.server, creds, args)));

@@ -20,6 +20,7 @@ namespace tracehealth::server {
 struct LoadOptions {
   std::string server;  // host:port
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // null: insecure
+  std::string tls_server_name;  // TLS target-name override, if set
   int hosts = 100;
   int first_host = 0;         // FleetHost(first_host .. first_host + hosts - 1)
   uint64_t first_seq = 1;

@@ -5,6 +5,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/time/time.h"
+#include "common/client_credentials.h"
 #include "server/ctl/loadgen.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:7443", "tracehealth-server gRPC address");
@@ -15,11 +16,28 @@ ABSL_FLAG(double, seconds, 10, "How long to stream");
 ABSL_FLAG(uint64_t, reports_per_host, 0, "Stop each host after this many (0: no limit)");
 ABSL_FLAG(int32_t, window, 64, "Unacked reports in flight per stream");
 ABSL_FLAG(int32_t, channels, 4, "gRPC connections the streams share");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA of the server certificate (enables TLS)");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate (mTLS; the server then accepts only the hosts it names)");
+ABSL_FLAG(std::string, tls_key, "", "PEM client key (mTLS)");
+ABSL_FLAG(std::string, tls_server_name, "", "Expected server name, when not the address");
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  tracehealth::ClientTls tls;
+  tls.ca_file = absl::GetFlag(FLAGS_tls_ca);
+  tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  tls.key_file = absl::GetFlag(FLAGS_tls_key);
+  tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  auto creds = tracehealth::ClientCredentials(tls);
+  if (!creds.ok()) {
+    std::fprintf(stderr, "tracehealth-loadgen: %s\n", creds.status().ToString().c_str());
+    return 2;
+  }
   tracehealth::server::LoadOptions o;
   o.server = absl::GetFlag(FLAGS_server);
+  o.credentials = *creds;
+  o.tls_server_name = tls.server_name;
   o.hosts = absl::GetFlag(FLAGS_hosts);
   o.first_host = absl::GetFlag(FLAGS_first_host);
   o.first_seq = absl::GetFlag(FLAGS_first_seq);

@@ -30,6 +30,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "common/client_credentials.h"
 #include "common/models/cli/model_command.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
@@ -376,15 +377,13 @@ class Ctl {
   std::string token_;
 };
 
-std::shared_ptr<grpc::ChannelCredentials> Credentials() {
-  if (absl::GetFlag(FLAGS_tls_ca).empty()) return grpc::InsecureChannelCredentials();
-  grpc::SslCredentialsOptions opts;
-  opts.pem_root_certs = ReadAll(absl::GetFlag(FLAGS_tls_ca));
-  if (!absl::GetFlag(FLAGS_tls_cert).empty()) {
-    opts.pem_cert_chain = ReadAll(absl::GetFlag(FLAGS_tls_cert));
-    opts.pem_private_key = ReadAll(absl::GetFlag(FLAGS_tls_key));
-  }
-  return grpc::SslCredentials(opts);
+ClientTls TlsFlags() {
+  ClientTls tls;
+  tls.ca_file = absl::GetFlag(FLAGS_tls_ca);
+  tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  tls.key_file = absl::GetFlag(FLAGS_tls_key);
+  tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  return tls;
 }
 
 int Run(const std::vector<char*>& positional) {
@@ -405,11 +404,15 @@ int Run(const std::vector<char*>& positional) {
       return kUsage;
     }
   }
-  grpc::ChannelArguments args;
-  if (!absl::GetFlag(FLAGS_tls_server_name).empty()) {
-    args.SetSslTargetNameOverride(absl::GetFlag(FLAGS_tls_server_name));
+  const ClientTls tls = TlsFlags();
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds = ClientCredentials(tls);
+  if (!creds.ok()) {
+    std::cerr << "tracehealthctl: " << creds.status().message() << "\n";
+    return kUsage;
   }
-  auto channel = grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), Credentials(), args);
+  grpc::ChannelArguments args;
+  ApplyServerName(tls, &args);
+  auto channel = grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), *creds, args);
   Ctl ctl(v1::FleetQuery::NewStub(channel), token);
   if (cmd == "predict") return ctl.Predict();
   if (cmd == "hosts") return ctl.Hosts();
