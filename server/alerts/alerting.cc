@@ -1,9 +1,9 @@
 #include "server/alerts/alerting.h"
 
 #include <cstdio>
-#include <map>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 #include "prometheus/metric_family.h"
@@ -117,24 +117,28 @@ void Alerting::Stop() {
 }
 
 void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
+  if (engine_.rules().empty()) return;
   // Previous report per host within this batch (reports of one host arrive
-  // in seq order).
-  std::map<std::string, std::shared_ptr<const v1::HostReport>> previous;
+  // in seq order). Keys and values point into `reports`, which outlives the
+  // map.
+  absl::flat_hash_map<absl::string_view, const v1::HostReport*> previous;
+  std::vector<std::shared_ptr<const v1::HostReport>> from_index;
   std::vector<v1::Alert> changed;
   for (const CommittedReport& c : reports) {
     const v1::HostReport& r = *c.report;
     auto it = previous.find(r.host_id());
-    std::shared_ptr<const v1::HostReport> prev;
+    const v1::HostReport* prev = nullptr;
     if (it != previous.end()) {
       prev = it->second;
     } else if (std::optional<HostEntry> e = index_->Get(r.host_id())) {
-      prev = e->latest;
+      from_index.push_back(e->latest);  // keeps it alive for this call
+      prev = from_index.back().get();
     }
     // A replayed older report says nothing about the host's state now.
     if (prev != nullptr && prev->seq() >= r.seq()) continue;
-    std::vector<v1::Alert> c1 = engine_.OnReport(r, prev.get(), c.received_at);
+    std::vector<v1::Alert> c1 = engine_.OnReport(r, prev, c.received_at);
     changed.insert(changed.end(), c1.begin(), c1.end());
-    previous[r.host_id()] = c.report;
+    previous[r.host_id()] = &r;
   }
   if (changed.empty()) return;
   absl::MutexLock lock(&mu_);
