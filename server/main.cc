@@ -171,9 +171,25 @@ int Main(const sigset_t& sigs) {
   ReportWriter::Options wopts;
   wopts.queue_capacity = static_cast<size_t>(absl::GetFlag(FLAGS_writer_queue));
   ReportWriter writer(storage->get(), wopts,
-                      [&](absl::Span<const CommittedReport> stored, const BatchStats& s) {
+                      [&, last_logged = absl::InfinitePast(), unlogged = 0](
+                          absl::Span<const CommittedReport> stored,
+                          const BatchStats& s) mutable {
                         if (s.failed) {
                           metrics.CountCommitFailure();
+                          // The streams of the batch end UNAVAILABLE and
+                          // their agents replay; say why here too, at most
+                          // once a minute.
+                          absl::Time now = absl::Now();
+                          if (now - last_logged < absl::Minutes(1)) {
+                            ++unlogged;
+                            return;
+                          }
+                          std::fprintf(stderr,
+                                       "tracehealth-server: storing %zu reports failed: %s"
+                                       " (%d more failures since the last message)\n",
+                                       s.reports, s.error.ToString().c_str(), unlogged);
+                          last_logged = now;
+                          unlogged = 0;
                           return;
                         }
                         // Alerting reads each host's previous report from the

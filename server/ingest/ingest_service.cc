@@ -72,6 +72,22 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       Run(a);
       return;
     }
+    bool dropped = false;
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_ || !stop_.ok()) {
+        // The stream is ending; the client replays what it sent after the
+        // failure on a new stream.
+        dropped = true;
+        read_in_flight_ = false;
+        MaybeFinishLocked(a);
+      }
+    }
+    if (dropped) {
+      incoming_.Clear();
+      Run(a);
+      return;
+    }
     std::string wire;
     {
       std::vector<grpc::Slice> slices;
@@ -282,7 +298,12 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
   }
 
   void MaybeFinishLocked(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (finished_ || read_in_flight_ || write_in_flight_ || outstanding_ > 0) return;
+    if (finished_ || write_in_flight_ || outstanding_ > 0) return;
+    // A stream that failed finishes even with a read in flight: its client
+    // may be waiting for an ack before it sends or half-closes again. The
+    // read then completes (ok=false, or with a message that is dropped)
+    // before OnDone.
+    if (read_in_flight_ && stop_.ok()) return;
     if (!reads_done_ && stop_.ok()) return;
     if (ack_pending_ && !write_failed_) return;
     finished_ = true;

@@ -99,6 +99,7 @@ void ReportWriter::Run() {
       }
     } else {
       stats.failed = true;
+      stats.error = outcomes.status();
     }
     if (hook_) hook_(committed, stats);
     for (size_t i = 0; i < batch.size(); ++i) {

@@ -52,6 +52,7 @@ struct BatchStats {
   size_t duplicates = 0;
   absl::Duration commit_time;
   bool failed = false;
+  absl::Status error;  // why, when failed
 };
 
 class ReportWriter {

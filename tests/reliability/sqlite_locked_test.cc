@@ -102,6 +102,11 @@ void LockWhileAgentReports(int lock_seconds) {
     for (const std::string& line : storage_lines) {
       EXPECT_TRUE(absl::StrContains(line, "database is locked")) << line;
     }
+    // The server says so in its own log too.
+    const std::string server_log = *ReadFile(logs + "/server.log");
+    EXPECT_TRUE(absl::StrContains(server_log, "failed: ") &&
+                absl::StrContains(server_log, "database is locked"))
+        << server_log;
   }
   ASSERT_TRUE(server->process->Signal(SIGTERM).ok());
   auto src = server->process->Wait(absl::Seconds(30));
