@@ -50,7 +50,8 @@ int Main() {
     std::string s = report.SerializeAsString();
   });
   double row = NsPerOp(n, [&](int) { ReportRow r = MakeReportRow(report, wire, now); });
-  auto storage = SqliteStorage::Open(testing::NewTempDir("path") + "/p.db");
+  const testing::ScopedTempDir dir("path");
+  auto storage = SqliteStorage::Open(dir.path() + "/p.db");
   if (!storage.ok()) return 1;
   std::vector<ReportRow> rows;
   double store = NsPerOp(n, [&](int i) {

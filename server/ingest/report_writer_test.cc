@@ -137,6 +137,38 @@ TEST(ReportWriterTest, SubmitBlocksWhenQueueIsFull) {
   EXPECT_EQ(*(*storage)->CountReports("h"), 5);
 }
 
+TEST(ReportWriterTest, EnqueueNeverBlocksAndSaysWhenFull) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  HeldStorage held(storage->get());
+  ReportWriter::Options opts;
+  opts.queue_capacity = 3;
+  ReportWriter writer(&held, opts, nullptr);
+  std::atomic<int> acked{0};
+  auto done = [&](absl::StatusOr<WriteOutcome> o) { acked++; };
+  bool full = true;
+  ASSERT_TRUE(writer.Enqueue(Req("h", 1, done), &full));
+  EXPECT_FALSE(full);
+  held.entered_.WaitForNotification();  // the writer holds seq 1
+  ASSERT_TRUE(writer.Enqueue(Req("h", 2, done), &full));
+  EXPECT_FALSE(full);
+  ASSERT_TRUE(writer.Enqueue(Req("h", 3, done), &full));
+  EXPECT_FALSE(full);
+  ASSERT_TRUE(writer.Enqueue(Req("h", 4, done), &full));
+  EXPECT_TRUE(full);  // 3 queued
+  // Past capacity it still queues (the caller is told to stop producing).
+  ASSERT_TRUE(writer.Enqueue(Req("h", 5, done), &full));
+  EXPECT_TRUE(full);
+  EXPECT_EQ(writer.queue_depth(), 4u);
+  EXPECT_EQ(acked.load(), 0);
+  held.release_.Notify();
+  writer.Stop();
+  EXPECT_EQ(acked.load(), 5);
+  EXPECT_EQ(*(*storage)->CountReports("h"), 5);
+  EXPECT_FALSE(writer.Enqueue(Req("h", 6, done), &full));  // stopped
+  EXPECT_EQ(acked.load(), 5);
+}
+
 TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
   ASSERT_TRUE(storage.ok());

@@ -17,7 +17,10 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "server/ctl/loadgen.h"
 #include "server/ctl/sample_report.h"
@@ -37,7 +40,8 @@ namespace tracehealth {
 namespace {
 
 int Main() {
-  std::string dir = testing::NewTempDir("ingest_bench");
+  const testing::ScopedTempDir data("ingest_bench");
+  const std::string& dir = data.path();
   auto sp = testing::StartServer(dir, {"--host_report_rate=0"},
                                  absl::GetFlag(FLAGS_server_binary));
   if (!sp.ok()) {
@@ -56,6 +60,26 @@ int Main() {
   const double server_cpu = testing::ProcessCpuSeconds(sp->process->pid()) - server_cpu0;
   const double self_cpu = testing::ProcessCpuSeconds(getpid()) - self_cpu0;
   std::printf("server %s\n", testing::VmRssLine(sp->process->pid()).c_str());
+  // The writer's side, from the server's own metrics: batch size and the
+  // share of the run spent in storage commits.
+  if (auto m = testing::HttpGet(sp->metrics_addr, "/metrics"); m.ok()) {
+    auto value = [&](absl::string_view name) {
+      for (absl::string_view line : absl::StrSplit(*m, '\n')) {
+        if (absl::StartsWith(line, absl::StrCat(name, " "))) {
+          double v = 0;
+          if (absl::SimpleAtod(line.substr(name.size() + 1), &v)) return v;
+        }
+      }
+      return 0.0;
+    };
+    const double batches = value("tracehealth_ingest_batch_reports_count");
+    if (batches > 0 && r.ok()) {
+      std::printf("writer: %.0f commits, %.0f reports per commit, storage busy %.0f%% of the run\n",
+                  batches, value("tracehealth_ingest_batch_reports_sum") / batches,
+                  100 * value("tracehealth_ingest_commit_seconds_sum") /
+                      absl::ToDoubleSeconds(r->elapsed));
+    }
+  }
   (void)sp->process->Signal(SIGTERM);
   auto rc = sp->process->Wait(absl::Seconds(30));
   if (!r.ok()) {
@@ -89,7 +113,8 @@ int Main() {
   for (int i = 0; i < o.hosts; ++i) reports.push_back(server::SampleReport(server::FleetHost(i), 1, now));
   std::vector<std::string> blobs;
   for (auto& rep : reports) blobs.push_back(rep.SerializeAsString());
-  auto storage = server::SqliteStorage::Open(testing::NewTempDir("raw_bench") + "/raw.db");
+  const testing::ScopedTempDir raw_dir("raw_bench");
+  auto storage = server::SqliteStorage::Open(raw_dir.path() + "/raw.db");
   if (!storage.ok()) return 1;
   const uint64_t total = std::max<uint64_t>(r->acked, 50000);
   const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_raw_batch));

@@ -39,7 +39,8 @@ void Report(const char* what, std::vector<double>& us) {
 }
 
 int Main() {
-  std::string dir = testing::NewTempDir("query_bench");
+  const testing::ScopedTempDir data("query_bench");
+  const std::string& dir = data.path();
   auto sp = testing::StartServer(dir, {"--host_report_rate=0"},
                                  absl::GetFlag(FLAGS_server_binary));
   if (!sp.ok()) {

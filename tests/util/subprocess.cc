@@ -113,6 +113,11 @@ std::string NewTempDir(absl::string_view prefix) {
   return dir != nullptr ? std::string(dir) : tmpl;
 }
 
+ScopedTempDir::~ScopedTempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));

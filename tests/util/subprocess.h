@@ -58,6 +58,21 @@ std::string Runfile(absl::string_view workspace_relative_path);
 // A fresh directory under TEST_TMPDIR (or /tmp) named after `prefix`.
 std::string NewTempDir(absl::string_view prefix);
 
+// NewTempDir, removed with everything in it when this goes out of scope:
+// for programs run outside Bazel's test sandbox (benchmarks), whose data
+// would otherwise stay in /tmp.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(absl::string_view prefix) : path_(NewTempDir(prefix)) {}
+  ~ScopedTempDir();
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // Waits until `path` exists and is non-empty, and returns its content.
 // DeadlineExceeded after `timeout`.
 absl::StatusOr<std::string> WaitForFile(const std::string& path,
