@@ -85,7 +85,16 @@ TEST(TracehealthctlTest, TablesJsonAndErrors) {
     if (cmd[0] != "alerts") {
       EXPECT_TRUE(absl::StrContains(r.out, "ctl-host")) << r.out;
     }
+    if (cmd[0] == "host") {
+      // The report was sent without summaries; the server explains it.
+      EXPECT_TRUE(absl::StrContains(r.out, ": first attach walks ")) << r.out;
+    }
   }
+
+  // An unreadable TLS file is named, not silently used as empty.
+  CtlRun bad_ca = Ctl(dir, {server, token, "--tls_ca=/nonexistent/ca.pem", "hosts"});
+  EXPECT_EQ(bad_ca.code, 2);
+  EXPECT_TRUE(absl::StrContains(bad_ca.out, "--tls_ca")) << bad_ca.out;
 
   CtlRun no_token = Ctl(dir, {server, "hosts"});
   EXPECT_EQ(no_token.code, 1);
