@@ -40,7 +40,7 @@ Housekeeper::~Housekeeper() { Stop(); }
 
 absl::StatusOr<int64_t> Housekeeper::RunRetention() {
   absl::Time cutoff = options_.now() - options_.retention;
-  return storage_->DeleteReportsBefore(absl::ToUnixNanos(cutoff));
+  return storage_->DeleteReportsReceivedBefore(absl::ToUnixNanos(cutoff));
 }
 
 void Housekeeper::UpdateGauges() {

@@ -37,7 +37,8 @@ class Housekeeper {
               Options options);
   ~Housekeeper();  // Stop()
 
-  // Deletes reports observed before now - retention. Returns rows deleted.
+  // Deletes reports received before now - retention (each host's newest
+  // stays). Returns rows deleted.
   absl::StatusOr<int64_t> RunRetention();
   void UpdateGauges();
 

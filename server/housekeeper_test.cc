@@ -30,6 +30,7 @@ TEST(HousekeeperTest, RetentionUsesTheInjectedClock) {
     r.host_id = "h";
     r.seq = seq;
     r.observed_at_ns = static_cast<int64_t>(seq) * day;  // day 1 .. day 10
+    r.received_at_ns = r.observed_at_ns + 1;
     r.blob = "x";
     rows.push_back(r);
   }

@@ -85,8 +85,8 @@ class HeldStorage : public Storage {
   absl::Status LoadLatest(const std::function<void(const LatestRow&)>& fn) override {
     return inner_->LoadLatest(fn);
   }
-  absl::StatusOr<int64_t> DeleteReportsBefore(int64_t t) override {
-    return inner_->DeleteReportsBefore(t);
+  absl::StatusOr<int64_t> DeleteReportsReceivedBefore(int64_t t) override {
+    return inner_->DeleteReportsReceivedBefore(t);
   }
   absl::StatusOr<int64_t> CountReports(const std::string& h) override {
     return inner_->CountReports(h);

@@ -77,8 +77,8 @@ class SqliteStorage : public Storage {
       absl::Span<const ReportRow> rows) override;
   absl::Status LoadLatest(
       const std::function<void(const LatestRow&)>& fn) override;
-  absl::StatusOr<int64_t> DeleteReportsBefore(
-      int64_t observed_before_ns) override;
+  absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
+      int64_t received_before_ns) override;
   absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
   absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                         uint64_t seq) override;

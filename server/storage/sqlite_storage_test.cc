@@ -112,16 +112,45 @@ TEST(SqliteStorageTest, DataSurvivesReopen) {
 TEST(SqliteStorageTest, RetentionKeepsEachHostsLatest) {
   auto s = SqliteStorage::Open(DbPath());
   ASSERT_TRUE(s.ok());
-  std::vector<ReportRow> rows = {Row("a", 1, 100), Row("a", 2, 200),
-                                 Row("a", 3, 900), Row("old", 1, 50),
-                                 Row("old", 2, 60)};
+  // In receive order, as the writer stores them.
+  std::vector<ReportRow> rows = {Row("old", 1, 50), Row("old", 2, 60), Row("a", 1, 100),
+                                 Row("a", 2, 200), Row("a", 3, 900)};
   ASSERT_TRUE((*s)->WriteBatch(rows).ok());
-  auto deleted = (*s)->DeleteReportsBefore(500);
+  auto deleted = (*s)->DeleteReportsReceivedBefore(500);
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(*deleted, 3);  // a@1, a@2, old@1; old@2 is old's latest
   EXPECT_EQ(*(*s)->CountReports("a"), 1);
   EXPECT_EQ(*(*s)->CountReports("old"), 1);
   EXPECT_TRUE((*s)->GetReport("old", 2).ok());
+}
+
+TEST(SqliteStorageTest, RetentionOverManyChunksDeletesExactlyTheOldRows) {
+  auto s = SqliteStorage::Open(DbPath());
+  ASSERT_TRUE(s.ok());
+  // 100 hosts, 700 reports each, received one per time unit in order:
+  // 70,000 rows, several deletion chunks.
+  int64_t t = 0;
+  for (uint64_t seq = 1; seq <= 700; ++seq) {
+    std::vector<ReportRow> rows;
+    for (int h = 0; h < 100; ++h) rows.push_back(Row("h" + std::to_string(h), seq, ++t, "b"));
+    ASSERT_TRUE((*s)->WriteBatch(rows).ok());
+  }
+  // Rows received at 1..t; delete those before 45,001 (45,000 rows).
+  auto deleted = (*s)->DeleteReportsReceivedBefore(45001 + 1);  // received = observed + 1
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 45000);
+  EXPECT_EQ(*(*s)->CountReports(""), 25000);
+  EXPECT_EQ(*(*s)->CountReports("h7"), 250);
+  // Nothing is left to delete at the same cutoff; everything old goes with
+  // a later one, except each host's newest report.
+  EXPECT_EQ(*(*s)->DeleteReportsReceivedBefore(45002), 0);
+  EXPECT_EQ(*(*s)->DeleteReportsReceivedBefore(int64_t{1} << 62), 24900);
+  EXPECT_EQ(*(*s)->CountReports(""), 100);
+  EXPECT_TRUE((*s)->GetReport("h42", 700).ok());
+  // An empty table.
+  auto empty = SqliteStorage::Open(DbPath());
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(*(*empty)->DeleteReportsReceivedBefore(1000), 0);
 }
 
 TEST(SqliteStorageTest, MigratesOldSchemaKeepingData) {

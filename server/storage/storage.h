@@ -89,10 +89,11 @@ class Storage {
   virtual absl::Status LoadLatest(
       const std::function<void(const LatestRow&)>& fn) = 0;
 
-  // Deletes reports observed before `observed_before_ns`, except each
-  // host's newest one. Returns the number of rows deleted.
-  virtual absl::StatusOr<int64_t> DeleteReportsBefore(
-      int64_t observed_before_ns) = 0;
+  // Deletes reports received before `received_before_ns`, except each
+  // host's newest one, in several short transactions (ingest goes on
+  // between them). Returns the number of rows deleted.
+  virtual absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
+      int64_t received_before_ns) = 0;
 
   // Reports stored for `host_id` (all hosts when empty).
   virtual absl::StatusOr<int64_t> CountReports(const std::string& host_id) = 0;
