@@ -40,7 +40,9 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
 ABSL_FLAG(std::string, data_dir, "", "Directory of the SQLite store (tracehealth.db)");
 ABSL_FLAG(std::string, port_file, "",
           "When set, written once both listen: lines grpc=HOST:PORT and metrics=HOST:PORT");
-ABSL_FLAG(std::string, retention, "30d", "Keep reports this long (s, m, h, d)");
+ABSL_FLAG(std::string, retention, "30d",
+          "Keep reports this long after they were received (s, m, h, d); each host's "
+          "newest report is always kept");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (enables TLS)");
 ABSL_FLAG(std::string, tls_key, "", "PEM server private key");
 ABSL_FLAG(std::string, tls_client_ca, "",
