@@ -7,6 +7,7 @@ namespace tracehealth::server {
 
 ReportWriter::ReportWriter(Storage* storage, Options options, CommitHook hook)
     : storage_(storage), options_(options), hook_(std::move(hook)) {
+  publisher_ = std::thread([this] { RunPublisher(); });
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -36,7 +37,8 @@ void ReportWriter::Stop() {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) thread_.join();  // Run tells the publisher it is done
+  if (publisher_.joinable()) publisher_.join();
 }
 
 size_t ReportWriter::queue_depth() const {
@@ -46,8 +48,6 @@ size_t ReportWriter::queue_depth() const {
 
 void ReportWriter::Run() {
   std::vector<WriteRequest> batch;
-  std::vector<ReportRow> rows;
-  std::vector<CommittedReport> committed;
   for (;;) {
     batch.clear();
     {
@@ -56,7 +56,7 @@ void ReportWriter::Run() {
         return stopping_ || !queue_.empty();
       };
       mu_.Await(absl::Condition(&ready));
-      if (queue_.empty()) return;  // stopping and drained
+      if (queue_.empty()) break;  // stopping and drained
       size_t n = std::min(queue_.size(), options_.max_batch);
       for (size_t i = 0; i < n; ++i) {
         batch.push_back(std::move(queue_.front()));
@@ -78,37 +78,83 @@ void ReportWriter::Run() {
     }
     batch.resize(kept);
     if (batch.empty()) continue;
-    rows.clear();
-    rows.reserve(batch.size());
-    for (WriteRequest& r : batch) rows.push_back(std::move(r.row));
+    Committed c;
+    c.rows.reserve(batch.size());
+    for (WriteRequest& r : batch) c.rows.push_back(std::move(r.row));
     absl::Time start = absl::Now();
-    absl::StatusOr<std::vector<WriteOutcome>> outcomes = storage_->WriteBatch(rows);
-    BatchStats stats;
-    stats.reports = batch.size();
-    stats.commit_time = absl::Now() - start;
-    committed.clear();
-    if (outcomes.ok()) {
-      for (size_t i = 0; i < batch.size(); ++i) {
-        if ((*outcomes)[i] == WriteOutcome::kStored) {
-          stats.stored++;
-          committed.push_back(
-              {batch[i].report, absl::FromUnixNanos(rows[i].received_at_ns)});
-        } else {
-          stats.duplicates++;
-        }
-      }
-    } else {
-      stats.failed = true;
-      stats.error = outcomes.status();
+    c.outcomes = storage_->WriteBatch(c.rows);
+    c.commit_time = absl::Now() - start;
+    c.batch = std::move(batch);
+    batch = std::vector<WriteRequest>();
+    const bool failed = !c.outcomes.ok();
+    absl::MutexLock lock(&pub_mu_);
+    auto has_room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pub_mu_) {
+      return unpublished_.size() < kMaxUnpublished;
+    };
+    pub_mu_.Await(absl::Condition(&has_room));
+    unpublished_.push_back(std::move(c));
+    if (failed) {
+      // Let the streams hear about it before the next batch is formed.
+      auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pub_mu_) {
+        return unpublished_.empty() && !publishing_;
+      };
+      pub_mu_.Await(absl::Condition(&drained));
     }
-    if (hook_) hook_(committed, stats);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (!batch[i].done) continue;
-      if (outcomes.ok()) {
-        batch[i].done((*outcomes)[i]);
+  }
+  absl::MutexLock lock(&pub_mu_);
+  writer_done_ = true;
+}
+
+void ReportWriter::RunPublisher() {
+  for (;;) {
+    Committed c;
+    {
+      absl::MutexLock lock(&pub_mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(pub_mu_) {
+        return writer_done_ || !unpublished_.empty();
+      };
+      pub_mu_.Await(absl::Condition(&ready));
+      if (unpublished_.empty()) return;  // the writer is done and all is published
+      c = std::move(unpublished_.front());
+      unpublished_.pop_front();
+      publishing_ = true;
+    }
+    Publish(c);
+    {
+      absl::MutexLock lock(&pub_mu_);
+      publishing_ = false;
+    }
+    // `c` (reports, blobs) is freed here, off the writer thread.
+  }
+}
+
+void ReportWriter::Publish(Committed& c) {
+  BatchStats stats;
+  stats.reports = c.batch.size();
+  stats.commit_time = c.commit_time;
+  std::vector<CommittedReport> committed;
+  if (c.outcomes.ok()) {
+    committed.reserve(c.batch.size());
+    for (size_t i = 0; i < c.batch.size(); ++i) {
+      if ((*c.outcomes)[i] == WriteOutcome::kStored) {
+        stats.stored++;
+        committed.push_back(
+            {c.batch[i].report, absl::FromUnixNanos(c.rows[i].received_at_ns)});
       } else {
-        batch[i].done(outcomes.status());
+        stats.duplicates++;
       }
+    }
+  } else {
+    stats.failed = true;
+    stats.error = c.outcomes.status();
+  }
+  if (hook_) hook_(committed, stats);
+  for (size_t i = 0; i < c.batch.size(); ++i) {
+    if (!c.batch[i].done) continue;
+    if (c.outcomes.ok()) {
+      c.batch[i].done((*c.outcomes)[i]);
+    } else {
+      c.batch[i].done(c.outcomes.status());
     }
   }
 }

@@ -1,10 +1,14 @@
 // ReportWriter: the single writer thread between ingest streams and Storage.
 //
 // Streams Submit validated reports; the writer takes everything queued (up
-// to max_batch) and stores it in ONE transaction (group commit), then calls
-// the commit hook (index and metrics updates) and each request's `done`
-// callback, in that order. `done` is what lets a stream ack: it is called
-// only after the row is committed (or with the error that prevented it).
+// to max_batch) and stores it in ONE transaction (group commit). A second
+// thread, the publisher, then calls the commit hook (index and metrics
+// updates) and each request's `done` callback, in that order, batch by batch
+// in commit order, and frees the batch, while the writer already commits the
+// next one. `done` is what lets a stream ack: it is called only after the
+// row is committed (or with the error that prevented it). After a failed
+// commit the writer waits until its callbacks have run before it forms the
+// next batch, so a stream can cancel its later requests (`cancelled`).
 //
 // Backpressure: Submit blocks while queue_capacity requests are queued.
 // Enqueue never blocks (for callback threads, which must not): it tells the
@@ -12,8 +16,9 @@
 // own requests completes. Either way memory stays bounded when storage is
 // slower than the streams.
 //
-// Thread safety: Submit may be called from any number of threads. Hooks and
-// `done` callbacks run on the writer thread and must not call Submit.
+// Thread safety: Submit and Enqueue may be called from any number of
+// threads. Hooks and `done` callbacks run on the publisher thread and must
+// not call Submit.
 #ifndef TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
 #define TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
 
@@ -23,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -82,14 +88,26 @@ class ReportWriter {
   // per producer.
   bool Enqueue(WriteRequest req, bool* full);
 
-  // Stops accepting, commits everything queued, joins the thread.
-  // Idempotent.
+  // Stops accepting, commits everything queued, publishes it, joins both
+  // threads. Idempotent.
   void Stop();
 
   size_t queue_depth() const;
 
  private:
+  // One committed (or failed) batch on its way to the publisher.
+  struct Committed {
+    std::vector<WriteRequest> batch;
+    std::vector<ReportRow> rows;
+    absl::StatusOr<std::vector<WriteOutcome>> outcomes;
+    absl::Duration commit_time;
+  };
+  // Batches the writer may run ahead of the publisher.
+  static constexpr size_t kMaxUnpublished = 2;
+
   void Run();
+  void RunPublisher();
+  void Publish(Committed& c);
 
   Storage* const storage_;
   const Options options_;
@@ -97,7 +115,12 @@ class ReportWriter {
   mutable absl::Mutex mu_;
   std::deque<WriteRequest> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Mutex pub_mu_;
+  std::deque<Committed> unpublished_ ABSL_GUARDED_BY(pub_mu_);
+  bool publishing_ ABSL_GUARDED_BY(pub_mu_) = false;  // a batch is being published
+  bool writer_done_ ABSL_GUARDED_BY(pub_mu_) = false;
   std::thread thread_;
+  std::thread publisher_;
 };
 
 }  // namespace tracehealth::server
