@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over the server's concurrent code (tests/RELIABILITY.md,
 # "TSan"): builds with --config=tsan in its own output base and runs the
-# server's unit tests, the server integration test and the hostile-input and
-# load/restart tests (they start the TSan-built server binary). Every TSan
+# check of the absl annotations (tsan_absl_sync_test), the server's unit
+# tests, the server integration test and the hostile-input and load/restart
+# tests (they start the TSan-built server binary). Every TSan
 # report (test processes and servers alike) goes to a log file; afterwards
 # tsan_reports.py fails the run if any report involves this project's code.
 # Races inside the system libraries are ignored through tsan.supp.
@@ -20,6 +21,7 @@ jobs=${TRACEHEALTH_TSAN_JOBS:-2}
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(
+    //tests/reliability:tsan_absl_sync_test
     //server/...
     //tests/server:server_integration_test
     //tests/reliability:hostile_input_test
