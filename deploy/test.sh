@@ -7,6 +7,8 @@
 #      server and agent on this host, this host must appear with predictions;
 #   3. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
+#   4. ThreadSanitizer over the server's concurrent code
+#      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,6 +47,15 @@ fuzz_seconds=${TRACEHEALTH_FUZZ_SECONDS:-10}
 if [[ $fuzz_seconds -gt 0 ]]; then
   echo "== fuzzing, ${fuzz_seconds} s per target"
   if bash tests/fuzz/run_fuzzers.sh "$fuzz_seconds"; then
+    extra_passed=$((extra_passed + 1))
+  else
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+fi
+
+if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
+  echo "== ThreadSanitizer (tests/reliability/run_tsan.sh)"
+  if bash tests/reliability/run_tsan.sh; then
     extra_passed=$((extra_passed + 1))
   else
     extra_failed=$((extra_failed + 1)); status=1

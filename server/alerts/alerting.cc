@@ -1,6 +1,8 @@
 #include "server/alerts/alerting.h"
 
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -45,8 +47,14 @@ class Alerting::Collector : public prometheus::Collectable {
     r.gauge.value = static_cast<double>(owner_->engine_.rules().size());
     rules.metric.push_back(r);
     std::vector<prometheus::MetricFamily> out = {std::move(alerts), std::move(rules)};
-    if (owner_->notifier_ != nullptr) {
-      AlertmanagerNotifier::Stats s = owner_->notifier_->stats();
+    // Stop() may be taking the notifier away on the main thread meanwhile.
+    std::optional<AlertmanagerNotifier::Stats> stats;
+    {
+      absl::MutexLock lock(&owner_->mu_);
+      if (owner_->notifier_ != nullptr) stats = owner_->notifier_->stats();
+    }
+    if (stats.has_value()) {
+      const AlertmanagerNotifier::Stats& s = *stats;
       prometheus::MetricFamily posts;
       posts.name = "tracehealth_alertmanager_posts_total";
       posts.help = "Posts to Alertmanager's v2 API, by result.";
@@ -113,7 +121,13 @@ void Alerting::Stop() {
     stopping_ = true;
   }
   if (started_) thread_.join();
-  notifier_.reset();
+  // Under mu_: the /metrics exposer's threads read notifier_ in Collect().
+  std::unique_ptr<AlertmanagerNotifier> notifier;
+  {
+    absl::MutexLock lock(&mu_);
+    notifier = std::move(notifier_);
+  }
+  notifier.reset();  // its last delivery attempt, outside mu_
 }
 
 void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {

@@ -78,10 +78,11 @@ class Alerting {
   const HostIndex* const index_;
   const Options options_;
   const std::function<absl::Time()> now_;
+  // Written by the constructor and Stop(); Collect() reads it under mu_.
   std::unique_ptr<AlertmanagerNotifier> notifier_;
   std::shared_ptr<Collector> collector_;
 
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::vector<v1::Alert> changed_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ = false;

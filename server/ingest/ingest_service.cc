@@ -345,7 +345,13 @@ IngestService::IngestService(ReportWriter* writer, ServerMetrics* metrics,
       options_(std::move(options)),
       limiter_(options_.host_reports_per_second, options_.host_report_burst) {}
 
-IngestService::~IngestService() = default;
+IngestService::~IngestService() {
+  // Every reactor's OnDone (and so Unregister) has returned before
+  // grpc::Server::Shutdown does, but through an atomic count inside
+  // libgrpc++ that ThreadSanitizer cannot see; taking mu_ orders the last
+  // Unregister before reactors_ and mu_ are destroyed, visibly to it.
+  absl::MutexLock lock(&mu_);
+}
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Report(
     grpc::CallbackServerContext* context) {
