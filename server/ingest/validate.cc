@@ -5,6 +5,8 @@
 #include <cstring>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,38 +66,99 @@ absl::Status CheckValue(double v, const FieldDescriptor* f, const Path& path, in
   return absl::OkStatus();
 }
 
-// Walks the wire encoding of a message of type `desc` (descriptor-driven,
+// What the wire walk needs to know about one field, resolved once per
+// message type (descriptor calls such as type() and is_map() are not free,
+// and this runs for every field of every report).
+struct WireMessage;
+struct WireField {
+  const FieldDescriptor* field = nullptr;  // nullptr: unknown number
+  bool is_double = false;
+  bool is_float = false;
+  bool counted = false;  // repeated, with an index below kMaxCountedFields
+  int index = 0;
+  const WireMessage* message = nullptr;  // a (non-map) sub-message
+};
+struct WireMessage {
+  std::vector<WireField> by_number;  // indexed by field number
+  const WireField& Find(uint64_t number) const {
+    static const WireField kUnknown;
+    return number < by_number.size() ? by_number[number] : kUnknown;
+  }
+};
+
+// The table of HostReport, linked to those of every message type below it;
+// built on first use.
+const WireMessage& ReportWireTable() {
+  using Tables = std::map<const google::protobuf::Descriptor*, std::unique_ptr<WireMessage>>;
+  const google::protobuf::Descriptor* root = v1::HostReport::descriptor();
+  static const Tables* tables = [root] {
+    auto* t = new Tables();
+    std::vector<const google::protobuf::Descriptor*> todo = {root};
+    (*t)[root] = std::make_unique<WireMessage>();
+    while (!todo.empty()) {
+      const google::protobuf::Descriptor* d = todo.back();
+      todo.pop_back();
+      WireMessage& m = *(*t)[d];
+      for (int i = 0; i < d->field_count(); ++i) {
+        const FieldDescriptor* f = d->field(i);
+        if (f->number() >= 1024) continue;  // none in the contract; walked as unknown
+        if (static_cast<size_t>(f->number()) >= m.by_number.size()) {
+          m.by_number.resize(f->number() + 1);
+        }
+        WireField& w = m.by_number[f->number()];
+        w.field = f;
+        w.is_double = f->type() == FieldDescriptor::TYPE_DOUBLE;
+        w.is_float = f->type() == FieldDescriptor::TYPE_FLOAT;
+        w.counted = f->is_repeated() && f->index() < kMaxCountedFields;
+        w.index = f->index();
+        if (f->type() == FieldDescriptor::TYPE_MESSAGE && !f->is_map()) {
+          const google::protobuf::Descriptor* sub = f->message_type();
+          if (t->find(sub) == t->end()) {
+            (*t)[sub] = std::make_unique<WireMessage>();
+            todo.push_back(sub);
+          }
+        }
+      }
+    }
+    // Sub-message links, now that every table exists.
+    for (auto& [d, m] : *t) {
+      for (WireField& w : m->by_number) {
+        if (w.field != nullptr && w.field->type() == FieldDescriptor::TYPE_MESSAGE &&
+            !w.field->is_map()) {
+          w.message = t->at(w.field->message_type()).get();
+        }
+      }
+    }
+    return t;
+  }();
+  return *tables->at(root);
+}
+
+// Walks the wire encoding of a message (table-driven from its descriptor,
 // so every double/float field of the contract is covered without a list to
 // maintain): every double/float must be finite and (except MayBeNegative)
 // non-negative, every repeated field at most max_repeated entries. Walking
 // the bytes allocates nothing and is several times cheaper than reflection
 // over the parsed message.
-// The field numbered `number`, or nullptr. Fields of the contract are
-// declared in number order from 1, so field(number - 1) is nearly always it;
-// the pool's lookup is the fallback.
-const FieldDescriptor* FieldByNumber(const google::protobuf::Descriptor* desc, int number) {
-  if (number >= 1 && number <= desc->field_count()) {
-    const FieldDescriptor* f = desc->field(number - 1);
-    if (f->number() == number) return f;
-  }
-  return desc->FindFieldByNumber(number);
-}
-
-absl::Status CheckWire(const google::protobuf::Descriptor* desc, const uint8_t* p,
-                       const uint8_t* end, const ValidationLimits& limits, Path& path,
-                       int depth) {
+absl::Status CheckWire(const WireMessage& msg, const uint8_t* p, const uint8_t* end,
+                       const ValidationLimits& limits, Path& path, int depth) {
   if (depth > kMaxDepth) return absl::InvalidArgumentError("report nested too deeply");
-  int counts[kMaxCountedFields] = {};
+  int counts[kMaxCountedFields];
+  bool counted_any = false;
   while (p < end) {
     uint64_t tag;
     if (!ReadVarint(p, end, &tag)) return absl::InvalidArgumentError("malformed report");
     const int wire_type = static_cast<int>(tag & 7);
-    const FieldDescriptor* f =
-        FieldByNumber(desc, static_cast<int>(std::min<uint64_t>(tag >> 3, 1 << 29)));
-    if (f != nullptr && f->is_repeated() && f->index() < kMaxCountedFields &&
-        ++counts[f->index()] > limits.max_repeated) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          Join(path, depth, f), ": more than ", limits.max_repeated, " entries"));
+    const WireField& w = msg.Find(tag >> 3);
+    if (w.counted) {
+      if (!counted_any) {
+        std::fill(std::begin(counts), std::end(counts), 0);
+        counted_any = true;
+      }
+      if (++counts[w.index] > limits.max_repeated) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            Join(path, depth, w.field), ": more than ", limits.max_repeated, " entries"));
+      }
     }
     switch (wire_type) {
       case 0: {
@@ -107,10 +170,10 @@ absl::Status CheckWire(const google::protobuf::Descriptor* desc, const uint8_t* 
       }
       case 1: {
         if (end - p < 8) return absl::InvalidArgumentError("malformed report");
-        if (f != nullptr && f->type() == FieldDescriptor::TYPE_DOUBLE) {
+        if (w.is_double) {
           double v;
           std::memcpy(&v, p, 8);
-          absl::Status st = CheckValue(v, f, path, depth);
+          absl::Status st = CheckValue(v, w.field, path, depth);
           if (!st.ok()) return st;
         }
         p += 8;
@@ -118,10 +181,10 @@ absl::Status CheckWire(const google::protobuf::Descriptor* desc, const uint8_t* 
       }
       case 5: {
         if (end - p < 4) return absl::InvalidArgumentError("malformed report");
-        if (f != nullptr && f->type() == FieldDescriptor::TYPE_FLOAT) {
+        if (w.is_float) {
           float v;
           std::memcpy(&v, p, 4);
-          absl::Status st = CheckValue(v, f, path, depth);
+          absl::Status st = CheckValue(v, w.field, path, depth);
           if (!st.ok()) return st;
         }
         p += 4;
@@ -133,18 +196,16 @@ absl::Status CheckWire(const google::protobuf::Descriptor* desc, const uint8_t* 
           return absl::InvalidArgumentError("malformed report");
         }
         const uint8_t* sub_end = p + len;
-        if (f != nullptr && f->type() == FieldDescriptor::TYPE_MESSAGE && !f->is_map()) {
-          path[depth] = f;
-          absl::Status st =
-              CheckWire(f->message_type(), p, sub_end, limits, path, depth + 1);
+        if (w.message != nullptr) {
+          path[depth] = w.field;
+          absl::Status st = CheckWire(*w.message, p, sub_end, limits, path, depth + 1);
           if (!st.ok()) return st;
-        } else if (f != nullptr && (f->type() == FieldDescriptor::TYPE_DOUBLE ||
-                                    f->type() == FieldDescriptor::TYPE_FLOAT)) {
+        } else if (w.is_double || w.is_float) {
           // Packed repeated floating-point values.
-          const size_t width = f->type() == FieldDescriptor::TYPE_DOUBLE ? 8 : 4;
+          const size_t width = w.is_double ? 8 : 4;
           if (len % width != 0 || static_cast<int64_t>(len / width) > limits.max_repeated) {
             return absl::InvalidArgumentError(
-                absl::StrCat(Join(path, depth, f), ": bad packed values"));
+                absl::StrCat(Join(path, depth, w.field), ": bad packed values"));
           }
           for (const uint8_t* q = p; q < sub_end; q += width) {
             double v;
@@ -155,7 +216,7 @@ absl::Status CheckWire(const google::protobuf::Descriptor* desc, const uint8_t* 
               std::memcpy(&fv, q, 4);
               v = fv;
             }
-            absl::Status st = CheckValue(v, f, path, depth);
+            absl::Status st = CheckValue(v, w.field, path, depth);
             if (!st.ok()) return st;
           }
         }
@@ -257,7 +318,7 @@ absl::Status ValidateReport(const v1::HostReport& report, absl::string_view wire
   }
   Path path;
   const auto* p = reinterpret_cast<const uint8_t*>(wire.data());
-  return CheckWire(v1::HostReport::descriptor(), p, p + wire.size(), limits, path, 0);
+  return CheckWire(ReportWireTable(), p, p + wire.size(), limits, path, 0);
 }
 
 }  // namespace tracehealth::server

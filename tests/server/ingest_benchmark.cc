@@ -17,6 +17,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -146,6 +147,9 @@ int Main() {
 }  // namespace tracehealth
 
 int main(int argc, char** argv) {
+  // As in the server: no lock-order graph on every absl::Mutex operation
+  // (the system's absl is built without NDEBUG).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::ParseCommandLine(argc, argv);
   return tracehealth::Main();
 }
