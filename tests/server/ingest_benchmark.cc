@@ -7,7 +7,7 @@
 //    blobs) inserted directly with SqliteStorage in batched transactions.
 // 3. The ratio of the two.
 //
-//   bazel run //tests/server:ingest_benchmark -- --hosts=200 --seconds=20
+//   bazel run -c opt //tests/server:ingest_benchmark -- --hosts=100 --seconds=15
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,10 +30,10 @@
 #include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"
 
-ABSL_FLAG(int32_t, hosts, 200, "Simulated hosts (streams)");
+ABSL_FLAG(int32_t, hosts, 100, "Simulated hosts (streams)");
 ABSL_FLAG(double, seconds, 15, "Streaming time");
 ABSL_FLAG(int32_t, window, 64, "Unacked reports per stream");
-ABSL_FLAG(int32_t, channels, 4, "gRPC connections");
+ABSL_FLAG(int32_t, channels, 8, "gRPC connections the streams share");
 ABSL_FLAG(int32_t, raw_batch, 4096, "Rows per transaction for the raw ceiling");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
 
