@@ -8,52 +8,12 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/ctl/sample_report.h"
+#include "server/storage/controlled_storage.h"
 #include "server/storage/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
 namespace {
-
-// Real SQLite underneath; WriteBatch can be held (to fill the writer's
-// queue) or made to fail.
-class ControlledStorage : public Storage {
- public:
-  explicit ControlledStorage(Storage* inner) : inner_(inner) {}
-  absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
-      absl::Span<const ReportRow> rows) override {
-    if (hold_ && !release_.HasBeenNotified()) {
-      held_rows_ += rows.size();
-      release_.WaitForNotification();
-    }
-    if (fail_) return absl::ResourceExhaustedError("database or disk is full");
-    return inner_->WriteBatch(rows);
-  }
-  absl::Status LoadLatest(const std::function<void(const LatestRow&)>& fn) override {
-    return inner_->LoadLatest(fn);
-  }
-  absl::StatusOr<int64_t> DeleteReportsReceivedBefore(int64_t t) override {
-    return inner_->DeleteReportsReceivedBefore(t);
-  }
-  absl::StatusOr<int64_t> CountReports(const std::string& h) override {
-    return inner_->CountReports(h);
-  }
-  absl::StatusOr<std::string> GetReport(const std::string& h, uint64_t s) override {
-    return inner_->GetReport(h, s);
-  }
-  absl::Status PutAlert(const AlertRow& a) override { return inner_->PutAlert(a); }
-  absl::StatusOr<std::vector<AlertRow>> ListAlerts(const AlertFilter& f) override {
-    return inner_->ListAlerts(f);
-  }
-  absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
-
-  bool fail_ = false;  // set before the writer starts
-  bool hold_ = false;
-  absl::Notification release_;
-  std::atomic<size_t> held_rows_{0};  // rows in batches that waited
-
- private:
-  Storage* inner_;
-};
 
 class IngestServiceTest : public ::testing::Test {
  protected:

@@ -6,6 +6,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "server/storage/controlled_storage.h"
 #include "server/storage/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
@@ -71,108 +72,82 @@ TEST(ReportWriterTest, GroupCommitsFromManyThreadsAndDetectsDuplicates) {
   EXPECT_EQ(*(*storage)->CountReports(""), 2000);
 }
 
-// Wraps real storage and holds WriteBatch until released, to fill the queue.
-class HeldStorage : public Storage {
- public:
-  explicit HeldStorage(Storage* inner) : inner_(inner) {}
-  absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
-      absl::Span<const ReportRow> rows) override {
-    if (fail_) return absl::ResourceExhaustedError("database or disk is full");
-    if (!entered_.HasBeenNotified()) entered_.Notify();
-    release_.WaitForNotification();
-    return inner_->WriteBatch(rows);
+// A writer with a queue of 3 over storage whose commits are held until
+// released.
+class HeldWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
+    ASSERT_TRUE(s.ok());
+    storage_ = std::move(*s);
+    held_ = std::make_unique<ControlledStorage>(storage_.get());
+    held_->hold_ = true;
+    ReportWriter::Options opts;
+    opts.queue_capacity = 3;
+    writer_ = std::make_unique<ReportWriter>(held_.get(), opts, nullptr);
   }
-  absl::Status LoadLatest(const std::function<void(const LatestRow&)>& fn) override {
-    return inner_->LoadLatest(fn);
+  void TearDown() override {
+    if (!held_->release_.HasBeenNotified()) held_->release_.Notify();
+    writer_->Stop();
   }
-  absl::StatusOr<int64_t> DeleteReportsReceivedBefore(int64_t t) override {
-    return inner_->DeleteReportsReceivedBefore(t);
-  }
-  absl::StatusOr<int64_t> CountReports(const std::string& h) override {
-    return inner_->CountReports(h);
-  }
-  absl::StatusOr<std::string> GetReport(const std::string& h, uint64_t s) override {
-    return inner_->GetReport(h, s);
-  }
-  absl::Status PutAlert(const AlertRow& a) override { return inner_->PutAlert(a); }
-  absl::StatusOr<std::vector<AlertRow>> ListAlerts(const AlertFilter& f) override {
-    return inner_->ListAlerts(f);
-  }
-  absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
 
-  bool fail_ = false;
-  absl::Notification entered_;
-  absl::Notification release_;
-
- private:
-  Storage* inner_;
+  std::unique_ptr<SqliteStorage> storage_;
+  std::unique_ptr<ControlledStorage> held_;
+  std::unique_ptr<ReportWriter> writer_;
+  std::atomic<int> acked_{0};
+  std::function<void(absl::StatusOr<WriteOutcome>)> done_ =
+      [this](absl::StatusOr<WriteOutcome>) { acked_++; };
 };
 
-TEST(ReportWriterTest, SubmitBlocksWhenQueueIsFull) {
-  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
-  ASSERT_TRUE(storage.ok());
-  HeldStorage held(storage->get());
-  ReportWriter::Options opts;
-  opts.queue_capacity = 3;
-  ReportWriter writer(&held, opts, nullptr);
-  std::atomic<int> acked{0};
-  auto done = [&](absl::StatusOr<WriteOutcome> o) { acked++; };
-  ASSERT_TRUE(writer.Submit(Req("h", 1, done)));
-  held.entered_.WaitForNotification();  // the writer holds seq 1
-  for (uint64_t seq = 2; seq <= 4; ++seq) ASSERT_TRUE(writer.Submit(Req("h", seq, done)));
-  EXPECT_EQ(writer.queue_depth(), 3u);
+TEST_F(HeldWriterTest, SubmitBlocksWhenQueueIsFull) {
+  ASSERT_TRUE(writer_->Submit(Req("h", 1, done_)));
+  held_->entered_.WaitForNotification();  // the writer holds seq 1
+  for (uint64_t seq = 2; seq <= 4; ++seq) ASSERT_TRUE(writer_->Submit(Req("h", seq, done_)));
+  EXPECT_EQ(writer_->queue_depth(), 3u);
   std::atomic<bool> fifth_in{false};
   std::thread blocked([&] {
-    writer.Submit(Req("h", 5, done));
+    writer_->Submit(Req("h", 5, done_));
     fifth_in = true;
   });
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_FALSE(fifth_in.load());
-  EXPECT_EQ(acked.load(), 0);  // nothing acked before its commit
-  held.release_.Notify();
+  EXPECT_EQ(acked_.load(), 0);  // nothing acked before its commit
+  held_->release_.Notify();
   blocked.join();
   EXPECT_TRUE(fifth_in.load());
-  writer.Stop();
-  EXPECT_EQ(acked.load(), 5);
-  EXPECT_EQ(*(*storage)->CountReports("h"), 5);
+  writer_->Stop();
+  EXPECT_EQ(acked_.load(), 5);
+  EXPECT_EQ(*storage_->CountReports("h"), 5);
 }
 
-TEST(ReportWriterTest, EnqueueNeverBlocksAndSaysWhenFull) {
-  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
-  ASSERT_TRUE(storage.ok());
-  HeldStorage held(storage->get());
-  ReportWriter::Options opts;
-  opts.queue_capacity = 3;
-  ReportWriter writer(&held, opts, nullptr);
-  std::atomic<int> acked{0};
-  auto done = [&](absl::StatusOr<WriteOutcome> o) { acked++; };
+TEST_F(HeldWriterTest, EnqueueNeverBlocksAndSaysWhenFull) {
   bool full = true;
-  ASSERT_TRUE(writer.Enqueue(Req("h", 1, done), &full));
+  ASSERT_TRUE(writer_->Enqueue(Req("h", 1, done_), &full));
   EXPECT_FALSE(full);
-  held.entered_.WaitForNotification();  // the writer holds seq 1
-  ASSERT_TRUE(writer.Enqueue(Req("h", 2, done), &full));
+  held_->entered_.WaitForNotification();  // the writer holds seq 1
+  ASSERT_TRUE(writer_->Enqueue(Req("h", 2, done_), &full));
   EXPECT_FALSE(full);
-  ASSERT_TRUE(writer.Enqueue(Req("h", 3, done), &full));
+  ASSERT_TRUE(writer_->Enqueue(Req("h", 3, done_), &full));
   EXPECT_FALSE(full);
-  ASSERT_TRUE(writer.Enqueue(Req("h", 4, done), &full));
+  ASSERT_TRUE(writer_->Enqueue(Req("h", 4, done_), &full));
   EXPECT_TRUE(full);  // 3 queued
   // Past capacity it still queues (the caller is told to stop producing).
-  ASSERT_TRUE(writer.Enqueue(Req("h", 5, done), &full));
+  ASSERT_TRUE(writer_->Enqueue(Req("h", 5, done_), &full));
   EXPECT_TRUE(full);
-  EXPECT_EQ(writer.queue_depth(), 4u);
-  EXPECT_EQ(acked.load(), 0);
-  held.release_.Notify();
-  writer.Stop();
-  EXPECT_EQ(acked.load(), 5);
-  EXPECT_EQ(*(*storage)->CountReports("h"), 5);
-  EXPECT_FALSE(writer.Enqueue(Req("h", 6, done), &full));  // stopped
-  EXPECT_EQ(acked.load(), 5);
+  EXPECT_EQ(writer_->queue_depth(), 4u);
+  EXPECT_EQ(acked_.load(), 0);
+  held_->release_.Notify();
+  writer_->Stop();
+  EXPECT_EQ(acked_.load(), 5);
+  EXPECT_EQ(*storage_->CountReports("h"), 5);
+  EXPECT_FALSE(writer_->Enqueue(Req("h", 6, done_), &full));  // stopped
+  EXPECT_EQ(acked_.load(), 5);
 }
 
 TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
   ASSERT_TRUE(storage.ok());
-  HeldStorage failing(storage->get());
+  ControlledStorage failing(storage->get());
   failing.fail_ = true;
   std::atomic<int> errors{0}, hooks{0};
   {
@@ -197,7 +172,8 @@ TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
 TEST(ReportWriterTest, CancelledRequestsAreNotWritten) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
   ASSERT_TRUE(storage.ok());
-  HeldStorage held(storage->get());
+  ControlledStorage held(storage->get());
+  held.hold_ = true;
   ReportWriter writer(&held, {}, nullptr);
   auto cancel = std::make_shared<std::atomic<bool>>(false);
   std::atomic<int> aborted{0}, stored{0};

@@ -1,0 +1,65 @@
+// ControlledStorage (tests only): real storage underneath whose WriteBatch a
+// test can hold until released (to fill a writer's queue and observe
+// backpressure) or make fail (as a full disk does).
+//
+// Thread safety: set `fail_` and `hold_` before the storage is used; the
+// notifications and `held_rows_` may be used from any thread.
+#ifndef TRACEHEALTH_SERVER_STORAGE_CONTROLLED_STORAGE_H_
+#define TRACEHEALTH_SERVER_STORAGE_CONTROLLED_STORAGE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "server/storage/storage.h"
+
+namespace tracehealth::server {
+
+class ControlledStorage : public Storage {
+ public:
+  // `inner` is not owned and must outlive this.
+  explicit ControlledStorage(Storage* inner) : inner_(inner) {}
+
+  absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
+      absl::Span<const ReportRow> rows) override {
+    if (fail_) return absl::ResourceExhaustedError("database or disk is full");
+    if (hold_ && !release_.HasBeenNotified()) {
+      held_rows_ += rows.size();
+      if (!entered_.HasBeenNotified()) entered_.Notify();
+      release_.WaitForNotification();
+    }
+    return inner_->WriteBatch(rows);
+  }
+  absl::Status LoadLatest(const std::function<void(const LatestRow&)>& fn) override {
+    return inner_->LoadLatest(fn);
+  }
+  absl::StatusOr<int64_t> DeleteReportsReceivedBefore(int64_t t) override {
+    return inner_->DeleteReportsReceivedBefore(t);
+  }
+  absl::StatusOr<int64_t> CountReports(const std::string& h) override {
+    return inner_->CountReports(h);
+  }
+  absl::StatusOr<std::string> GetReport(const std::string& h, uint64_t s) override {
+    return inner_->GetReport(h, s);
+  }
+  absl::Status PutAlert(const AlertRow& a) override { return inner_->PutAlert(a); }
+  absl::StatusOr<std::vector<AlertRow>> ListAlerts(const AlertFilter& f) override {
+    return inner_->ListAlerts(f);
+  }
+  absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
+
+  bool fail_ = false;  // every WriteBatch fails
+  bool hold_ = false;  // WriteBatch waits for release_
+  absl::Notification entered_;  // a WriteBatch is being held
+  absl::Notification release_;
+  std::atomic<size_t> held_rows_{0};  // rows in batches that were held
+
+ private:
+  Storage* const inner_;
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_STORAGE_CONTROLLED_STORAGE_H_
