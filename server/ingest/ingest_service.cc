@@ -167,8 +167,8 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     absl::Time now = opts.now();
     // Each report is parsed into its own arena: one or two block allocations
     // instead of one per string and sub-message, and one release when the
-    // last holder (writer batch or index) drops it.
-    // A parsed report takes about 4x its wire size: one block, usually.
+    // last holder (writer batch or index) drops it. A parsed report takes
+    // about 4x its wire size: one block, usually.
     google::protobuf::ArenaOptions arena_opts;
     arena_opts.start_block_size = std::clamp<size_t>(blob.size() * 5, 4 << 10, 256 << 10);
     arena_opts.max_block_size = 256 << 10;
@@ -253,7 +253,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     return full;
   }
 
-  // Writer thread.
+  // ReportWriter's publisher thread.
   void OnCommitted(uint64_t seq, const absl::Status& status) {
     Actions a;
     {

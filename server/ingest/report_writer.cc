@@ -13,17 +13,6 @@ ReportWriter::ReportWriter(Storage* storage, Options options, CommitHook hook)
 
 ReportWriter::~ReportWriter() { Stop(); }
 
-bool ReportWriter::Submit(WriteRequest req) {
-  absl::MutexLock lock(&mu_);
-  auto has_room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || queue_.size() < options_.queue_capacity;
-  };
-  mu_.Await(absl::Condition(&has_room));
-  if (stopping_) return false;
-  queue_.push_back(std::move(req));
-  return true;
-}
-
 bool ReportWriter::Enqueue(WriteRequest req, bool* full) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return false;

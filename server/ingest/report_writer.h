@@ -1,6 +1,6 @@
 // ReportWriter: the single writer thread between ingest streams and Storage.
 //
-// Streams Submit validated reports; the writer takes everything queued (up
+// Streams Enqueue validated reports; the writer takes everything queued (up
 // to max_batch) and stores it in ONE transaction (group commit). A second
 // thread, the publisher, then calls the commit hook (index and metrics
 // updates) and each request's `done` callback, in that order, batch by batch
@@ -10,15 +10,13 @@
 // commit the writer waits until its callbacks have run before it forms the
 // next batch, so a stream can cancel its later requests (`cancelled`).
 //
-// Backpressure: Submit blocks while queue_capacity requests are queued.
-// Enqueue never blocks (for callback threads, which must not): it tells the
-// caller the queue is full, and the caller stops producing until one of its
-// own requests completes. Either way memory stays bounded when storage is
-// slower than the streams.
+// Backpressure: Enqueue never blocks (its callers are gRPC callback
+// threads, which must not); it tells the caller when the queue is full, and
+// the caller stops producing until one of its own requests completes, so
+// memory stays bounded when storage is slower than the streams.
 //
-// Thread safety: Submit and Enqueue may be called from any number of
-// threads. Hooks and `done` callbacks run on the publisher thread and must
-// not call Submit.
+// Thread safety: Enqueue may be called from any number of threads. Hooks
+// and `done` callbacks run on the publisher thread.
 #ifndef TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
 #define TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
 
@@ -76,10 +74,6 @@ class ReportWriter {
   ~ReportWriter();  // Stop()
   ReportWriter(const ReportWriter&) = delete;
   ReportWriter& operator=(const ReportWriter&) = delete;
-
-  // Queues `req`, blocking while the queue is full. Returns false (without
-  // calling `done`) after Stop.
-  bool Submit(WriteRequest req);
 
   // Queues `req` without blocking. Returns false (without calling `done`)
   // after Stop. Sets `*full` when queue_capacity or more requests are queued
