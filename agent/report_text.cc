@@ -1,29 +1,22 @@
 #include "agent/report_text.h"
 
 #include <cmath>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/parsers/preempt.h"
 
 namespace tracehealth::agent {
 namespace {
 
-const char* ModeName(v1::PreemptMode m) {
-  switch (m) {
-    case v1::PREEMPT_MODE_NONE:
-      return "none (non-preemptible)";
-    case v1::PREEMPT_MODE_VOLUNTARY:
-      return "voluntary (non-preemptible in kernel loops)";
-    case v1::PREEMPT_MODE_FULL:
-      return "full";
-    case v1::PREEMPT_MODE_LAZY:
-      return "lazy";
-    case v1::PREEMPT_MODE_RT:
-      return "rt";
-    default:
-      return "unknown";
-  }
+// The parsers' name, and why the mode matters for a long kernel loop.
+std::string ModeName(v1::PreemptMode m) {
+  std::string name = PreemptModeName(m);
+  if (m == v1::PREEMPT_MODE_NONE) return name + " (non-preemptible)";
+  if (m == v1::PREEMPT_MODE_VOLUNTARY) return name + " (non-preemptible in kernel loops)";
+  return name;
 }
 
 const char* KindName(v1::ProbeKind k) {
