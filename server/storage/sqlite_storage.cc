@@ -281,6 +281,15 @@ void SqliteStorage::StartCheckpointer(const SqliteOptions& options) {
     return;
   }
   checkpoint_db_ = *db;
+  // A connection opens the write-ahead log on its first read; until then
+  // sqlite3_wal_checkpoint_v2 on it returns OK having copied nothing.
+  if (!Exec(checkpoint_db_, "SELECT count(*) FROM sqlite_master").ok()) {
+    sqlite3_close(checkpoint_db_);
+    checkpoint_db_ = nullptr;
+    absl::MutexLock lock(&write_mu_);
+    (void)Exec(write_db_, "PRAGMA wal_autocheckpoint=1000");
+    return;
+  }
   {
     absl::MutexLock lock(&write_mu_);
     sqlite3_stmt* st = nullptr;

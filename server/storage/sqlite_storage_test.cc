@@ -94,6 +94,29 @@ TEST(SqliteStorageTest, WriteAheadLogStartsOverInsteadOfGrowing) {
   EXPECT_LT(largest_wal, 4 << 20) << "the log grew instead of starting over";
 }
 
+TEST(SqliteStorageTest, BackgroundCheckpointerCopiesTheLog) {
+  // With the writer's own checkpoints off, only the background thread moves
+  // pages from the log into the database file.
+  const std::string path = DbPath();
+  SqliteOptions opts;
+  opts.checkpoint_interval = absl::Milliseconds(10);
+  opts.wal_reset_bytes = 0;
+  opts.wal_limit_bytes = 0;
+  auto s = SqliteStorage::Open(path, opts);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const int64_t empty_db = FileBytes(path);
+  const std::string blob(2000, 'x');
+  std::vector<ReportRow> rows;
+  for (uint64_t i = 1; i <= 1000; ++i) rows.push_back(Row("h", i, 1, blob));
+  ASSERT_TRUE((*s)->WriteBatch(rows).ok());
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (FileBytes(path) < empty_db + (1 << 20) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_GE(FileBytes(path), empty_db + (1 << 20))
+      << "the checkpointer copied nothing into the database file";
+}
+
 TEST(SqliteStorageTest, DataSurvivesReopen) {
   std::string path = DbPath();
   {
