@@ -63,6 +63,41 @@ CREATE INDEX alerts_state ON alerts (state);
     R"sql(
 DROP INDEX reports_observed_at;
 )sql",
+    // 4: no unique index on reports (host_id, seq): duplicates are found in
+    // the in-memory host ledger (host_ledger.h), checkpointed to hosts with
+    // the stored seqs as runs ("1-500,503-900") and the newest row, plus the
+    // last row the checkpoint covers. The index made every commit write a
+    // random page per host. `id` keeps row numbers stable across VACUUM.
+    R"sql(
+ALTER TABLE hosts ADD COLUMN latest_rowid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE hosts ADD COLUMN seq_runs TEXT NOT NULL DEFAULT '';
+UPDATE hosts SET
+  latest_rowid = coalesce((SELECT r.rowid FROM reports r
+                           WHERE r.host_id = hosts.host_id AND r.seq = hosts.latest_seq), 0),
+  seq_runs = coalesce((SELECT group_concat(CASE WHEN lo = hi THEN lo ELSE lo || '-' || hi END, ',')
+                       FROM (SELECT min(seq) AS lo, max(seq) AS hi
+                             FROM (SELECT seq, seq - row_number() OVER (ORDER BY seq) AS run
+                                   FROM reports r WHERE r.host_id = hosts.host_id)
+                             GROUP BY run)), '');
+CREATE TABLE reports_v4 (
+  id INTEGER PRIMARY KEY,
+  host_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  observed_at_ns INTEGER NOT NULL,
+  received_at_ns INTEGER NOT NULL,
+  worst_risk INTEGER NOT NULL,
+  attach_latency_seconds REAL,
+  pool_budget_ratio REAL,
+  purge_seconds REAL,
+  report BLOB NOT NULL
+);
+INSERT INTO reports_v4 SELECT rowid, host_id, seq, observed_at_ns, received_at_ns, worst_risk,
+  attach_latency_seconds, pool_budget_ratio, purge_seconds, report FROM reports ORDER BY rowid;
+DROP TABLE reports;
+ALTER TABLE reports_v4 RENAME TO reports;
+CREATE TABLE ledger (through_rowid INTEGER NOT NULL);
+INSERT INTO ledger SELECT coalesce(max(id), 0) FROM reports;
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 
@@ -263,7 +298,17 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
   absl::StatusOr<sqlite3*> rdb = OpenConnection(path);
   if (!rdb.ok()) return fail(rdb.status(), nullptr);
   std::unique_ptr<SqliteStorage> storage(new SqliteStorage(path, wdb, *rdb));
+  storage->ledger_checkpoint_rows_ = options.ledger_checkpoint_rows;
+  if (target < kLatestVersion) {
+    // Migration tests only: the statements below need the latest schema.
+    storage->old_schema_ = true;
+    return storage;
+  }
   TH_RETURN_IF_ERROR(storage->Prepare());
+  {
+    absl::MutexLock lock(&storage->write_mu_);
+    if (absl::Status st = storage->LoadLedger(); !st.ok()) return Annotate(st, path);
+  }
   if (options.background_checkpoint) storage->StartCheckpointer(options);
   return storage;
 }
@@ -319,6 +364,11 @@ int SqliteStorage::OnWalCommit(void* self, sqlite3*, const char*, int frames) {
 }
 
 SqliteStorage::~SqliteStorage() {
+  {
+    // Save the ledger so that the next start replays nothing.
+    absl::MutexLock lock(&write_mu_);
+    if (!old_schema_ && ledger_valid_ && ledger_.changed() > 0) (void)CheckpointLedger();
+  }
   if (checkpoint_thread_.joinable()) {
     stop_checkpoints_.Notify();
     checkpoint_thread_.join();
@@ -332,7 +382,8 @@ SqliteStorage::~SqliteStorage() {
   {
     absl::MutexLock lock(&write_mu_);
     insert_report_.reset();
-    upsert_host_.reset();
+    put_host_.reset();
+    set_through_.reset();
     sqlite3_close(write_db_);
   }
   absl::MutexLock lock(&read_mu_);
@@ -345,20 +396,112 @@ absl::Status SqliteStorage::Prepare() {
       insert_report_,
       SqliteStatement::Prepare(
           write_db_,
-          "INSERT OR IGNORE INTO reports (host_id, seq, observed_at_ns, "
-          "received_at_ns, worst_risk, attach_latency_seconds, "
-          "pool_budget_ratio, purge_seconds, report) VALUES "
+          "INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, "
+          "attach_latency_seconds, pool_budget_ratio, purge_seconds, report) VALUES "
           "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
   TH_ASSIGN_OR_RETURN(
-      upsert_host_,
+      put_host_,
       SqliteStatement::Prepare(
           write_db_,
-          "INSERT INTO hosts (host_id, first_seen_ns, last_seen_ns, reports, "
-          "latest_seq) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (host_id) DO "
-          "UPDATE SET last_seen_ns = max(last_seen_ns, excluded.last_seen_ns), "
-          "reports = reports + excluded.reports, "
-          "latest_seq = max(latest_seq, excluded.latest_seq)"));
+          "INSERT OR REPLACE INTO hosts (host_id, first_seen_ns, last_seen_ns, reports, "
+          "latest_seq, latest_rowid, seq_runs) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+  TH_ASSIGN_OR_RETURN(set_through_, SqliteStatement::Prepare(
+                                        write_db_, "UPDATE ledger SET through_rowid = ?1"));
   return absl::OkStatus();
+}
+
+absl::Status SqliteStorage::LoadLedger() {
+  ledger_.Clear();
+  ledger_valid_ = false;
+  TH_ASSIGN_OR_RETURN(
+      auto hosts, SqliteStatement::Prepare(
+                      write_db_,
+                      "SELECT host_id, first_seen_ns, last_seen_ns, reports, latest_seq, "
+                      "latest_rowid, seq_runs FROM hosts"));
+  int rc;
+  while ((rc = hosts->Step()) == SQLITE_ROW) {
+    LedgerEntry e;
+    e.first_seen_ns = hosts->Int(1);
+    e.last_seen_ns = hosts->Int(2);
+    e.reports = static_cast<uint64_t>(hosts->Int(3));
+    e.latest_seq = static_cast<uint64_t>(hosts->Int(4));
+    e.latest_rowid = hosts->Int(5);
+    std::string host = hosts->Text(0);
+    absl::StatusOr<SeqRuns> seqs = SeqRuns::Decode(hosts->Text(6));
+    if (!seqs.ok()) return Annotate(seqs.status(), absl::StrCat("hosts row of ", host));
+    e.seqs = *std::move(seqs);
+    ledger_.Restore(std::move(host), std::move(e));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(write_db_, "load hosts");
+  TH_ASSIGN_OR_RETURN(auto through, SqliteStatement::Prepare(
+                                        write_db_, "SELECT through_rowid FROM ledger"));
+  if (through->Step() != SQLITE_ROW) return SqliteError(write_db_, "read ledger");
+  ledger_through_ = through->Int(0);
+  // Rows stored after the checkpoint, in the order they were stored.
+  TH_ASSIGN_OR_RETURN(auto replay,
+                      SqliteStatement::Prepare(
+                          write_db_,
+                          "SELECT id, host_id, seq, received_at_ns FROM reports WHERE id > ?1 "
+                          "ORDER BY id"));
+  replay->BindInt(1, ledger_through_);
+  last_rowid_ = ledger_through_;
+  while ((rc = replay->Step()) == SQLITE_ROW) {
+    last_rowid_ = replay->Int(0);
+    ledger_.Record(replay->Text(1), static_cast<uint64_t>(replay->Int(2)), replay->Int(3),
+                   last_rowid_);
+  }
+  if (rc != SQLITE_DONE) return SqliteError(write_db_, "replay reports");
+  replayed_rows_ = last_rowid_ - ledger_through_;
+  ledger_valid_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorage::WriteLedgerRows() {
+  SqliteStatement& put = *put_host_;
+  absl::Status st;
+  ledger_.ForEachChanged([&](const std::string& host, const LedgerEntry& e) {
+    if (!st.ok()) return;
+    const std::string seqs = e.seqs.Encode();
+    put.Reset();
+    put.BindText(1, host);
+    put.BindInt(2, e.first_seen_ns);
+    put.BindInt(3, e.last_seen_ns);
+    put.BindInt(4, static_cast<int64_t>(e.reports));
+    put.BindInt(5, static_cast<int64_t>(e.latest_seq));
+    put.BindInt(6, e.latest_rowid);
+    put.BindText(7, seqs);
+    if (put.Step() != SQLITE_DONE) st = SqliteError(write_db_, "write hosts row");
+  });
+  put.Reset();
+  TH_RETURN_IF_ERROR(st);
+  set_through_->Reset();
+  set_through_->BindInt(1, last_rowid_);
+  if (set_through_->Step() != SQLITE_DONE) {
+    set_through_->Reset();
+    return SqliteError(write_db_, "write ledger");
+  }
+  set_through_->Reset();
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStorage::CheckpointLedger() {
+  TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
+  absl::Status st = WriteLedgerRows();
+  if (st.ok() && sqlite3_exec(write_db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    st = SqliteError(write_db_, "commit ledger");
+  }
+  if (!st.ok()) {
+    (void)Exec(write_db_, "ROLLBACK");
+    return st;
+  }
+  ledger_.ClearChanged();
+  ledger_through_ = last_rowid_;
+  return absl::OkStatus();
+}
+
+int64_t SqliteStorage::ledger_rows_replayed() {
+  absl::MutexLock lock(&write_mu_);
+  return replayed_rows_;
 }
 
 absl::StatusOr<int> SqliteStorage::SchemaVersion() {
@@ -371,21 +514,25 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   std::vector<WriteOutcome> out;
   out.reserve(rows.size());
   if (rows.empty()) return out;
-  struct HostAgg {
-    int64_t first_seen_ns;
-    int64_t last_seen_ns;
-    int64_t reports = 0;
-    uint64_t latest_seq = 0;
-  };
-  absl::flat_hash_map<absl::string_view, HostAgg> hosts;
   absl::MutexLock lock(&write_mu_);
+  if (old_schema_) {
+    return absl::FailedPreconditionError("store opened below the latest schema version");
+  }
+  // After a failed transaction the ledger may hold rows that were rolled
+  // back: read it again from the database.
+  if (!ledger_valid_) TH_RETURN_IF_ERROR(LoadLedger());
   TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
   auto rollback = [&](absl::Status st) {
     (void)Exec(write_db_, "ROLLBACK");
+    ledger_valid_ = false;
     return st;
   };
   SqliteStatement& ins = *insert_report_;
   for (const ReportRow& r : rows) {
+    if (ledger_.Seen(r.host_id, r.seq)) {
+      out.push_back(WriteOutcome::kDuplicate);
+      continue;
+    }
     ins.Reset();
     ins.BindText(1, r.host_id);
     ins.BindInt(2, static_cast<int64_t>(r.seq));
@@ -401,38 +548,21 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
       ins.Reset();
       return rollback(st);
     }
-    if (sqlite3_changes(write_db_) == 0) {
-      out.push_back(WriteOutcome::kDuplicate);
-      continue;
-    }
+    last_rowid_ = sqlite3_last_insert_rowid(write_db_);
+    ledger_.Record(r.host_id, r.seq, r.received_at_ns, last_rowid_);
     out.push_back(WriteOutcome::kStored);
-    auto [it, inserted] = hosts.try_emplace(
-        r.host_id, HostAgg{r.received_at_ns, r.received_at_ns});
-    HostAgg& agg = it->second;
-    agg.first_seen_ns = std::min(agg.first_seen_ns, r.received_at_ns);
-    agg.last_seen_ns = std::max(agg.last_seen_ns, r.received_at_ns);
-    agg.reports++;
-    agg.latest_seq = std::max(agg.latest_seq, r.seq);
   }
   ins.Reset();
-  SqliteStatement& up = *upsert_host_;
-  for (const auto& [host, agg] : hosts) {
-    up.Reset();
-    up.BindText(1, host);
-    up.BindInt(2, agg.first_seen_ns);
-    up.BindInt(3, agg.last_seen_ns);
-    up.BindInt(4, agg.reports);
-    up.BindInt(5, static_cast<int64_t>(agg.latest_seq));
-    if (up.Step() != SQLITE_DONE) {
-      absl::Status st = SqliteError(write_db_, "upsert host");
-      up.Reset();
-      return rollback(st);
-    }
+  const bool checkpoint = last_rowid_ - ledger_through_ >= ledger_checkpoint_rows_;
+  if (checkpoint) {
+    if (absl::Status st = WriteLedgerRows(); !st.ok()) return rollback(st);
   }
-  up.Reset();
-  if (sqlite3_exec(write_db_, "COMMIT", nullptr, nullptr, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_exec(write_db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return rollback(SqliteError(write_db_, "commit"));
+  }
+  if (checkpoint) {
+    ledger_.ClearChanged();
+    ledger_through_ = last_rowid_;
   }
   const int64_t wal_bytes = wal_frames_ * (page_bytes_ + 24);
   if (wal_limit_bytes_ > 0 && wal_bytes > wal_limit_bytes_) {
@@ -453,26 +583,40 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
 
 absl::Status SqliteStorage::LoadLatest(
     const std::function<void(const LatestRow&)>& fn) {
+  std::vector<std::pair<LatestRow, int64_t>> latest;  // row, latest_rowid
+  {
+    absl::MutexLock lock(&write_mu_);
+    if (old_schema_) {
+      return absl::FailedPreconditionError("store opened below the latest schema version");
+    }
+    if (!ledger_valid_) TH_RETURN_IF_ERROR(LoadLedger());
+    latest.reserve(ledger_.size());
+    ledger_.ForEach([&](const std::string& host, const LedgerEntry& e) {
+      LatestRow row;
+      row.host_id = host;
+      row.first_seen_ns = e.first_seen_ns;
+      row.last_seen_ns = e.last_seen_ns;
+      row.reports = e.reports;
+      row.latest_seq = e.latest_seq;
+      latest.emplace_back(std::move(row), e.latest_rowid);
+    });
+  }
+  // Retention keeps each host's newest row, so every lookup finds one.
   absl::MutexLock lock(&read_mu_);
-  TH_ASSIGN_OR_RETURN(
-      auto stmt,
-      SqliteStatement::Prepare(
-          read_db_,
-          "SELECT h.host_id, h.first_seen_ns, h.last_seen_ns, h.reports, "
-          "h.latest_seq, r.report FROM hosts h JOIN reports r ON "
-          "r.host_id = h.host_id AND r.seq = h.latest_seq"));
-  LatestRow row;
-  int rc;
-  while ((rc = stmt->Step()) == SQLITE_ROW) {
-    row.host_id = stmt->Text(0);
-    row.first_seen_ns = stmt->Int(1);
-    row.last_seen_ns = stmt->Int(2);
-    row.reports = static_cast<uint64_t>(stmt->Int(3));
-    row.latest_seq = static_cast<uint64_t>(stmt->Int(4));
-    row.blob = stmt->Blob(5);
+  TH_ASSIGN_OR_RETURN(auto stmt, SqliteStatement::Prepare(
+                                     read_db_, "SELECT report FROM reports WHERE id = ?1"));
+  for (auto& [row, rowid] : latest) {
+    stmt->Reset();
+    stmt->BindInt(1, rowid);
+    int rc = stmt->Step();
+    if (rc == SQLITE_DONE) {
+      return absl::DataLossError(absl::StrCat("newest report of ", row.host_id, " (seq ",
+                                              row.latest_seq, ", row ", rowid, ") is missing"));
+    }
+    if (rc != SQLITE_ROW) return SqliteError(read_db_, "load latest report");
+    row.blob = stmt->Blob(0);
     fn(row);
   }
-  if (rc != SQLITE_DONE) return SqliteError(read_db_, "load latest reports");
   return absl::OkStatus();
 }
 
@@ -487,7 +631,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
     absl::MutexLock lock(&read_mu_);
     TH_ASSIGN_OR_RETURN(auto bounds,
                         SqliteStatement::Prepare(
-                            read_db_, "SELECT min(rowid), max(rowid) FROM reports"));
+                            read_db_, "SELECT min(id), max(id) FROM reports"));
     if (bounds->Step() != SQLITE_ROW) return SqliteError(read_db_, "retention bounds");
     if (bounds->IsNull(0)) return 0;  // no rows
     lo = bounds->Int(0);
@@ -495,8 +639,8 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
     TH_ASSIGN_OR_RETURN(
         auto probe,
         SqliteStatement::Prepare(read_db_,
-                                 "SELECT rowid, received_at_ns FROM reports WHERE rowid >= ?1 "
-                                 "ORDER BY rowid LIMIT 1"));
+                                 "SELECT id, received_at_ns FROM reports WHERE id >= ?1 "
+                                 "ORDER BY id LIMIT 1"));
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo) / 2;
       probe->Reset();
@@ -512,6 +656,16 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
     }
     probe->Reset();
   }
+  // The deletes keep each host's newest row by the hosts table: bring it up
+  // to date. Rows stored later are newer than every row below `lo`.
+  {
+    absl::MutexLock lock(&write_mu_);
+    if (old_schema_) {
+      return absl::FailedPreconditionError("store opened below the latest schema version");
+    }
+    if (!ledger_valid_) TH_RETURN_IF_ERROR(LoadLedger());
+    if (ledger_.changed() > 0) TH_RETURN_IF_ERROR(CheckpointLedger());
+  }
   // Delete [first row, lo) in chunks, one transaction each, so the writer
   // waits for one chunk at most.
   constexpr int64_t kChunkRows = 20000;
@@ -520,7 +674,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
   {
     absl::MutexLock lock(&read_mu_);
     TH_ASSIGN_OR_RETURN(auto first,
-                        SqliteStatement::Prepare(read_db_, "SELECT min(rowid) FROM reports"));
+                        SqliteStatement::Prepare(read_db_, "SELECT min(id) FROM reports"));
     if (first->Step() != SQLITE_ROW) return SqliteError(read_db_, "retention start");
     start = first->Int(0);
   }
@@ -531,7 +685,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
         auto stmt,
         SqliteStatement::Prepare(
             write_db_,
-            "DELETE FROM reports WHERE rowid >= ?1 AND rowid < ?2 AND seq < "
+            "DELETE FROM reports WHERE id >= ?1 AND id < ?2 AND seq < "
             "(SELECT h.latest_seq FROM hosts h WHERE h.host_id = reports.host_id)"));
     stmt->BindInt(1, start);
     stmt->BindInt(2, end);

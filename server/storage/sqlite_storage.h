@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "server/storage/host_ledger.h"
 #include "server/storage/storage.h"
 
 struct sqlite3;
@@ -35,8 +36,13 @@ struct SqliteOptions {
   // fsync every commit (power-loss durability).
   bool synchronous_full = false;
   // Apply migrations only up to this version (tests of old schemas); 0 =
-  // all of them.
+  // all of them. A store opened below the latest version only migrates:
+  // WriteBatch, LoadLatest and retention return FailedPrecondition.
   int max_schema_version = 0;
+  // Checkpoint the host ledger (host_ledger.h) to the hosts table once this
+  // many rows were stored since the last checkpoint, and at close. A start
+  // after a crash replays at most this many rows.
+  int64_t ledger_checkpoint_rows = 100000;
   // Copy the write-ahead log into the database on a background thread (its
   // own connection, PASSIVE checkpoints) instead of inside commits, so a
   // commit never waits for the checkpoint's writes and fsync.
@@ -73,6 +79,9 @@ class SqliteStorage : public Storage {
   // Schema version of the open file.
   absl::StatusOr<int> SchemaVersion();
 
+  // Rows the last ledger load replayed (stored after its checkpoint).
+  int64_t ledger_rows_replayed();
+
   absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
       absl::Span<const ReportRow> rows) override;
   absl::Status LoadLatest(
@@ -90,6 +99,12 @@ class SqliteStorage : public Storage {
  private:
   SqliteStorage(std::string path, sqlite3* write_db, sqlite3* read_db);
   absl::Status Prepare();
+  // Reads the ledger checkpoint and replays the rows stored after it.
+  absl::Status LoadLedger() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Writes the changed hosts and the rows covered, inside a transaction.
+  absl::Status WriteLedgerRows() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // WriteLedgerRows in a transaction of its own.
+  absl::Status CheckpointLedger() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void StartCheckpointer(const SqliteOptions& options);
   // sqlite3_wal_hook: records the frames in the log after each commit.
   static int OnWalCommit(void* self, sqlite3* db, const char* name, int frames);
@@ -98,7 +113,16 @@ class SqliteStorage : public Storage {
   absl::Mutex write_mu_;
   sqlite3* const write_db_ ABSL_GUARDED_BY(write_mu_);
   std::unique_ptr<SqliteStatement> insert_report_ ABSL_GUARDED_BY(write_mu_);
-  std::unique_ptr<SqliteStatement> upsert_host_ ABSL_GUARDED_BY(write_mu_);
+  std::unique_ptr<SqliteStatement> put_host_ ABSL_GUARDED_BY(write_mu_);
+  std::unique_ptr<SqliteStatement> set_through_ ABSL_GUARDED_BY(write_mu_);
+  bool old_schema_ = false;
+  HostLedger ledger_ ABSL_GUARDED_BY(write_mu_);
+  // False after a failed transaction until the ledger is loaded again.
+  bool ledger_valid_ ABSL_GUARDED_BY(write_mu_) = false;
+  int64_t ledger_checkpoint_rows_ = 100000;
+  int64_t ledger_through_ ABSL_GUARDED_BY(write_mu_) = 0;  // rows the checkpoint covers
+  int64_t last_rowid_ ABSL_GUARDED_BY(write_mu_) = 0;      // newest stored row
+  int64_t replayed_rows_ ABSL_GUARDED_BY(write_mu_) = 0;   // by the last LoadLedger
   absl::Mutex read_mu_;
   sqlite3* const read_db_ ABSL_GUARDED_BY(read_mu_);
   // Frames in the log after the last commit (set by OnWalCommit).

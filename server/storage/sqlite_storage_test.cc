@@ -176,23 +176,136 @@ TEST(SqliteStorageTest, RetentionOverManyChunksDeletesExactlyTheOldRows) {
   EXPECT_EQ(*(*empty)->DeleteReportsReceivedBefore(1000), 0);
 }
 
+void Sql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
 TEST(SqliteStorageTest, MigratesOldSchemaKeepingData) {
-  std::string path = DbPath();
-  {
-    SqliteOptions old;
-    old.max_schema_version = 1;
-    auto s = SqliteStorage::Open(path, old);
+  for (int version : {1, 3}) {
+    SCOPED_TRACE(version);
+    std::string path = DbPath();
+    {
+      SqliteOptions old;
+      old.max_schema_version = version;
+      auto s = SqliteStorage::Open(path, old);
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_EQ(*(*s)->SchemaVersion(), version);
+      EXPECT_TRUE(absl::IsFailedPrecondition((*s)->WriteBatch({Row("a", 1, 1)}).status()));
+      // Version 1 has no alerts table.
+      EXPECT_EQ((*s)->ListAlerts({}).ok(), version > 1);
+    }
+    // Rows as the server of that version wrote them: host a stored seqs
+    // 1-3, 5 and 7 (two gaps), host b seq 4.
+    Sql(path, R"sql(
+INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, report) VALUES
+  ('a', 1, 10, 11, 1, 'a1'), ('a', 2, 20, 21, 1, 'a2'), ('b', 4, 25, 26, 1, 'b4'),
+  ('a', 3, 30, 31, 1, 'a3'), ('a', 5, 50, 51, 1, 'a5'), ('a', 7, 70, 71, 2, 'a7');
+INSERT INTO hosts VALUES ('a', 11, 71, 5, 7), ('b', 26, 26, 1, 4);
+)sql");
+    auto s = SqliteStorage::Open(path);
     ASSERT_TRUE(s.ok()) << s.status();
-    EXPECT_EQ(*(*s)->SchemaVersion(), 1);
-    ASSERT_TRUE((*s)->WriteBatch({Row("a", 7, 70)}).ok());
-    // Version 1 has no alerts table.
-    EXPECT_FALSE((*s)->ListAlerts({}).ok());
+    EXPECT_EQ(*(*s)->SchemaVersion(), SqliteStorage::LatestSchemaVersion());
+    EXPECT_EQ((*s)->ledger_rows_replayed(), 0);
+    EXPECT_EQ(*(*s)->GetReport("a", 7), "a7");
+    EXPECT_TRUE((*s)->ListAlerts({}).ok());
+    std::map<std::string, LatestRow> latest;
+    ASSERT_TRUE((*s)->LoadLatest([&](const LatestRow& r) { latest[r.host_id] = r; }).ok());
+    ASSERT_EQ(latest.size(), 2u);
+    EXPECT_EQ(latest["a"].latest_seq, 7u);
+    EXPECT_EQ(latest["a"].blob, "a7");
+    EXPECT_EQ(latest["a"].reports, 5u);
+    EXPECT_EQ(latest["b"].blob, "b4");
+    // The migrated seq runs know the gaps: old seqs are duplicates, the
+    // missing ones are stored.
+    auto out = (*s)->WriteBatch({Row("a", 1, 1), Row("a", 4, 1), Row("a", 5, 1), Row("a", 6, 1),
+                                 Row("a", 8, 1), Row("b", 4, 1)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    using W = WriteOutcome;
+    EXPECT_EQ(*out, (std::vector<W>{W::kDuplicate, W::kStored, W::kDuplicate, W::kStored,
+                                    W::kStored, W::kDuplicate}));
+    EXPECT_EQ(*(*s)->CountReports("a"), 8);
   }
+}
+
+// A copy of the files taken between two commits: what a restart after
+// kill -9 finds.
+void CopyStore(const std::string& from, const std::string& to) {
+  for (const char* suffix : {"", "-wal"}) {
+    auto data = testing::ReadFile(from + suffix);
+    if (data.ok()) ASSERT_TRUE(testing::WriteFile(to + suffix, *data).ok());
+  }
+}
+
+TEST(SqliteStorageTest, LedgerIsRebuiltFromCheckpointAndLaterRows) {
+  const std::string path = DbPath();
+  SqliteOptions opts;
+  opts.background_checkpoint = false;  // the files change only inside WriteBatch
+  opts.ledger_checkpoint_rows = 1000;
+  auto s = SqliteStorage::Open(path, opts);
+  ASSERT_TRUE(s.ok()) << s.status();
+  // 5 hosts x 500 seqs; host h4 skips every tenth seq.
+  std::vector<ReportRow> all;
+  int64_t t = 0;
+  for (uint64_t seq = 1; seq <= 500; ++seq) {
+    for (int h = 0; h < 5; ++h) {
+      if (h == 4 && seq % 10 == 0) continue;
+      all.push_back(Row("h" + std::to_string(h), seq, ++t));
+    }
+  }
+  for (size_t i = 0; i < all.size(); i += 100) {
+    std::vector<ReportRow> batch(all.begin() + i, all.begin() + std::min(all.size(), i + 100));
+    ASSERT_TRUE((*s)->WriteBatch(batch).ok());
+  }
+  const std::string copy = DbPath();
+  CopyStore(path, copy);
+  s->reset();
+
+  auto c = SqliteStorage::Open(copy, opts);
+  ASSERT_TRUE(c.ok()) << c.status();
+  // 2450 rows; the checkpoints covered the first 2000.
+  EXPECT_EQ((*c)->ledger_rows_replayed(), 450);
+  std::map<std::string, LatestRow> latest;
+  ASSERT_TRUE((*c)->LoadLatest([&](const LatestRow& r) { latest[r.host_id] = r; }).ok());
+  ASSERT_EQ(latest.size(), 5u);
+  EXPECT_EQ(latest["h0"].latest_seq, 500u);
+  EXPECT_EQ(latest["h0"].reports, 500u);
+  EXPECT_EQ(latest["h0"].first_seen_ns, 2);
+  EXPECT_EQ(latest["h0"].blob, "blob500");
+  EXPECT_EQ(latest["h4"].latest_seq, 499u);
+  EXPECT_EQ(latest["h4"].reports, 450u);
+  // Every stored (host, seq) is a duplicate; h4's skipped seqs are new.
+  auto again = (*c)->WriteBatch(all);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(std::count(again->begin(), again->end(), WriteOutcome::kDuplicate),
+            static_cast<long>(all.size()));
+  auto late = (*c)->WriteBatch({Row("h4", 10, 1), Row("h4", 500, 1), Row("h4", 20, 1)});
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(std::count(late->begin(), late->end(), WriteOutcome::kStored), 3);
+  EXPECT_EQ(*(*c)->CountReports(""), 2453);
+}
+
+TEST(SqliteStorageTest, FailedBatchLeavesNoSeqsBehind) {
+  const std::string path = DbPath();
   auto s = SqliteStorage::Open(path);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(*(*s)->SchemaVersion(), SqliteStorage::LatestSchemaVersion());
-  EXPECT_EQ(*(*s)->GetReport("a", 7), "blob7");
-  EXPECT_TRUE((*s)->ListAlerts({}).ok());
+  ASSERT_TRUE((*s)->WriteBatch({Row("a", 1, 1)}).ok());
+  Sql(path,
+      "CREATE TRIGGER refuse BEFORE INSERT ON reports WHEN NEW.seq = 4 "
+      "BEGIN SELECT RAISE(ABORT, 'refused'); END");
+  // a@2 and a@3 are inserted, then a@4 fails the whole transaction.
+  EXPECT_FALSE((*s)->WriteBatch({Row("a", 2, 2), Row("a", 3, 3), Row("a", 4, 4)}).ok());
+  Sql(path, "DROP TRIGGER refuse");
+  // The rolled-back seqs must not count as stored.
+  auto out = (*s)->WriteBatch({Row("a", 2, 2), Row("a", 3, 3), Row("a", 1, 1)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, (std::vector<WriteOutcome>{WriteOutcome::kStored, WriteOutcome::kStored,
+                                              WriteOutcome::kDuplicate}));
+  EXPECT_EQ(*(*s)->CountReports("a"), 3);
 }
 
 TEST(SqliteStorageTest, RefusesNewerSchema) {

@@ -1,0 +1,97 @@
+#include "server/storage/seq_runs.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace tracehealth::server {
+
+bool SeqRuns::Contains(uint64_t seq) const {
+  // The first run ending at or after seq.
+  auto it = std::lower_bound(runs_.begin(), runs_.end(), seq,
+                             [](const auto& run, uint64_t s) { return run.second < s; });
+  return it != runs_.end() && it->first <= seq;
+}
+
+uint64_t SeqRuns::Insert(uint64_t seq) {
+  if (!runs_.empty() && runs_.back().second + 1 == seq) {  // the usual case
+    runs_.back().second = seq;
+    return 0;
+  }
+  if (runs_.empty() || runs_.back().second < seq) {
+    runs_.emplace_back(seq, seq);
+    return Bound();
+  }
+  auto next = std::lower_bound(runs_.begin(), runs_.end(), seq,
+                               [](const auto& run, uint64_t s) { return run.second < s; });
+  // next->first > seq (seq is not contained). Join the neighbours it touches.
+  const bool joins_next = next->first == seq + 1;
+  const bool joins_prev = next != runs_.begin() && std::prev(next)->second + 1 == seq;
+  if (joins_prev && joins_next) {
+    std::prev(next)->second = next->second;
+    runs_.erase(next);
+  } else if (joins_prev) {
+    std::prev(next)->second = seq;
+  } else if (joins_next) {
+    next->first = seq;
+  } else {
+    runs_.insert(next, {seq, seq});
+    return Bound();
+  }
+  return 0;
+}
+
+uint64_t SeqRuns::Bound() {
+  uint64_t closed = 0;
+  while (runs_.size() > kMaxRuns) {
+    closed += runs_[1].first - runs_[0].second - 1;
+    runs_[1].first = runs_[0].first;
+    runs_.erase(runs_.begin());
+  }
+  return closed;
+}
+
+std::string SeqRuns::Encode() const {
+  std::string out;
+  for (const auto& [first, last] : runs_) {
+    if (!out.empty()) out += ',';
+    absl::StrAppend(&out, first);
+    if (last != first) absl::StrAppend(&out, "-", last);
+  }
+  return out;
+}
+
+absl::StatusOr<SeqRuns> SeqRuns::Decode(absl::string_view text) {
+  SeqRuns out;
+  if (text.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    const size_t dash = part.find('-');
+    const absl::string_view head = part.substr(0, dash);
+    const absl::string_view tail = dash == part.npos ? head : part.substr(dash + 1);
+    uint64_t first = 0, last = 0;
+    if (!absl::SimpleAtoi(head, &first) || !absl::SimpleAtoi(tail, &last) || last < first) {
+      return absl::DataLossError(absl::StrCat("bad seq run \"", part, "\""));
+    }
+    out.runs_.emplace_back(first, last);
+  }
+  std::sort(out.runs_.begin(), out.runs_.end());
+  std::vector<std::pair<uint64_t, uint64_t>> joined;
+  for (const auto& run : out.runs_) {
+    if (!joined.empty() && run.first <= joined.back().second) {
+      return absl::DataLossError(absl::StrCat("overlapping seq runs in \"", text, "\""));
+    }
+    if (!joined.empty() && run.first == joined.back().second + 1) {
+      joined.back().second = run.second;
+    } else {
+      joined.push_back(run);
+    }
+  }
+  out.runs_ = std::move(joined);
+  out.Bound();
+  return out;
+}
+
+}  // namespace tracehealth::server
