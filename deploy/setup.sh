@@ -9,7 +9,7 @@ PACKAGES=(
   bazel-bootstrap g++ pkg-config
   protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev prometheus-cpp-dev libsqlite3-dev libyaml-cpp-dev zlib1g-dev
-  libcurl4-openssl-dev
+  libcurl4-openssl-dev libtcmalloc-minimal4
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev

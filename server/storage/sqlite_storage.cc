@@ -1,5 +1,6 @@
 #include "server/storage/sqlite_storage.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 
@@ -280,7 +281,11 @@ absl::StatusOr<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(
     if (rdb != nullptr) sqlite3_close(rdb);
     return Annotate(st, path);
   };
-  absl::Status st = Exec(wdb, "PRAGMA journal_mode=WAL");
+  // Takes effect only while the file is empty (a new store); an existing
+  // store keeps the page size it was created with.
+  absl::Status st =
+      Exec(wdb, absl::StrCat("PRAGMA page_size=", options.page_bytes).c_str());
+  if (st.ok()) st = Exec(wdb, "PRAGMA journal_mode=WAL");
   if (st.ok()) {
     st = Exec(wdb, options.synchronous_full ? "PRAGMA synchronous=FULL"
                                             : "PRAGMA synchronous=NORMAL");
@@ -349,6 +354,7 @@ void SqliteStorage::StartCheckpointer(const SqliteOptions& options) {
   wal_limit_bytes_ = options.wal_limit_bytes;
   absl::Duration interval = options.checkpoint_interval;
   checkpoint_thread_ = std::thread([this, interval] {
+    pthread_setname_np(pthread_self(), "wal-checkpoint");
     while (!stop_checkpoints_.WaitForNotificationWithTimeout(interval)) {
       // PASSIVE: copies what it can without blocking the writer or readers.
       sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE,

@@ -3,8 +3,9 @@
 // 1. Starts the real tracehealth-server on loopback with a fresh data dir and
 //    streams from N simulated hosts (tracehealth-loadgen's engine, in this
 //    process) for a bounded time: durable (acked) reports/s and ack latency.
-// 2. In the same run, the raw SQLite ceiling: the same rows (same report
-//    blobs) inserted directly with SqliteStorage in batched transactions.
+// 2. In the same run, before and after, the raw SQLite ceiling: the same
+//    rows (same report blobs) inserted directly with SqliteStorage in
+//    batched transactions.
 // 3. The ratio of the two.
 //
 //   bazel run -c opt //tests/server:ingest_benchmark -- --hosts=100 --seconds=15
@@ -35,12 +36,51 @@ ABSL_FLAG(double, seconds, 15, "Streaming time");
 ABSL_FLAG(int32_t, window, 64, "Unacked reports per stream");
 ABSL_FLAG(int32_t, channels, 8, "gRPC connections the streams share");
 ABSL_FLAG(int32_t, raw_batch, 4096, "Rows per transaction for the raw ceiling");
+ABSL_FLAG(int64_t, raw_rows, 500000, "Rows for each raw ceiling measurement");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
 
 namespace tracehealth {
 namespace {
 
+// Raw ceiling: `total` rows of the same reports (same blobs, seqs counting
+// up per host) written straight into a new SqliteStorage in transactions of
+// --raw_batch rows, as fast as one thread can. Rows per second.
+absl::StatusOr<double> RawCeiling(int hosts, uint64_t total) {
+  std::vector<v1::HostReport> reports;
+  const absl::Time now = absl::Now();
+  for (int i = 0; i < hosts; ++i) {
+    reports.push_back(server::SampleReport(server::FleetHost(i), 1, now));
+  }
+  std::vector<std::string> blobs;
+  for (auto& rep : reports) blobs.push_back(rep.SerializeAsString());
+  const testing::ScopedTempDir raw_dir("raw_bench");
+  auto storage = server::SqliteStorage::Open(raw_dir.path() + "/raw.db");
+  if (!storage.ok()) return storage.status();
+  const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_raw_batch));
+  std::vector<server::ReportRow> rows;
+  rows.reserve(batch);
+  uint64_t written = 0;
+  const absl::Time start = absl::Now();
+  while (written < total) {
+    rows.clear();
+    for (size_t i = 0; i < batch && written < total; ++i, ++written) {
+      size_t h = written % reports.size();
+      reports[h].set_seq(1 + written / reports.size());
+      rows.push_back(server::MakeReportRow(reports[h], blobs[h], now));
+    }
+    auto out = (*storage)->WriteBatch(rows);
+    if (!out.ok()) return out.status();
+  }
+  return static_cast<double>(total) / absl::ToDoubleSeconds(absl::Now() - start);
+}
+
 int Main() {
+  const uint64_t raw_rows = static_cast<uint64_t>(absl::GetFlag(FLAGS_raw_rows));
+  auto raw_before = RawCeiling(absl::GetFlag(FLAGS_hosts), raw_rows);
+  if (!raw_before.ok()) {
+    std::fprintf(stderr, "raw: %s\n", raw_before.status().ToString().c_str());
+    return 1;
+  }
   const testing::ScopedTempDir data("ingest_bench");
   const std::string& dir = data.path();
   auto sp = testing::StartServer(dir, {"--host_report_rate=0"},
@@ -55,10 +95,13 @@ int Main() {
   o.duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   o.window = absl::GetFlag(FLAGS_window);
   o.channels = absl::GetFlag(FLAGS_channels);
+  const auto threads0 = testing::ThreadCpuSeconds(sp->process->pid());
   const double server_cpu0 = testing::ProcessCpuSeconds(sp->process->pid());
   const double self_cpu0 = testing::ProcessCpuSeconds(getpid());
   auto r = server::RunLoad(o);
   const double server_cpu = testing::ProcessCpuSeconds(sp->process->pid()) - server_cpu0;
+  auto threads = testing::ThreadCpuSeconds(sp->process->pid());
+  for (const auto& [name, cpu] : threads0) threads[name] -= cpu;
   const double self_cpu = testing::ProcessCpuSeconds(getpid()) - self_cpu0;
   std::printf("server %s\n", testing::VmRssLine(sp->process->pid()).c_str());
   // The writer's side, from the server's own metrics: batch size and the
@@ -106,39 +149,29 @@ int Main() {
                 server_cpu, 1e6 * server_cpu / static_cast<double>(r->acked),
                 server_cpu / absl::ToDoubleSeconds(r->elapsed), self_cpu,
                 1e6 * self_cpu / static_cast<double>(r->acked));
+    // Where the server's time goes, by thread name (gRPC's callback threads
+    // run the streams: read, parse, validate, ack).
+    std::string by_thread;
+    for (const auto& [name, cpu] : threads) {
+      if (cpu * 1e6 / static_cast<double>(r->acked) < 0.05) continue;
+      absl::StrAppend(&by_thread, " ", name, "=",
+                      absl::SixDigits(1e6 * cpu / static_cast<double>(r->acked)));
+    }
+    std::printf("cpu by server thread (us/report):%s\n", by_thread.c_str());
   }
 
-  // Raw ceiling: the same number of rows, same blobs, straight into SQLite.
-  std::vector<v1::HostReport> reports;
-  absl::Time now = absl::Now();
-  for (int i = 0; i < o.hosts; ++i) reports.push_back(server::SampleReport(server::FleetHost(i), 1, now));
-  std::vector<std::string> blobs;
-  for (auto& rep : reports) blobs.push_back(rep.SerializeAsString());
-  const testing::ScopedTempDir raw_dir("raw_bench");
-  auto storage = server::SqliteStorage::Open(raw_dir.path() + "/raw.db");
-  if (!storage.ok()) return 1;
-  const uint64_t total = std::max<uint64_t>(r->acked, 50000);
-  const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_raw_batch));
-  std::vector<server::ReportRow> rows;
-  rows.reserve(batch);
-  uint64_t written = 0;
-  absl::Time start = absl::Now();
-  while (written < total) {
-    rows.clear();
-    for (size_t i = 0; i < batch && written < total; ++i, ++written) {
-      size_t h = written % reports.size();
-      reports[h].set_seq(1 + written / reports.size());
-      rows.push_back(server::MakeReportRow(reports[h], blobs[h], now));
-    }
-    auto out = (*storage)->WriteBatch(rows);
-    if (!out.ok()) {
-      std::fprintf(stderr, "raw: %s\n", out.status().ToString().c_str());
-      return 1;
-    }
+  // The raw ceiling was measured before the server ran and is measured
+  // again now; the ratio uses their mean, so a machine that speeds up or
+  // slows down during the run does not tilt it.
+  auto raw_after = RawCeiling(o.hosts, raw_rows);
+  if (!raw_after.ok()) {
+    std::fprintf(stderr, "raw: %s\n", raw_after.status().ToString().c_str());
+    return 1;
   }
-  double raw = static_cast<double>(total) / absl::ToDoubleSeconds(absl::Now() - start);
-  std::printf("raw sqlite: rows=%llu batch=%zu rows_per_second=%.0f\n",
-              static_cast<unsigned long long>(total), batch, raw);
+  const double raw = (*raw_before + *raw_after) / 2;
+  std::printf("raw sqlite: rows=%llu batch=%d rows_per_second before=%.0f after=%.0f mean=%.0f\n",
+              static_cast<unsigned long long>(raw_rows), absl::GetFlag(FLAGS_raw_batch),
+              *raw_before, *raw_after, raw);
   std::printf("ratio server/raw = %.2f\n", r->acked_per_second / raw);
   return 0;
 }

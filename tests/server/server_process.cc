@@ -1,5 +1,7 @@
 #include "tests/server/server_process.h"
 
+#include <dirent.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -7,6 +9,7 @@
 
 #include <cstdio>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -63,8 +66,10 @@ std::string VmRssLine(int pid) {
   return "VmRSS: unknown";
 }
 
-double ProcessCpuSeconds(int pid) {
-  absl::StatusOr<std::string> stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+namespace {
+
+double StatCpuSeconds(const std::string& stat_path) {
+  absl::StatusOr<std::string> stat = ReadFile(stat_path);
   if (!stat.ok()) return 0;
   // Fields after the parenthesised command name; utime and stime are the
   // 14th and 15th fields of the whole line.
@@ -76,6 +81,26 @@ double ProcessCpuSeconds(int pid) {
     return 0;
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+double ProcessCpuSeconds(int pid) { return StatCpuSeconds(absl::StrCat("/proc/", pid, "/stat")); }
+
+std::map<std::string, double> ThreadCpuSeconds(int pid) {
+  std::map<std::string, double> out;
+  const std::string task = absl::StrCat("/proc/", pid, "/task");
+  DIR* dir = opendir(task.c_str());
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    absl::StatusOr<std::string> name = ReadFile(absl::StrCat(task, "/", e->d_name, "/comm"));
+    if (!name.ok()) continue;
+    out[std::string(absl::StripTrailingAsciiWhitespace(*name))] +=
+        StatCpuSeconds(absl::StrCat(task, "/", e->d_name, "/stat"));
+  }
+  closedir(dir);
+  return out;
 }
 
 absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path) {

@@ -4,6 +4,7 @@
 #define TRACEHEALTH_TESTS_SERVER_SERVER_PROCESS_H_
 
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ std::string VmRssLine(int pid);
 // User + system CPU time `pid` has used so far (from /proc/PID/stat), in
 // seconds; 0 when unreadable.
 double ProcessCpuSeconds(int pid);
+// CPU seconds (user + system) of each live thread of `pid`, summed by
+// thread name.
+std::map<std::string, double> ThreadCpuSeconds(int pid);
 
 // GET http://addr/path over a plain socket; returns the body.
 absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path);
