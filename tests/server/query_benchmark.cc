@@ -122,6 +122,29 @@ int Main() {
   }
   Report("PredictAttach selector (fleet scan)", sel);
   std::printf("server %s\n", testing::VmRssLine(sp->process->pid()).c_str());
+
+  // Restarts over the same store: after kill -9 (the host ledger is rebuilt
+  // from its last checkpoint plus the rows after it) and after a clean stop.
+  for (int sig : {SIGKILL, SIGTERM}) {
+    (void)sp->process->Signal(sig);
+    (void)sp->process->Wait(absl::Seconds(60));
+    const absl::Time t0 = absl::Now();
+    sp = testing::StartServer(dir, {"--host_report_rate=0"}, absl::GetFlag(FLAGS_server_binary));
+    if (!sp.ok()) {
+      std::fprintf(stderr, "restart: %s\n", sp.status().ToString().c_str());
+      return 1;
+    }
+    const double ready = absl::ToDoubleSeconds(absl::Now() - t0);
+    auto query = v1::FleetQuery::NewStub(
+        grpc::CreateChannel(sp->grpc_addr, grpc::InsecureChannelCredentials()));
+    v1::FleetSummaryResponse summary;
+    grpc::ClientContext ctx;
+    grpc::Status st = query->FleetSummary(&ctx, v1::FleetSummaryRequest(), &summary);
+    std::printf("restart after %s: serving in %.2fs, %u hosts (%s)\n",
+                sig == SIGKILL ? "kill -9" : "a clean stop", ready, summary.hosts(),
+                st.ok() && summary.hosts() == static_cast<uint32_t>(hosts) ? "all" : "MISSING");
+    if (!st.ok() || summary.hosts() != static_cast<uint32_t>(hosts)) return 1;
+  }
   (void)sp->process->Signal(SIGTERM);
   (void)sp->process->Wait(absl::Seconds(60));
   return 0;
