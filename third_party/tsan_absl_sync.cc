@@ -21,10 +21,13 @@
 //    after the real call (Await keeps the reader/writer mode the caller held).
 //  - absl evaluates a waiter's Condition in whichever thread holds the mutex
 //    at that moment, often the one inside Unlock, after this wrapper has
-//    announced the unlock. So the Condition is replaced by one that announces
-//    a lock of the mutex around the original predicate: the predicate's reads
-//    are then ordered against the writes of every other holder. (The try-lock
-//    flag keeps this short lock out of TSan's lock-order graph.)
+//    announced the unlock, and possibly while readers hold it. So the
+//    Condition is replaced by one that announces a shared lock of the mutex
+//    around the original predicate: the predicate's reads are then ordered
+//    after the writes of every writer. (The try-lock flag keeps this short
+//    lock out of TSan's lock-order graph.) The waiter built that replacement
+//    on its stack before queueing itself inside absl: a release before the
+//    real call and an acquire in the evaluator order the two.
 //  - Notification: Notify releases (on the object and on its `notified_yet_`
 //    flag, which the inline HasBeenNotified() loads with acquire order), a
 //    wait that saw the notification acquires.
@@ -104,9 +107,16 @@ struct Guarded {
 
 bool EvalGuarded(void* arg) {
   const auto* g = static_cast<const Guarded*>(arg);
-  AnnounceLock(g->mu, __tsan_mutex_try_lock);
+  // Another thread's Unlock may evaluate a waiter's condition: the waiter
+  // built `g` and its Condition before queueing itself inside absl, which
+  // TSan cannot see (paired with the release in LOCKWHEN_WRAPPER).
+  __tsan_acquire(const_cast<Guarded*>(g));
+  // A shared lock: absl may evaluate conditions while readers hold the mutex
+  // (a predicate only reads), and a shared lock still orders the predicate
+  // after every writer's unlock.
+  AnnounceLock(g->mu, __tsan_mutex_try_read_lock);
   const bool result = g->original->Eval();
-  AnnounceUnlock(g->mu, 0);
+  AnnounceUnlock(g->mu, __tsan_mutex_read_lock);
   return result;
 }
 
@@ -193,6 +203,7 @@ TRYLOCK_WRAPPER(TsanMutexReaderTryLock,
       void* mu;                                                               \
       ~Announce() { AnnounceLock(mu, flags); }                                \
     } announce{self};                                                         \
+    __tsan_release(&guarded);                                                 \
     return real(self, wrapped pass);                                          \
   }
 
