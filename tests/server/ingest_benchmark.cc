@@ -38,6 +38,8 @@ ABSL_FLAG(int32_t, channels, 8, "gRPC connections the streams share");
 ABSL_FLAG(int32_t, raw_batch, 4096, "Rows per transaction for the raw ceiling");
 ABSL_FLAG(int64_t, raw_rows, 500000, "Rows for each raw ceiling measurement");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
+ABSL_FLAG(std::vector<std::string>, server_flags, {},
+          "Extra server flags, comma-separated (e.g. --commit_interval=2ms)");
 
 namespace tracehealth {
 namespace {
@@ -83,8 +85,9 @@ int Main() {
   }
   const testing::ScopedTempDir data("ingest_bench");
   const std::string& dir = data.path();
-  auto sp = testing::StartServer(dir, {"--host_report_rate=0"},
-                                 absl::GetFlag(FLAGS_server_binary));
+  std::vector<std::string> server_flags = {"--host_report_rate=0"};
+  for (const std::string& f : absl::GetFlag(FLAGS_server_flags)) server_flags.push_back(f);
+  auto sp = testing::StartServer(dir, server_flags, absl::GetFlag(FLAGS_server_binary));
   if (!sp.ok()) {
     std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
     return 1;
