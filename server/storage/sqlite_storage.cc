@@ -461,6 +461,20 @@ absl::Status SqliteStorage::LoadLedger() {
   return absl::OkStatus();
 }
 
+absl::Status SqliteStorage::ReadyLedger() {
+  if (old_schema_) {
+    return absl::FailedPreconditionError("store opened below the latest schema version");
+  }
+  // After a failed transaction the ledger may hold rows that were rolled
+  // back: read it again from the database.
+  return ledger_valid_ ? absl::OkStatus() : LoadLedger();
+}
+
+void SqliteStorage::LedgerSaved() {
+  ledger_.ClearChanged();
+  ledger_through_ = last_rowid_;
+}
+
 absl::Status SqliteStorage::WriteLedgerRows() {
   SqliteStatement& put = *put_host_;
   absl::Status st;
@@ -499,8 +513,7 @@ absl::Status SqliteStorage::CheckpointLedger() {
     (void)Exec(write_db_, "ROLLBACK");
     return st;
   }
-  ledger_.ClearChanged();
-  ledger_through_ = last_rowid_;
+  LedgerSaved();
   return absl::OkStatus();
 }
 
@@ -520,12 +533,7 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   out.reserve(rows.size());
   if (rows.empty()) return out;
   absl::MutexLock lock(&write_mu_);
-  if (old_schema_) {
-    return absl::FailedPreconditionError("store opened below the latest schema version");
-  }
-  // After a failed transaction the ledger may hold rows that were rolled
-  // back: read it again from the database.
-  if (!ledger_valid_) TH_RETURN_IF_ERROR(LoadLedger());
+  TH_RETURN_IF_ERROR(ReadyLedger());
   TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
   auto rollback = [&](absl::Status st) {
     (void)Exec(write_db_, "ROLLBACK");
@@ -565,10 +573,7 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   if (sqlite3_exec(write_db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     return rollback(SqliteError(write_db_, "commit"));
   }
-  if (checkpoint) {
-    ledger_.ClearChanged();
-    ledger_through_ = last_rowid_;
-  }
+  if (checkpoint) LedgerSaved();
   const int64_t wal_bytes = wal_frames_ * (page_bytes_ + 24);
   if (wal_limit_bytes_ > 0 && wal_bytes > wal_limit_bytes_) {
     // The background checkpointer fell behind (or readers pinned the log):
@@ -591,10 +596,7 @@ absl::Status SqliteStorage::LoadLatest(
   std::vector<std::pair<LatestRow, int64_t>> latest;  // row, latest_rowid
   {
     absl::MutexLock lock(&write_mu_);
-    if (old_schema_) {
-      return absl::FailedPreconditionError("store opened below the latest schema version");
-    }
-    if (!ledger_valid_) TH_RETURN_IF_ERROR(LoadLedger());
+    TH_RETURN_IF_ERROR(ReadyLedger());
     latest.reserve(ledger_.size());
     ledger_.ForEach([&](const std::string& host, const LedgerEntry& e) {
       LatestRow row;
@@ -664,10 +666,7 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
   // to date. Rows stored later are newer than every row below `lo`.
   {
     absl::MutexLock lock(&write_mu_);
-    if (old_schema_) {
-      return absl::FailedPreconditionError("store opened below the latest schema version");
-    }
-    if (!ledger_valid_) TH_RETURN_IF_ERROR(LoadLedger());
+    TH_RETURN_IF_ERROR(ReadyLedger());
     if (ledger_.changed() > 0) TH_RETURN_IF_ERROR(CheckpointLedger());
   }
   // Delete [first row, lo) in chunks, one transaction each, so the writer

@@ -105,6 +105,11 @@ class SqliteStorage : public Storage {
   absl::Status Prepare();
   // Reads the ledger checkpoint and replays the rows stored after it.
   absl::Status LoadLedger() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // OK when the ledger can be used: FailedPrecondition on an old schema;
+  // reloads it after a failed transaction.
+  absl::Status ReadyLedger() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // After WriteLedgerRows' transaction committed.
+  void LedgerSaved() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // Writes the changed hosts and the rows covered, inside a transaction.
   absl::Status WriteLedgerRows() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // WriteLedgerRows in a transaction of its own.
