@@ -1,0 +1,39 @@
+#include "server/report/stored_report.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "google/protobuf/arena.h"
+
+namespace tracehealth::server {
+
+StoredReport::StoredReport(std::string host_id, uint64_t seq, std::string blob)
+    : host_id_(std::move(host_id)), seq_(seq), blob_(std::move(blob)) {}
+
+std::shared_ptr<const StoredReport> StoredReport::Of(const v1::HostReport& report) {
+  return std::make_shared<StoredReport>(report.host_id(), report.seq(),
+                                        report.SerializeAsString());
+}
+
+std::shared_ptr<const v1::HostReport> StoredReport::report() const {
+  absl::call_once(parse_once_, [this] {
+    // One arena per report: one or two block allocations instead of one per
+    // string and sub-message, released with the last holder. A parsed
+    // report takes about 4x its wire size.
+    google::protobuf::ArenaOptions opts;
+    opts.start_block_size = std::clamp<size_t>(blob_.size() * 5, 4 << 10, 256 << 10);
+    opts.max_block_size = 256 << 10;
+    auto arena = std::make_shared<google::protobuf::Arena>(opts);
+    auto* r = google::protobuf::Arena::CreateMessage<v1::HostReport>(arena.get());
+    if (!r->ParseFromString(blob_)) {
+      r->Clear();
+      r->set_host_id(host_id_);
+      r->set_seq(seq_);
+    }
+    parsed_ = std::shared_ptr<const v1::HostReport>(std::move(arena), r);
+    std::string().swap(blob_);
+  });
+  return parsed_;
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,311 @@
+#include "server/report/wire_check.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/stubs/common.h"
+#include "proto/tracehealth/v1/report.pb.h"
+#include "server/report/wire_reader.h"
+
+namespace tracehealth::server {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using wire::Malformed;
+using wire::ReadVarint;
+
+constexpr int kMaxDepth = 16;
+// Repeated fields are counted per message by field index; no message of the
+// contract has more fields than this (fields beyond it are not counted).
+constexpr int kMaxCountedFields = 64;
+
+// What the walk needs to know about one field number of one message type,
+// resolved once (descriptor calls are not free, and this runs for every
+// field of every report).
+struct WireMessage;
+struct WireField {
+  enum Kind : uint8_t {
+    kUnknown,       // not in the contract: skipped by wire type
+    kPlain,         // bytes, or a scalar with nothing to check
+    kDouble,
+    kFloat,
+    kString,        // UTF-8
+    kMessage,       // walked (map entries too)
+    kPackedVarint,  // repeated integer/bool/enum: a packed payload is walked
+    kPackedFixed32,
+    kPackedFixed64,
+  };
+  const FieldDescriptor* field = nullptr;
+  Kind kind = kUnknown;
+  bool may_be_negative = false;
+  bool counted = false;  // repeated, with an index below kMaxCountedFields
+  int index = 0;
+  const WireMessage* message = nullptr;  // for kMessage
+};
+struct WireMessage {
+  std::vector<WireField> by_number;  // indexed by field number
+  const WireField& Find(uint64_t number) const {
+    static const WireField kUnknown;
+    return number < by_number.size() ? by_number[number] : kUnknown;
+  }
+};
+
+WireField::Kind KindOf(const FieldDescriptor* f) {
+  switch (f->type()) {
+    case FieldDescriptor::TYPE_DOUBLE:
+      return WireField::kDouble;
+    case FieldDescriptor::TYPE_FLOAT:
+      return WireField::kFloat;
+    case FieldDescriptor::TYPE_STRING:
+      return WireField::kString;
+    case FieldDescriptor::TYPE_MESSAGE:
+      return WireField::kMessage;
+    case FieldDescriptor::TYPE_FIXED32:
+    case FieldDescriptor::TYPE_SFIXED32:
+      return f->is_repeated() ? WireField::kPackedFixed32 : WireField::kPlain;
+    case FieldDescriptor::TYPE_FIXED64:
+    case FieldDescriptor::TYPE_SFIXED64:
+      return f->is_repeated() ? WireField::kPackedFixed64 : WireField::kPlain;
+    case FieldDescriptor::TYPE_BYTES:
+    case FieldDescriptor::TYPE_GROUP:
+      return WireField::kPlain;
+    default:  // the varint types
+      return f->is_repeated() ? WireField::kPackedVarint : WireField::kPlain;
+  }
+}
+
+// The table of HostReport, linked to those of every message type below it;
+// built on first use.
+const WireMessage& ReportTable() {
+  using Tables = std::map<const google::protobuf::Descriptor*, std::unique_ptr<WireMessage>>;
+  const google::protobuf::Descriptor* root = v1::HostReport::descriptor();
+  static const Tables* tables = [root] {
+    auto* t = new Tables();
+    std::vector<const google::protobuf::Descriptor*> todo = {root};
+    (*t)[root] = std::make_unique<WireMessage>();
+    while (!todo.empty()) {
+      const google::protobuf::Descriptor* d = todo.back();
+      todo.pop_back();
+      WireMessage& m = *(*t)[d];
+      for (int i = 0; i < d->field_count(); ++i) {
+        const FieldDescriptor* f = d->field(i);
+        if (f->number() >= 1024) continue;  // none in the contract; walked as unknown
+        if (static_cast<size_t>(f->number()) >= m.by_number.size()) {
+          m.by_number.resize(f->number() + 1);
+        }
+        WireField& w = m.by_number[f->number()];
+        w.field = f;
+        w.kind = KindOf(f);
+        w.may_be_negative = f->name() == "growth_pools_per_second";
+        w.counted = f->is_repeated() && f->index() < kMaxCountedFields;
+        w.index = f->index();
+        if (w.kind == WireField::kMessage && t->find(f->message_type()) == t->end()) {
+          (*t)[f->message_type()] = std::make_unique<WireMessage>();
+          todo.push_back(f->message_type());
+        }
+      }
+    }
+    // Sub-message links, now that every table exists.
+    for (auto& [d, m] : *t) {
+      for (WireField& w : m->by_number) {
+        if (w.kind == WireField::kMessage) w.message = t->at(w.field->message_type()).get();
+      }
+    }
+    return t;
+  }();
+  return *tables->at(root);
+}
+
+// Fields from the report down to the message being walked, for messages.
+using Path = const FieldDescriptor*[kMaxDepth + 1];
+
+std::string Join(const Path& path, int depth, const FieldDescriptor* f) {
+  std::string out;
+  for (int i = 0; i < depth; ++i) absl::StrAppend(&out, path[i]->name(), ".");
+  absl::StrAppend(&out, f->name());
+  return out;
+}
+
+absl::Status CheckValue(double v, const WireField& w, const Path& path, int depth) {
+  if (!std::isfinite(v)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Join(path, depth, w.field), ": not a finite number"));
+  }
+  if (v < 0 && !w.may_be_negative) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(Join(path, depth, w.field), ": negative value ", v));
+  }
+  return absl::OkStatus();
+}
+
+// The first value problem found; the walk goes on, because bytes that do
+// not decode (DataLoss) must be reported as such whatever else is wrong.
+struct Found {
+  absl::Status invalid;
+  void Note(absl::Status st) {
+    if (invalid.ok()) invalid = std::move(st);
+  }
+};
+
+absl::Status CheckPacked(const WireField& w, const uint8_t* p, const uint8_t* end,
+                         const WireLimits& limits, const Path& path, int depth, Found& found) {
+  const size_t len = static_cast<size_t>(end - p);
+  size_t n = 0;
+  switch (w.kind) {
+    case WireField::kPackedVarint:
+      for (uint64_t ignored; p < end; ++n) {
+        if (!ReadVarint(p, end, &ignored)) return Malformed(w.field->name());
+      }
+      break;
+    case WireField::kPackedFixed32:
+    case WireField::kPackedFixed64: {
+      const size_t width = w.kind == WireField::kPackedFixed32 ? 4 : 8;
+      if (len % width != 0) return Malformed(w.field->name());
+      n = len / width;
+      break;
+    }
+    case WireField::kDouble:
+    case WireField::kFloat: {
+      const size_t width = w.kind == WireField::kDouble ? 8 : 4;
+      if (len % width != 0) return Malformed(w.field->name());
+      n = len / width;
+      if (static_cast<int64_t>(n) > limits.max_repeated) break;
+      for (; p < end; p += width) {
+        double v;
+        if (width == 8) {
+          std::memcpy(&v, p, 8);
+        } else {
+          float fv;
+          std::memcpy(&fv, p, 4);
+          v = fv;
+        }
+        if (absl::Status st = CheckValue(v, w, path, depth); !st.ok()) {
+          found.Note(std::move(st));
+          break;
+        }
+      }
+      break;
+    }
+    default:
+      return absl::OkStatus();
+  }
+  if (static_cast<int64_t>(n) > limits.max_repeated) {
+    found.Note(absl::InvalidArgumentError(absl::StrCat(
+        Join(path, depth, w.field), ": more than ", limits.max_repeated, " entries")));
+  }
+  return absl::OkStatus();
+}
+
+// Returns DataLoss at once; value problems go to `found`.
+absl::Status Walk(const WireMessage& msg, const uint8_t* p, const uint8_t* end,
+                  const WireLimits& limits, Path& path, int depth, Found& found) {
+  if (depth > kMaxDepth) return Malformed("nested too deeply");
+  int counts[kMaxCountedFields];
+  bool counted_any = false;
+  while (p < end) {
+    uint64_t tag;
+    if (!wire::ReadTag(p, end, &tag)) return Malformed("bad tag");
+    const WireField& w = msg.Find(tag >> 3);
+    if (w.counted) {
+      if (!counted_any) {
+        std::memset(counts, 0, sizeof(counts));
+        counted_any = true;
+      }
+      if (++counts[w.index] == limits.max_repeated + 1) {
+        found.Note(absl::InvalidArgumentError(absl::StrCat(
+            Join(path, depth, w.field), ": more than ", limits.max_repeated, " entries")));
+      }
+    }
+    // A known field arriving with another wire type is an unknown field to
+    // protobuf: skipped here too, unchecked.
+    switch (tag & 7) {
+      case 0: {
+        uint64_t ignored;
+        if (!ReadVarint(p, end, &ignored)) return Malformed("truncated varint");
+        break;
+      }
+      case 1: {
+        if (end - p < 8) return Malformed("truncated fixed64");
+        if (w.kind == WireField::kDouble) {
+          double v;
+          std::memcpy(&v, p, 8);
+          if (absl::Status st = CheckValue(v, w, path, depth); !st.ok()) {
+            found.Note(std::move(st));
+          }
+        }
+        p += 8;
+        break;
+      }
+      case 5: {
+        if (end - p < 4) return Malformed("truncated fixed32");
+        if (w.kind == WireField::kFloat) {
+          float v;
+          std::memcpy(&v, p, 4);
+          if (absl::Status st = CheckValue(v, w, path, depth); !st.ok()) {
+            found.Note(std::move(st));
+          }
+        }
+        p += 4;
+        break;
+      }
+      case 2: {
+        uint64_t len;
+        if (!ReadVarint(p, end, &len) || len > static_cast<uint64_t>(end - p)) {
+          return Malformed("truncated length-delimited field");
+        }
+        const uint8_t* sub_end = p + len;
+        absl::Status st;
+        switch (w.kind) {
+          case WireField::kMessage:
+            path[depth] = w.field;
+            st = Walk(*w.message, p, sub_end, limits, path, depth + 1, found);
+            break;
+          case WireField::kString:
+            if (!google::protobuf::internal::IsStructurallyValidUTF8(
+                    reinterpret_cast<const char*>(p), static_cast<int>(len))) {
+              return Malformed(absl::StrCat("invalid UTF-8 in ", Join(path, depth, w.field)));
+            }
+            break;
+          case WireField::kDouble:
+          case WireField::kFloat:
+          case WireField::kPackedVarint:
+          case WireField::kPackedFixed32:
+          case WireField::kPackedFixed64:
+            if (w.field->is_repeated()) {
+              st = CheckPacked(w, p, sub_end, limits, path, depth, found);
+            }
+            break;
+          default:
+            break;
+        }
+        if (!st.ok()) return st;
+        p = sub_end;
+        break;
+      }
+      default:
+        return Malformed("unsupported wire type");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckReportWire(absl::string_view wire, const WireLimits& limits) {
+  Path path;
+  Found found;
+  const auto* p = reinterpret_cast<const uint8_t*>(wire.data());
+  absl::Status st = Walk(ReportTable(), p, p + wire.size(), limits, path, 0, found);
+  if (!st.ok()) return st;
+  return found.invalid;
+}
+
+}  // namespace tracehealth::server

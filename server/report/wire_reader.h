@@ -1,0 +1,112 @@
+// Protobuf wire-format primitives for walking encoded messages without
+// parsing them (see CheckReportWire and DecodeReportHead).
+#ifndef TRACEHEALTH_SERVER_REPORT_WIRE_READER_H_
+#define TRACEHEALTH_SERVER_REPORT_WIRE_READER_H_
+
+#include <cstdint>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace tracehealth::server::wire {
+
+enum WireType : int { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+// Reads a varint of at most 10 bytes (as protobuf does) and advances `p`;
+// false when truncated or longer.
+inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  if (p < end && *p < 0x80) {
+    *v = *p++;
+    return true;
+  }
+  uint64_t out = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    const uint8_t b = *p++;
+    out |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) {
+      *v = out;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Reads a tag; false for what protobuf rejects (more than 32 bits, field
+// number 0).
+inline bool ReadTag(const uint8_t*& p, const uint8_t* end, uint64_t* tag) {
+  return ReadVarint(p, end, tag) && *tag <= 0xffffffffu && (*tag >> 3) != 0;
+}
+
+inline absl::Status Malformed(absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("malformed report: ", what));
+}
+
+// One field of a message: its number, wire type and value.
+struct Field {
+  uint32_t number = 0;
+  int wire_type = 0;
+  uint64_t varint = 0;      // kVarint
+  uint64_t fixed = 0;       // kFixed64 / kFixed32 bits
+  absl::string_view bytes;  // kLengthDelimited
+
+  double AsDouble() const {
+    double d;
+    std::memcpy(&d, &fixed, sizeof(d));
+    return d;
+  }
+};
+
+// Calls `fn(const Field&)` for each field of the encoded message `msg`, in
+// order; `fn` returns absl::Status and a failure stops the walk. DataLoss
+// for truncated or malformed fields and for wire types other than 0, 1, 2
+// and 5 (groups).
+template <typename Fn>
+absl::Status ForEachField(absl::string_view msg, Fn fn) {
+  const auto* p = reinterpret_cast<const uint8_t*>(msg.data());
+  const uint8_t* const end = p + msg.size();
+  while (p < end) {
+    uint64_t tag;
+    if (!ReadTag(p, end, &tag)) return Malformed("bad tag");
+    Field f;
+    f.number = static_cast<uint32_t>(tag >> 3);
+    f.wire_type = static_cast<int>(tag & 7);
+    switch (f.wire_type) {
+      case kVarint:
+        if (!ReadVarint(p, end, &f.varint)) return Malformed("truncated varint");
+        break;
+      case kFixed64:
+        if (end - p < 8) return Malformed("truncated fixed64");
+        std::memcpy(&f.fixed, p, 8);
+        p += 8;
+        break;
+      case kFixed32: {
+        if (end - p < 4) return Malformed("truncated fixed32");
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        f.fixed = v;
+        p += 4;
+        break;
+      }
+      case kLengthDelimited: {
+        uint64_t len;
+        if (!ReadVarint(p, end, &len) || len > static_cast<uint64_t>(end - p)) {
+          return Malformed("truncated length-delimited field");
+        }
+        f.bytes = absl::string_view(reinterpret_cast<const char*>(p), len);
+        p += len;
+        break;
+      }
+      default:
+        return Malformed("unsupported wire type");
+    }
+    absl::Status st = fn(f);
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tracehealth::server::wire
+
+#endif  // TRACEHEALTH_SERVER_REPORT_WIRE_READER_H_
