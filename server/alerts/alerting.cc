@@ -136,10 +136,15 @@ void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
   // in seq order). Keys and values point into `reports`, which outlives the
   // map.
   absl::flat_hash_map<absl::string_view, const v1::HostReport*> previous;
+  // Keep the reports read here alive for this call (previous points into
+  // them). Rules read the whole report, so each is parsed here.
+  std::vector<std::shared_ptr<const v1::HostReport>> parsed;
+  parsed.reserve(reports.size());
   std::vector<std::shared_ptr<const v1::HostReport>> from_index;
   std::vector<v1::Alert> changed;
   for (const CommittedReport& c : reports) {
-    const v1::HostReport& r = *c.report;
+    parsed.push_back(c.report->report());
+    const v1::HostReport& r = *parsed.back();
     auto it = previous.find(r.host_id());
     const v1::HostReport* prev = nullptr;
     if (it != previous.end()) {

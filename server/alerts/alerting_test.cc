@@ -30,7 +30,7 @@ CommittedReport Report(const std::string& host, uint64_t seq, double latency,
   a->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   a->set_latency_seconds(latency);
   r->mutable_health()->set_spool_dropped_total(dropped);
-  return {r, at};
+  return {StoredReport::Of(*r), at};
 }
 
 // Waits until `storage` holds `n` pending/firing alerts.

@@ -4,29 +4,29 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/report/wire_check.h"
 
 namespace tracehealth::server {
 
 absl::Status HostIndex::LoadFrom(Storage& storage) {
-  absl::flat_hash_map<std::string, HostEntry> loaded;
+  absl::flat_hash_map<std::string, Entry> loaded;
   absl::Status first_error;
-  absl::Status st = storage.LoadLatest([&](const LatestRow& row) {
-    auto report = std::make_shared<v1::HostReport>();
-    if (!report->ParseFromString(row.blob)) {
+  absl::Status st = storage.LoadLatest([&](LatestRow& row) {
+    // Only whether it decodes: its values were checked when it arrived,
+    // perhaps under other limits.
+    if (absl::IsDataLoss(CheckReportWire(row.blob, WireLimits{}))) {
       if (first_error.ok()) {
         first_error = absl::DataLossError(absl::StrCat(
-            "stored report ", row.host_id, "/", row.latest_seq,
-            " does not parse"));
+            "stored report ", row.host_id, "/", row.latest_seq, " does not parse"));
       }
       return;
     }
-    HostEntry e;
-    e.host_id = row.host_id;
-    e.latest = std::move(report);
+    Entry e;
+    e.latest = std::make_shared<StoredReport>(row.host_id, row.latest_seq, std::move(row.blob));
     e.first_seen = absl::FromUnixNanos(row.first_seen_ns);
     e.last_seen = absl::FromUnixNanos(row.last_seen_ns);
     e.reports = row.reports;
-    loaded.emplace(row.host_id, std::move(e));
+    loaded.emplace(std::move(row.host_id), std::move(e));
   });
   if (!st.ok()) return st;
   absl::MutexLock lock(&mu_);
@@ -37,19 +37,15 @@ absl::Status HostIndex::LoadFrom(Storage& storage) {
 void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
   absl::MutexLock lock(&mu_);
   for (const CommittedReport& c : reports) {
-    const std::string& host = c.report->host_id();
-    auto it = hosts_.find(host);
-    if (it == hosts_.end()) {
-      HostEntry e;
-      e.host_id = host;
+    auto [it, inserted] = hosts_.try_emplace(c.report->host_id());
+    Entry& e = it->second;
+    if (inserted) {
       e.latest = c.report;
       e.first_seen = c.received_at;
       e.last_seen = c.received_at;
       e.reports = 1;
-      hosts_.emplace(host, std::move(e));
       continue;
     }
-    HostEntry& e = it->second;
     if (c.report->seq() > e.latest->seq()) e.latest = c.report;
     e.first_seen = std::min(e.first_seen, c.received_at);
     e.last_seen = std::max(e.last_seen, c.received_at);
@@ -57,11 +53,33 @@ void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
   }
 }
 
-std::optional<HostEntry> HostIndex::Get(const std::string& host_id) const {
+HostEntry HostIndex::ToHostEntry(const std::string& host_id, const Entry& e) {
+  HostEntry out;
+  out.host_id = host_id;
+  out.latest = e.latest->report();
+  out.first_seen = e.first_seen;
+  out.last_seen = e.last_seen;
+  out.reports = e.reports;
+  return out;
+}
+
+std::vector<std::pair<std::string, HostIndex::Entry>> HostIndex::Copy() const {
+  std::vector<std::pair<std::string, Entry>> out;
   absl::ReaderMutexLock lock(&mu_);
-  auto it = hosts_.find(host_id);
-  if (it == hosts_.end()) return std::nullopt;
-  return it->second;
+  out.reserve(hosts_.size());
+  for (const auto& [id, e] : hosts_) out.emplace_back(id, e);
+  return out;
+}
+
+std::optional<HostEntry> HostIndex::Get(const std::string& host_id) const {
+  Entry e;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = hosts_.find(host_id);
+    if (it == hosts_.end()) return std::nullopt;
+    e = it->second;
+  }
+  return ToHostEntry(host_id, e);
 }
 
 uint64_t HostIndex::LatestSeq(const std::string& host_id) const {
@@ -71,26 +89,20 @@ uint64_t HostIndex::LatestSeq(const std::string& host_id) const {
 }
 
 std::vector<HostEntry> HostIndex::Select(const LabelSelector& selector) const {
+  // Only copy under the lock (ids and shared pointers), so parsing and
+  // label matching over a large fleet never hold up the writer's updates.
+  std::vector<std::pair<std::string, Entry>> all = Copy();
   std::vector<HostEntry> out;
-  {
-    // Only copy under the lock (cheap: ids and shared pointers), so label
-    // matching over a large fleet never holds up the writer's updates.
-    absl::ReaderMutexLock lock(&mu_);
-    out.reserve(hosts_.size());
-    for (const auto& [id, e] : hosts_) out.push_back(e);
+  out.reserve(all.size());
+  for (const auto& [id, e] : all) {
+    HostEntry h = ToHostEntry(id, e);
+    if (selector.empty() || selector.Matches(h.latest->labels())) out.push_back(std::move(h));
   }
-  if (selector.empty()) return out;
-  out.erase(std::remove_if(out.begin(), out.end(),
-                           [&](const HostEntry& e) {
-                             return !selector.Matches(e.latest->labels());
-                           }),
-            out.end());
   return out;
 }
 
 void HostIndex::ForEach(const std::function<void(const HostEntry&)>& fn) const {
-  absl::ReaderMutexLock lock(&mu_);
-  for (const auto& [id, e] : hosts_) fn(e);
+  for (const auto& [id, e] : Copy()) fn(ToHostEntry(id, e));
 }
 
 size_t HostIndex::size() const {

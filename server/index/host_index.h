@@ -2,11 +2,14 @@
 // first/last seen, report count), for queries and per-host metrics.
 //
 // Filled from Storage::LoadLatest at start and updated by the ingest writer
-// after each commit, so it only ever shows committed reports.
+// after each commit, so it only ever shows committed reports. Reports are
+// held as StoredReports: a host's newest report is parsed when it is first
+// read (Get, Select, ForEach), never on the ingest path.
 //
 // Thread safety: all methods are thread-safe (readers share a lock; updates
-// take it exclusively). Reports are immutable and shared, so a reader keeps
-// a consistent copy after the lock is released.
+// take it exclusively; parsing happens outside it). Reports are immutable
+// and shared, so a reader keeps a consistent copy after the lock is
+// released.
 #ifndef TRACEHEALTH_SERVER_INDEX_HOST_INDEX_H_
 #define TRACEHEALTH_SERVER_INDEX_HOST_INDEX_H_
 
@@ -15,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -25,6 +29,7 @@
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/index/label_selector.h"
+#include "server/report/stored_report.h"
 #include "server/storage/storage.h"
 
 namespace tracehealth::server {
@@ -39,7 +44,7 @@ struct HostEntry {
 
 // One committed report, as the writer hands it to the index.
 struct CommittedReport {
-  std::shared_ptr<const v1::HostReport> report;
+  std::shared_ptr<const StoredReport> report;
   absl::Time received_at;
 };
 
@@ -50,7 +55,8 @@ class HostIndex {
   HostIndex& operator=(const HostIndex&) = delete;
 
   // Loads every host's newest report from `storage` (replacing what the
-  // index holds). Errors: the storage's, or DataLoss for an unparsable blob
+  // index holds). Each blob is checked with CheckReportWire, not parsed.
+  // Errors: the storage's, or DataLoss for a blob that does not decode
   // (that host is skipped; the first such error is returned after loading
   // the rest).
   absl::Status LoadFrom(Storage& storage);
@@ -67,15 +73,26 @@ class HostIndex {
   // Hosts matching `selector` (all when empty), in no particular order.
   std::vector<HostEntry> Select(const LabelSelector& selector) const;
 
-  // Calls `fn` for every host under the reader lock; `fn` must not call
-  // back into the index.
+  // Calls `fn` for every host, on a copy taken under the reader lock (so
+  // `fn` runs without it and may call back into the index).
   void ForEach(const std::function<void(const HostEntry&)>& fn) const;
 
   size_t size() const;
 
  private:
+  struct Entry {
+    std::shared_ptr<const StoredReport> latest;  // never null
+    absl::Time first_seen;
+    absl::Time last_seen;
+    uint64_t reports = 0;
+  };
+  // Parses the entry's report if no one has yet.
+  static HostEntry ToHostEntry(const std::string& host_id, const Entry& e);
+  // Every host, copied under the reader lock.
+  std::vector<std::pair<std::string, Entry>> Copy() const;
+
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, HostEntry> hosts_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Entry> hosts_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tracehealth::server

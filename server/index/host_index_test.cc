@@ -7,13 +7,13 @@
 namespace tracehealth::server {
 namespace {
 
-std::shared_ptr<v1::HostReport> Report(const std::string& host, uint64_t seq,
-                                       const std::string& role) {
-  auto r = std::make_shared<v1::HostReport>();
-  r->set_host_id(host);
-  r->set_seq(seq);
-  (*r->mutable_labels())["role"] = role;
-  return r;
+std::shared_ptr<const StoredReport> Report(const std::string& host, uint64_t seq,
+                                           const std::string& role) {
+  v1::HostReport r;
+  r.set_host_id(host);
+  r.set_seq(seq);
+  (*r.mutable_labels())["role"] = role;
+  return StoredReport::Of(r);
 }
 
 TEST(HostIndexTest, ApplyKeepsNewestSeqAndCounts) {
@@ -49,7 +49,7 @@ TEST(HostIndexTest, RebuildsFromStorage) {
     row.host_id = "h1";
     row.seq = seq;
     row.received_at_ns = seq * 1000000000;
-    row.blob = Report("h1", seq, seq == 3 ? "db" : "x")->SerializeAsString();
+    row.blob = Report("h1", seq, seq == 3 ? "db" : "x")->report()->SerializeAsString();
     rows.push_back(row);
   }
   ASSERT_TRUE((*storage)->WriteBatch(rows).ok());
@@ -74,7 +74,7 @@ TEST(HostIndexTest, UnparsableBlobIsReportedAndSkipped) {
   ReportRow good;
   good.host_id = "good";
   good.seq = 1;
-  good.blob = Report("good", 1, "db")->SerializeAsString();
+  good.blob = Report("good", 1, "db")->report()->SerializeAsString();
   ASSERT_TRUE((*storage)->WriteBatch({bad, good}).ok());
   HostIndex index;
   EXPECT_TRUE(absl::IsDataLoss(index.LoadFrom(**storage)));

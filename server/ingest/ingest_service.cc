@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "google/protobuf/arena.h"
 #include "grpcpp/grpcpp.h"
 #include "server/ingest/report_row.h"
 
@@ -160,81 +159,72 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     }
   }
 
-  // Parses, checks and queues one report. Returns whether the writer's
-  // queue is full.
+  // Checks and queues one report. The report is not parsed: its bytes are
+  // walked once (CheckReportWire) and the few fields ingest needs are
+  // decoded from them (DecodeReportHead); the index parses a host's newest
+  // report when someone reads it. Returns whether the writer's queue is
+  // full.
   bool HandleReport(std::string blob) {
     const IngestOptions& opts = service_->options_;
     absl::Time now = opts.now();
-    // Each report is parsed into its own arena: one or two block allocations
-    // instead of one per string and sub-message, and one release when the
-    // last holder (writer batch or index) drops it. A parsed report takes
-    // about 4x its wire size: one block, usually.
-    google::protobuf::ArenaOptions arena_opts;
-    arena_opts.start_block_size = std::clamp<size_t>(blob.size() * 5, 4 << 10, 256 << 10);
-    arena_opts.max_block_size = 256 << 10;
-    auto arena = std::make_shared<google::protobuf::Arena>(arena_opts);
-    auto* parsed = google::protobuf::Arena::CreateMessage<v1::HostReport>(arena.get());
-    if (!parsed->ParseFromString(blob)) {
-      service_->metrics_->CountRejected();
-      absl::MutexLock lock(&mu_);
-      stop_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                           "report does not decode as a tracehealth.v1.HostReport "
-                           "(malformed protobuf or invalid UTF-8 in a string field)");
+    absl::StatusOr<ReportHead> head = DecodeReportHead(blob);
+    if (!head.ok()) {
+      EndUndecodable(head.status());
       return false;
     }
-    std::shared_ptr<const v1::HostReport> report(std::move(arena), parsed);
     {
       absl::MutexLock lock(&mu_);
       // Identity first: a stream belongs to one host.
-      if (host_.empty() && IsValidHostId(report->host_id())) {
+      if (host_.empty() && IsValidHostId(head->host_id)) {
         if (opts.require_client_identity &&
-            std::find(identities_.begin(), identities_.end(), report->host_id()) ==
+            std::find(identities_.begin(), identities_.end(), head->host_id) ==
                 identities_.end()) {
-          stop_ = grpc::Status(
-              grpc::StatusCode::PERMISSION_DENIED,
-              absl::StrCat("client certificate does not name host \"",
-                           report->host_id(), "\""));
+          stop_ = grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                               absl::StrCat("client certificate does not name host \"",
+                                            head->host_id, "\""));
           return false;
         }
         // acked_ starts at 0, not at the host's newest stored seq: an earlier
         // stream may have stored seq N after failing to store N-1, and only
         // what this stream sees committed may be acked.
-        host_ = report->host_id();
-      } else if (!host_.empty() && report->host_id() != host_) {
+        host_ = std::string(head->host_id);
+      } else if (!host_.empty() && head->host_id != host_) {
         stop_ = grpc::Status(
             grpc::StatusCode::PERMISSION_DENIED,
-            absl::StrCat("stream reports for host \"", host_,
-                         "\"; got a report for \"", report->host_id().substr(0, 253),
-                         "\""));
+            absl::StrCat("stream reports for host \"", host_, "\"; got a report for \"",
+                         head->host_id.substr(0, 253), "\""));
         return false;
       }
     }
-    absl::Status valid = ValidateReport(*report, blob, now, opts.limits);
+    absl::Status valid = ValidateReport(*head, blob, now, opts.limits);
+    if (absl::IsDataLoss(valid)) {
+      EndUndecodable(valid);
+      return false;
+    }
     if (!valid.ok()) {
       service_->metrics_->CountRejected();
       absl::MutexLock lock(&mu_);
       v1::Rejection* rej = pending_.add_rejected();
-      rej->set_seq(report->seq());
+      rej->set_seq(head->seq);
       rej->set_code(static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
       rej->set_message(std::string(valid.message()));
       ack_pending_ = true;
       return false;  // the ack is started by OnReadDone
     }
-    if (!service_->limiter_.Allow(report->host_id(), now)) {
+    if (!service_->limiter_.Allow(head->host_id, now)) {
       service_->metrics_->CountRateLimited();
       absl::MutexLock lock(&mu_);
       stop_ = grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
           absl::StrFormat("host \"%s\" is over its report rate limit (%g/s, burst %g); "
                           "retry later",
-                          report->host_id(), service_->limiter_.per_second(),
+                          head->host_id, service_->limiter_.per_second(),
                           service_->limiter_.burst()));
       return false;
     }
-    uint64_t seq = report->seq();
+    const uint64_t seq = head->seq;
     WriteRequest req;
-    req.row = MakeReportRow(*report, std::move(blob), now);
-    req.report = std::move(report);
+    req.row = MakeReportRow(*head, std::move(blob), now);
     req.done = [this, seq](absl::StatusOr<WriteOutcome> outcome) {
       OnCommitted(seq, outcome.status());
     };
@@ -251,6 +241,16 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       return false;
     }
     return full;
+  }
+
+  // A message that does not decode cannot be answered by seq: the stream
+  // ends with INVALID_ARGUMENT (what was read before it is still acked).
+  void EndUndecodable(const absl::Status& why) {
+    service_->metrics_->CountRejected();
+    absl::MutexLock lock(&mu_);
+    stop_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                         absl::StrCat("report does not decode as a tracehealth.v1.HostReport (",
+                                      why.message(), ")"));
   }
 
   // ReportWriter's publisher thread.

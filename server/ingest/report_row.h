@@ -6,15 +6,14 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "proto/tracehealth/v1/report.pb.h"
+#include "server/report/report_head.h"
 #include "server/storage/storage.h"
 
 namespace tracehealth::server {
 
-// `blob` is `report` serialized (passed in so callers holding the wire bytes
-// need not serialize again).
-ReportRow MakeReportRow(const v1::HostReport& report, std::string blob,
-                        absl::Time received_at);
+// `head` is DecodeReportHead(blob); its views are read before `blob` moves
+// into the row.
+ReportRow MakeReportRow(const ReportHead& head, std::string blob, absl::Time received_at);
 
 }  // namespace tracehealth::server
 

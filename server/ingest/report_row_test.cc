@@ -1,6 +1,7 @@
 #include "server/ingest/report_row.h"
 
 #include "gtest/gtest.h"
+#include "proto/tracehealth/v1/report.pb.h"
 
 namespace tracehealth::server {
 namespace {
@@ -19,7 +20,10 @@ TEST(ReportRowTest, ExtractsKeyColumns) {
   a->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   a->set_latency_seconds(7.5);
   r.mutable_predictions()->mutable_stack_depot()->set_budget_ratio(0.25);
-  ReportRow row = MakeReportRow(r, "bytes", absl::FromUnixSeconds(200));
+  const std::string wire = r.SerializeAsString();
+  absl::StatusOr<ReportHead> head = DecodeReportHead(wire);
+  ASSERT_TRUE(head.ok()) << head.status();
+  ReportRow row = MakeReportRow(*head, wire, absl::FromUnixSeconds(200));
   EXPECT_EQ(row.host_id, "h");
   EXPECT_EQ(row.seq, 9u);
   EXPECT_EQ(row.observed_at_ns, 100000000005LL);
@@ -28,7 +32,18 @@ TEST(ReportRowTest, ExtractsKeyColumns) {
   EXPECT_DOUBLE_EQ(*row.attach_latency_seconds, 7.5);
   EXPECT_DOUBLE_EQ(*row.pool_budget_ratio, 0.25);
   EXPECT_FALSE(row.purge_seconds.has_value());
-  EXPECT_EQ(row.blob, "bytes");
+  EXPECT_EQ(row.blob, wire);
+}
+
+TEST(ReportRowTest, PurgeColumnOnlyWhenTheModelApplies) {
+  v1::HostReport r;
+  r.set_host_id("h");
+  r.mutable_predictions()->mutable_vmap_purge()->set_purge_seconds(3);
+  std::string wire = r.SerializeAsString();
+  EXPECT_FALSE(MakeReportRow(*DecodeReportHead(wire), wire, absl::Now()).purge_seconds);
+  r.mutable_predictions()->mutable_vmap_purge()->set_applies(true);
+  wire = r.SerializeAsString();
+  EXPECT_EQ(MakeReportRow(*DecodeReportHead(wire), wire, absl::Now()).purge_seconds, 3.0);
 }
 
 }  // namespace

@@ -136,8 +136,10 @@ void ReportWriter::Publish(Committed& c) {
     for (size_t i = 0; i < c.batch.size(); ++i) {
       if ((*c.outcomes)[i] == WriteOutcome::kStored) {
         stats.stored++;
-        committed.push_back(
-            {c.batch[i].report, absl::FromUnixNanos(c.rows[i].received_at_ns)});
+        ReportRow& row = c.rows[i];
+        committed.push_back({std::make_shared<StoredReport>(std::move(row.host_id), row.seq,
+                                                            std::move(row.blob)),
+                             absl::FromUnixNanos(row.received_at_ns)});
       } else {
         stats.duplicates++;
       }

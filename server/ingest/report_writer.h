@@ -39,9 +39,9 @@
 namespace tracehealth::server {
 
 struct WriteRequest {
+  // Handed to the commit hook as a StoredReport (the blob moves into it)
+  // once stored.
   ReportRow row;
-  // The parsed report, handed to the commit hook when stored.
-  std::shared_ptr<const v1::HostReport> report;
   // Called once, on the writer thread, after the commit (or its failure).
   std::function<void(absl::StatusOr<WriteOutcome>)> done;
   // Optional: when set to true (e.g. by an earlier request's `done` after a

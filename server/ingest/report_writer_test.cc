@@ -15,15 +15,14 @@ namespace {
 
 WriteRequest Req(const std::string& host, uint64_t seq,
                  std::function<void(absl::StatusOr<WriteOutcome>)> done) {
-  auto report = std::make_shared<v1::HostReport>();
-  report->set_host_id(host);
-  report->set_seq(seq);
+  v1::HostReport report;
+  report.set_host_id(host);
+  report.set_seq(seq);
   WriteRequest r;
   r.row.host_id = host;
   r.row.seq = seq;
   r.row.received_at_ns = 1;
-  r.row.blob = report->SerializeAsString();
-  r.report = report;
+  r.row.blob = report.SerializeAsString();
   r.done = std::move(done);
   return r;
 }
@@ -44,6 +43,11 @@ TEST(ReportWriterTest, GroupCommitsFromManyThreadsAndDetectsDuplicates) {
                           batches++;
                           hooked += c.size();
                           EXPECT_EQ(c.size(), s.stored);
+                          // Each stored row reaches the hook with its bytes.
+                          for (const CommittedReport& r : c) {
+                            EXPECT_EQ(r.report->report()->host_id(), r.report->host_id());
+                            EXPECT_EQ(r.report->report()->seq(), r.report->seq());
+                          }
                         });
     auto done = [&](absl::StatusOr<WriteOutcome> o) {
       if (!o.ok()) {

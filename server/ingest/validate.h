@@ -1,7 +1,8 @@
-// Validation of incoming HostReports: a pure function of the report, the
-// server's clock reading and the limits. Run before a report is queued for
-// storage; an invalid report is answered with a Rejection (INVALID_ARGUMENT)
-// and never stored.
+// Validation of incoming HostReports: a pure function of the report's wire
+// bytes (and their decoded head), the server's clock reading and the
+// limits. Run before a report is queued for storage; an invalid report is
+// answered with a Rejection (INVALID_ARGUMENT) and never stored, one that
+// does not decode ends its stream.
 #ifndef TRACEHEALTH_SERVER_INGEST_VALIDATE_H_
 #define TRACEHEALTH_SERVER_INGEST_VALIDATE_H_
 
@@ -10,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "proto/tracehealth/v1/report.pb.h"
+#include "server/report/report_head.h"
 
 namespace tracehealth::server {
 
@@ -35,10 +36,11 @@ bool IsValidHostId(absl::string_view host_id);
 // length, seq 0 (or above 2^63-1), observed_at missing/out of range/too far
 // in the future, too many or oversized labels, version strings too long,
 // a non-finite number anywhere, a negative number where only >= 0 makes
-// sense, oversized repeated fields or report. `wire` must be `report`
-// serialized (numbers and repeated sizes are checked on the wire bytes).
-absl::Status ValidateReport(const v1::HostReport& report, absl::string_view wire,
-                            absl::Time now, const ValidationLimits& limits);
+// sense, oversized repeated fields or report. DataLoss when `wire` does not
+// decode as a HostReport (see CheckReportWire). `head` must be
+// DecodeReportHead(wire).
+absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl::Time now,
+                            const ValidationLimits& limits);
 
 }  // namespace tracehealth::server
 

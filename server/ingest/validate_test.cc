@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "proto/tracehealth/v1/report.pb.h"
 
 namespace tracehealth::server {
 namespace {
@@ -30,9 +31,16 @@ v1::HostReport Good() {
   return r;
 }
 
+absl::Status CheckWire(const std::string& wire,
+                       const ValidationLimits& limits = ValidationLimits()) {
+  absl::StatusOr<ReportHead> head = DecodeReportHead(wire);
+  if (!head.ok()) return head.status();
+  return ValidateReport(*head, wire, kNow, limits);
+}
+
 absl::Status Check(const v1::HostReport& r,
                    const ValidationLimits& limits = ValidationLimits()) {
-  return ValidateReport(r, r.SerializeAsString(), kNow, limits);
+  return CheckWire(r.SerializeAsString(), limits);
 }
 
 TEST(ValidateTest, AcceptsAGoodReport) {
@@ -132,13 +140,27 @@ TEST(ValidateTest, RejectsOversizedReport) {
   EXPECT_NE(st.message().find("bytes"), std::string::npos);
 }
 
-TEST(ValidateTest, RejectsMalformedWireBytes) {
+// Bytes that do not decode are DataLoss (the stream ends), not a rejection.
+TEST(ValidateTest, MalformedWireBytesAreDataLoss) {
   v1::HostReport r = Good();
   std::string wire = r.SerializeAsString();
+  EXPECT_TRUE(absl::IsDataLoss(CheckWire(wire.substr(0, wire.size() - 3))));
+  EXPECT_TRUE(absl::IsDataLoss(CheckWire(wire + "\x0f")));  // wire type 7
+  // Invalid UTF-8 deep inside: the head decodes, the walk does not accept it.
+  r.mutable_snapshot()->mutable_kernel()->set_release("6.1\xff");
+  EXPECT_TRUE(absl::IsDataLoss(CheckWire(r.SerializeAsString())));
+}
+
+TEST(ValidateTest, LabelCountIncludesRepeatedKeys) {
+  ValidationLimits limits;
+  limits.max_labels = 2;
+  v1::HostReport r = Good();
+  std::string wire = r.SerializeAsString();
+  ASSERT_TRUE(CheckWire(wire, limits).ok());
+  v1::HostReport again;
+  (*again.mutable_labels())["role"] = "web";
   EXPECT_TRUE(absl::IsInvalidArgument(
-      ValidateReport(r, wire.substr(0, wire.size() - 3), kNow, ValidationLimits())));
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      ValidateReport(r, wire + "\x0f", kNow, ValidationLimits())));  // wire type 7
+      CheckWire(wire + again.SerializeAsString() + again.SerializeAsString(), limits)));
 }
 
 TEST(ValidateTest, AllowsSmallClockSkewAndOldReports) {

@@ -33,7 +33,7 @@ TEST(HostCollectorTest, ExportsPerHostGauges) {
   purge->set_applies(true);
   HostIndex index;
   absl::Time seen = absl::FromUnixSeconds(1000);
-  index.Apply({{r, seen}});
+  index.Apply({{StoredReport::Of(*r), seen}});
   HostCollector collector(&index, 3, [&] { return seen + absl::Seconds(200); });
   std::string text = prometheus::TextSerializer().Serialize(collector.Collect());
   EXPECT_NE(text.find("tracehealth_attach_latency_seconds{host=\"db-1\",probe_kind=\"kprobe_multi_return\"} 7.5"),

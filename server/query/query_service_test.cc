@@ -22,8 +22,8 @@ class QueryServiceTest : public ::testing::Test {
       h.host_id = "h" + std::to_string(i);
       h.threads = 10000 + 60000 * i;  // h5 is the worst
       h.role = i % 2 == 0 ? "db" : "web";
-      auto r = std::make_shared<v1::HostReport>(SampleReport(h, 1, now_ - absl::Seconds(10)));
-      reports.push_back({r, i == 0 ? now_ - absl::Hours(1) : now_});
+      reports.push_back({StoredReport::Of(SampleReport(h, 1, now_ - absl::Seconds(10))),
+                         i == 0 ? now_ - absl::Hours(1) : now_});
     }
     index_.Apply(reports);
     QueryOptions opts;

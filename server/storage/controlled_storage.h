@@ -32,7 +32,7 @@ class ControlledStorage : public Storage {
     }
     return inner_->WriteBatch(rows);
   }
-  absl::Status LoadLatest(const std::function<void(const LatestRow&)>& fn) override {
+  absl::Status LoadLatest(const std::function<void(LatestRow&)>& fn) override {
     return inner_->LoadLatest(fn);
   }
   absl::StatusOr<int64_t> DeleteReportsReceivedBefore(int64_t t) override {

@@ -592,7 +592,7 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
 }
 
 absl::Status SqliteStorage::LoadLatest(
-    const std::function<void(const LatestRow&)>& fn) {
+    const std::function<void(LatestRow&)>& fn) {
   std::vector<std::pair<LatestRow, int64_t>> latest;  // row, latest_rowid
   {
     absl::MutexLock lock(&write_mu_);

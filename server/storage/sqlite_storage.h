@@ -89,7 +89,7 @@ class SqliteStorage : public Storage {
   absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
       absl::Span<const ReportRow> rows) override;
   absl::Status LoadLatest(
-      const std::function<void(const LatestRow&)>& fn) override;
+      const std::function<void(LatestRow&)>& fn) override;
   absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
       int64_t received_before_ns) override;
   absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;

@@ -85,9 +85,10 @@ class Storage {
   virtual absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
       absl::Span<const ReportRow> rows) = 0;
 
-  // Calls `fn` once per host with its newest report.
+  // Calls `fn` once per host with its newest report (`fn` may move from
+  // the row).
   virtual absl::Status LoadLatest(
-      const std::function<void(const LatestRow&)>& fn) = 0;
+      const std::function<void(LatestRow&)>& fn) = 0;
 
   // Deletes reports received before `received_before_ns`, except each
   // host's newest one, in several short transactions (ingest goes on
