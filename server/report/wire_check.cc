@@ -258,9 +258,7 @@ absl::Status Walk(const WireMessage& msg, const uint8_t* p, const uint8_t* end,
       }
       case 2: {
         uint64_t len;
-        if (!ReadVarint(p, end, &len) || len > static_cast<uint64_t>(end - p)) {
-          return Malformed("truncated length-delimited field");
-        }
+        if (!wire::ReadLength(p, end, &len)) return Malformed("bad length-delimited field");
         const uint8_t* sub_end = p + len;
         absl::Status st;
         switch (w.kind) {

@@ -27,6 +27,15 @@ TEST(WireCheckTest, BytesThatDoNotDecodeAreDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(Check(wire + "\x0b")));                 // group start
   EXPECT_TRUE(absl::IsDataLoss(Check(wire + "\x0f")));                 // wire type 7
   EXPECT_TRUE(absl::IsDataLoss(Check("\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")));
+  // Tags and lengths take at most 5 bytes, even when the value is small:
+  // a 6-byte tag (found by the fuzzer) and a 6-byte length.
+  const std::string long_tag("\xa1\xfe\xff\xfc\x82\x00+\x12" "c\xff+\x7fnd", 14);
+  const std::string long_len("\x0a\x81\x80\x80\x80\x80\x00x", 8);
+  for (const std::string& w : {long_tag, long_len}) {
+    v1::HostReport r;
+    EXPECT_FALSE(r.ParseFromString(w));
+    EXPECT_TRUE(absl::IsDataLoss(Check(w)));
+  }
 
   v1::HostReport deep = Sample();
   deep.mutable_snapshot()->mutable_kernel()->set_release("6.1\xff");

@@ -33,10 +33,31 @@ inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
   return false;
 }
 
-// Reads a tag; false for what protobuf rejects (more than 32 bits, field
-// number 0).
+// Protobuf reads tags and lengths in at most 5 bytes (longer encodings of
+// small values are malformed to it).
+inline bool ReadVarint32(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  uint64_t out = 0;
+  for (int i = 0; i < 5 && p < end; ++i) {
+    const uint8_t b = *p++;
+    out |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if (b < 0x80) {
+      *v = out;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Reads a tag; false for what protobuf rejects (more than 5 bytes, field
+// number 0) and for tags above 32 bits, which it would truncate.
 inline bool ReadTag(const uint8_t*& p, const uint8_t* end, uint64_t* tag) {
-  return ReadVarint(p, end, tag) && *tag <= 0xffffffffu && (*tag >> 3) != 0;
+  return ReadVarint32(p, end, tag) && *tag <= 0xffffffffu && (*tag >> 3) != 0;
+}
+
+// Reads the length of a length-delimited field and checks that many bytes
+// follow.
+inline bool ReadLength(const uint8_t*& p, const uint8_t* end, uint64_t* len) {
+  return ReadVarint32(p, end, len) && *len <= static_cast<uint64_t>(end - p);
 }
 
 inline absl::Status Malformed(absl::string_view what) {
@@ -91,9 +112,7 @@ absl::Status ForEachField(absl::string_view msg, Fn fn) {
       }
       case kLengthDelimited: {
         uint64_t len;
-        if (!ReadVarint(p, end, &len) || len > static_cast<uint64_t>(end - p)) {
-          return Malformed("truncated length-delimited field");
-        }
+        if (!ReadLength(p, end, &len)) return Malformed("bad length-delimited field");
         f.bytes = absl::string_view(reinterpret_cast<const char*>(p), len);
         p += len;
         break;
