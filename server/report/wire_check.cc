@@ -134,16 +134,41 @@ std::string Join(const Path& path, int depth, const FieldDescriptor* f) {
   return out;
 }
 
-absl::Status CheckValue(double v, const WireField& w, const Path& path, int depth) {
+// A little-endian double (width 8) or float (width 4).
+inline double ReadFloating(const uint8_t* p, size_t width) {
+  if (width == 8) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The common case inline; the error is built out of line.
+inline bool ValueOk(double v, const WireField& w) {
+  return std::isfinite(v) && (v >= 0 || w.may_be_negative);
+}
+
+absl::Status BadValue(double v, const WireField& w, const Path& path, int depth) {
   if (!std::isfinite(v)) {
     return absl::InvalidArgumentError(
         absl::StrCat(Join(path, depth, w.field), ": not a finite number"));
   }
-  if (v < 0 && !w.may_be_negative) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Join(path, depth, w.field), ": negative value ", v));
+  return absl::InvalidArgumentError(
+      absl::StrCat(Join(path, depth, w.field), ": negative value ", v));
+}
+
+// Protobuf's check, after an inline pass over the (usual) ASCII bytes.
+bool ValidUtf8(absl::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (static_cast<unsigned char>(s[i]) >= 0x80) {
+      return google::protobuf::internal::IsStructurallyValidUTF8(
+          s.data() + i, static_cast<int>(s.size() - i));
+    }
   }
-  return absl::OkStatus();
+  return true;
 }
 
 // The first value problem found; the walk goes on, because bytes that do
@@ -151,13 +176,15 @@ absl::Status CheckValue(double v, const WireField& w, const Path& path, int dept
 struct Found {
   absl::Status invalid;
   void Note(absl::Status st) {
-    if (invalid.ok()) invalid = std::move(st);
+    if (invalid.ok() && !st.ok()) invalid = std::move(st);
   }
 };
 
-absl::Status CheckPacked(const WireField& w, const uint8_t* p, const uint8_t* end,
-                         const WireLimits& limits, const Path& path, int depth, Found& found) {
-  const size_t len = static_cast<size_t>(end - p);
+absl::Status CheckPacked(const WireField& w, absl::string_view bytes, const WireLimits& limits,
+                         const Path& path, int depth, Found& found) {
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* const end = p + bytes.size();
+  const size_t len = bytes.size();
   size_t n = 0;
   switch (w.kind) {
     case WireField::kPackedVarint:
@@ -179,17 +206,10 @@ absl::Status CheckPacked(const WireField& w, const uint8_t* p, const uint8_t* en
       n = len / width;
       if (static_cast<int64_t>(n) > limits.max_repeated) break;
       for (; p < end; p += width) {
-        double v;
-        if (width == 8) {
-          std::memcpy(&v, p, 8);
-        } else {
-          float fv;
-          std::memcpy(&fv, p, 4);
-          v = fv;
-        }
-        if (absl::Status st = CheckValue(v, w, path, depth); !st.ok()) {
-          found.Note(std::move(st));
-          break;
+        const double v = ReadFloating(p, width);
+        if (!ValueOk(v, w)) {
+          found.Note(BadValue(v, w, path, depth));
+          break;  // one report per field is enough
         }
       }
       break;
@@ -204,10 +224,14 @@ absl::Status CheckPacked(const WireField& w, const uint8_t* p, const uint8_t* en
   return absl::OkStatus();
 }
 
-// Returns DataLoss at once; value problems go to `found`.
-absl::Status Walk(const WireMessage& msg, const uint8_t* p, const uint8_t* end,
-                  const WireLimits& limits, Path& path, int depth, Found& found) {
+// Returns DataLoss at once; value problems go to `found`. A hand-written
+// loop rather than wire::ForEachField: this runs for every field of every
+// report, and the loop is a quarter faster.
+absl::Status Walk(const WireMessage& msg, absl::string_view bytes, const WireLimits& limits,
+                  Path& path, int depth, Found& found) {
   if (depth > kMaxDepth) return Malformed("nested too deeply");
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* const end = p + bytes.size();
   int counts[kMaxCountedFields];
   bool counted_any = false;
   while (p < end) {
@@ -226,49 +250,37 @@ absl::Status Walk(const WireMessage& msg, const uint8_t* p, const uint8_t* end,
     }
     // A known field arriving with another wire type is an unknown field to
     // protobuf: skipped here too, unchecked.
-    switch (tag & 7) {
-      case 0: {
+    const int wire_type = static_cast<int>(tag & 7);
+    switch (wire_type) {
+      case wire::kVarint: {
         uint64_t ignored;
         if (!ReadVarint(p, end, &ignored)) return Malformed("truncated varint");
         break;
       }
-      case 1: {
-        if (end - p < 8) return Malformed("truncated fixed64");
-        if (w.kind == WireField::kDouble) {
-          double v;
-          std::memcpy(&v, p, 8);
-          if (absl::Status st = CheckValue(v, w, path, depth); !st.ok()) {
-            found.Note(std::move(st));
-          }
+      case wire::kFixed64:
+      case wire::kFixed32: {
+        const size_t width = wire_type == wire::kFixed64 ? 8 : 4;
+        if (static_cast<size_t>(end - p) < width) return Malformed("truncated fixed field");
+        if (w.kind == (width == 8 ? WireField::kDouble : WireField::kFloat)) {
+          const double v = ReadFloating(p, width);
+          if (!ValueOk(v, w)) found.Note(BadValue(v, w, path, depth));
         }
-        p += 8;
+        p += width;
         break;
       }
-      case 5: {
-        if (end - p < 4) return Malformed("truncated fixed32");
-        if (w.kind == WireField::kFloat) {
-          float v;
-          std::memcpy(&v, p, 4);
-          if (absl::Status st = CheckValue(v, w, path, depth); !st.ok()) {
-            found.Note(std::move(st));
-          }
-        }
-        p += 4;
-        break;
-      }
-      case 2: {
+      case wire::kLengthDelimited: {
         uint64_t len;
         if (!wire::ReadLength(p, end, &len)) return Malformed("bad length-delimited field");
-        const uint8_t* sub_end = p + len;
+        const absl::string_view sub(reinterpret_cast<const char*>(p), len);
+        p += len;
         absl::Status st;
         switch (w.kind) {
           case WireField::kMessage:
             path[depth] = w.field;
-            st = Walk(*w.message, p, sub_end, limits, path, depth + 1, found);
+            st = Walk(*w.message, sub, limits, path, depth + 1, found);
             break;
           case WireField::kString:
-            if (!google::protobuf::internal::IsStructurallyValidUTF8(
-                    reinterpret_cast<const char*>(p), static_cast<int>(len))) {
+            if (!ValidUtf8(sub)) {
               return Malformed(absl::StrCat("invalid UTF-8 in ", Join(path, depth, w.field)));
             }
             break;
@@ -277,15 +289,12 @@ absl::Status Walk(const WireMessage& msg, const uint8_t* p, const uint8_t* end,
           case WireField::kPackedVarint:
           case WireField::kPackedFixed32:
           case WireField::kPackedFixed64:
-            if (w.field->is_repeated()) {
-              st = CheckPacked(w, p, sub_end, limits, path, depth, found);
-            }
+            if (w.field->is_repeated()) st = CheckPacked(w, sub, limits, path, depth, found);
             break;
           default:
             break;
         }
         if (!st.ok()) return st;
-        p = sub_end;
         break;
       }
       default:
@@ -300,8 +309,7 @@ absl::Status Walk(const WireMessage& msg, const uint8_t* p, const uint8_t* end,
 absl::Status CheckReportWire(absl::string_view wire, const WireLimits& limits) {
   Path path;
   Found found;
-  const auto* p = reinterpret_cast<const uint8_t*>(wire.data());
-  absl::Status st = Walk(ReportTable(), p, p + wire.size(), limits, path, 0, found);
+  absl::Status st = Walk(ReportTable(), wire, limits, path, 0, found);
   if (!st.ok()) return st;
   return found.invalid;
 }
