@@ -185,11 +185,11 @@ absl::StatusOr<Condition> Condition::Parse(absl::string_view text) {
   return c;
 }
 
-std::vector<double> Condition::Values(const v1::HostReport& report) const {
-  std::vector<const Message*> level = {&report};
+Condition::ValueList Condition::Values(const v1::HostReport& report) const {
+  absl::InlinedVector<const Message*, 4> level = {&report};
   for (const Step& step : path_) {
-    std::vector<const Message*> next;
-    std::vector<double> leaves;
+    absl::InlinedVector<const Message*, 4> next;
+    ValueList leaves;
     for (const Message* m : level) {
       const Reflection* r = m->GetReflection();
       if (step.field->is_repeated()) {
@@ -252,12 +252,12 @@ EvalResult Condition::Evaluate(const EvalInput& input) const {
     return result;
   }
   if (input.report == nullptr) return result;
-  std::vector<double> values = Values(*input.report);
+  const ValueList values = Values(*input.report);
   if (op_ == Op::kIncreased) {
     if (values.empty()) return result;
     result.value = values.front();
     if (input.previous == nullptr) return result;
-    std::vector<double> before = Values(*input.previous);
+    const ValueList before = Values(*input.previous);
     result.matched = !before.empty() && values.front() > before.front();
     return result;
   }

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/tracehealth/v1/report.pb.h"
@@ -74,7 +75,9 @@ class Condition {
   };
 
   // Values of the path in `report` (several with [*]); empty when unset.
-  std::vector<double> Values(const v1::HostReport& report) const;
+  // Inline storage: this runs for every rule on every report.
+  using ValueList = absl::InlinedVector<double, 4>;
+  ValueList Values(const v1::HostReport& report) const;
   bool Compare(double v) const;
 
   std::string text_;
