@@ -132,26 +132,24 @@ void Alerting::Stop() {
 
 void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
   if (engine_.rules().empty()) return;
+  // Rules read whole reports, so each is parsed here; `keep` holds every
+  // report read in this call (the batch's and the index's) alive.
+  std::vector<std::shared_ptr<const v1::HostReport>> keep;
+  keep.reserve(reports.size());
   // Previous report per host within this batch (reports of one host arrive
-  // in seq order). Keys and values point into `reports`, which outlives the
-  // map.
+  // in seq order); keys and values point into `keep`.
   absl::flat_hash_map<absl::string_view, const v1::HostReport*> previous;
-  // Keep the reports read here alive for this call (previous points into
-  // them). Rules read the whole report, so each is parsed here.
-  std::vector<std::shared_ptr<const v1::HostReport>> parsed;
-  parsed.reserve(reports.size());
-  std::vector<std::shared_ptr<const v1::HostReport>> from_index;
   std::vector<v1::Alert> changed;
   for (const CommittedReport& c : reports) {
-    parsed.push_back(c.report->report());
-    const v1::HostReport& r = *parsed.back();
+    keep.push_back(c.report->report());
+    const v1::HostReport& r = *keep.back();
     auto it = previous.find(r.host_id());
     const v1::HostReport* prev = nullptr;
     if (it != previous.end()) {
       prev = it->second;
     } else if (std::optional<HostEntry> e = index_->Get(r.host_id())) {
-      from_index.push_back(e->latest);  // keeps it alive for this call
-      prev = from_index.back().get();
+      keep.push_back(e->latest);
+      prev = keep.back().get();
     }
     // A replayed older report says nothing about the host's state now.
     if (prev != nullptr && prev->seq() >= r.seq()) continue;
