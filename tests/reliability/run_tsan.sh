@@ -22,6 +22,7 @@ targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(
     //tests/reliability:tsan_absl_sync_test
+    //common:happens_before_test
     //server/...
     //tests/server:server_integration_test
     //tests/reliability:hostile_input_test
