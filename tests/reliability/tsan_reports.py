@@ -8,19 +8,17 @@ Usage: tsan_reports.py LOG_PREFIX
 
 A report involves the project when one of its racing accesses is in project
 code, or when no access stack names system code (e.g. none could be restored).
-One exception, counted apart: both accesses run in gRPC reactor callbacks
-(their stacks pass through gRPC's callback dispatch) on a heap block that
-gRPC's handler allocated through the service's reactor factory or that a
-reactor frees in its own OnDone, i.e. on one reactor's own state. gRPC runs one reactor's callbacks one at a time and
-OnDone last, but orders them inside libgrpc/libgrpc++, invisibly to TSan.
-Races of a reactor with any other thread (the writer, the housekeeper,
-/metrics) or between reactors on shared state are still failures. An access belongs to the first frame of its stack (inlined frames
-included: --config=tsan keeps full debug info) that is not the TSan runtime,
-libstdc++ or absl inline code, or //third_party:tsan_absl_sync (those act on
-behalf of their caller). That frame is system code when it lies in a system
-library (libgrpc*.so, libprotobuf.so, ...), in gRPC's or protobuf's headers
-under /usr/include, or in protoc-generated code (tracehealth::v1::, *.pb.*);
-anything else is project code.
+There is no exception for gRPC reactor callbacks: gRPC may run one reactor's
+reactions concurrently (OnDone after all others) and orders an operation's
+reaction after its start inside libgrpc++; the ingest reactor states that order
+for TSan (common/happens_before.h), so a report between its callbacks is a
+missing annotation or a real race. An access belongs to the first frame of its
+stack (inlined frames included: --config=tsan keeps full debug info) that is
+not the TSan runtime, libstdc++ or absl inline code, or
+//third_party:tsan_absl_sync (those act on behalf of their caller). That frame
+is system code when it lies in a system library (libgrpc*.so, libprotobuf.so,
+...), in gRPC's or protobuf's headers under /usr/include, or in protoc-
+generated code (tracehealth::v1::, *.pb.*); anything else is project code.
 """
 
 import collections
@@ -44,21 +42,6 @@ FRAME = re.compile(r"^\s+#\d+ (.*) (\S+) \((\S+?)\+0x[0-9a-f]+\)$")
 SYSTEM_FILE = re.compile(r"^/usr/include/(grpc|grpcpp|grpc\+\+|google/protobuf)/|\.pb\.(h|cc):")
 ON_BEHALF_FILE = re.compile(
     r"^(/usr/include/(c\+\+|x86_64-linux-gnu|absl)/|third_party/tsan_absl_sync\.cc:)")
-CALLBACK_DISPATCH = re.compile(
-    r"grpc::internal::(CallbackWithSuccessTag::StaticRun|"
-    r"Callback(Bidi|Unary|ServerStreaming|ClientStreaming)Handler<.*>::"
-    r"(RunHandler|ServerCallback\w+Impl::CallOnDone))")
-REACTOR_FACTORY = re.compile(
-    r"grpc::internal::Callback(Bidi|Unary|ServerStreaming|ClientStreaming)Handler<.*>::RunHandler")
-ON_DONE = re.compile(r"grpc::internal::Callback\w+Handler<.*>::ServerCallback\w+Impl::CallOnDone")
-FREE = re.compile(r"#0 (operator delete|free|__tsan_mutex_destroy)\b")
-
-
-def frees_at_on_done(stack):
-    """The reactor freeing itself in OnDone (gRPC's documented pattern)."""
-    return bool(stack) and FREE.search(stack[0]) and any(ON_DONE.search(l) for l in stack)
-
-
 ACCESS = re.compile(r"^  (Previous )?(atomic )?(read|write|Read|Write|Atomic)")
 
 
@@ -92,24 +75,16 @@ def reports(prefix):
             text = f.read()
         for chunk in text.split("WARNING: ThreadSanitizer: ")[1:]:
             kind = chunk.split(" (pid")[0].strip()
-            stacks, current, allocation = [], None, None
+            stacks, current = [], None
             for line in chunk.splitlines():
                 if ACCESS.match(line):
                     current = []
                     stacks.append(current)
-                elif line.startswith("  Location is heap block"):
-                    current = allocation = []
                 elif current is not None and re.match(r"\s+#\d+", line):
                     current.append(line)
                 else:
                     current = None
-            reactor_memory = (
-                (allocation is not None and
-                 any(REACTOR_FACTORY.search(l) for l in allocation)) or
-                any(frees_at_on_done(st) for st in stacks))
-            in_one_reactor = bool(stacks) and reactor_memory and all(
-                any(CALLBACK_DISPATCH.search(l) for l in st) for st in stacks)
-            yield path, kind, [owner(s) for s in stacks], chunk, in_one_reactor
+            yield path, kind, [owner(s) for s in stacks], chunk
 
 
 def main():
@@ -119,12 +94,7 @@ def main():
     system_tops = collections.Counter()
     project = []
     unrestored = 0
-    reactor = 0
-    for path, kind, owners, chunk, in_one_reactor in reports(sys.argv[1]):
-        if in_one_reactor:
-            reactor += 1
-            counts[kind, "one reactor's callbacks"] += 1
-            continue
+    for path, kind, owners, chunk in reports(sys.argv[1]):
         if any(o[0] == "unknown" for o in owners):
             unrestored += 1
         if any(o[0] == "system" for o in owners) and all(
@@ -135,9 +105,8 @@ def main():
             counts[kind, "project"] += 1
             project.append((path, chunk))
     total = sum(counts.values())
-    print(f"tsan: {total} reports: {total - reactor - len(project)} with no access in "
-          f"project code, {reactor} between callbacks of one gRPC reactor, "
-          f"{len(project)} involving project code")
+    print(f"tsan: {total} reports: {total - len(project)} with no access in "
+          f"project code, {len(project)} involving project code")
     if unrestored:
         print(f"  ({unrestored} of them with one stack TSan could not restore; "
               "the other access is in system code)")
