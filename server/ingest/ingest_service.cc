@@ -70,7 +70,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
         reads_done_ = true;
         MaybeFinishLocked(a);
       }
-      Run(a);
+      EndReaction(a);
       return;
     }
     bool dropped = false;
@@ -86,7 +86,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     }
     if (dropped) {
       incoming_.Clear();
-      Run(a);
+      EndReaction(a);
       return;
     }
     std::string wire;
@@ -113,7 +113,7 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       MaybeWriteAckLocked(a);
       MaybeFinishLocked(a);
     }
-    Run(a);
+    EndReaction(a);
   }
 
   void OnWriteDone(bool ok) override {
@@ -126,19 +126,24 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       MaybeWriteAckLocked(a);
       MaybeFinishLocked(a);
     }
-    Run(a);
+    EndReaction(a);
   }
 
+  // Nothing to do on cancellation (the pending read or write fails and its
+  // reaction ends the stream), but gRPC read the reactor to call this on
+  // whichever thread: that happens before OnDone's delete (see EndReaction).
+  void OnCancel() override { HappensBefore(this); }
+
   void OnDone() override {
-    HappensAfter(this);  // after Finish, and so after every reaction
+    HappensAfter(this);  // after Finish and every reaction (Run, EndReaction)
     service_->metrics_->StreamClosed();
     service_->Unregister(this);
     delete this;
   }
 
  private:
-  // What to start once mu_ is released (gRPC may run reactions inline, and
-  // after Finish the reactor may be deleted at any time).
+  // What to start once mu_ is released (gRPC may run a reaction inline in a
+  // Start* or Finish call, and OnDone may follow Finish at once).
   struct Actions {
     bool read = false;
     bool write = false;
@@ -146,10 +151,13 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     grpc::Status status;
   };
 
-  // gRPC runs an operation's reaction after the operation was started, on
-  // whichever thread, ordered inside libgrpc++: HappensBefore/After state
-  // that order for ThreadSanitizer, one tag per kind of operation (a read's
-  // and a write's reactions may run at the same time).
+  // Starts what `a` says, Finish last: when Run is not called from a
+  // reaction (OnCommitted), `this` may be deleted as soon as Finish returns.
+  //
+  // gRPC orders these hand-offs inside libgrpc++, invisibly to
+  // ThreadSanitizer; HappensBefore/After state them: an operation's reaction
+  // runs after the operation was started (one tag per kind: a read's and a
+  // write's reactions may run at the same time), and OnDone after Finish.
   void Run(const Actions& a) {
     if (a.write) {
       HappensBefore(&out_);
@@ -161,8 +169,17 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     }
     if (a.finish) {
       HappensBefore(this);
-      Finish(a.status);  // last: `this` may be gone afterwards
+      Finish(a.status);
     }
+  }
+
+  // The last step of every reaction: Run, then state that OnDone comes after
+  // all of it, gRPC's own use of the reactor in Start*/Finish included. gRPC
+  // calls OnDone only after the running reaction has returned, so `this`
+  // outlives Finish here.
+  void EndReaction(const Actions& a) {
+    Run(a);
+    HappensBefore(this);
   }
 
   // Starts the next read unless the stream is stopping.

@@ -34,7 +34,10 @@ logs=$(mktemp -d -t tracehealth-tsan.XXXXXX)
 symbolizer=$(command -v llvm-symbolizer || true)
 tsan_options="suppressions=$PWD/tests/reliability/tsan.supp:log_path=$logs/tsan"
 # The verdict is tsan_reports.py's, not the exit code of each process.
-tsan_options+=":exitcode=0:second_deadlock_stack=1"
+# history_size=5 keeps 1 M accesses per thread (default 128 K), so that far
+# fewer reports have a stack TSan cannot restore and tsan_reports.py can tell
+# whose both accesses are.
+tsan_options+=":exitcode=0:second_deadlock_stack=1:history_size=5"
 [[ -n $symbolizer ]] && tsan_options+=":external_symbolizer_path=$symbolizer"
 
 start=$(date +%s)

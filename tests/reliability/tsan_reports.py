@@ -8,17 +8,26 @@ Usage: tsan_reports.py LOG_PREFIX
 
 A report involves the project when one of its racing accesses is in project
 code, or when no access stack names system code (e.g. none could be restored).
-There is no exception for gRPC reactor callbacks: gRPC may run one reactor's
-reactions concurrently (OnDone after all others) and orders an operation's
-reaction after its start inside libgrpc++; the ingest reactor states that order
-for TSan (common/happens_before.h), so a report between its callbacks is a
-missing annotation or a real race. An access belongs to the first frame of its
-stack (inlined frames included: --config=tsan keeps full debug info) that is
-not the TSan runtime, libstdc++ or absl inline code, or
-//third_party:tsan_absl_sync (those act on behalf of their caller). That frame
-is system code when it lies in a system library (libgrpc*.so, libprotobuf.so,
-...), in gRPC's or protobuf's headers under /usr/include, or in protoc-
-generated code (tracehealth::v1::, *.pb.*); anything else is project code.
+
+Two kinds of project access count as gRPC's when the other access is in system
+code: building a reactor inside gRPC's call of the service's reactor factory
+(Callback*Handler<...>::RunHandler on the stack), and tearing it down in OnDone
+(...Impl::CallOnDone on the stack). gRPC reads the reactor on its callback
+threads before any project code of a reaction runs (the virtual call loads the
+vptr) and inside Start*/Finish (the stream pointer), and orders all of it after
+the factory and before OnDone inside libgrpc++, where no annotation of the
+project's can reach. There is no exception for a reactor's own code: gRPC may
+run its reactions concurrently (OnDone after all others) and orders an
+operation's reaction after its start; the ingest reactor states that order for
+TSan (common/happens_before.h), so a report between its reactions, or between
+one and its construction or OnDone, is a missing annotation or a real race. An
+access belongs to the first frame of its stack (inlined frames included:
+--config=tsan keeps full debug info) that is not the TSan runtime, libstdc++ or
+absl inline code, or //third_party:tsan_absl_sync (those act on behalf of their
+caller). That frame is system code when it lies in a system library
+(libgrpc*.so, libprotobuf.so, ...), in gRPC's or protobuf's headers under
+/usr/include, or in protoc-generated code (tracehealth::v1::, *.pb.*); anything
+else is project code.
 """
 
 import collections
@@ -42,6 +51,9 @@ FRAME = re.compile(r"^\s+#\d+ (.*) (\S+) \((\S+?)\+0x[0-9a-f]+\)$")
 SYSTEM_FILE = re.compile(r"^/usr/include/(grpc|grpcpp|grpc\+\+|google/protobuf)/|\.pb\.(h|cc):")
 ON_BEHALF_FILE = re.compile(
     r"^(/usr/include/(c\+\+|x86_64-linux-gnu|absl)/|third_party/tsan_absl_sync\.cc:)")
+REACTOR_FACTORY = re.compile(
+    r"grpc::internal::Callback(Bidi|Unary|ServerStreaming|ClientStreaming)Handler<.*>::RunHandler")
+ON_DONE = re.compile(r"grpc::internal::Callback\w+Handler<.*>::ServerCallback\w+Impl::CallOnDone")
 ACCESS = re.compile(r"^  (Previous )?(atomic )?(read|write|Read|Write|Atomic)")
 
 
@@ -54,7 +66,9 @@ def frame(line):
 
 
 def owner(stack):
-    """('system' | 'project', function) of one access stack."""
+    """('system' | 'project' | 'lifecycle' | 'unknown', function) of one
+    access stack; 'lifecycle' is project code building a reactor inside gRPC's
+    reactor factory call or tearing it down in OnDone."""
     frames = [f for f in map(frame, stack) if f and not RUNTIME.search(" ".join(f))]
     for function, source, module in frames:
         if SYSTEM_MODULE.match(module) or SYSTEM_FILE.search(source):
@@ -63,10 +77,20 @@ def owner(stack):
             continue
         if SYSTEM_FUNCTION.match(function):
             return "system", function
+        if any(REACTOR_FACTORY.search(f[0]) or ON_DONE.search(f[0]) for f in frames):
+            return "lifecycle", function
         return "project", function
     if not frames:  # TSan could not restore the stack (history overflow)
         return "unknown", "?"
     return "system", frames[0][0]
+
+
+def verdict(owners):
+    """'system' or 'project' for a report whose access stacks have `owners`."""
+    if any(o[0] == "system" for o in owners) and all(
+            o[0] in ("system", "unknown", "lifecycle") for o in owners):
+        return "system"
+    return "project"
 
 
 def reports(prefix):
@@ -94,13 +118,15 @@ def main():
     system_tops = collections.Counter()
     project = []
     unrestored = 0
+    lifecycle = 0
     for path, kind, owners, chunk in reports(sys.argv[1]):
         if any(o[0] == "unknown" for o in owners):
             unrestored += 1
-        if any(o[0] == "system" for o in owners) and all(
-                o[0] in ("system", "unknown") for o in owners):
+        if verdict(owners) == "system":
             counts[kind, "system"] += 1
             system_tops[" / ".join(sorted(o[1][:60] for o in owners))] += 1
+            if any(o[0] == "lifecycle" for o in owners):
+                lifecycle += 1
         else:
             counts[kind, "project"] += 1
             project.append((path, chunk))
@@ -110,6 +136,9 @@ def main():
     if unrestored:
         print(f"  ({unrestored} of them with one stack TSan could not restore; "
               "the other access is in system code)")
+    if lifecycle:
+        print(f"  ({lifecycle} of them between gRPC's code and a reactor's construction "
+              "by the service's factory or its OnDone)")
     for (kind, where), n in sorted(counts.items()):
         print(f"  {n:5d} {kind} ({where})")
     if system_tops:
