@@ -9,25 +9,27 @@ Usage: tsan_reports.py LOG_PREFIX
 A report involves the project when one of its racing accesses is in project
 code, or when no access stack names system code (e.g. none could be restored).
 
-Two kinds of project access count as gRPC's when the other access is in system
-code: building a reactor inside gRPC's call of the service's reactor factory
-(Callback*Handler<...>::RunHandler on the stack), and tearing it down in OnDone
-(...Impl::CallOnDone on the stack). gRPC reads the reactor on its callback
-threads before any project code of a reaction runs (the virtual call loads the
-vptr) and inside Start*/Finish (the stream pointer), and orders all of it after
-the factory and before OnDone inside libgrpc++, where no annotation of the
-project's can reach. There is no exception for a reactor's own code: gRPC may
-run its reactions concurrently (OnDone after all others) and orders an
-operation's reaction after its start; the ingest reactor states that order for
-TSan (common/happens_before.h), so a report between its reactions, or between
-one and its construction or OnDone, is a missing annotation or a real race. An
-access belongs to the first frame of its stack (inlined frames included:
---config=tsan keeps full debug info) that is not the TSan runtime, libstdc++ or
-absl inline code, or //third_party:tsan_absl_sync (those act on behalf of their
-caller). That frame is system code when it lies in a system library
-(libgrpc*.so, libprotobuf.so, ...), in gRPC's or protobuf's headers under
-/usr/include, or in protoc-generated code (tracehealth::v1::, *.pb.*); anything
-else is project code.
+Two kinds of project access to a reactor's own memory (the heap block gRPC's
+handler got from the service's reactor factory, or memory OnDone frees) count
+as gRPC's when the other access is in system code: building a reactor inside
+gRPC's call of the service's reactor factory (Callback*Handler<...>::RunHandler
+on the stack), and tearing it down in OnDone (...Impl::CallOnDone on the
+stack). gRPC reads the reactor on its callback threads before any project code
+of a reaction runs (the virtual call loads the vptr) and inside Start*/Finish
+(the stream pointer), and orders all of it after the factory and before OnDone
+inside libgrpc++, where no annotation of the project's can reach. There is no
+exception for a reactor's own code: gRPC may run its reactions concurrently
+(OnDone after all others) and orders an operation's reaction after its start;
+the ingest reactor states that order for TSan (common/happens_before.h), so a
+report between its reactions, or between one and its construction or OnDone, is
+a missing annotation or a real race. An access belongs to the first frame of
+its stack (inlined frames included: --config=tsan keeps full debug info) that
+is not the TSan runtime, libstdc++ or absl inline code, or
+//third_party:tsan_absl_sync (those act on behalf of their caller). That frame
+is system code when it lies in a system library (libgrpc*.so, libprotobuf.so,
+...), in gRPC's or protobuf's headers under /usr/include, or in
+protoc-generated code (tracehealth::v1::, *.pb.*); anything else is project
+code.
 """
 
 import collections
@@ -54,6 +56,7 @@ ON_BEHALF_FILE = re.compile(
 REACTOR_FACTORY = re.compile(
     r"grpc::internal::Callback(Bidi|Unary|ServerStreaming|ClientStreaming)Handler<.*>::RunHandler")
 ON_DONE = re.compile(r"grpc::internal::Callback\w+Handler<.*>::ServerCallback\w+Impl::CallOnDone")
+FREE = re.compile(r"#0 (operator delete|free)\b")
 ACCESS = re.compile(r"^  (Previous )?(atomic )?(read|write|Read|Write|Atomic)")
 
 
@@ -65,10 +68,11 @@ def frame(line):
     return m.group(1), m.group(2), m.group(3)
 
 
-def owner(stack):
+def owner(stack, on_reactor):
     """('system' | 'project' | 'lifecycle' | 'unknown', function) of one
     access stack; 'lifecycle' is project code building a reactor inside gRPC's
-    reactor factory call or tearing it down in OnDone."""
+    reactor factory call or tearing it down in OnDone, when the access is to
+    the reactor's own memory (`on_reactor`)."""
     frames = [f for f in map(frame, stack) if f and not RUNTIME.search(" ".join(f))]
     for function, source, module in frames:
         if SYSTEM_MODULE.match(module) or SYSTEM_FILE.search(source):
@@ -77,7 +81,8 @@ def owner(stack):
             continue
         if SYSTEM_FUNCTION.match(function):
             return "system", function
-        if any(REACTOR_FACTORY.search(f[0]) or ON_DONE.search(f[0]) for f in frames):
+        if on_reactor and any(REACTOR_FACTORY.search(f[0]) or ON_DONE.search(f[0])
+                              for f in frames):
             return "lifecycle", function
         return "project", function
     if not frames:  # TSan could not restore the stack (history overflow)
@@ -99,16 +104,23 @@ def reports(prefix):
             text = f.read()
         for chunk in text.split("WARNING: ThreadSanitizer: ")[1:]:
             kind = chunk.split(" (pid")[0].strip()
-            stacks, current = [], None
+            stacks, current, allocation = [], None, []
             for line in chunk.splitlines():
                 if ACCESS.match(line):
                     current = []
                     stacks.append(current)
+                elif line.startswith("  Location is heap block"):
+                    current = allocation
                 elif current is not None and re.match(r"\s+#\d+", line):
                     current.append(line)
                 else:
                     current = None
-            yield path, kind, [owner(s) for s in stacks], chunk
+            # The reactor's memory: allocated in the factory call, or freed
+            # in OnDone (TSan names no block for the freeing access).
+            on_reactor = any(REACTOR_FACTORY.search(l) for l in allocation) or any(
+                st and FREE.search(st[0]) and any(ON_DONE.search(l) for l in st)
+                for st in stacks)
+            yield path, kind, [owner(s, on_reactor) for s in stacks], chunk
 
 
 def main():

@@ -62,6 +62,13 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(sorted(o[0] for o in owners), ["lifecycle", "project"])
         self.assertEqual(v, "project")
 
+    def test_construction_code_on_shared_memory_is_not_grpcs(self):
+        # The constructor's own access passes through the factory call, but
+        # the memory is not the reactor's: a race with /metrics stays ours.
+        owners, v = verdicts("ctor_metric_vs_scrape.txt")
+        self.assertEqual([o[0] for o in owners], ["system", "project"])
+        self.assertEqual(v, "project")
+
 
 class CommandTest(unittest.TestCase):
     """The script's exit code over a log directory, as run_tsan.sh uses it."""
