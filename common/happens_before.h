@@ -22,25 +22,17 @@
 
 namespace tracehealth {
 
-// Everything the calling thread did so far happens before what any thread
-// does after a later HappensAfter(tag).
-inline void HappensBefore(const void* tag) {
+// HappensBefore(tag): everything the calling thread did so far happens
+// before what any thread does after a later HappensAfter(tag).
+// HappensAfter(tag): the calling thread's next steps happen after everything
+// that preceded each earlier HappensBefore(tag).
 #ifdef TRACEHEALTH_TSAN_ANNOTATIONS
-  __tsan_release(const_cast<void*>(tag));
+inline void HappensBefore(const void* tag) { __tsan_release(const_cast<void*>(tag)); }
+inline void HappensAfter(const void* tag) { __tsan_acquire(const_cast<void*>(tag)); }
 #else
-  (void)tag;
+inline void HappensBefore(const void*) {}
+inline void HappensAfter(const void*) {}
 #endif
-}
-
-// The calling thread's next steps happen after everything that preceded each
-// earlier HappensBefore(tag).
-inline void HappensAfter(const void* tag) {
-#ifdef TRACEHEALTH_TSAN_ANNOTATIONS
-  __tsan_acquire(const_cast<void*>(tag));
-#else
-  (void)tag;
-#endif
-}
 
 }  // namespace tracehealth
 

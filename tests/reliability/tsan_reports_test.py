@@ -15,59 +15,42 @@ import tsan_reports  # noqa: E402
 TESTDATA = os.path.join(HERE, "testdata", "tsan")
 
 
-def verdicts(name):
-    prefix = os.path.join(TESTDATA, name)
-    found = [(owners, tsan_reports.verdict(owners))
-             for path, _, owners, _ in tsan_reports.reports(prefix[:-len(".txt")])
-             if path == prefix]
-    assert len(found) == 1, (name, found)
-    return found[0]
+# Fixture, the kinds of its access stacks (sorted), verdict, and why.
+CASES = [
+    ("reactor_first_lock.txt", ["project", "unknown"], "project",
+     "a reaction's lock against an unrestored stack"),
+    ("reactor_vptr_read.txt", ["lifecycle", "system"], "system",
+     "gRPC reading a reactor the factory built"),
+    ("byte_buffer_handoff.txt", ["system", "system"], "system",
+     "gRPC's header code on both sides"),
+    ("on_done_delete_vs_finish.txt", ["lifecycle", "system"], "system",
+     "gRPC's Finish against the reactor's OnDone delete"),
+    ("reactions_race.txt", ["project", "project"], "project",
+     "two reactions of one reactor may run concurrently"),
+    ("construction_vs_reaction.txt", ["lifecycle", "project"], "project",
+     "a reaction's own code against the construction"),
+    ("on_done_vs_reaction.txt", ["lifecycle", "project"], "project",
+     "a reaction's own code against OnDone"),
+    ("ctor_metric_vs_scrape.txt", ["project", "system"], "project",
+     "the constructor on shared memory (a metric), not the reactor's"),
+]
 
 
 class VerdictTest(unittest.TestCase):
 
-    def test_first_lock_against_unrestored_allocation_is_project(self):
-        owners, v = verdicts("reactor_first_lock.txt")
-        self.assertEqual([o[0] for o in owners], ["project", "unknown"])
-        self.assertEqual(v, "project")
+    def test_each_fixture(self):
+        for name, kinds, expected, why in CASES:
+            with self.subTest(name, why=why):
+                path = os.path.join(TESTDATA, name)
+                found = [owners for p, _, owners, _ in
+                         tsan_reports.reports(path[:-len(".txt")]) if p == path]
+                self.assertEqual(len(found), 1)
+                self.assertEqual(sorted(o[0] for o in found[0]), kinds)
+                self.assertEqual(tsan_reports.verdict(found[0]), expected)
 
-    def test_grpc_reading_a_reactor_the_factory_built_is_grpcs(self):
-        owners, v = verdicts("reactor_vptr_read.txt")
-        self.assertEqual(sorted(o[0] for o in owners), ["lifecycle", "system"])
-        self.assertEqual(v, "system")
-
-    def test_grpc_header_code_on_both_sides_is_system(self):
-        owners, v = verdicts("byte_buffer_handoff.txt")
-        self.assertEqual([o[0] for o in owners], ["system", "system"])
-        self.assertEqual(v, "system")
-
-    def test_two_reactions_of_one_reactor_are_project(self):
-        owners, v = verdicts("reactions_race.txt")
-        self.assertEqual([o[0] for o in owners], ["project", "project"])
-        self.assertEqual(v, "project")
-
-    def test_reaction_against_construction_is_project(self):
-        owners, v = verdicts("construction_vs_reaction.txt")
-        self.assertEqual(sorted(o[0] for o in owners), ["lifecycle", "project"])
-        self.assertEqual(v, "project")
-
-
-    def test_grpc_finish_against_the_reactors_on_done_delete_is_grpcs(self):
-        owners, v = verdicts("on_done_delete_vs_finish.txt")
-        self.assertEqual(sorted(o[0] for o in owners), ["lifecycle", "system"])
-        self.assertEqual(v, "system")
-
-    def test_reaction_against_on_done_is_project(self):
-        owners, v = verdicts("on_done_vs_reaction.txt")
-        self.assertEqual(sorted(o[0] for o in owners), ["lifecycle", "project"])
-        self.assertEqual(v, "project")
-
-    def test_construction_code_on_shared_memory_is_not_grpcs(self):
-        # The constructor's own access passes through the factory call, but
-        # the memory is not the reactor's: a race with /metrics stays ours.
-        owners, v = verdicts("ctor_metric_vs_scrape.txt")
-        self.assertEqual([o[0] for o in owners], ["system", "project"])
-        self.assertEqual(v, "project")
+    def test_every_fixture_has_a_case(self):
+        names = sorted(n for n in os.listdir(TESTDATA) if n.endswith(".txt"))
+        self.assertEqual(names, sorted(c[0] for c in CASES))
 
 
 class CommandTest(unittest.TestCase):
