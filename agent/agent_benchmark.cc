@@ -27,8 +27,8 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "agent/collector.h"
-#include "agent/host_fs.h"
+#include "agent/collect/collector.h"
+#include "agent/collect/host_fs.h"
 #include "common/models/evaluate.h"
 
 ABSL_FLAG(int, cycles, 1000, "Cycles per in-process measurement.");

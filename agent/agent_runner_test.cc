@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
-#include "agent/test_tree.h"
+#include "agent/testing/test_tree.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {

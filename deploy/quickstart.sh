@@ -23,7 +23,7 @@ esac
 bash deploy/setup.sh
 echo "quickstart: building (the first build takes several minutes)..."
 bazel build //agent:tracehealth-agent //server:tracehealth-server \
-  //server/ctl:tracehealthctl 2>&1 | tail -n 2
+  //tools/tracehealthctl:tracehealthctl 2>&1 | tail -n 2
 bin=$(bazel info bazel-bin 2>/dev/null)
 
 home=${TRACEHEALTH_HOME:-$(mktemp -d -t tracehealth.XXXXXX)}
@@ -68,7 +68,7 @@ echo "quickstart: server on $grpc (gRPC), http://$metrics/metrics"
   --host_id="$host_id" --interval=5s >"$home/agent.log" 2>&1 &
 pids+=($!)
 
-ctl() { "$bin/server/ctl/tracehealthctl" --server="$grpc" "$@"; }
+ctl() { "$bin/tools/tracehealthctl/tracehealthctl" --server="$grpc" "$@"; }
 
 echo "quickstart: waiting for the first report from $host_id"
 seen=0
@@ -100,8 +100,8 @@ if [[ $smoke -eq 1 ]]; then
 fi
 echo
 echo "quickstart: running. Try:"
-echo "  $bin/server/ctl/tracehealthctl --server=$grpc predict --probe=function_graph_tracer"
-echo "  $bin/server/ctl/tracehealthctl --server=$grpc predict --threads=400000 --preempt=none"
+echo "  $bin/tools/tracehealthctl/tracehealthctl --server=$grpc predict --probe=function_graph_tracer"
+echo "  $bin/tools/tracehealthctl/tracehealthctl --server=$grpc predict --threads=400000 --preempt=none"
 echo "  curl -s http://$metrics/metrics | grep ^tracehealth_"
 echo "Ctrl-C stops both."
 wait

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "common/models/fgraph_attach.h"
+#include "common/models/fgraph/fgraph_attach.h"
 #include "common/models/kernel_features.h"
-#include "common/models/stack_depot.h"
-#include "common/models/vmap_purge.h"
+#include "common/models/stackdepot/stack_depot.h"
+#include "common/models/vmap/vmap_purge.h"
 
 namespace tracehealth {
 

@@ -18,13 +18,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
-#include "common/models/depot_trie.h"
+#include "common/models/stackdepot/depot_trie.h"
 #include "common/models/evaluate.h"
-#include "common/models/fgraph_attach.h"
-#include "common/models/pool_accounting.h"
-#include "common/models/stack_depot.h"
-#include "common/models/trace_generator.h"
-#include "common/models/vmap_purge.h"
+#include "common/models/fgraph/fgraph_attach.h"
+#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/stackdepot/stack_depot.h"
+#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/vmap/vmap_purge.h"
 
 namespace tracehealth {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "absl/time/clock.h"
 #include "google/protobuf/arena.h"
-#include "server/ctl/sample_report.h"
+#include "tests/util/sample_report.h"
 #include "server/ingest/report_row.h"
 #include "server/ingest/validate.h"
 #include "server/report/report_head.h"

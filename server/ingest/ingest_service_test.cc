@@ -7,7 +7,7 @@
 #include "absl/synchronization/notification.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/ctl/sample_report.h"
+#include "tests/util/sample_report.h"
 #include "server/storage/controlled_storage.h"
 #include "server/storage/sqlite_storage.h"
 #include "tests/util/subprocess.h"

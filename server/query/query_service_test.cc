@@ -2,7 +2,7 @@
 
 #include "common/models/evaluate.h"
 #include "gtest/gtest.h"
-#include "server/ctl/sample_report.h"
+#include "tests/util/sample_report.h"
 #include "server/storage/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 

@@ -7,8 +7,8 @@
 #include "absl/strings/str_split.h"
 
 #include "absl/time/clock.h"
-#include "agent/collector.h"
-#include "agent/host_fs.h"
+#include "agent/collect/collector.h"
+#include "agent/collect/host_fs.h"
 #include "common/models/evaluate.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"

@@ -8,9 +8,9 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
-#include "agent/collector.h"
-#include "agent/host_fs.h"
-#include "agent/report_text.h"
+#include "agent/collect/collector.h"
+#include "agent/collect/host_fs.h"
+#include "agent/report/report_text.h"
 #include "common/models/evaluate.h"
 #include "gtest/gtest.h"
 #include "tests/util/subprocess.h"

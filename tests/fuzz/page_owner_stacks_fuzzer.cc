@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "common/models/page_owner_stacks.h"
-#include "common/models/stack_depot.h"
+#include "common/models/stackdepot/page_owner_stacks.h"
+#include "common/models/stackdepot/stack_depot.h"
 #include "tests/fuzz/fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

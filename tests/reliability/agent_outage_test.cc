@@ -5,7 +5,7 @@
 // stored seqs are contiguous, without duplicates, in order.
 //
 // Why this is quick to catch up and loses nothing: the agent's reconnect
-// backoff is capped at 30 s (agent/backoff.h), so the first reconnect comes at
+// backoff is capped at 30 s (agent/uplink/backoff.h), so the first reconnect comes at
 // most ~30 s after the restart; its spool (--spool_max_bytes, 64 MiB by
 // default) holds the ~180 reports made during the outage with room to spare
 // (nothing is dropped: the test checks every seq arrives).

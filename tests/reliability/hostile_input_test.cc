@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
-#include "server/ctl/sample_report.h"
+#include "tests/util/sample_report.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "server/ctl/sample_report.h"
+#include "tests/util/sample_report.h"
 
 namespace tracehealth::testing {
 

@@ -23,7 +23,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
-#include "server/ctl/sample_report.h"
+#include "tests/util/sample_report.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/reliability/processes.h"
 #include "tests/util/subprocess.h"

@@ -19,8 +19,8 @@
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
-#include "server/ctl/loadgen.h"
-#include "server/ctl/sample_report.h"
+#include "tools/loadgen/loadgen.h"
+#include "tests/util/sample_report.h"
 #include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"
 

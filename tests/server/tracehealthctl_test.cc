@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "proto/tracehealth/v1/query.pb.h"
-#include "server/ctl/sample_report.h"
+#include "tests/util/sample_report.h"
 #include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"
 
@@ -24,7 +24,7 @@ struct CtlRun {
 };
 
 CtlRun Ctl(const std::string& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {Runfile("server/ctl/tracehealthctl")};
+  std::vector<std::string> argv = {Runfile("tools/tracehealthctl/tracehealthctl")};
   argv.insert(argv.end(), args.begin(), args.end());
   std::string log = absl::StrCat(dir, "/ctl.out");
   std::remove(log.c_str());

@@ -1,0 +1,115 @@
+// Collector: reads every input of DESIGN.md §3.4 through a HostFs and
+// assembles a HostSnapshot. Every input is optional: a missing, unreadable
+// or malformed file leaves its field unset and adds an UnknownInput with the
+// reason; nothing here crashes on an odd host, and nothing is written to the
+// host (only to the agent's own state directory).
+//
+// Cost per cycle is independent of the thread count: threads come from
+// /proc/loadavg, forks from /proc/stat, N_null from the fork delta since
+// fgraph was last seen active (FgraphMemory). Inputs fixed for a boot
+// (release, version, config, cmdline, cpuinfo) are read once per collector.
+//
+// Thread safety: not thread-safe; one owner. `fs` and `features` are not
+// owned and must outlive the collector.
+#ifndef TRACEHEALTH_AGENT_COLLECT_COLLECTOR_H_
+#define TRACEHEALTH_AGENT_COLLECT_COLLECTOR_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "agent/state/depot_history.h"
+#include "agent/collect/fgraph_collector.h"
+#include "agent/state/fgraph_memory.h"
+#include "agent/collect/host_fs.h"
+#include "common/kernel/feature_table.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth::agent {
+
+struct CollectorOptions {
+  // Where the fgraph last-active record lives; "" keeps it in memory only.
+  std::string state_dir;
+  FgraphCollectorOptions fgraph;
+  // /proc/vmallocinfo costs milliseconds of kernel time on a busy host (one
+  // line per vmap area, symbolised). It is read every cycle where the vmap
+  // purge model applies (CONFIG_KASAN_VMALLOC on, or config unknown), and at
+  // this interval elsewhere.
+  absl::Duration vmallocinfo_interval_without_kasan = absl::Minutes(10);
+  // page_owner_stacks/show_stacks (the trie measurement) is read and run
+  // through the trie at this interval.
+  absl::Duration trie_interval = absl::Minutes(10);
+  // Stack depot history: at most this many samples, at least this far apart.
+  size_t depot_history_max = 64;
+  absl::Duration depot_sample_spacing = absl::Minutes(5);
+  // Feature table (not owned).
+  const FeatureTable* features = &FeatureTable::Builtin();
+};
+
+class Collector {
+ public:
+  Collector(const HostFs* fs, CollectorOptions options,
+            std::function<absl::Time()> clock);
+
+  // One collection cycle. Never fails: problems become UnknownInputs.
+  v1::HostSnapshot Collect();
+
+  // Problems with the agent's own state (e.g. the state directory is not
+  // writable) since the last call, for the agent's log.
+  std::vector<std::string> TakeWarnings();
+
+ private:
+  using Unknowns = google::protobuf::RepeatedPtrField<v1::UnknownInput>;
+
+  // Inputs fixed for this boot, read on the first cycle.
+  void CollectStatic();
+  void CollectPreempt(const std::optional<std::string>& debugfs,
+                      v1::KernelInfo* kernel, Unknowns* unknown);
+  void CollectThreads(v1::HostSnapshot* s);
+  void CollectThresholds(v1::Thresholds* t, Unknowns* unknown);
+  void CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown);
+  void CollectStackDepot(const std::optional<std::string>& debugfs,
+                         absl::Time now, v1::HostSnapshot* s);
+  void CollectVmalloc(absl::Time now, v1::HostSnapshot* s);
+  void CollectTrie(const std::optional<std::string>& debugfs, absl::Time now,
+                   v1::HostSnapshot* s);
+
+  const HostFs* fs_;
+  CollectorOptions options_;
+  std::function<absl::Time()> clock_;
+  FgraphCollector fgraph_;
+  FgraphMemory memory_;
+  std::vector<std::string> warnings_;
+
+  bool static_done_ = false;
+  v1::KernelInfo static_kernel_;
+  Unknowns static_unknown_;
+  std::optional<KernelRelease> release_;
+  std::optional<bool> kconfig_dynamic_;
+  std::optional<v1::PreemptMode> config_mode_;
+  std::string config_mode_source_;
+  std::optional<v1::PreemptMode> version_mode_;
+  std::optional<bool> invlpgb_;
+  std::optional<std::string> model_name_;
+  std::string cpuinfo_error_;
+  std::optional<uint64_t> cmdline_max_pools_;
+  std::string cmdline_max_pools_error_;
+
+  DepotHistory depot_history_;
+  BootIdentity boot_;
+
+  std::optional<absl::Time> last_vmallocinfo_;
+  v1::VmallocState vmalloc_cache_;
+  std::string vmalloc_error_;
+
+  std::optional<absl::Time> last_trie_;
+  std::optional<v1::TrieMeasurement> trie_;
+  std::string trie_error_;
+};
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_COLLECT_COLLECTOR_H_

@@ -1,0 +1,333 @@
+#include "agent/collect/fgraph_collector.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "agent/parsers/fdinfo.h"
+#include "agent/parsers/tracefs.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace tracehealth::agent {
+namespace {
+
+constexpr size_t kSmallFile = 64 * 1024;
+constexpr uint64_t kFunctionListMax = 64ull << 20;
+
+void AddUnknown(google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown,
+                absl::string_view input, absl::string_view reason) {
+  v1::UnknownInput* u = unknown->Add();
+  u->set_input(std::string(input));
+  u->set_reason(std::string(reason));
+}
+
+bool AllDigits(absl::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!absl::ascii_isdigit(c)) return false;
+  }
+  return true;
+}
+
+google::protobuf::Timestamp ToProto(absl::Time t) {
+  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+      absl::ToUnixNanos(t));
+}
+
+}  // namespace
+
+FgraphCollector::FgraphCollector(const HostFs* fs,
+                                 const FeatureTable* features,
+                                 FgraphCollectorOptions options)
+    : fs_(fs), features_(features), options_(options) {}
+
+bool FgraphCollector::ScanFdinfo(const std::optional<KernelRelease>& release,
+                                 std::vector<v1::BpfKprobeMultiLink>* links,
+                                 std::string* error) {
+  scan_truncated_ = false;
+  absl::StatusOr<std::vector<std::string>> procs = fs_->ListDir("/proc");
+  if (!procs.ok()) {
+    *error = std::string(procs.status().message());
+    return false;
+  }
+  std::vector<uint32_t> pids;
+  for (const std::string& name : *procs) {
+    uint32_t pid;
+    if (AllDigits(name) && absl::SimpleAtoi(name, &pid)) pids.push_back(pid);
+  }
+  std::sort(pids.begin(), pids.end());
+  const bool typed_returns =
+      release.has_value() &&
+      features_->Has(feature::kKretprobeMultiLinkType, *release).present;
+  uint64_t files = 0;
+  for (uint32_t pid : pids) {
+    if (files >= options_.fdinfo_max_files) {
+      scan_truncated_ = true;
+      break;
+    }
+    // Which fds are BPF links: /proc/PID/fd/N -> "anon_inode:bpf_link" is
+    // one cheap readlink; only those fdinfo files are read. Where the fd
+    // links cannot be listed (e.g. a host tree without them), every fdinfo
+    // file is read instead.
+    const std::string dir = absl::StrCat("/proc/", pid, "/fdinfo");
+    const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
+    absl::StatusOr<std::vector<std::string>> fds = fs_->ListDir(fd_dir, 1 << 20);
+    const bool filter_by_link = fds.ok();
+    // Processes exit and some fdinfo directories are unreadable: skip them.
+    if (!filter_by_link) fds = fs_->ListDir(dir, 1 << 20);
+    if (!fds.ok()) continue;
+    std::vector<uint32_t> fd_numbers;
+    for (const std::string& name : *fds) {
+      uint32_t fd;
+      if (AllDigits(name) && absl::SimpleAtoi(name, &fd)) {
+        fd_numbers.push_back(fd);
+      }
+    }
+    std::sort(fd_numbers.begin(), fd_numbers.end());
+    std::string comm;
+    for (uint32_t fd : fd_numbers) {
+      if (files >= options_.fdinfo_max_files) {
+        scan_truncated_ = true;
+        break;
+      }
+      ++files;
+      if (filter_by_link) {
+        absl::StatusOr<std::string> target =
+            fs_->ReadLink(absl::StrCat(fd_dir, "/", fd));
+        if (!target.ok() || *target != "anon_inode:bpf_link") continue;
+      }
+      absl::StatusOr<std::string> text =
+          fs_->ReadFile(absl::StrCat(dir, "/", fd), 1 << 20);
+      if (!text.ok()) continue;
+      absl::StatusOr<std::optional<BpfLinkFdinfo>> link =
+          ParseBpfLinkFdinfo(*text);
+      if (!link.ok() || !link->has_value() || !IsKprobeMultiLink(**link)) {
+        continue;
+      }
+      if (comm.empty()) {
+        absl::StatusOr<std::string> c =
+            fs_->ReadFile(absl::StrCat("/proc/", pid, "/comm"), 4096);
+        comm = c.ok() ? std::string(absl::StripAsciiWhitespace(*c)) : "?";
+      }
+      v1::BpfKprobeMultiLink out;
+      out.set_pid(pid);
+      out.set_fd(fd);
+      out.set_comm(comm);
+      out.set_link_type((*link)->link_type);
+      if ((*link)->kprobe_cnt.has_value()) {
+        out.set_kprobe_count(*(*link)->kprobe_cnt);
+      }
+      if ((*link)->link_type == "kretprobe_multi") {
+        out.set_is_return(true);
+      } else if (typed_returns) {
+        out.set_is_return(false);
+      }
+      links->push_back(std::move(out));
+    }
+  }
+  return true;
+}
+
+void FgraphCollector::Collect(
+    const std::optional<std::string>& tracefs,
+    const std::optional<KernelRelease>& release, absl::Time now,
+    v1::FgraphState* fgraph,
+    google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown) {
+  // Which fprobe-based users sit on fgraph on this kernel.
+  bool fprobe_on_fgraph = true;
+  bool entry_only_off = false;
+  if (release.has_value()) {
+    fprobe_on_fgraph = features_->Has(feature::kFprobeOnFgraph, *release).present;
+    entry_only_off =
+        features_->Has(feature::kFprobeEntryOnlyOffFgraph, *release).present;
+  }
+  auto fprobe_user = [&](std::optional<bool> is_return) {
+    if (!fprobe_on_fgraph) return false;
+    if (entry_only_off && is_return.has_value() && !*is_return) return false;
+    return true;
+  };
+
+  bool all_known = true;
+  auto add_user = [&](v1::FgraphUser::Kind kind, std::string where) {
+    v1::FgraphUser* u = fgraph->add_users();
+    u->set_kind(kind);
+    u->set_where(std::move(where));
+  };
+
+  if (!tracefs.has_value()) {
+    all_known = false;
+    AddUnknown(unknown, "fgraph.tracefs_path",
+               "neither tracefs nor debugfs is mounted (/proc/mounts)");
+  } else {
+    fgraph->set_tracefs_path(*tracefs);
+    const std::string& t = *tracefs;
+    // Tracers: the top level ("") and every instance.
+    std::vector<std::string> instances = {""};
+    absl::StatusOr<std::vector<std::string>> names =
+        fs_->ListDir(t + "/instances", 4096);
+    if (names.ok()) {
+      std::sort(names->begin(), names->end());
+      instances.insert(instances.end(), names->begin(), names->end());
+    } else if (!absl::IsNotFound(names.status())) {
+      all_known = false;
+      AddUnknown(unknown, "fgraph.instances", names.status().message());
+    }
+    for (const std::string& inst : instances) {
+      std::string dir = inst.empty() ? t : absl::StrCat(t, "/instances/", inst);
+      absl::StatusOr<std::string> tracer_text =
+          fs_->ReadFile(dir + "/current_tracer", kSmallFile);
+      absl::StatusOr<std::string> tracer =
+          tracer_text.ok() ? ParseCurrentTracer(*tracer_text)
+                           : absl::StatusOr<std::string>(tracer_text.status());
+      if (!tracer.ok()) {
+        all_known = false;
+        AddUnknown(unknown,
+                   inst.empty() ? "fgraph.current_tracer"
+                                : absl::StrCat("fgraph.instances.", inst,
+                                               ".current_tracer"),
+                   tracer.status().message());
+        continue;
+      }
+      if (*tracer == "nop") continue;
+      bool display_graph = false;
+      if (*tracer != "function_graph") {
+        absl::StatusOr<std::string> dg =
+            fs_->ReadFile(dir + "/options/display-graph", kSmallFile);
+        if (dg.ok()) {
+          absl::StatusOr<bool> v = ParseFlagFile(*dg);
+          display_graph = v.ok() && *v;
+        }
+      }
+      if (*tracer == "function_graph") {
+        add_user(v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER, inst);
+      } else if (TracerUsesFgraph(*tracer, display_graph)) {
+        add_user(v1::FgraphUser::KIND_GRAPH_LATENCY_TRACER,
+                 inst.empty() ? *tracer : absl::StrCat(inst, ": ", *tracer));
+      }
+    }
+    // The function profiler (top level only; absent without
+    // CONFIG_FUNCTION_PROFILER).
+    absl::StatusOr<std::string> prof =
+        fs_->ReadFile(t + "/function_profile_enabled", kSmallFile);
+    if (prof.ok()) {
+      absl::StatusOr<bool> on = ParseFlagFile(*prof);
+      if (!on.ok()) {
+        all_known = false;
+        AddUnknown(unknown, "fgraph.function_profile_enabled",
+                   on.status().message());
+      } else if (*on) {
+        add_user(v1::FgraphUser::KIND_FUNCTION_PROFILER, "");
+      }
+    } else if (!absl::IsNotFound(prof.status())) {
+      all_known = false;
+      AddUnknown(unknown, "fgraph.function_profile_enabled",
+                 prof.status().message());
+    }
+    // fprobe events.
+    absl::StatusOr<std::string> dyn =
+        fs_->ReadFile(t + "/dynamic_events", 4 << 20);
+    if (dyn.ok()) {
+      absl::StatusOr<std::vector<DynamicEvent>> events =
+          ParseDynamicEvents(*dyn);
+      if (!events.ok()) {
+        all_known = false;
+        AddUnknown(unknown, "fgraph.dynamic_events", events.status().message());
+      } else {
+        for (const DynamicEvent& ev : *events) {
+          if (ev.type != 'f' || !fprobe_user(ev.is_return)) continue;
+          add_user(ev.is_return ? v1::FgraphUser::KIND_FPROBE_RETURN_EVENT
+                                : v1::FgraphUser::KIND_FPROBE_EVENT,
+                   ev.name);
+        }
+      }
+    } else if (!absl::IsNotFound(dyn.status())) {
+      all_known = false;
+      AddUnknown(unknown, "fgraph.dynamic_events", dyn.status().message());
+    }
+    // Function counts, on the slow schedule.
+    if (!last_slow_.has_value() || slow_tracefs_ != t ||
+        now - *last_slow_ >= options_.slow_interval) {
+      last_slow_ = now;
+      slow_tracefs_ = t;
+      auto count = [&](const std::string& path, std::optional<uint64_t>* out,
+                       std::string* error) {
+        uint64_t n = 0;
+        absl::StatusOr<uint64_t> lines =
+            fs_->ReadLines(path, kFunctionListMax, [&](absl::string_view l) {
+              if (!absl::StripAsciiWhitespace(l).empty()) ++n;
+            });
+        if (lines.ok()) {
+          *out = n;
+          error->clear();
+        } else {
+          out->reset();
+          *error = std::string(lines.status().message());
+        }
+      };
+      count(t + "/available_filter_functions", &available_filter_functions_,
+            &available_error_);
+      count(t + "/enabled_functions", &enabled_functions_, &enabled_error_);
+    }
+    if (available_filter_functions_.has_value()) {
+      fgraph->set_available_filter_functions(*available_filter_functions_);
+    } else {
+      AddUnknown(unknown, "fgraph.available_filter_functions", available_error_);
+    }
+    if (enabled_functions_.has_value()) {
+      fgraph->set_enabled_functions(*enabled_functions_);
+    } else {
+      AddUnknown(unknown, "fgraph.enabled_functions", enabled_error_);
+    }
+  }
+
+  // BPF kprobe_multi links, on the slow schedule.
+  if (!last_scan_.has_value() ||
+      now - *last_scan_ >= options_.fdinfo_scan_interval) {
+    std::vector<v1::BpfKprobeMultiLink> links;
+    std::string error;
+    if (ScanFdinfo(release, &links, &error)) {
+      links_ = std::move(links);
+      scan_error_.clear();
+    } else {
+      links_.clear();
+      scan_error_ = error;
+    }
+    last_scan_ = now;
+  }
+  if (!scan_error_.empty()) {
+    all_known = false;
+    AddUnknown(unknown, "fgraph.kprobe_multi_links", scan_error_);
+  } else {
+    *fgraph->mutable_links_scanned_at() = ToProto(*last_scan_);
+    if (scan_truncated_) {
+      all_known = false;
+      AddUnknown(unknown, "fgraph.kprobe_multi_links",
+                 absl::StrCat("fdinfo scan stopped after ",
+                              options_.fdinfo_max_files, " files"));
+    }
+    for (const v1::BpfKprobeMultiLink& link : links_) {
+      *fgraph->add_kprobe_multi_links() = link;
+      std::optional<bool> is_return;
+      if (link.has_is_return()) is_return = link.is_return();
+      if (!fprobe_user(is_return)) continue;
+      add_user(is_return.value_or(false)
+                   ? v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN
+                   : v1::FgraphUser::KIND_BPF_KPROBE_MULTI,
+               absl::StrCat("pid ", link.pid(), " fd ", link.fd(), " (",
+                            link.comm(), ")"));
+    }
+  }
+
+  if (fgraph->users_size() > 0) {
+    fgraph->set_active(true);
+  } else if (all_known) {
+    fgraph->set_active(false);
+  } else {
+    AddUnknown(unknown, "fgraph.active",
+               "no fgraph user seen, but not every source could be read");
+  }
+}
+
+}  // namespace tracehealth::agent

@@ -1,0 +1,79 @@
+#include "agent/report/report_maker.h"
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <utility>
+
+#include "google/protobuf/util/time_util.h"
+
+namespace tracehealth::agent {
+
+double ThreadCpuSeconds() {
+  struct rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+std::optional<uint64_t> ProcessRssBytes() {
+  // The agent's own process, always on the real /proc (not the host root).
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return std::nullopt;
+  unsigned long size = 0, resident = 0;
+  int n = std::fscanf(f, "%lu %lu", &size, &resident);
+  std::fclose(f);
+  if (n != 2) return std::nullopt;
+  return static_cast<uint64_t>(resident) *
+         static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+uint64_t PeakRssBytes() {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+ReportMaker::ReportMaker(Collector* collector, ReportOptions options,
+                         std::function<absl::Time()> clock)
+    : collector_(collector),
+      options_(std::move(options)),
+      clock_(std::move(clock)) {}
+
+v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
+  const absl::Time start = clock_();
+  const absl::Time wall_start = absl::Now();
+  const double cpu_start = ThreadCpuSeconds();
+
+  v1::HostReport r;
+  r.set_host_id(options_.host_id);
+  if (seq > 0) r.set_seq(seq);
+  *r.mutable_observed_at() =
+      google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+          absl::ToUnixNanos(start));
+  r.set_agent_version(kAgentVersion);
+  r.set_model_version(kModelVersion);
+  for (const auto& [k, v] : options_.labels) (*r.mutable_labels())[k] = v;
+  r.set_interval_seconds(options_.interval_seconds);
+  *r.mutable_snapshot() = collector_->Collect();
+  EvaluateAllInto(r.snapshot(), options_.models, r.mutable_predictions());
+
+  if (!trimmed_) {
+    // The first evaluation builds the models' one-time tables (e.g. the
+    // generated trie workload) and frees the scratch memory; give it back to
+    // the system instead of keeping it in the heap for the agent's lifetime.
+    malloc_trim(0);
+    trimmed_ = true;
+  }
+  v1::AgentHealth* h = r.mutable_health();
+  *h = health;
+  h->set_cycle_seconds(absl::ToDoubleSeconds(absl::Now() - wall_start));
+  h->set_cycle_cpu_seconds(ThreadCpuSeconds() - cpu_start);
+  std::optional<uint64_t> rss = ProcessRssBytes();
+  if (rss.has_value()) h->set_rss_bytes(*rss);
+  return r;
+}
+
+}  // namespace tracehealth::agent

@@ -1,0 +1,57 @@
+// ReportMaker: one agent cycle. Collects a HostSnapshot, runs the models
+// (common/models EvaluateAll) and wraps both in a HostReport with the host
+// identity, labels, seq and the agent's own health (cycle wall and CPU time,
+// RSS; the caller adds spool and ack figures).
+//
+// Thread safety: not thread-safe; one owner. `collector` is not owned.
+#ifndef TRACEHEALTH_AGENT_REPORT_REPORT_MAKER_H_
+#define TRACEHEALTH_AGENT_REPORT_REPORT_MAKER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "agent/collect/collector.h"
+#include "common/models/evaluate.h"
+#include "proto/tracehealth/v1/report.pb.h"
+
+namespace tracehealth::agent {
+
+inline constexpr char kAgentVersion[] = "0.1.0";
+
+struct ReportOptions {
+  std::string host_id;
+  std::map<std::string, std::string> labels;
+  double interval_seconds = 15;
+  ModelOptions models;
+};
+
+class ReportMaker {
+ public:
+  ReportMaker(Collector* collector, ReportOptions options,
+              std::function<absl::Time()> clock);
+
+  // Runs one cycle. `health` carries the spool/ack fields; cycle time, CPU
+  // and RSS are filled in here. `seq` 0 leaves the seq unset (one-shot use).
+  v1::HostReport Make(uint64_t seq, const v1::AgentHealth& health);
+
+ private:
+  Collector* collector_;
+  ReportOptions options_;
+  std::function<absl::Time()> clock_;
+  bool trimmed_ = false;
+};
+
+// CPU time (user + system) of the calling thread, in seconds.
+double ThreadCpuSeconds();
+// Resident set size of this process (from /proc/self/statm), if readable.
+std::optional<uint64_t> ProcessRssBytes();
+// Peak resident set size of this process (getrusage ru_maxrss), in bytes.
+uint64_t PeakRssBytes();
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_REPORT_REPORT_MAKER_H_

@@ -1,0 +1,66 @@
+#include "agent/report/report_text.h"
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace tracehealth::agent {
+namespace {
+
+TEST(FormatSecondsTest, PicksUnits) {
+  EXPECT_EQ(FormatSeconds(79.864), "79.86 s");
+  EXPECT_EQ(FormatSeconds(0.0453), "45.3 ms");
+  EXPECT_EQ(FormatSeconds(0.000789), "789 us");
+  EXPECT_EQ(FormatSeconds(12e-9), "12 ns");
+  EXPECT_EQ(FormatSeconds(0), "0 ns");
+}
+
+TEST(RenderReportTextTest, ShowsStateTableAndUnknowns) {
+  v1::HostReport r;
+  r.set_host_id("web-7");
+  r.set_agent_version("0.1.0");
+  r.set_model_version("1.0.0");
+  v1::HostSnapshot* s = r.mutable_snapshot();
+  s->mutable_kernel()->set_release("6.16.12");
+  s->mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_NONE);
+  s->mutable_kernel()->set_preempt_source("debugfs sched/preempt");
+  s->mutable_threads()->set_total(240000);
+  s->mutable_fgraph()->set_active(true);
+  v1::FgraphUser* u = s->mutable_fgraph()->add_users();
+  u->set_kind(v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER);
+  u->set_where("foo");
+  v1::UnknownInput* unknown = s->add_unknown();
+  unknown->set_input("stackdepot.pools");
+  unknown->set_reason("debugfs not mounted");
+  v1::AttachPrediction* a = r.mutable_predictions()->add_attach();
+  a->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  a->set_uses_fgraph(true);
+  a->set_fgraph_already_active(true);
+  a->set_latency_seconds(0.0001);
+  a->set_risk(v1::RISK_NONE);
+  a->set_summary("kprobe_multi return: fgraph already active.");
+  r.mutable_predictions()->set_worst_risk(v1::RISK_NONE);
+
+  std::string text = RenderReportText(r);
+  for (const char* want :
+       {"host web-7", "Kernel      6.16.12", "none (non-preemptible)",
+        "[from debugfs sched/preempt]", "Threads     240000", "ACTIVE",
+        "user: function_graph tracer (foo)", "BPF kprobe_multi (return)",
+        "active", "100 us", "kprobe_multi return: fgraph already active.",
+        "Stack depot not readable", "Unknown inputs (1)",
+        "stackdepot.pools: debugfs not mounted", "Worst risk  none"}) {
+    EXPECT_TRUE(absl::StrContains(text, want)) << want << "\n" << text;
+  }
+  EXPECT_FALSE(absl::StrContains(text, "Threads     unknown"));
+}
+
+TEST(RenderReportTextTest, UnknownsAreSaidNotZero) {
+  v1::HostReport r;
+  std::string text = RenderReportText(r);
+  EXPECT_TRUE(absl::StrContains(text, "release unknown")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Threads     unknown")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "activity unknown")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "watchdog_thresh unknown")) << text;
+}
+
+}  // namespace
+}  // namespace tracehealth::agent

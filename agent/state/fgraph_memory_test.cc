@@ -1,0 +1,76 @@
+#include "agent/state/fgraph_memory.h"
+
+#include "agent/state/state_file.h"
+#include "agent/testing/test_tmp.h"
+#include "gtest/gtest.h"
+
+namespace tracehealth::agent {
+namespace {
+
+const absl::Time kT0 = absl::FromUnixSeconds(1800000000);
+
+BootIdentity Boot(const char* id) { return BootIdentity{id, 1795984241}; }
+
+TEST(FgraphMemoryTest, NeverActiveMeansAllThreads) {
+  FgraphMemory m(TestTempDir("fg"));
+  ASSERT_TRUE(m.Load().ok());
+  absl::Status err;
+  auto b = m.Observe(Boot("b1"), false, kT0, 240000, 5000000, &err);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->bound, 240000u);
+  EXPECT_EQ(b->basis, "never seen active since boot");
+}
+
+TEST(FgraphMemoryTest, ActiveNowIsZeroThenForkDeltaPersisted) {
+  std::string dir = TestTempDir("fg");
+  {
+    FgraphMemory m(dir);
+    absl::Status err;
+    auto b = m.Observe(Boot("b1"), true, kT0, 1000, 50000, &err);
+    ASSERT_TRUE(err.ok()) << err;
+    EXPECT_EQ(b->bound, 0u);
+  }
+  FgraphMemory m(dir);  // a restarted agent
+  ASSERT_TRUE(m.Load().ok());
+  absl::Status err;
+  auto b = m.Observe(Boot("b1"), false, kT0 + absl::Minutes(5), 1000, 50300,
+                     &err);
+  EXPECT_EQ(b->bound, 300u);
+  EXPECT_NE(b->basis.find("fork delta"), std::string::npos);
+  // The bound never exceeds the thread count.
+  b = m.Observe(Boot("b1"), false, kT0 + absl::Minutes(9), 1000, 90000, &err);
+  EXPECT_EQ(b->bound, 1000u);
+}
+
+TEST(FgraphMemoryTest, RecordFromPreviousBootIsStale) {
+  std::string dir = TestTempDir("fg");
+  absl::Status err;
+  FgraphMemory(dir).Observe(Boot("b1"), true, kT0, 1000, 50000, &err);
+  FgraphMemory m(dir);
+  ASSERT_TRUE(m.Load().ok());
+  auto b = m.Observe(Boot("b2"), false, kT0 + absl::Hours(1), 800, 900, &err);
+  EXPECT_EQ(b->bound, 800u);
+  EXPECT_EQ(b->basis, "never seen active since boot");
+}
+
+TEST(FgraphMemoryTest, UnknownActivityAndInputs) {
+  FgraphMemory m("");
+  absl::Status err;
+  auto b = m.Observe(Boot("b1"), std::nullopt, kT0, 10, 20, &err);
+  EXPECT_EQ(b->bound, 10u);
+  EXPECT_NE(b->basis.find("partly unknown"), std::string::npos);
+  EXPECT_FALSE(m.Observe(Boot("b1"), false, kT0, std::nullopt, 20, &err)
+                   .has_value());
+}
+
+TEST(FgraphMemoryTest, CorruptRecordIsReported) {
+  std::string dir = TestTempDir("fg");
+  ASSERT_TRUE(WriteFileAtomically(dir + "/fgraph_last_active", "x\n").ok());
+  FgraphMemory m(dir);
+  EXPECT_FALSE(m.Load().ok());
+  absl::Status err;
+  EXPECT_EQ(m.Observe(Boot("b1"), false, kT0, 5, 6, &err)->bound, 5u);
+}
+
+}  // namespace
+}  // namespace tracehealth::agent

@@ -1,0 +1,310 @@
+#include "agent/uplink/streamer.h"
+
+#include <atomic>
+#include <deque>
+#include <iostream>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/client_credentials.h"
+#include "common/status.h"
+#include "google/protobuf/util/time_util.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/tracehealth/v1/ingest.grpc.pb.h"
+
+namespace tracehealth::agent {
+namespace {
+
+const char* grpc_status_name(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    default:
+      return "error";
+  }
+}
+
+}  // namespace
+
+class Streamer::Impl {
+ public:
+  Impl(StreamerOptions options, Spool* spool,
+       std::shared_ptr<grpc::ChannelCredentials> creds)
+      : options_(std::move(options)),
+        spool_(spool),
+        creds_(std::move(creds)),
+        backoff_(options_.backoff, options_.random) {}
+
+  ~Impl() { Stop(); }
+
+  void Start() {
+    absl::MutexLock lock(&mu_);
+    if (thread_.joinable()) return;
+    thread_ = std::thread([this] { Run(); });
+  }
+
+  void Wake() {
+    absl::MutexLock lock(&mu_);
+    ++wakes_;
+  }
+
+  bool Flush(absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (spool_->depth() > 0) {
+      const absl::Time now = absl::Now();
+      if (now >= deadline) return false;
+      absl::MutexLock lock(&mu_);
+      const uint64_t progress = progress_;
+      auto changed = [&] { return stopping_ || progress_ != progress; };
+      mu_.AwaitWithTimeout(absl::Condition(&changed),
+                           std::min(absl::Milliseconds(50), deadline - now));
+    }
+    return true;
+  }
+
+  void Stop() {
+    std::thread t;
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+      if (context_ != nullptr) context_->TryCancel();
+      t = std::move(thread_);
+    }
+    if (t.joinable()) t.join();
+  }
+
+  v1::AgentHealth Health() const {
+    v1::AgentHealth h;
+    h.set_spool_depth(spool_->depth());
+    h.set_spool_dropped_total(spool_->dropped_total());
+    absl::MutexLock lock(&mu_);
+    h.set_spool_corrupt_total(spool_->corrupt_total() + unparsable_);
+    h.set_rejected_total(rejected_);
+    if (last_acked_.has_value()) {
+      h.set_last_acked_seq(*last_acked_);
+      *h.mutable_last_ack_at() =
+          google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+              absl::ToUnixNanos(*last_ack_at_));
+    }
+    return h;
+  }
+
+  uint64_t connects() const {
+    absl::MutexLock lock(&mu_);
+    return connects_;
+  }
+
+ private:
+  void HandleAck(const v1::Ack& ack) {
+    // Our own counters first, so that once the spool is empty (what Flush
+    // waits for) Health() already reflects this ack.
+    {
+      absl::MutexLock lock(&mu_);
+      rejected_ += ack.rejected_size();
+      if (ack.acked_seq() > 0) {
+        last_acked_ = ack.acked_seq();
+        last_ack_at_ = absl::Now();
+        acked_this_stream_ = true;
+        while (!in_flight_.empty() && in_flight_.front() <= ack.acked_seq()) {
+          in_flight_.pop_front();
+        }
+      }
+      for (const v1::Rejection& r : ack.rejected()) {
+        for (auto it = in_flight_.begin(); it != in_flight_.end(); ++it) {
+          if (*it == r.seq()) {
+            in_flight_.erase(it);
+            break;
+          }
+        }
+      }
+    }
+    for (const v1::Rejection& r : ack.rejected()) {
+      if (spool_->Remove(r.seq())) {
+        std::cerr << "tracehealth-agent: server rejected report seq " << r.seq()
+                  << " (code " << r.code() << "): " << r.message() << "\n";
+      }
+    }
+    if (ack.acked_seq() > 0) {
+      absl::Status s = spool_->Ack(ack.acked_seq());
+      if (!s.ok()) {
+        std::cerr << "tracehealth-agent: spool: " << s.message() << "\n";
+      }
+    }
+    absl::MutexLock lock(&mu_);
+    ++progress_;
+  }
+
+  // One stream: send until it breaks or Stop().
+  void RunStream(const std::shared_ptr<grpc::Channel>& channel) {
+    auto stub = v1::TelemetryIngest::NewStub(channel);
+    grpc::ClientContext context;
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+      context_ = &context;
+      in_flight_.clear();
+      acked_this_stream_ = false;
+      stream_broken_ = false;
+      ++connects_;
+    }
+    std::unique_ptr<grpc::ClientReaderWriter<v1::HostReport, v1::Ack>> stream =
+        stub->Report(&context);
+    std::thread reader([&] {
+      v1::Ack ack;
+      while (stream->Read(&ack)) HandleAck(ack);
+      absl::MutexLock lock(&mu_);
+      stream_broken_ = true;
+    });
+    uint64_t last_sent = 0;
+    while (true) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (stopping_ || stream_broken_) break;
+      }
+      std::optional<std::pair<uint64_t, std::string>> rec;
+      bool window_full;
+      {
+        absl::MutexLock lock(&mu_);
+        window_full = in_flight_.size() >= options_.max_in_flight;
+      }
+      if (!window_full) rec = spool_->NextAfter(last_sent);
+      if (!rec.has_value()) {
+        // Wait for new records, an ack, a broken stream or Stop().
+        absl::MutexLock lock(&mu_);
+        const uint64_t wakes = wakes_, progress = progress_;
+        auto changed = [&] {
+          return stopping_ || stream_broken_ || wakes_ != wakes ||
+                 progress_ != progress;
+        };
+        mu_.AwaitWithTimeout(absl::Condition(&changed), absl::Milliseconds(200));
+        continue;
+      }
+      v1::HostReport report;
+      if (!report.ParseFromString(rec->second)) {
+        spool_->Remove(rec->first);
+        absl::MutexLock lock(&mu_);
+        ++unparsable_;
+        continue;
+      }
+      if (!stream->Write(report)) break;
+      last_sent = rec->first;
+      absl::MutexLock lock(&mu_);
+      in_flight_.push_back(rec->first);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) context.TryCancel();
+    }
+    stream->WritesDone();
+    reader.join();
+    grpc::Status status = stream->Finish();
+    absl::MutexLock lock(&mu_);
+    context_ = nullptr;
+    if (stopping_) return;
+    // Log each new kind of failure once, not once per retry.
+    std::string error =
+        status.ok() ? std::string("server closed the stream")
+                    : absl::StrCat(grpc_status_name(status.error_code()), ": ",
+                                   status.error_message());
+    if (error != last_error_) {
+      std::cerr << "tracehealth-agent: stream to " << options_.server
+                << " ended: " << error << "; reconnecting with backoff\n";
+      last_error_ = error;
+    }
+    if (acked_this_stream_) last_error_.clear();
+  }
+
+  void Run() {
+    grpc::ChannelArguments args;
+    // Our own backoff paces reconnects; keep gRPC's short so it does not add
+    // a hidden second one.
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    args.SetMaxSendMessageSize(64 << 20);
+    ClientTls tls;
+    tls.server_name = options_.tls_server_name;
+    ApplyServerName(tls, &args);
+    while (true) {
+      // A fresh channel per attempt: a server restarted on the same address
+      // is found at once.
+      std::shared_ptr<grpc::Channel> channel =
+          grpc::CreateCustomChannel(options_.server, creds_, args);
+      RunStream(channel);
+      absl::Duration delay;
+      {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return;
+        if (acked_this_stream_) backoff_.Reset();
+        delay = backoff_.Next();
+      }
+      if (options_.on_backoff) options_.on_backoff(delay);
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stopping_), delay);
+      if (stopping_) return;
+    }
+  }
+
+  const StreamerOptions options_;
+  Spool* const spool_;
+  const std::shared_ptr<grpc::ChannelCredentials> creds_;
+
+  mutable absl::Mutex mu_;
+  Backoff backoff_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool stream_broken_ ABSL_GUARDED_BY(mu_) = false;
+  bool acked_this_stream_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<uint64_t> in_flight_ ABSL_GUARDED_BY(mu_);
+  uint64_t wakes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t progress_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t unparsable_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t connects_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<uint64_t> last_acked_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> last_ack_at_ ABSL_GUARDED_BY(mu_);
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<std::unique_ptr<Streamer>> Streamer::Create(
+    StreamerOptions options, Spool* spool) {
+  if (options.server.empty()) {
+    return absl::InvalidArgumentError("streamer: empty server address");
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds = ClientCredentials(
+      {options.tls_ca, options.tls_cert, options.tls_key, options.tls_server_name});
+  if (!creds.ok()) return creds.status();
+  if (!options.random) {
+    auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());
+    options.random = [rng] {
+      return std::uniform_real_distribution<double>(0.0, 1.0)(*rng);
+    };
+  }
+  return std::unique_ptr<Streamer>(new Streamer(
+      std::make_unique<Impl>(std::move(options), spool, *std::move(creds))));
+}
+
+Streamer::Streamer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Streamer::~Streamer() { impl_->Stop(); }
+void Streamer::Start() { impl_->Start(); }
+void Streamer::Wake() { impl_->Wake(); }
+bool Streamer::Flush(absl::Duration timeout) { return impl_->Flush(timeout); }
+void Streamer::Stop() { impl_->Stop(); }
+v1::AgentHealth Streamer::Health() const { return impl_->Health(); }
+uint64_t Streamer::connects() const { return impl_->connects(); }
+
+}  // namespace tracehealth::agent

@@ -1,0 +1,78 @@
+// Streamer: sends spooled HostReports to the server's TelemetryIngest.Report
+// stream, in seq order, and applies the server's acks: records up to
+// Ack.acked_seq leave the spool; rejected records are removed and counted.
+// When the stream breaks it reconnects with exponential backoff and jitter and
+// replays every record still in the spool (the server acknowledges replays of
+// stored seqs without storing them again), so every report reaches the
+// server exactly once, in order, unless the spool bound dropped it.
+//
+// Threads: Start() runs one sender thread (plus a reader per stream). Wake(),
+// Flush(), Health() and Stop() may be called from any thread.
+//
+// Ownership: `spool` is not owned and must outlive the streamer.
+#ifndef TRACEHEALTH_AGENT_UPLINK_STREAMER_H_
+#define TRACEHEALTH_AGENT_UPLINK_STREAMER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/uplink/backoff.h"
+#include "agent/uplink/spool.h"
+#include "proto/tracehealth/v1/report.pb.h"
+
+namespace tracehealth::agent {
+
+struct StreamerOptions {
+  // host:port of the server.
+  std::string server;
+  // PEM files: CA of the server (enables TLS), client cert and key (mTLS).
+  std::string tls_ca, tls_cert, tls_key;
+  // Name to check the server certificate against instead of the host in
+  // `server` (e.g. when connecting by IP address); "" keeps the host.
+  std::string tls_server_name;
+  BackoffOptions backoff;
+  // Uniform [0, 1) source for the jitter (default: a seeded PRNG).
+  std::function<double()> random;
+  // Called with every backoff delay before it is waited (tests observe it).
+  std::function<void(absl::Duration)> on_backoff;
+  // Reports written but not yet acked, at most.
+  uint64_t max_in_flight = 64;
+};
+
+class Streamer {
+ public:
+  // Errors: an empty server address (InvalidArgument), unreadable TLS files.
+  static absl::StatusOr<std::unique_ptr<Streamer>> Create(
+      StreamerOptions options, Spool* spool);
+  ~Streamer();
+
+  void Start();
+  // New records are in the spool.
+  void Wake();
+  // Waits until the spool is empty or `timeout` passed; true when empty.
+  bool Flush(absl::Duration timeout);
+  // Stops the sender (cancels the stream); idempotent.
+  void Stop();
+
+  // Spool and ack figures for the next report's AgentHealth.
+  v1::AgentHealth Health() const;
+  // Streams opened so far.
+  uint64_t connects() const;
+
+ private:
+  class Impl;
+  explicit Streamer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_UPLINK_STREAMER_H_

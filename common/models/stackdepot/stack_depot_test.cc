@@ -1,0 +1,176 @@
+#include "common/models/stackdepot/stack_depot.h"
+
+#include "common/models/stackdepot/trace_generator.h"
+#include "gtest/gtest.h"
+
+namespace tracehealth {
+namespace {
+
+v1::DepotSample Sample(int64_t seconds, uint64_t pools) {
+  v1::DepotSample s;
+  s.mutable_at()->set_seconds(seconds);
+  s.set_pools(pools);
+  return s;
+}
+
+v1::HostSnapshot KasanHost(uint64_t pools) {
+  v1::HostSnapshot s;
+  s.mutable_kernel()->set_release("6.18.48");
+  s.mutable_kernel()->set_config_kasan(true);
+  s.mutable_kernel()->set_config_stackdepot(true);
+  s.mutable_stackdepot()->set_pools(pools);
+  return s;
+}
+
+google::protobuf::RepeatedPtrField<v1::DepotSample> History(
+    std::initializer_list<v1::DepotSample> samples) {
+  google::protobuf::RepeatedPtrField<v1::DepotSample> h;
+  for (const auto& s : samples) *h.Add() = s;
+  return h;
+}
+
+TEST(StackDepotTest, GrowthByLeastSquares) {
+  auto g = GrowthPoolsPerSecond(History({Sample(0, 100), Sample(100, 110), Sample(200, 120)}));
+  ASSERT_TRUE(g.has_value());
+  EXPECT_NEAR(*g, 0.1, 1e-12);
+  g = GrowthPoolsPerSecond(
+      History({Sample(0, 100), Sample(100, 130), Sample(200, 120), Sample(300, 160)}));
+  EXPECT_NEAR(*g, 0.17, 1e-9);
+  EXPECT_FALSE(GrowthPoolsPerSecond(History({})).has_value());
+  EXPECT_FALSE(GrowthPoolsPerSecond(History({Sample(5, 1), Sample(5, 9)})).has_value());
+}
+
+TEST(StackDepotTest, MaxPoolsFromCmdline) {
+  EXPECT_EQ(MaxPoolsFromCmdline("ro quiet stack_depot_max_pools=32768"), 32768u);
+  EXPECT_FALSE(MaxPoolsFromCmdline("ro stack_depot_max_pools=abc").has_value());
+  EXPECT_FALSE(MaxPoolsFromCmdline("ro").has_value());
+}
+
+TEST(StackDepotTest, Seed003FullServerIsAStall) {
+  // The trie-off x86-64 server of seed 003: 8,192 of 8,192 pools.
+  v1::HostSnapshot s = KasanHost(8192);
+  s.mutable_stackdepot()->set_persistent_count(498000);
+  s.mutable_stackdepot()->set_persistent_bytes(498000ull * 268);
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  EXPECT_TRUE(p.applies());
+  EXPECT_EQ(p.max_pools(), 8192u);
+  EXPECT_DOUBLE_EQ(p.budget_ratio(), 1.0);
+  EXPECT_EQ(p.risk(), v1::RISK_STALL);
+  EXPECT_EQ(p.hash_record_bytes(), 544u);  // 64 frames
+  ASSERT_EQ(p.checks_size(), 1);
+  EXPECT_EQ(p.checks(0).kind(), v1::ThresholdCheck::KIND_POOL_BUDGET);
+  EXPECT_EQ(p.trie().source(), v1::TrieEstimate::SOURCE_GENERATED);
+  EXPECT_GE(p.trie().ratio(), 0.5);
+  EXPECT_LE(p.trie().ratio(), 0.7);
+  // At the field figure of ~268 B per hash record, the trie would need
+  // 146-174 B per record (seed 003's trie-on servers).
+  const double trie_per_record = static_cast<double>(p.trie().trie_bytes()) / 498000;
+  EXPECT_GE(trie_per_record, 146);
+  EXPECT_LE(trie_per_record, 174);
+  EXPECT_NE(p.summary().find("8192 of 8192"), std::string::npos) << p.summary();
+}
+
+TEST(StackDepotTest, WarningAndNone) {
+  EXPECT_EQ(PredictStackDepot(KasanHost(2630), {}).risk(), v1::RISK_NONE);  // 32%
+  EXPECT_EQ(PredictStackDepot(KasanHost(7000), {}).risk(), v1::RISK_WARNING);
+  // Budget raised on the command line.
+  v1::HostSnapshot s = KasanHost(8192);
+  s.mutable_kernel()->set_cmdline("stack_depot_max_pools=32768");
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  EXPECT_EQ(p.max_pools(), 32768u);
+  EXPECT_EQ(p.risk(), v1::RISK_NONE);
+}
+
+TEST(StackDepotTest, TimeToExhaustion) {
+  v1::HostSnapshot s = KasanHost(4000);
+  // 10 pools per hour.
+  for (int i = 0; i <= 10; ++i) *s.add_depot_history() = Sample(i * 360, 3990 + i);
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  ASSERT_TRUE(p.has_growth_pools_per_second());
+  EXPECT_NEAR(p.growth_pools_per_second(), 1.0 / 360, 1e-9);
+  ASSERT_TRUE(p.has_seconds_to_exhaustion());
+  EXPECT_NEAR(p.seconds_to_exhaustion(), (8192 - 4000) * 360.0, 1e-3);
+  EXPECT_EQ(p.risk(), v1::RISK_NONE);  // 17 days away
+  // 100 pools per minute: full in under an hour.
+  s.clear_depot_history();
+  for (int i = 0; i <= 10; ++i) *s.add_depot_history() = Sample(i * 60, 3000 + 100 * i);
+  p = PredictStackDepot(s, {});
+  EXPECT_LT(p.seconds_to_exhaustion(), 3600);
+  EXPECT_EQ(p.risk(), v1::RISK_STALL);
+  // Not growing: no exhaustion time.
+  s.clear_depot_history();
+  for (int i = 0; i <= 3; ++i) *s.add_depot_history() = Sample(i * 60, 4000);
+  p = PredictStackDepot(s, {});
+  EXPECT_FALSE(p.has_seconds_to_exhaustion());
+}
+
+TEST(StackDepotTest, HostTracesMeasurementIsUsed) {
+  v1::HostSnapshot s = KasanHost(100);
+  s.mutable_trie()->set_traces(1000);
+  s.mutable_trie()->set_hash_bytes(288000);
+  s.mutable_trie()->set_trie_bytes(144000);
+  s.mutable_trie()->set_trie_pools(9);
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  EXPECT_EQ(p.trie().source(), v1::TrieEstimate::SOURCE_HOST_TRACES);
+  EXPECT_DOUBLE_EQ(p.trie().ratio(), 0.5);
+  EXPECT_EQ(p.trie().records(), 1000u);
+  EXPECT_EQ(p.trie().hash_pools(), 18u);
+}
+
+TEST(StackDepotTest, NotApplicableAndUnknown) {
+  v1::HostSnapshot s;
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  EXPECT_FALSE(p.applies());
+  EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
+  s.mutable_kernel()->set_config_kasan(false);
+  s.mutable_kernel()->set_config_page_owner(false);
+  s.mutable_kernel()->set_config_stackdepot(false);
+  p = PredictStackDepot(s, {});
+  EXPECT_FALSE(p.applies());
+  EXPECT_EQ(p.risk(), v1::RISK_NONE);
+  // KASAN kernel without the debugfs stats (before 6.8).
+  s.mutable_kernel()->set_config_kasan(true);
+  p = PredictStackDepot(s, {});
+  EXPECT_TRUE(p.applies());
+  EXPECT_FALSE(p.has_pools_used());
+  EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
+  EXPECT_LT(p.basis().confidence(), 1.0);
+}
+
+TEST(StackDepotTest, MeasureShowStacks) {
+  // Two stacks sharing two frames, in stack_print()'s format.
+  auto m = MeasureShowStacks(
+      " post_alloc_hook+0x177/0x1a0\n get_page_from_freelist+0x6d6/0x2ab0\n"
+      " alloc_a+0x10/0x20\nnr_base_pages: 12\n\n"
+      " post_alloc_hook+0x177/0x1a0\n get_page_from_freelist+0x6d6/0x2ab0\n"
+      " alloc_b+0x10/0x20\n alloc_c+0x1/0x9\nnr_base_pages: 4\n\n");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->traces(), 2u);
+  EXPECT_EQ(m->frames(), 7u);
+  EXPECT_EQ(m->hash_bytes(), HashRecordBytes(3) + HashRecordBytes(4));
+  EXPECT_GT(m->trie_bytes(), 0u);
+  EXPECT_EQ(m->trie_pools(), 1u);
+  EXPECT_EQ(m->insert_failures(), 0u);
+  EXPECT_EQ(MeasureShowStacks(" a+0x1/0x2\n").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(StackDepotTest, CompareOnSeedWorkloadAndFlatShape) {
+  const TrieComparison& g = GeneratedWorkloadEstimate();
+  EXPECT_EQ(g.records, 32768u);
+  EXPECT_EQ(g.hash_bytes, 32768u * 288);
+  EXPECT_EQ(g.insert_failures, 0u);
+  EXPECT_GE(g.ratio, 0.5);
+  EXPECT_LE(g.ratio, 0.7);
+  EXPECT_LT(g.trie_pools, g.hash_pools);
+  // Duplicates are one record in both backends.
+  WorkloadOptions small;
+  small.stacks = 128;
+  auto traces = GenerateSeedWorkload(small);
+  auto doubled = traces;
+  doubled.insert(doubled.end(), traces.begin(), traces.end());
+  EXPECT_EQ(CompareTrieWithHash(doubled).hash_bytes, CompareTrieWithHash(traces).hash_bytes);
+}
+
+}  // namespace
+}  // namespace tracehealth

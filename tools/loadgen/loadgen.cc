@@ -1,0 +1,224 @@
+#include "tools/loadgen/loadgen.h"
+
+#include <algorithm>
+#include <deque>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/tracehealth/v1/ingest.grpc.pb.h"
+#include "tests/util/sample_report.h"
+
+namespace tracehealth::server {
+namespace {
+
+// Reports leave as bytes: each host's report is encoded once without seq and
+// observed_at, and every send appends those two fields (a protobuf parser
+// reads concatenated encodings as one message). The server receives what an
+// agent would send, while the generator's CPU, which shares the machine with
+// the server, is not spent encoding the same report again and again.
+using ReportStub = grpc::TemplatedGenericStub<grpc::ByteBuffer, v1::Ack>;
+constexpr char kReportMethod[] = "/tracehealth.v1.TelemetryIngest/Report";
+
+// One simulated host: writes reports while its window allows, reads acks.
+class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
+ public:
+  HostStream(ReportStub* stub, v1::HostReport report, const LoadOptions& opts,
+             absl::Time deadline)
+      : opts_(opts), deadline_(deadline), next_seq_(opts.first_seq) {
+    report.clear_seq();
+    report.clear_observed_at();
+    body_ = report.SerializeAsString();
+    stub->PrepareBidiStreamingCall(&ctx_, kReportMethod, grpc::StubOptions(), this);
+    StartRead(&ack_);
+    StartCall();
+    absl::MutexLock lock(&mu_);
+    MaybeWriteLocked();
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (!ok) {
+      write_failed_ = true;
+      return;
+    }
+    MaybeWriteLocked();
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the stream ended; OnDone follows
+    {
+      absl::MutexLock lock(&mu_);
+      absl::Time now = absl::Now();
+      rejected_ += ack_.rejected_size();
+      while (!inflight_.empty() && inflight_.front().first <= ack_.acked_seq()) {
+        latencies_.push_back(absl::ToInt64Microseconds(now - inflight_.front().second));
+        inflight_.pop_front();
+        acked_++;
+      }
+      MaybeWriteLocked();
+    }
+    StartRead(&ack_);
+  }
+
+  void OnDone(const grpc::Status& s) override {
+    absl::MutexLock lock(&mu_);
+    status_ = s;
+    done_ = true;
+  }
+
+  void Wait() {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(&done_));
+  }
+
+  // Stops sending; the stream is half-closed once writes drain.
+  void Stop() {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    MaybeWriteLocked();
+  }
+
+  // Totals (after Wait).
+  uint64_t sent() { absl::MutexLock l(&mu_); return sent_; }
+  uint64_t acked() { absl::MutexLock l(&mu_); return acked_; }
+  uint64_t rejected() { absl::MutexLock l(&mu_); return rejected_; }
+  grpc::Status status() { absl::MutexLock l(&mu_); return status_; }
+  std::vector<int64_t> TakeLatencies() {
+    absl::MutexLock l(&mu_);
+    return std::move(latencies_);
+  }
+
+ private:
+  void MaybeWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (writing_ || closed_ || write_failed_) return;
+    bool out_of_reports =
+        opts_.reports_per_host > 0 && sent_ >= opts_.reports_per_host;
+    if (stopping_ || out_of_reports || absl::Now() >= deadline_) {
+      // Half-close once every sent report is acked.
+      if (inflight_.empty()) {
+        closed_ = true;
+        StartWritesDone();
+      }
+      return;
+    }
+    if (inflight_.size() >= static_cast<size_t>(opts_.window)) return;
+    absl::Time now = absl::Now();
+    v1::HostReport tail;
+    tail.set_seq(next_seq_);
+    int64_t ns = absl::ToUnixNanos(now);
+    tail.mutable_observed_at()->set_seconds(ns / 1000000000);
+    tail.mutable_observed_at()->set_nanos(static_cast<int32_t>(ns % 1000000000));
+    bytes_.assign(body_);
+    tail.AppendToString(&bytes_);
+    grpc::Slice slice(bytes_);
+    out_ = grpc::ByteBuffer(&slice, 1);
+    inflight_.emplace_back(next_seq_, now);
+    next_seq_++;
+    sent_++;
+    writing_ = true;
+    StartWrite(&out_);
+  }
+
+  grpc::ClientContext ctx_;
+  std::string body_;             // the report without seq and observed_at
+  v1::Ack ack_;
+  const LoadOptions& opts_;
+  const absl::Time deadline_;
+  absl::Mutex mu_;
+  std::string bytes_ ABSL_GUARDED_BY(mu_);  // the report being written
+  grpc::ByteBuffer out_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::pair<uint64_t, absl::Time>> inflight_ ABSL_GUARDED_BY(mu_);
+  std::vector<int64_t> latencies_ ABSL_GUARDED_BY(mu_);
+  uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t acked_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::Duration Percentile(std::vector<int64_t>& us, double q) {
+  if (us.empty()) return absl::ZeroDuration();
+  size_t i = std::min(us.size() - 1, static_cast<size_t>(q * us.size()));
+  std::nth_element(us.begin(), us.begin() + i, us.end());
+  return absl::Microseconds(us[i]);
+}
+
+}  // namespace
+
+absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
+  if (opts.hosts <= 0 || opts.window <= 0 || opts.channels <= 0) {
+    return absl::InvalidArgumentError("hosts, window and channels must be > 0");
+  }
+  auto creds = opts.credentials ? opts.credentials : grpc::InsecureChannelCredentials();
+  std::vector<std::unique_ptr<ReportStub>> stubs;
+  for (int c = 0; c < opts.channels; ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt("grpc.channel_id", c);  // distinct connections
+    if (!opts.tls_server_name.empty()) args.SetSslTargetNameOverride(opts.tls_server_name);
+    args.SetMaxSendMessageSize(64 << 20);
+    stubs.push_back(
+        std::make_unique<ReportStub>(grpc::CreateCustomChannel(opts.server, creds, args)));
+  }
+  // The real models run once per host.
+  std::vector<v1::HostReport> reports;
+  reports.reserve(opts.hosts);
+  absl::Time now = absl::Now();
+  for (int i = 0; i < opts.hosts; ++i) {
+    reports.push_back(SampleReport(FleetHost(opts.first_host + i), opts.first_seq, now));
+  }
+  LoadResult result;
+  result.report_bytes = static_cast<int64_t>(reports[0].ByteSizeLong());
+  absl::Time start = absl::Now();
+  absl::Time deadline = start + opts.duration;
+  std::vector<std::unique_ptr<HostStream>> streams;
+  for (int i = 0; i < opts.hosts; ++i) {
+    streams.push_back(std::make_unique<HostStream>(stubs[i % opts.channels].get(),
+                                                   std::move(reports[i]), opts, deadline));
+  }
+  // Streams stop themselves at the deadline when an ack or write completes;
+  // nudge idle ones.
+  while (absl::Now() < deadline) {
+    absl::SleepFor(std::min(absl::Milliseconds(100), deadline - absl::Now()));
+    if (opts.reports_per_host > 0) {
+      bool all = true;
+      for (auto& s : streams) all = all && s->acked() >= opts.reports_per_host;
+      if (all) break;
+    }
+  }
+  for (auto& s : streams) s->Stop();
+  std::vector<int64_t> lat;
+  for (auto& s : streams) {
+    s->Wait();
+    result.sent += s->sent();
+    result.acked += s->acked();
+    result.rejected += s->rejected();
+    grpc::Status st = s->status();
+    if (!st.ok()) {
+      result.failed_streams++;
+      if (result.first_error.empty()) {
+        result.first_error = absl::StrCat(st.error_code(), ": ", st.error_message());
+      }
+    }
+    std::vector<int64_t> l = s->TakeLatencies();
+    lat.insert(lat.end(), l.begin(), l.end());
+  }
+  result.elapsed = absl::Now() - start;
+  result.acked_per_second =
+      static_cast<double>(result.acked) / absl::ToDoubleSeconds(result.elapsed);
+  result.ack_p50 = Percentile(lat, 0.50);
+  result.ack_p90 = Percentile(lat, 0.90);
+  result.ack_p99 = Percentile(lat, 0.99);
+  result.ack_max = Percentile(lat, 1.0);
+  return result;
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,53 @@
+// Load generator: N simulated hosts, one Report stream each, streaming
+// realistic HostReports (SampleReport: the real models run once per host;
+// seq and observed_at vary per report) with a bounded window of unacked
+// reports per stream, like the agent.
+//
+// Thread safety: RunLoad is self-contained; call it from one thread.
+#ifndef TRACEHEALTH_TOOLS_LOADGEN_LOADGEN_H_
+#define TRACEHEALTH_TOOLS_LOADGEN_LOADGEN_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/security/credentials.h"
+
+namespace tracehealth::server {
+
+struct LoadOptions {
+  std::string server;  // host:port
+  std::shared_ptr<grpc::ChannelCredentials> credentials;  // null: insecure
+  std::string tls_server_name;  // TLS target-name override, if set
+  int hosts = 100;
+  int first_host = 0;         // FleetHost(first_host .. first_host + hosts - 1)
+  uint64_t first_seq = 1;
+  absl::Duration duration = absl::Seconds(10);
+  // Stop a host after this many reports (0: until `duration`).
+  uint64_t reports_per_host = 0;
+  // Unacked reports in flight per stream.
+  int window = 64;
+  // gRPC channels the streams are spread over.
+  int channels = 4;
+};
+
+struct LoadResult {
+  uint64_t sent = 0;
+  uint64_t acked = 0;       // reports covered by acks (durably stored)
+  uint64_t rejected = 0;
+  uint64_t failed_streams = 0;
+  absl::Duration elapsed;
+  double acked_per_second = 0;
+  // Send-to-ack latency over all acked reports.
+  absl::Duration ack_p50, ack_p90, ack_p99, ack_max;
+  int64_t report_bytes = 0;  // size of one serialized report (host 0)
+  std::string first_error;
+};
+
+absl::StatusOr<LoadResult> RunLoad(const LoadOptions& options);
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_TOOLS_LOADGEN_LOADGEN_H_

@@ -1,0 +1,195 @@
+#include "tools/tracehealthctl/model_command.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "proto/tracehealth/v1/predictions.pb.h"
+
+ABSL_DECLARE_FLAG(std::string, kernel);
+ABSL_DECLARE_FLAG(std::string, preempt);
+ABSL_DECLARE_FLAG(int64_t, threads);
+ABSL_DECLARE_FLAG(int64_t, batch);
+ABSL_DECLARE_FLAG(std::string, probe);
+ABSL_DECLARE_FLAG(int64_t, sites);
+ABSL_DECLARE_FLAG(double, c_visit_ns);
+ABSL_DECLARE_FLAG(int64_t, cpus);
+ABSL_DECLARE_FLAG(int64_t, shadow_page_areas);
+ABSL_DECLARE_FLAG(int64_t, pools);
+ABSL_DECLARE_FLAG(int64_t, max_pools);
+ABSL_DECLARE_FLAG(std::string, history);
+ABSL_DECLARE_FLAG(std::string, show_stacks);
+ABSL_DECLARE_FLAG(std::string, fgraph_active);
+
+namespace tracehealth {
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result RunCommand(const std::vector<std::string>& args, bool json) {
+  std::ostringstream out, err;
+  int code = RunModelCommand(args, json, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(ModelCommandTest, FgraphTextForTheSeedHost) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_threads, 400000);
+  absl::SetFlag(&FLAGS_batch, 32);
+  absl::SetFlag(&FLAGS_preempt, "none");
+  absl::SetFlag(&FLAGS_kernel, "6.16.0");
+  absl::SetFlag(&FLAGS_probe, "kprobe_multi_return");
+  Result r = RunCommand({"fgraph"}, false);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("kprobe_multi return"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("passes 12500"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("risk stall"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("soft lockup"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("threads.total = 400000 [given]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batch = 32 [given]"), std::string::npos) << r.out;
+}
+
+TEST(ModelCommandTest, FgraphJsonRoundTrips) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_threads, 400080);
+  absl::SetFlag(&FLAGS_batch, 1024);
+  absl::SetFlag(&FLAGS_preempt, "lazy");
+  absl::SetFlag(&FLAGS_kernel, "6.18.2");
+  absl::SetFlag(&FLAGS_sites, 0);
+  Result r = RunCommand({"fgraph"}, true);
+  ASSERT_EQ(r.code, 0) << r.err;
+  v1::Predictions p;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok()) << r.out;
+  ASSERT_EQ(p.attach_size(), 10);  // every kind by default
+  const v1::AttachPrediction& fg = p.attach(0);
+  EXPECT_EQ(fg.probe_kind(), v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_EQ(fg.passes(), 391u);
+  EXPECT_NEAR(fg.latency_seconds() / 7.25, 1.0, 0.10);
+  EXPECT_EQ(fg.risk(), v1::RISK_LATENCY);
+  // kprobe_multi entry-only on 6.18.2 still pays; kretprobe never does.
+  EXPECT_TRUE(p.attach(3).uses_fgraph());
+  EXPECT_FALSE(p.attach(8).uses_fgraph());
+  bool batch_given = false;
+  for (const auto& in : fg.basis().inputs()) {
+    if (in.name() == "batch") batch_given = in.source() == v1::INPUT_SOURCE_OVERRIDDEN;
+  }
+  EXPECT_TRUE(batch_given);
+}
+
+TEST(ModelCommandTest, FgraphDefaultsAreMarked) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_threads, 1000);
+  absl::SetFlag(&FLAGS_probe, "function_graph");
+  Result r = RunCommand({"fgraph"}, false);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel.preempt_mode = preemption unknown [default]"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fgraph.available_filter_functions = 50000 [default]"),
+            std::string::npos);
+}
+
+TEST(ModelCommandTest, VmapSeed004) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_cpus, 256);
+  absl::SetFlag(&FLAGS_kernel, "6.10.0");
+  absl::SetFlag(&FLAGS_shadow_page_areas, 2804);
+  absl::SetFlag(&FLAGS_preempt, "voluntary");
+  Result r = RunCommand({"vmap"}, true);
+  ASSERT_EQ(r.code, 0) << r.err;
+  v1::VmapPurgePrediction p;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok()) << r.out;
+  EXPECT_EQ(p.flushes_per_purge(), 2805u);
+  EXPECT_NEAR(p.purge_seconds() / 23.9, 1.0, 0.15);
+  EXPECT_EQ(p.risk(), v1::RISK_STALL);
+  absl::SetFlag(&FLAGS_kernel, "6.13.0");
+  r = RunCommand({"vmap"}, false);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("flushes 129"), std::string::npos) << r.out;
+}
+
+TEST(ModelCommandTest, StackDepotWithHistoryAndShowStacks) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_pools, 7000);
+  absl::SetFlag(&FLAGS_max_pools, 8192);
+  absl::SetFlag(&FLAGS_history, "0:6000,3600:6500,7200:7000");
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp ? tmp : "/tmp") + "/show_stacks";
+  {
+    std::ofstream f(path);
+    f << " post_alloc_hook+0x177/0x1a0\n get_page_from_freelist+0x6d6/0x2ab0\n"
+         " alloc_a+0x10/0x20\nnr_base_pages: 12\n\n"
+         " post_alloc_hook+0x177/0x1a0\n get_page_from_freelist+0x6d6/0x2ab0\n"
+         " alloc_b+0x10/0x20\nnr_base_pages: 4\n\n";
+  }
+  absl::SetFlag(&FLAGS_show_stacks, path);
+  Result r = RunCommand({"stackdepot"}, true);
+  ASSERT_EQ(r.code, 0) << r.err;
+  v1::StackDepotPrediction p;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok()) << r.out;
+  EXPECT_NEAR(p.growth_pools_per_second(), 500.0 / 3600, 1e-9);
+  EXPECT_NEAR(p.seconds_to_exhaustion(), 1192 / (500.0 / 3600), 1e-6);
+  EXPECT_EQ(p.risk(), v1::RISK_WARNING);
+  EXPECT_EQ(p.trie().source(), v1::TrieEstimate::SOURCE_HOST_TRACES);
+  EXPECT_EQ(p.trie().records(), 2u);
+  EXPECT_EQ(p.trie().hash_bytes(), 2u * 64);  // ALIGN(32 + 24, 16) each
+
+  absl::SetFlag(&FLAGS_show_stacks, path + ".missing");
+  r = RunCommand({"stackdepot"}, false);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("cannot open"), std::string::npos);
+}
+
+TEST(ModelCommandTest, UsageErrors) {
+  absl::FlagSaver saver;
+  Result r = RunCommand({}, false);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("usage"), std::string::npos);
+  EXPECT_EQ(RunCommand({"fgraph", "vmap"}, false).code, 2);
+  r = RunCommand({"bogus"}, false);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown model"), std::string::npos);
+  absl::SetFlag(&FLAGS_preempt, "sometimes");
+  r = RunCommand({"fgraph"}, false);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--preempt"), std::string::npos);
+  absl::SetFlag(&FLAGS_preempt, "");
+  absl::SetFlag(&FLAGS_probe, "uprobe");
+  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
+  absl::SetFlag(&FLAGS_probe, "");
+  absl::SetFlag(&FLAGS_kernel, "banana");
+  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
+  absl::SetFlag(&FLAGS_kernel, "");
+  absl::SetFlag(&FLAGS_threads, -5);
+  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
+  absl::SetFlag(&FLAGS_threads, -1);
+  absl::SetFlag(&FLAGS_fgraph_active, "maybe");
+  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
+  absl::SetFlag(&FLAGS_fgraph_active, "");
+  absl::SetFlag(&FLAGS_history, "0:1,bad");
+  EXPECT_EQ(RunCommand({"stackdepot"}, false).code, 2);
+  absl::SetFlag(&FLAGS_history, "");
+  absl::SetFlag(&FLAGS_c_visit_ns, -3.0);
+  r = RunCommand({"fgraph"}, false);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--c_visit_ns"), std::string::npos);
+}
+
+TEST(ModelCommandTest, UnknownThreadsIsAnswerNotError) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_probe, "function_graph");
+  Result r = RunCommand({"fgraph"}, false);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("risk unknown"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tracehealth
