@@ -35,6 +35,7 @@
 #include "server/alerts/alertmanager_notifier.h"
 #include "server/alerts/engine.h"
 #include "server/index/host_index.h"
+#include "server/report/committed_report.h"
 #include "server/storage/storage.h"
 
 namespace tracehealth::server {

@@ -29,6 +29,7 @@
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/index/label_selector.h"
+#include "server/report/committed_report.h"
 #include "server/report/stored_report.h"
 #include "server/storage/storage.h"
 
@@ -40,12 +41,6 @@ struct HostEntry {
   absl::Time first_seen;
   absl::Time last_seen;
   uint64_t reports = 0;
-};
-
-// One committed report, as the writer hands it to the index.
-struct CommittedReport {
-  std::shared_ptr<const StoredReport> report;
-  absl::Time received_at;
 };
 
 class HostIndex {

@@ -27,7 +27,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
-#include "server/index/host_index.h"
 #include "server/ingest/rate_limiter.h"
 #include "server/ingest/report_writer.h"
 #include "server/ingest/validate.h"

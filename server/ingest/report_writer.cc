@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/report/stored_report.h"
+
 namespace tracehealth::server {
 
 ReportWriter::ReportWriter(Storage* storage, Options options, CommitHook hook)

@@ -33,7 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "server/index/host_index.h"
+#include "server/report/committed_report.h"
 #include "server/storage/storage.h"
 
 namespace tracehealth::server {

@@ -6,6 +6,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "proto/tracehealth/v1/report.pb.h"
 #include "server/storage/controlled_storage.h"
 #include "server/storage/sqlite_storage.h"
 #include "tests/util/subprocess.h"
