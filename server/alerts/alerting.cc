@@ -83,8 +83,9 @@ class Alerting::Collector : public prometheus::Collectable {
   const Alerting* const owner_;
 };
 
-Alerting::Alerting(std::vector<AlertRule> rules, Storage* storage, const HostIndex* index,
-                   Options options, std::function<absl::Time()> now)
+Alerting::Alerting(std::vector<AlertRule> rules, AlertStore* storage,
+                   const HostIndex* index, Options options,
+                   std::function<absl::Time()> now)
     : engine_(std::move(rules)),
       storage_(storage),
       index_(index),

@@ -5,13 +5,14 @@
 //   host's previous report is still the index's latest).
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
-//   changed alert (Storage::PutAlert) and hands it to the Alertmanager
+//   changed alert (AlertStore::PutAlert) and hands it to the Alertmanager
 //   notifier when one is configured. Evaluation never waits for storage or
 //   Alertmanager.
 // - Start() restores stored pending/firing alerts, so a restart neither
 //   forgets nor re-announces them.
-// - collector() exports `tracehealth_alerts{alertname,host,severity,alertstate}`
-//   (1 per pending/firing alert, like Prometheus' ALERTS) and the notifier's
+// - collector() exports
+//   `tracehealth_alerts{alertname,host,severity,alertstate}` (1 per
+//   pending/firing alert, like Prometheus' ALERTS) and the notifier's
 //   counters.
 //
 // Thread safety: OnCommitted, Alerts and the collector may be called from
@@ -36,7 +37,7 @@
 #include "server/alerts/engine.h"
 #include "server/index/host_index.h"
 #include "server/report/committed_report.h"
-#include "server/storage/storage.h"
+#include "server/storage/alert_store.h"
 
 namespace tracehealth::server {
 
@@ -49,8 +50,9 @@ class Alerting {
   };
 
   // `storage` and `index` are not owned and must outlive this object.
-  Alerting(std::vector<AlertRule> rules, Storage* storage, const HostIndex* index,
-           Options options, std::function<absl::Time()> now = absl::Now);
+  Alerting(std::vector<AlertRule> rules, AlertStore* storage,
+           const HostIndex* index, Options options,
+           std::function<absl::Time()> now = absl::Now);
   ~Alerting();  // Stop()
   Alerting(const Alerting&) = delete;
   Alerting& operator=(const Alerting&) = delete;
@@ -75,7 +77,7 @@ class Alerting {
   void Publish(const std::vector<v1::Alert>& changed);
 
   AlertEngine engine_;
-  Storage* const storage_;
+  AlertStore* const storage_;
   const HostIndex* const index_;
   const Options options_;
   const std::function<absl::Time()> now_;

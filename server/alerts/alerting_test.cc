@@ -34,7 +34,7 @@ CommittedReport Report(const std::string& host, uint64_t seq, double latency,
 }
 
 // Waits until `storage` holds `n` pending/firing alerts.
-std::vector<AlertRow> WaitStored(Storage* storage, size_t n) {
+std::vector<AlertRow> WaitStored(AlertStore* storage, size_t n) {
   absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (true) {
     absl::StatusOr<std::vector<AlertRow>> rows = storage->ListAlerts(AlertFilter{});

@@ -1,4 +1,5 @@
-// ReportWriter: the single writer thread between ingest streams and Storage.
+// ReportWriter: the single writer thread between ingest streams and the
+// ReportStore.
 //
 // Streams Enqueue validated reports; the writer takes everything queued (up
 // to max_batch) and stores it in ONE transaction (group commit). A second
@@ -34,7 +35,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "server/report/committed_report.h"
-#include "server/storage/storage.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
@@ -70,7 +71,7 @@ class ReportWriter {
       std::function<void(absl::Span<const CommittedReport>, const BatchStats&)>;
 
   // `storage` is not owned and must outlive the writer. Starts the thread.
-  ReportWriter(Storage* storage, Options options, CommitHook hook);
+  ReportWriter(ReportStore* storage, Options options, CommitHook hook);
   ~ReportWriter();  // Stop()
   ReportWriter(const ReportWriter&) = delete;
   ReportWriter& operator=(const ReportWriter&) = delete;
@@ -103,7 +104,7 @@ class ReportWriter {
   void RunPublisher();
   void Publish(Committed& c);
 
-  Storage* const storage_;
+  ReportStore* const storage_;
   const Options options_;
   const CommitHook hook_;
   mutable absl::Mutex mu_;

@@ -7,7 +7,7 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/report.pb.h"
-#include "server/storage/controlled_storage.h"
+#include "server/storage/controlled_report_store.h"
 #include "server/storage/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
@@ -91,7 +91,7 @@ class HeldWriterTest : public ::testing::Test {
     auto s = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
     ASSERT_TRUE(s.ok());
     storage_ = std::move(*s);
-    held_ = std::make_unique<ControlledStorage>(storage_.get());
+    held_ = std::make_unique<ControlledReportStore>(storage_.get());
     held_->hold_ = true;
     ReportWriter::Options opts;
     opts.queue_capacity = 3;
@@ -103,7 +103,7 @@ class HeldWriterTest : public ::testing::Test {
   }
 
   std::unique_ptr<SqliteStorage> storage_;
-  std::unique_ptr<ControlledStorage> held_;
+  std::unique_ptr<ControlledReportStore> held_;
   std::unique_ptr<ReportWriter> writer_;
   std::atomic<int> acked_{0};
   std::function<void(absl::StatusOr<WriteOutcome>)> done_ =
@@ -137,7 +137,7 @@ TEST_F(HeldWriterTest, EnqueueNeverBlocksAndSaysWhenFull) {
 TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
   ASSERT_TRUE(storage.ok());
-  ControlledStorage failing(storage->get());
+  ControlledReportStore failing(storage->get());
   failing.fail_ = true;
   std::atomic<int> errors{0}, hooks{0};
   {
@@ -162,7 +162,7 @@ TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
 TEST(ReportWriterTest, CancelledRequestsAreNotWritten) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
   ASSERT_TRUE(storage.ok());
-  ControlledStorage held(storage->get());
+  ControlledReportStore held(storage->get());
   held.hold_ = true;
   ReportWriter writer(&held, {}, nullptr);
   auto cancel = std::make_shared<std::atomic<bool>>(false);

@@ -1,4 +1,5 @@
-// SqliteStorage: the embedded Storage backend (one SQLite file).
+// SqliteStorage: the embedded storage backend (one SQLite file): the
+// ReportStore and the AlertStore of the server.
 //
 // Durability: the database runs in WAL mode. With the default
 // synchronous=NORMAL a committed transaction survives a crash of the server
@@ -23,8 +24,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "server/storage/alert_store.h"
 #include "server/storage/host_ledger.h"
-#include "server/storage/storage.h"
+#include "server/storage/report_store.h"
 
 struct sqlite3;
 
@@ -65,7 +67,7 @@ struct SqliteOptions {
   int64_t wal_limit_bytes = 512LL << 20;
 };
 
-class SqliteStorage : public Storage {
+class SqliteStorage : public ReportStore, public AlertStore {
  public:
   // The newest schema version this code knows.
   static int LatestSchemaVersion();
