@@ -33,7 +33,7 @@
 #include "server/metrics/host_collector.h"
 #include "server/metrics/server_metrics.h"
 #include "server/query/query_service.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7443", "gRPC listen address (port 0: pick one)");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",

@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "prometheus/metric_family.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {

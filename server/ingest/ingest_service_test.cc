@@ -8,7 +8,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/storage/controlled_report_store.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 

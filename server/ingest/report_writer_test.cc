@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/storage/controlled_report_store.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
