@@ -2,8 +2,9 @@
 // reports older than the retention, keeping each host's newest) and the
 // storage/host gauges.
 //
-// Thread safety: RunOnce may be called from any thread; Start/Stop from
-// the owner's.
+// Thread safety: RunRetention and UpdateGauges may be called from any
+// thread (the thread Start starts calls them too); Start (once) and Stop
+// from the owner's.
 #ifndef TRACEHEALTH_SERVER_HOUSEKEEPER_H_
 #define TRACEHEALTH_SERVER_HOUSEKEEPER_H_
 

@@ -1,8 +1,9 @@
 // Alerting: runs the alert engine inside the server.
 //
-// - OnCommitted() evaluates the report rules for newly committed reports
-//   (called on the writer thread, before the host index is updated, so the
-//   host's previous report is still the index's latest).
+// - OnCommitted() evaluates the report rules for newly committed reports.
+//   The server calls it after each commit on the report writer's publisher
+//   thread ("ingest-publish"), before the host index takes the reports, so
+//   the host's previous report is still the index's latest.
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
 //   changed alert (AlertStore::PutAlert) and hands it to the Alertmanager
@@ -16,7 +17,8 @@
 //   counters.
 //
 // Thread safety: OnCommitted, Alerts and the collector may be called from
-// any thread.
+// any thread (the collector from the exposer's, concurrently with Stop).
+// Start and Stop from the owner's thread.
 #ifndef TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
 #define TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
 

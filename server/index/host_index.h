@@ -1,8 +1,9 @@
 // HostIndex: the in-memory latest state of every host (its newest report,
 // first/last seen, report count), for queries and per-host metrics.
 //
-// Filled from ReportStore::LoadLatest at start and updated by the ingest writer
-// after each commit, so it only ever shows committed reports. Reports are
+// Filled from ReportStore::LoadLatest at start and updated after each commit
+// (Apply, on the report writer's publisher thread), so it only ever shows
+// committed reports. Reports are
 // held as StoredReports: a host's newest report is parsed when it is first
 // read (Get, Select, ForEach), never on the ingest path.
 //

@@ -5,7 +5,8 @@
 // The Do* methods hold the logic and are callable without gRPC (tests);
 // the callback-API overrides add bearer-token checks and metrics.
 //
-// Thread safety: all methods are thread-safe (the index and storage are).
+// Thread safety: all methods are thread-safe (the index and the alert store
+// are).
 #ifndef TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_
 #define TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_
 
