@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -234,76 +235,86 @@ class TakenPort {
   int port_ = 0;
 };
 
-// Start's error for `config`.
-absl::Status StartError(const ServerConfig& config) {
-  Server server(config);
-  return server.Start();
-}
+// One way to make Start fail, and the error it must give.
+struct StartFailure {
+  std::string what;
+  // Breaks a working configuration (`taken` is a port no one can bind).
+  std::function<void(ServerConfig& c, const std::string& taken)> breaks;
+  absl::StatusCode code;
+  // The message, or (with `prefix`) how it starts.
+  std::function<std::string(const ServerConfig& c, const std::string& taken)>
+      message;
+  bool prefix = false;
+};
 
 TEST(ServerTest, StartNamesWhatFailed) {
-  ServerConfig c = LoopbackConfig();
-  c.data_dir = "";
-  absl::Status st = StartError(c);
-  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
-  EXPECT_EQ(st.message(), "--data_dir is required");
-
-  c = LoopbackConfig();
-  c.query_token_file = c.data_dir + "/no-token";
-  st = StartError(c);
-  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
-  EXPECT_EQ(st.message(), c.data_dir + "/no-token: cannot read a token");
-
-  c = LoopbackConfig();
-  c.tls_cert = c.data_dir + "/cert.pem";
-  st = StartError(c);
-  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
-  EXPECT_EQ(st.message(), "TLS: --tls_cert and --tls_key go together");
-
-  // The data directory is a regular file.
-  c = LoopbackConfig();
-  ASSERT_TRUE(testing::WriteFile(c.data_dir + "/file", "x").ok());
-  c.data_dir += "/file";
-  st = StartError(c);
-  EXPECT_FALSE(st.ok());
-  EXPECT_TRUE(absl::StrContains(st.message(), c.data_dir + "/tracehealth.db"))
-      << st;
-
-  c = LoopbackConfig();
-  c.alert_rules = c.data_dir + "/missing.yaml";
-  st = StartError(c);
-  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
-  EXPECT_EQ(st.message(), c.data_dir + "/missing.yaml: cannot read");
-
-  c = LoopbackConfig();
-  c.alert_rules = c.data_dir + "/bad.yaml";
-  ASSERT_TRUE(
-      testing::WriteFile(c.alert_rules, "rules:\n  - name: NoCondition\n")
-          .ok());
-  st = StartError(c);
-  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
-  EXPECT_TRUE(absl::StartsWith(st.message(), c.alert_rules + ": ")) << st;
-  EXPECT_TRUE(absl::StrContains(st.message(), "NoCondition")) << st;
-
+  using C = ServerConfig;
+  using S = const std::string&;
+  const std::vector<StartFailure> failures = {
+      {"no data dir", [](C& c, S) { c.data_dir = ""; },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) { return "--data_dir is required"; }},
+      {"no token",
+       [](C& c, S) { c.query_token_file = c.data_dir + "/no-token"; },
+       absl::StatusCode::kInvalidArgument,
+       [](const C& c, S) {
+         return c.data_dir + "/no-token: cannot read a token";
+       }},
+      {"TLS", [](C& c, S) { c.tls_cert = c.data_dir + "/cert.pem"; },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) { return "TLS: --tls_cert and --tls_key go together"; }},
+      {"data dir is a file",
+       [](C& c, S) {
+         ASSERT_TRUE(testing::WriteFile(c.data_dir + "/file", "x").ok());
+         c.data_dir += "/file";
+       },
+       absl::StatusCode::kPermissionDenied,
+       [](const C& c, S) {
+         return "open " + c.data_dir +
+                "/tracehealth.db: unable to open database file";
+       }},
+      {"no rules file",
+       [](C& c, S) { c.alert_rules = c.data_dir + "/missing.yaml"; },
+       absl::StatusCode::kInvalidArgument,
+       [](const C& c, S) { return c.data_dir + "/missing.yaml: cannot read"; }},
+      {"bad rules",
+       [](C& c, S) {
+         c.alert_rules = c.data_dir + "/bad.yaml";
+         ASSERT_TRUE(testing::WriteFile(c.alert_rules,
+                                        "rules:\n  - name: NoCondition\n")
+                         .ok());
+       },
+       absl::StatusCode::kInvalidArgument,
+       [](const C& c, S) { return c.alert_rules + ": "; }, true},
+      {"gRPC port taken", [](C& c, S taken) { c.listen = taken; },
+       absl::StatusCode::kUnavailable,
+       [](const C&, S taken) { return "cannot listen on " + taken; }},
+      {"metrics port taken", [](C& c, S taken) { c.metrics_listen = taken; },
+       absl::StatusCode::kUnavailable,
+       [](const C&, S taken) { return "cannot listen on " + taken + ": "; },
+       true},
+      {"port file",
+       [](C& c, S) { c.port_file = c.data_dir + "/no/such/dir/ports"; },
+       absl::StatusCode::kInternal,
+       [](const C& c, S) { return c.data_dir + "/no/such/dir/ports.tmp."; },
+       true},
+  };
   TakenPort taken;
-  c = LoopbackConfig();
-  c.listen = taken.address();
-  st = StartError(c);
-  EXPECT_TRUE(absl::IsUnavailable(st)) << st;
-  EXPECT_EQ(st.message(), "cannot listen on " + taken.address());
-
-  c = LoopbackConfig();
-  c.metrics_listen = taken.address();
-  st = StartError(c);
-  EXPECT_TRUE(absl::IsUnavailable(st)) << st;
-  EXPECT_TRUE(absl::StartsWith(st.message(),
-                               "cannot listen on " + taken.address() + ": "))
-      << st;
-
-  c = LoopbackConfig();
-  c.port_file = c.data_dir + "/no/such/dir/ports";
-  st = StartError(c);
-  EXPECT_TRUE(absl::IsInternal(st)) << st;
-  EXPECT_TRUE(absl::StrContains(st.message(), "/no/such/dir/ports.tmp.")) << st;
+  for (const StartFailure& f : failures) {
+    SCOPED_TRACE(f.what);
+    ServerConfig config = LoopbackConfig();
+    f.breaks(config, taken.address());
+    Server server(config);
+    absl::Status st = server.Start();
+    EXPECT_EQ(st.code(), f.code) << st;
+    const std::string want = f.message(config, taken.address());
+    if (f.prefix) {
+      EXPECT_TRUE(absl::StartsWith(st.message(), want))
+          << st << "\nwant: " << want;
+    } else {
+      EXPECT_EQ(st.message(), want);
+    }
+  }
 }
 
 }  // namespace
