@@ -5,14 +5,13 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <optional>
-#include <sstream>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/read_file.h"
 #include "common/status.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/exposer.h"
@@ -38,22 +37,13 @@ Server::Env WithDefaults(Server::Env env) {
   return env;
 }
 
-// The whole file, or nullopt when it cannot be read.
-std::optional<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!in) return std::nullopt;
-  return ss.str();
-}
-
 // The bearer token in `path` (surrounding whitespace dropped); "" when no
 // file is configured.
 absl::StatusOr<std::string> ReadToken(const std::string& path) {
   if (path.empty()) return std::string();
-  std::optional<std::string> text = ReadWholeFile(path);
-  std::string token =
-      text ? std::string(absl::StripAsciiWhitespace(*text)) : std::string();
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  std::string token = text.ok() ? std::string(absl::StripAsciiWhitespace(*text))
+                                : std::string();
   if (token.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": cannot read a token"));
@@ -137,8 +127,8 @@ absl::Status Server::OpenStore() {
 absl::Status Server::StartAlerting() {
   std::vector<AlertRule> rules;
   if (!config_.alert_rules.empty()) {
-    std::optional<std::string> yaml = ReadWholeFile(config_.alert_rules);
-    if (!yaml) {
+    absl::StatusOr<std::string> yaml = ReadWholeFile(config_.alert_rules);
+    if (!yaml.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(config_.alert_rules, ": cannot read"));
     }
