@@ -364,7 +364,9 @@ void SqliteStorage::StartCheckpointer(const SqliteOptions& options) {
 
 int SqliteStorage::OnWalCommit(void* self, sqlite3*, const char*, int frames) {
   // Called inside the COMMIT, with write_mu_ held by WriteBatch.
-  static_cast<SqliteStorage*>(self)->wal_frames_ = frames;
+  SqliteStorage* storage = static_cast<SqliteStorage*>(self);
+  storage->write_mu_.AssertHeld();
+  storage->wal_frames_ = frames;
   return SQLITE_OK;
 }
 
@@ -477,6 +479,9 @@ void SqliteStorage::LedgerSaved() {
 
 absl::Status SqliteStorage::WriteLedgerRows() {
   SqliteStatement& put = *put_host_;
+  // The callback is not analysed as running under write_mu_ (it is called
+  // from HostLedger): it gets the connection, not the guarded member.
+  sqlite3* const db = write_db_;
   absl::Status st;
   ledger_.ForEachChanged([&](const std::string& host, const LedgerEntry& e) {
     if (!st.ok()) return;
@@ -489,7 +494,7 @@ absl::Status SqliteStorage::WriteLedgerRows() {
     put.BindInt(5, static_cast<int64_t>(e.latest_seq));
     put.BindInt(6, e.latest_rowid);
     put.BindText(7, seqs);
-    if (put.Step() != SQLITE_DONE) st = SqliteError(write_db_, "write hosts row");
+    if (put.Step() != SQLITE_DONE) st = SqliteError(db, "write hosts row");
   });
   put.Reset();
   TH_RETURN_IF_ERROR(st);
@@ -535,11 +540,12 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   absl::MutexLock lock(&write_mu_);
   TH_RETURN_IF_ERROR(ReadyLedger());
   TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
-  auto rollback = [&](absl::Status st) {
-    (void)Exec(write_db_, "ROLLBACK");
-    ledger_valid_ = false;
-    return st;
-  };
+  auto rollback = [&](absl::Status st)
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
+                        (void)Exec(write_db_, "ROLLBACK");
+                        ledger_valid_ = false;
+                        return st;
+                      };
   SqliteStatement& ins = *insert_report_;
   for (const ReportRow& r : rows) {
     if (ledger_.Seen(r.host_id, r.seq)) {
