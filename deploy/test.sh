@@ -9,6 +9,11 @@
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 #   4. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
+#   5. style: every C++ file formatted with .clang-format
+#      (tests/style/check_format.sh), and clang's thread-safety analysis of
+#      the ABSL_GUARDED_BY annotations over the whole tree
+#      (tests/style/check_thread_safety.sh, own output base;
+#      TRACEHEALTH_TSA=0 skips).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +61,22 @@ fi
 if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
   echo "== ThreadSanitizer (tests/reliability/run_tsan.sh)"
   if bash tests/reliability/run_tsan.sh; then
+    extra_passed=$((extra_passed + 1))
+  else
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+fi
+
+echo "== clang-format (tests/style/check_format.sh)"
+if bash tests/style/check_format.sh; then
+  extra_passed=$((extra_passed + 1))
+else
+  extra_failed=$((extra_failed + 1)); status=1
+fi
+
+if [[ ${TRACEHEALTH_TSA:-1} != 0 ]]; then
+  echo "== thread-safety analysis (tests/style/check_thread_safety.sh)"
+  if bash tests/style/check_thread_safety.sh; then
     extra_passed=$((extra_passed + 1))
   else
     extra_failed=$((extra_failed + 1)); status=1
