@@ -12,7 +12,7 @@ PACKAGES=(
   libcurl4-openssl-dev libtcmalloc-minimal4
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   prometheus prometheus-alertmanager
   openssl python3 python3-grpcio python3-yaml sqlite3 procps curl
 )

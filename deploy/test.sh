@@ -9,6 +9,11 @@
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 #   4. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
+#   5. style: every C++ file formatted with .clang-format
+#      (tests/style/check_format.sh), and clang's thread-safety analysis of
+#      the ABSL_GUARDED_BY annotations over the whole tree
+#      (tests/style/check_thread_safety.sh, own output base;
+#      TRACEHEALTH_TSA=0 skips).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +25,16 @@ trap 'rm -f "$log"' EXIT
 status=0
 extra_passed=0
 extra_failed=0
+
+# One counted step beside the Bazel tests: runs "$@" and counts it as one
+# passed or one failed test.
+counted() {
+  if "$@"; then
+    extra_passed=$((extra_passed + 1))
+  else
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+}
 
 # Benchmarks are built (so they cannot rot) but not run here: see README.
 echo "== bazel build //..."
@@ -33,11 +48,7 @@ bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log"
 
 echo "== quick start, non-interactive"
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)
-if TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke; then
-  extra_passed=$((extra_passed + 1))
-else
-  extra_failed=$((extra_failed + 1)); status=1
-fi
+counted env TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke
 rm -rf "$qs_home"
 
 # Stop the Bazel server this run started (CI must leave nothing running).
@@ -46,20 +57,20 @@ bazel shutdown >/dev/null 2>&1 || true
 fuzz_seconds=${TRACEHEALTH_FUZZ_SECONDS:-10}
 if [[ $fuzz_seconds -gt 0 ]]; then
   echo "== fuzzing, ${fuzz_seconds} s per target"
-  if bash tests/fuzz/run_fuzzers.sh "$fuzz_seconds"; then
-    extra_passed=$((extra_passed + 1))
-  else
-    extra_failed=$((extra_failed + 1)); status=1
-  fi
+  counted bash tests/fuzz/run_fuzzers.sh "$fuzz_seconds"
 fi
 
 if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
   echo "== ThreadSanitizer (tests/reliability/run_tsan.sh)"
-  if bash tests/reliability/run_tsan.sh; then
-    extra_passed=$((extra_passed + 1))
-  else
-    extra_failed=$((extra_failed + 1)); status=1
-  fi
+  counted bash tests/reliability/run_tsan.sh
+fi
+
+echo "== clang-format (tests/style/check_format.sh)"
+counted bash tests/style/check_format.sh
+
+if [[ ${TRACEHEALTH_TSA:-1} != 0 ]]; then
+  echo "== thread-safety analysis (tests/style/check_thread_safety.sh)"
+  counted bash tests/style/check_thread_safety.sh
 fi
 
 passed=$(grep -cE '^//.*PASSED' "$log" || true)

@@ -1,5 +1,5 @@
 // Entry point to the three models: fgraph shadow-stack attach latency, stack
-// depot pool budget, KASAN vmap purge (DESIGN.md §3).
+// depot pool budget, KASAN vmap purge (docs/design.md §3).
 //
 // Pure functions of a HostSnapshot plus constants: no I/O, no clock;
 // deterministic; safe to call concurrently. The only process state is
