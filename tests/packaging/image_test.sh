@@ -22,12 +22,8 @@
 # Needs root (mounts, chroot). Prints PASS/FAIL per check; exits non-zero on
 # any failure. Removes everything it made.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-here="$repo/tests/packaging"
-out=$(realpath "$1")
-version=$(dpkg-parsechangelog -l "$repo/deploy/debian/changelog" -S Version)
-fixture="$repo/tests/fixtures/hosts/preempt-none-6.16-240k"
-if [[ $(id -u) -ne 0 ]]; then echo "image_test: needs root (mounts, chroot)" >&2; exit 1; fi
+test_name=image_test
+. "$(dirname "$0")/common.sh" "$@"
 
 tmp=$(mktemp -d -t tracehealth-image-test.XXXXXX)
 chmod 0755 "$tmp"
@@ -41,17 +37,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail=0
-pass() { echo "PASS $1"; }
-flunk() {  # flunk NAME [DETAIL]
-  echo "FAIL $1"
-  if [[ -n ${2:-} ]]; then sed 's/^/    /' <<<"$2"; fi
-  fail=1
-}
-finish() {
-  if [[ $fail -eq 0 ]]; then echo "image_test: all checks passed"; else echo "image_test: FAILED"; fi
-  exit "$fail"
-}
 # image_config NAME JQ: a field of the image config in OUT/oci/NAME.
 image_config() {
   local layout="$out/oci/$1" manifest config

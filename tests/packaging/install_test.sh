@@ -24,13 +24,9 @@
 # Rerunnable: packages left by an aborted run are purged first. Needs root.
 # Prints PASS/FAIL per check; exits non-zero on any failure.
 set -uo pipefail
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-here="$repo/tests/packaging"
-out=$(realpath "$1")
-version=$(dpkg-parsechangelog -l "$repo/deploy/debian/changelog" -S Version)
-fixture="$repo/tests/fixtures/hosts/preempt-none-6.16-240k"
+test_name=install_test
+. "$(dirname "$0")/common.sh" "$@"
 pkgs=(tracehealth-agent tracehealth-server tracehealth-tools)
-if [[ $(id -u) -ne 0 ]]; then echo "install_test: needs root (dpkg -i)" >&2; exit 1; fi
 
 tmp=$(mktemp -d -t tracehealth-install-test.XXXXXX)
 chmod 0755 "$tmp"
@@ -54,17 +50,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail=0
-pass() { echo "PASS $1"; }
-flunk() {  # flunk NAME [DETAIL]
-  echo "FAIL $1"
-  if [[ -n ${2:-} ]]; then sed 's/^/    /' <<<"$2"; fi
-  fail=1
-}
-finish() {
-  if [[ $fail -eq 0 ]]; then echo "install_test: all checks passed"; else echo "install_test: FAILED"; fi
-  exit "$fail"
-}
 # The files outside dpkg's and apt's own state, caches, logs and temp dirs.
 snapshot() {
   find /etc /usr /opt /srv /var -xdev \( -path /var/lib/dpkg -o -path /var/lib/apt \
