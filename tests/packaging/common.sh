@@ -15,6 +15,11 @@ version=$(dpkg-parsechangelog -l "$repo/deploy/debian/changelog" -S Version)
 fixture="$repo/tests/fixtures/hosts/preempt-none-6.16-240k"
 if [[ $(id -u) -ne 0 ]]; then echo "$test_name: needs root" >&2; exit 1; fi
 
+# On SIGINT/SIGTERM, exit once the running command is done, so that the
+# test's EXIT trap cleans up after it (and not beside a running dpkg).
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 fail=0
 pass() { echo "PASS $1"; }
 flunk() {

@@ -29,8 +29,15 @@ tmp=$(mktemp -d -t tracehealth-image-test.XXXXXX)
 chmod 0755 "$tmp"
 registry_pid="" server_pid=""
 cleanup() {
+  local pid
   for pid in $server_pid $registry_pid; do
-    kill -KILL "$pid" 2>/dev/null || true
+    # The server is PID 1 of the namespace unshare made: killing unshare would
+    # leave it running. Kill it instead; unshare reaps it and exits.
+    if pgrep -P "$pid" >/dev/null; then
+      pkill -KILL -P "$pid" 2>/dev/null || true
+    else
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
     wait "$pid" 2>/dev/null || true
   done
   rm -rf "$tmp"

@@ -40,7 +40,8 @@ purge_all() {
     if known "$p"; then left+=("$p"); fi
   done
   if ((${#left[@]})); then
-    DEBIAN_FRONTEND=noninteractive apt-get purge -y -q "${left[@]}" >"$tmp/purge.log" 2>&1
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 purge -y -q "${left[@]}" \
+      >"$tmp/purge.log" 2>&1
   fi
 }
 cleanup() {
