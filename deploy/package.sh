@@ -25,17 +25,21 @@ version=$(dpkg-parsechangelog -l deploy/debian/changelog -S Version)
 start=$SECONDS
 
 echo "package: building the binaries"
-bazel build --strip=never //:agent //:server //:tracehealthctl //:loadgen 2>&1 | tail -n 1
-bin=$(bazel info bazel-bin 2>/dev/null)
+targets=(//:agent //:server //:tracehealthctl //:loadgen)
+bazel build --strip=never "${targets[@]}" 2>&1 | tail -n 1
+execroot=$(bazel info execution_root 2>/dev/null)
+# Where the root aliases' binaries are, wherever their packages live.
+mapfile -t binaries < <(bazel cquery --strip=never "set(${targets[*]})" --output=starlark \
+  --starlark:expr='"\n".join([f.path for f in target.files.to_list()])' 2>/dev/null)
 
 stage=$(mktemp -d -t tracehealth-pkg.XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 src="$stage/tracehealth-$version"
 mkdir -p "$src"/{bin,conf,systemd,doc/agent}
 cp -r deploy/debian "$src/debian"
-for b in agent/tracehealth-agent server/tracehealth-server \
-         tools/tracehealthctl/tracehealthctl tools/loadgen/tracehealth-loadgen; do
-  install -m 0755 "$bin/$b" "$src/bin/"
+for b in "${binaries[@]}"; do install -m 0755 "$execroot/$b" "$src/bin/"; done
+for b in tracehealth-agent tracehealth-server tracehealthctl tracehealth-loadgen; do
+  [[ -x $src/bin/$b ]] || { echo "package: the build made no $b (${binaries[*]})" >&2; exit 1; }
 done
 cp deploy/systemd/tracehealth-agent.service deploy/systemd/tracehealth-server.service "$src/systemd/"
 cp deploy/systemd/tracehealth.sysusers.conf "$src/debian/tracehealth-server.tracehealth.sysusers"
