@@ -55,7 +55,8 @@ echo "package: dpkg-buildpackage $version"
 echo "package: lintian"
 changes="$stage/tracehealth_${version}_amd64.changes"
 lintian_rc=0
-lintian --fail-on error --display-info --tag-display-limit 0 "$changes" >"$stage/lintian.log" 2>&1 ||
+TMPDIR="$stage" lintian --fail-on error --display-info --tag-display-limit 0 "$changes" \
+  >"$stage/lintian.log" 2>&1 ||
   lintian_rc=$?
 grep -v '^running with root privileges' "$stage/lintian.log" || true
 if ((lintian_rc)); then
