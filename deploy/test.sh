@@ -5,9 +5,14 @@
 #      and Alertmanager on 127.0.0.1 and stop them);
 #   2. the quick start's non-interactive mode (deploy/quickstart.sh --smoke):
 #      server and agent on this host, this host must appear with predictions;
-#   3. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
+#   3. the Debian packages and container images (deploy/package.sh, lintian
+#      included, into a temporary directory), installed, run and purged on
+#      this machine (tests/packaging/install_test.sh), pushed to a local
+#      registry, pulled and run as deploy/k8s/ runs them
+#      (tests/packaging/image_test.sh); TRACEHEALTH_PACKAGING=0 skips;
+#   4. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
-#   4. ThreadSanitizer over the server's concurrent code
+#   5. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
 #   5. style: every C++ file formatted with .clang-format
 #      (tests/style/check_format.sh), and clang's thread-safety analysis of
@@ -50,6 +55,25 @@ echo "== quick start, non-interactive"
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)
 counted env TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke
 rm -rf "$qs_home"
+
+if [[ ${TRACEHEALTH_PACKAGING:-1} != 0 ]]; then
+  echo "== Debian packages and container images (deploy/package.sh, tests/packaging/)"
+  pkg_out=$(mktemp -d -t tracehealth-package.XXXXXX)
+  if bash deploy/package.sh "$pkg_out"; then
+    extra_passed=$((extra_passed + 1))
+    for t in install_test image_test; do
+      if bash "tests/packaging/$t.sh" "$pkg_out"; then
+        extra_passed=$((extra_passed + 1))
+      else
+        extra_failed=$((extra_failed + 1)); status=1
+      fi
+    done
+  else
+    echo "packaging: the build failed; install and image tests not run"
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+  rm -rf "$pkg_out"
+fi
 
 # Stop the Bazel server this run started (CI must leave nothing running).
 bazel shutdown >/dev/null 2>&1 || true
