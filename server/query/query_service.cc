@@ -29,8 +29,7 @@ uint32_t Limit(uint32_t requested) {
 }
 
 v1::ProbeKind KindOrDefault(v1::ProbeKind k) {
-  return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN
-                                         : k;
+  return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN : k;
 }
 
 google::protobuf::Timestamp ToProto(absl::Time t) {
@@ -51,13 +50,11 @@ absl::Time FromProto(const google::protobuf::Timestamp& ts) {
 
 grpc::Status ToGrpc(const absl::Status& st) {
   if (st.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(st.code()),
-                      std::string(st.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(st.code()), std::string(st.message()));
 }
 
 // The stored prediction for `kind`, or nullptr.
-const v1::AttachPrediction* StoredAttach(const v1::HostReport& r,
-                                         v1::ProbeKind kind) {
+const v1::AttachPrediction* StoredAttach(const v1::HostReport& r, v1::ProbeKind kind) {
   for (const auto& a : r.predictions().attach()) {
     if (a.probe_kind() == kind) return &a;
   }
@@ -108,24 +105,20 @@ QueryService::QueryService(const HostIndex* index, AlertStore* storage,
 
 bool QueryService::IsStale(const HostEntry& e, absl::Time now) const {
   double interval = e.latest->interval_seconds();
-  absl::Duration iv =
-      interval > 0 ? absl::Seconds(interval) : options_.default_interval;
+  absl::Duration iv = interval > 0 ? absl::Seconds(interval) : options_.default_interval;
   return now - e.last_seen > iv * options_.stale_after_intervals;
 }
 
-grpc::Status QueryService::DoPredictAttach(
-    const v1::PredictAttachRequest& req,
-    v1::PredictAttachResponse* resp) const {
+grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
+                                           v1::PredictAttachResponse* resp) const {
   absl::Status wi = CheckWhatIf(req.what_if());
   if (!wi.ok()) return ToGrpc(wi);
   v1::ProbeKind kind = KindOrDefault(req.probe_kind());
   if (!v1::ProbeKind_IsValid(kind)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "unknown probe_kind");
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown probe_kind");
   }
   std::vector<HostEntry> hosts;
-  grpc::Status st =
-      Resolve(*index_, req.hosts(), &hosts, resp->mutable_unknown_hosts());
+  grpc::Status st = Resolve(*index_, req.hosts(), &hosts, resp->mutable_unknown_hosts());
   if (!st.ok()) return st;
   resp->set_matched_hosts(static_cast<uint32_t>(hosts.size()));
   const bool what_if = HasOverrides(req.what_if());
@@ -138,8 +131,7 @@ grpc::Status QueryService::DoPredictAttach(
   for (size_t i = 0; i < hosts.size(); ++i) {
     const HostEntry& e = hosts[i];
     const v1::AttachPrediction* stored = StoredAttach(*e.latest, kind);
-    if (!what_if && stored != nullptr &&
-        e.latest->model_version() == kModelVersion) {
+    if (!what_if && stored != nullptr && e.latest->model_version() == kModelVersion) {
       preds[i] = stored;
       continue;
     }
@@ -149,8 +141,7 @@ grpc::Status QueryService::DoPredictAttach(
       ApplyWhatIf(req.what_if(), snap, opts);
       computed.push_back(::tracehealth::PredictAttach(snap, kind, opts));
     } else {
-      computed.push_back(
-          ::tracehealth::PredictAttach(e.latest->snapshot(), kind, opts));
+      computed.push_back(::tracehealth::PredictAttach(e.latest->snapshot(), kind, opts));
     }
     preds[i] = nullptr;  // filled below: `computed` may still reallocate
   }
@@ -161,8 +152,7 @@ grpc::Status QueryService::DoPredictAttach(
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   // Worst first: risk, then latency, then host id.
   auto worse = [&](size_t x, size_t y) {
-    if (preds[x]->risk() != preds[y]->risk())
-      return preds[x]->risk() > preds[y]->risk();
+    if (preds[x]->risk() != preds[y]->risk()) return preds[x]->risk() > preds[y]->risk();
     if (preds[x]->latency_seconds() != preds[y]->latency_seconds()) {
       return preds[x]->latency_seconds() > preds[y]->latency_seconds();
     }
@@ -182,9 +172,8 @@ grpc::Status QueryService::DoPredictAttach(
     *a->mutable_observed_at() = e.latest->observed_at();
     absl::Duration age = now - FromProto(e.latest->observed_at());
     a->mutable_data_age()->set_seconds(absl::ToInt64Seconds(age));
-    a->mutable_data_age()->set_nanos(
-        static_cast<int32_t>(absl::ToInt64Nanoseconds(
-            age - absl::Seconds(absl::ToInt64Seconds(age)))));
+    a->mutable_data_age()->set_nanos(static_cast<int32_t>(
+        absl::ToInt64Nanoseconds(age - absl::Seconds(absl::ToInt64Seconds(age)))));
     a->set_stale(IsStale(e, now));
   }
   return grpc::Status::OK;
@@ -202,8 +191,7 @@ v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
   if (r.snapshot().kernel().has_release()) {
     s.set_kernel_release(r.snapshot().kernel().release());
   }
-  if (r.snapshot().threads().has_total())
-    s.set_threads(r.snapshot().threads().total());
+  if (r.snapshot().threads().has_total()) s.set_threads(r.snapshot().threads().total());
   if (const v1::AttachPrediction* a = StoredAttach(r, kind)) {
     s.set_attach_latency_seconds(a->latency_seconds());
     s.set_attach_risk(a->risk());
@@ -250,9 +238,7 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
   std::function<bool(const v1::HostSummary&, const v1::HostSummary&)> less;
   switch (req.sort()) {
     case v1::HOST_SORT_HOST_ID:
-      less = [](const auto& a, const auto& b) {
-        return a.host_id() < b.host_id();
-      };
+      less = [](const auto& a, const auto& b) { return a.host_id() < b.host_id(); };
       break;
     case v1::HOST_SORT_LAST_SEEN:
       less = [](const auto& a, const auto& b) {
@@ -272,8 +258,7 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
       break;
     default:
       less = [](const auto& a, const auto& b) {
-        if (a.worst_risk() != b.worst_risk())
-          return a.worst_risk() > b.worst_risk();
+        if (a.worst_risk() != b.worst_risk()) return a.worst_risk() > b.worst_risk();
         if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
           return a.attach_latency_seconds() > b.attach_latency_seconds();
         }
@@ -298,8 +283,8 @@ grpc::Status QueryService::DoListAlerts(const v1::ListAlertsRequest& req,
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::DoFleetSummary(
-    const v1::FleetSummaryRequest& req, v1::FleetSummaryResponse* resp) const {
+grpc::Status QueryService::DoFleetSummary(const v1::FleetSummaryRequest& req,
+                                          v1::FleetSummaryResponse* resp) const {
   std::vector<HostEntry> hosts;
   grpc::Status st = Resolve(*index_, req.hosts(), &hosts, nullptr);
   if (!st.ok()) return st;
@@ -322,19 +307,18 @@ grpc::Status QueryService::DoFleetSummary(
     c->set_risk(static_cast<v1::Risk>(r));
     c->set_hosts(by_risk[r]);
   }
-  size_t worst = std::min<size_t>(
-      req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit), rows.size());
-  std::partial_sort(
-      rows.begin(), rows.begin() + worst, rows.end(),
-      [](const auto& a, const auto& b) {
-        if (a.worst_risk() != b.worst_risk()) {
-          return a.worst_risk() > b.worst_risk();
-        }
-        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
-          return a.attach_latency_seconds() > b.attach_latency_seconds();
-        }
-        return a.host_id() < b.host_id();
-      });
+  size_t worst = std::min<size_t>(req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit),
+                                  rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + worst, rows.end(),
+                    [](const auto& a, const auto& b) {
+                      if (a.worst_risk() != b.worst_risk()) {
+                        return a.worst_risk() > b.worst_risk();
+                      }
+                      if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
+                        return a.attach_latency_seconds() > b.attach_latency_seconds();
+                      }
+                      return a.host_id() < b.host_id();
+                    });
   for (size_t i = 0; i < worst; ++i) *resp->add_worst() = std::move(rows[i]);
   AlertFilter f;
   f.states = {v1::ALERT_STATE_FIRING};
@@ -350,82 +334,64 @@ grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
   const auto& md = ctx->client_metadata();
   auto it = md.find("authorization");
   if (it == md.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "bearer token required");
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "bearer token required");
   }
-  if (!BearerTokenMatches(
-          std::string_view(it->second.data(), it->second.size()),
-          options_.token)) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "invalid bearer token");
+  if (!BearerTokenMatches(std::string_view(it->second.data(), it->second.size()),
+                          options_.token)) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid bearer token");
   }
   return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* QueryService::Handle(
-    grpc::CallbackServerContext* ctx, const char* method,
-    const std::function<grpc::Status()>& fn) {
+grpc::ServerUnaryReactor* QueryService::Handle(grpc::CallbackServerContext* ctx,
+                                               const char* method,
+                                               const std::function<grpc::Status()>& fn) {
   absl::Time start = absl::Now();
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   grpc::Status st = Authorize(ctx);
   if (st.ok()) st = fn();
   if (metrics_ != nullptr) {
-    static const char* const kCodes[] = {"OK",
-                                         "CANCELLED",
-                                         "UNKNOWN",
-                                         "INVALID_ARGUMENT",
-                                         "DEADLINE_EXCEEDED",
-                                         "NOT_FOUND",
-                                         "ALREADY_EXISTS",
-                                         "PERMISSION_DENIED",
-                                         "RESOURCE_EXHAUSTED",
-                                         "FAILED_PRECONDITION",
-                                         "ABORTED",
-                                         "OUT_OF_RANGE",
-                                         "UNIMPLEMENTED",
-                                         "INTERNAL",
-                                         "UNAVAILABLE",
-                                         "DATA_LOSS",
-                                         "UNAUTHENTICATED"};
+    static const char* const kCodes[] = {
+        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+        "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+        "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
     int code = static_cast<int>(st.error_code());
-    metrics_->ObserveQuery(method,
-                           code >= 0 && code <= 16 ? kCodes[code] : "UNKNOWN",
+    metrics_->ObserveQuery(method, code >= 0 && code <= 16 ? kCodes[code] : "UNKNOWN",
                            absl::ToDoubleSeconds(absl::Now() - start));
   }
   reactor->Finish(st);
   return reactor;
 }
 
-grpc::ServerUnaryReactor* QueryService::PredictAttach(
-    grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
-    v1::PredictAttachResponse* resp) {
-  return Handle(ctx, "PredictAttach",
-                [&] { return DoPredictAttach(*req, resp); });
+grpc::ServerUnaryReactor* QueryService::PredictAttach(grpc::CallbackServerContext* ctx,
+                                                      const v1::PredictAttachRequest* req,
+                                                      v1::PredictAttachResponse* resp) {
+  return Handle(ctx, "PredictAttach", [&] { return DoPredictAttach(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::GetHost(
-    grpc::CallbackServerContext* ctx, const v1::GetHostRequest* req,
-    v1::HostState* resp) {
+grpc::ServerUnaryReactor* QueryService::GetHost(grpc::CallbackServerContext* ctx,
+                                                const v1::GetHostRequest* req,
+                                                v1::HostState* resp) {
   return Handle(ctx, "GetHost", [&] { return DoGetHost(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::ListHosts(
-    grpc::CallbackServerContext* ctx, const v1::ListHostsRequest* req,
-    v1::ListHostsResponse* resp) {
+grpc::ServerUnaryReactor* QueryService::ListHosts(grpc::CallbackServerContext* ctx,
+                                                  const v1::ListHostsRequest* req,
+                                                  v1::ListHostsResponse* resp) {
   return Handle(ctx, "ListHosts", [&] { return DoListHosts(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::ListAlerts(
-    grpc::CallbackServerContext* ctx, const v1::ListAlertsRequest* req,
-    v1::ListAlertsResponse* resp) {
+grpc::ServerUnaryReactor* QueryService::ListAlerts(grpc::CallbackServerContext* ctx,
+                                                   const v1::ListAlertsRequest* req,
+                                                   v1::ListAlertsResponse* resp) {
   return Handle(ctx, "ListAlerts", [&] { return DoListAlerts(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::FleetSummary(
-    grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
-    v1::FleetSummaryResponse* resp) {
-  return Handle(ctx, "FleetSummary",
-                [&] { return DoFleetSummary(*req, resp); });
+grpc::ServerUnaryReactor* QueryService::FleetSummary(grpc::CallbackServerContext* ctx,
+                                                     const v1::FleetSummaryRequest* req,
+                                                     v1::FleetSummaryResponse* resp) {
+  return Handle(ctx, "FleetSummary", [&] { return DoFleetSummary(*req, resp); });
 }
 
 }  // namespace tracehealth::server
