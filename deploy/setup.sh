@@ -9,12 +9,14 @@ PACKAGES=(
   bazel-bootstrap g++ pkg-config
   protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev prometheus-cpp-dev libsqlite3-dev libyaml-cpp-dev zlib1g-dev
-  libcurl4-openssl-dev libtcmalloc-minimal4
+  libcurl4-openssl-dev libtcmalloc-minimal4 libmicrohttpd-dev libjs-chart.js
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   prometheus prometheus-alertmanager
   openssl python3 python3-grpcio python3-yaml sqlite3 procps curl
+  # The fleet page in a real browser (tests/web/)
+  chromium chromium-driver python3-selenium
   # Debian packages and container images (deploy/package.sh, tests/packaging/)
   dpkg-dev debhelper lintian umoci skopeo docker-registry jq systemd
 )
