@@ -7,7 +7,6 @@
 #include <optional>
 #include <thread>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -19,22 +18,13 @@
 #include "agent/uplink/spool.h"
 #include "agent/state/state_file.h"
 #include "agent/uplink/streamer.h"
+#include "common/host_identity.h"
 #include "common/kernel/feature_table.h"
 #include "common/models/explain.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tracehealth::agent {
 namespace {
-
-bool ValidHostId(const std::string& id) {
-  if (id.empty() || id.size() > 253) return false;
-  for (char c : id) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
 
 std::string Render(const v1::HostReport& report, const std::string& format) {
   if (format == "json") {
@@ -85,23 +75,25 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     err << "tracehealth-agent: --format must be text or json\n";
     return 2;
   }
-  if (!ValidHostId(config.host_id)) {
+  if (!IsValidHostId(config.host_id)) {
     err << "tracehealth-agent: host id '" << config.host_id
-        << "' must match [A-Za-z0-9._-]{1,253} (set --host_id)\n";
+        << "' must match [A-Za-z0-9._-]{1,253} and not be dots only (set --host_id)\n";
     return 2;
   }
   if (config.interval <= absl::ZeroDuration()) {
     err << "tracehealth-agent: --interval must be positive\n";
     return 2;
   }
-  if (config.labels.size() > 64) {
-    err << "tracehealth-agent: at most 64 labels\n";
+  if (config.labels.size() > kMaxLabels) {
+    err << "tracehealth-agent: at most " << kMaxLabels << " labels\n";
     return 2;
   }
   for (const auto& [k, v] : config.labels) {
-    if (k.size() > 63 || v.size() > 255) {
+    if (k.size() > kMaxLabelKeyBytes || !IsValidLabelKey(k) ||
+        v.size() > kMaxLabelValueBytes) {
       err << "tracehealth-agent: label '" << k.substr(0, 64)
-          << "': key <= 63 bytes, value <= 255 bytes\n";
+          << "': key [A-Za-z_][A-Za-z0-9_]* of <= " << kMaxLabelKeyBytes
+          << " bytes, value <= " << kMaxLabelValueBytes << " bytes\n";
       return 2;
     }
   }

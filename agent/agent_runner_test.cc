@@ -65,6 +65,40 @@ TEST(AgentRunnerTest, RejectsBadConfiguration) {
   EXPECT_EQ(run(c), 1);
 }
 
+// The agent starts only with an identity the server accepts
+// (common/host_identity.h): "." and ".." were accepted here and refused on
+// every report.
+TEST(AgentRunnerTest, HostIdAndLabelsFollowTheServersRules) {
+  TestTree t;
+  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
+  auto run = [&](AgentConfig c, std::string* err_text) {
+    std::ostringstream out, err;
+    int rc = RunAgent(c, out, err);
+    *err_text = err.str();
+    return rc;
+  };
+  std::string err;
+  for (const std::string& id : {std::string("."), std::string(".."), std::string(254, 'h'),
+                                std::string("a b")}) {
+    AgentConfig c = OnceConfig(t);
+    c.host_id = id;
+    EXPECT_EQ(run(c, &err), 2) << id;
+    EXPECT_TRUE(absl::StrContains(err, "host id")) << err;
+  }
+  AgentConfig c = OnceConfig(t);
+  c.host_id = std::string(253, 'h');
+  EXPECT_EQ(run(c, &err), 0) << err;
+
+  c = OnceConfig(t);
+  c.labels = {{"rack-1", "a"}};  // '-' is not allowed in a label key
+  EXPECT_EQ(run(c, &err), 2);
+  EXPECT_TRUE(absl::StrContains(err, "label 'rack-1'")) << err;
+  c.labels = {{std::string(63, 'k'), std::string(255, 'v')}};
+  EXPECT_EQ(run(c, &err), 0) << err;
+  c.labels = {{"rack", std::string(256, 'v')}};
+  EXPECT_EQ(run(c, &err), 2);
+}
+
 TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
   TestTree t;
   t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");

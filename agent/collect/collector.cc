@@ -14,8 +14,8 @@
 #include "agent/parsers/stackdepot.h"
 #include "agent/parsers/vmallocinfo.h"
 #include "common/kernel/release.h"
+#include "common/proto_time.h"
 #include "common/models/stackdepot/stack_depot.h"
-#include "google/protobuf/util/time_util.h"
 
 namespace tracehealth::agent {
 namespace {
@@ -31,11 +31,6 @@ void AddUnknown(google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown,
   v1::UnknownInput* u = unknown->Add();
   u->set_input(std::string(input));
   u->set_reason(std::string(reason));
-}
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      absl::ToUnixNanos(t));
 }
 
 }  // namespace
@@ -187,7 +182,7 @@ void Collector::CollectStatic() {
     k->set_preempt_dynamic(*kconfig_dynamic_);
     config_mode_ = ModeFromConfig(*config, cmdline_preempt);
     config_mode_source_ =
-        (*kconfig_dynamic_ && PreemptModeFromName(cmdline_preempt) !=
+        (*kconfig_dynamic_ && SchedPreemptMode(cmdline_preempt) !=
                                   v1::PREEMPT_MODE_UNKNOWN)
             ? "config and preempt= boot parameter"
             : "config";

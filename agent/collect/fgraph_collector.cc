@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/parsers/fdinfo.h"
 #include "agent/parsers/tracefs.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 
 namespace tracehealth::agent {
 namespace {
@@ -29,11 +29,6 @@ bool AllDigits(absl::string_view s) {
     if (!absl::ascii_isdigit(c)) return false;
   }
   return true;
-}
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      absl::ToUnixNanos(t));
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/state/state_file.h"
 #include "common/status.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 
 namespace tracehealth::agent {
 
@@ -81,8 +81,7 @@ std::vector<v1::DepotSample> DepotHistory::Observe(
   std::vector<v1::DepotSample> out;
   auto add = [&](const Sample& s) {
     v1::DepotSample d;
-    *d.mutable_at() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-        absl::ToUnixNanos(s.at));
+    *d.mutable_at() = ToProto(s.at);
     d.set_pools(s.pools);
     d.set_persistent_bytes(s.persistent_bytes);
     out.push_back(std::move(d));

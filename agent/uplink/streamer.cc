@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/client_credentials.h"
 #include "common/status.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 
@@ -95,9 +95,7 @@ class Streamer::Impl {
     h.set_rejected_total(rejected_);
     if (last_acked_.has_value()) {
       h.set_last_acked_seq(*last_acked_);
-      *h.mutable_last_ack_at() =
-          google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-              absl::ToUnixNanos(*last_ack_at_));
+      *h.mutable_last_ack_at() = ToProto(*last_ack_at_);
     }
     return h;
   }

@@ -1,12 +1,8 @@
 #include "common/models/basis.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
 
 #include "absl/strings/str_cat.h"
-
-#include "absl/strings/str_format.h"
 
 namespace tracehealth {
 
@@ -51,24 +47,6 @@ void SetConfidence(v1::Basis* basis, int unknown_inputs, double per_default,
   }
   confidence -= per_unknown * unknown_inputs;
   basis->set_confidence(std::clamp(confidence, 0.05, 1.0));
-}
-
-std::string FormatNumber(double value) { return absl::StrFormat("%.6g", value); }
-
-std::string FormatFixed(double value, int decimals) {
-  if (!(std::fabs(value) < 1e15) || decimals < 0 || decimals > 9) {
-    return absl::StrFormat("%.*f", decimals < 0 ? 0 : decimals, value);
-  }
-  int64_t scale = 1;
-  for (int i = 0; i < decimals; ++i) scale *= 10;
-  const int64_t r = std::llround(std::fabs(value) * static_cast<double>(scale));
-  std::string out = value < 0 && r != 0 ? "-" : "";
-  absl::StrAppend(&out, r / scale);
-  if (decimals > 0) {
-    const std::string frac = absl::StrCat(r % scale);
-    out.append(".").append(static_cast<size_t>(decimals) - frac.size(), '0').append(frac);
-  }
-  return out;
 }
 
 }  // namespace tracehealth

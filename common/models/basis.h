@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "common/format.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 
 namespace tracehealth {
@@ -51,13 +52,6 @@ void ResetKeepingBasis(Message* message) {
   basis->Clear();
   message->set_allocated_basis(basis);
 }
-
-// Renders a double compactly for BasisInput.value ("400000", "9e-08").
-std::string FormatNumber(double value);
-
-// Fixed-point rendering with `decimals` digits ("12.35"), cheaper than
-// printf-style formatting; falls back to it beyond 1e15.
-std::string FormatFixed(double value, int decimals);
 
 }  // namespace tracehealth
 

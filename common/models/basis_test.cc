@@ -41,15 +41,6 @@ TEST(BasisTest, FieldsAreFilled) {
 namespace tracehealth {
 namespace {
 
-TEST(BasisTest, FormatFixed) {
-  EXPECT_EQ(FormatFixed(12.345, 2), "12.35");
-  EXPECT_EQ(FormatFixed(0.05, 1), "0.1");
-  EXPECT_EQ(FormatFixed(-3.14159, 3), "-3.142");
-  EXPECT_EQ(FormatFixed(120082.4, 0), "120082");
-  EXPECT_EQ(FormatFixed(1.005, 1), "1.0");
-  EXPECT_EQ(FormatFixed(2e20, 1), "200000000000000000000.0");
-}
-
 TEST(BasisTest, ResetKeepingBasisClearsEverything) {
   v1::AttachPrediction p;
   p.set_passes(5);

@@ -74,11 +74,6 @@ StallAssessment AssessStall(
 double SoftLockupThresholdSeconds(const v1::Thresholds& thresholds);
 double RcuStallThresholdSeconds(const v1::Thresholds& thresholds);
 
-// "soft lockup", "RCU stall", ... for summaries.
-const char* CheckKindName(v1::ThresholdCheck::Kind kind);
-const char* RiskName(v1::Risk risk);
-const char* PreemptModeName(v1::PreemptMode mode);
-
 }  // namespace tracehealth
 
 #endif  // TRACEHEALTH_COMMON_MODELS_RISK_H_

@@ -5,17 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 #include "server/alerts/http_client.h"
 
 namespace tracehealth {
 namespace {
-
-using google::protobuf::util::TimeUtil;
-
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(ts));
-}
 
 std::string Rfc3339(absl::Time t) {
   return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone());

@@ -1,21 +1,8 @@
 #include "server/alerts/engine.h"
 
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 
 namespace tracehealth {
-namespace {
-
-using google::protobuf::util::TimeUtil;
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  return TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(t));
-}
-
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(ts));
-}
-
-}  // namespace
 
 AlertEngine::AlertEngine(std::vector<AlertRule> rules, absl::Duration keep_resolved)
     : rules_(std::move(rules)), keep_resolved_(keep_resolved) {}

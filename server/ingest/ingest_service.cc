@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/happens_before.h"
+#include "common/host_identity.h"
 #include "grpcpp/grpcpp.h"
 #include "server/ingest/report_row.h"
 

@@ -9,17 +9,6 @@
 namespace tracehealth::server {
 namespace {
 
-bool IsValidLabelKey(absl::string_view k) {
-  if (k.empty()) return false;
-  for (size_t i = 0; i < k.size(); ++i) {
-    char c = k[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-              (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
-
 absl::Status CheckTimestamp(int64_t seconds, int32_t nanos, absl::string_view name) {
   // 0001-01-01 .. 9999-12-31, like google.protobuf.Timestamp requires.
   if (seconds < -62135596800LL || seconds > 253402300799LL || nanos < 0 ||
@@ -30,19 +19,6 @@ absl::Status CheckTimestamp(int64_t seconds, int32_t nanos, absl::string_view na
 }
 
 }  // namespace
-
-bool IsValidHostId(absl::string_view host_id) {
-  if (host_id.empty() || host_id.size() > 253) return false;
-  bool only_dots = true;
-  for (char c : host_id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-    only_dots = only_dots && c == '.';
-  }
-  // ".", ".." and the like name no host (and read as paths).
-  return !only_dots;
-}
 
 absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl::Time now,
                             const ValidationLimits& limits) {

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/models/evaluate.h"
+#include "common/proto_time.h"
 #include "common/models/explain.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
@@ -29,22 +30,6 @@ uint32_t Limit(uint32_t requested) {
 
 v1::ProbeKind KindOrDefault(v1::ProbeKind k) {
   return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN : k;
-}
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  google::protobuf::Timestamp ts;
-  int64_t ns = absl::ToUnixNanos(t);
-  ts.set_seconds(ns / 1000000000);
-  ts.set_nanos(static_cast<int32_t>(ns % 1000000000));
-  if (ts.nanos() < 0) {
-    ts.set_seconds(ts.seconds() - 1);
-    ts.set_nanos(ts.nanos() + 1000000000);
-  }
-  return ts;
-}
-
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
 }
 
 grpc::Status ToGrpc(const absl::Status& st) {
@@ -166,10 +151,7 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
     ExplainAttach(e.latest->snapshot(), {}, a->mutable_prediction());
     a->set_recommendation(Recommend(a->prediction()));
     *a->mutable_observed_at() = e.latest->observed_at();
-    absl::Duration age = now - FromProto(e.latest->observed_at());
-    a->mutable_data_age()->set_seconds(absl::ToInt64Seconds(age));
-    a->mutable_data_age()->set_nanos(static_cast<int32_t>(
-        absl::ToInt64Nanoseconds(age - absl::Seconds(absl::ToInt64Seconds(age)))));
+    *a->mutable_data_age() = ToProto(now - FromProto(e.latest->observed_at()));
     a->set_stale(IsStale(e, now));
   }
   return grpc::Status::OK;

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -16,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/enum_names.h"
 #include "common/kernel/release.h"
 #include "common/models/evaluate.h"
 #include "common/models/fgraph/fgraph_attach.h"
@@ -76,23 +76,6 @@ constexpr char kUsage[] =
     "[--persistent_count N] [--history T:P,...] [--show_stacks FILE]\n"
     "  vmap:       --cpus N [--kernel REL] [--unpurged_areas N] "
     "[--shadow_page_areas N] [--invlpgb true|false] [--preempt MODE]\n";
-
-struct ProbeName {
-  const char* name;
-  v1::ProbeKind kind;
-};
-constexpr ProbeName kProbeNames[] = {
-    {"function_graph", v1::PROBE_KIND_FUNCTION_GRAPH_TRACER},
-    {"function_profiler", v1::PROBE_KIND_FUNCTION_PROFILER},
-    {"graph_latency", v1::PROBE_KIND_GRAPH_LATENCY_TRACER},
-    {"kprobe_multi", v1::PROBE_KIND_KPROBE_MULTI},
-    {"kprobe_multi_return", v1::PROBE_KIND_KPROBE_MULTI_RETURN},
-    {"kprobe_session", v1::PROBE_KIND_KPROBE_SESSION},
-    {"fprobe", v1::PROBE_KIND_FPROBE_EVENT},
-    {"fprobe_return", v1::PROBE_KIND_FPROBE_RETURN_EVENT},
-    {"kretprobe", v1::PROBE_KIND_KRETPROBE},
-    {"fentry", v1::PROBE_KIND_FENTRY_FEXIT},
-};
 
 // What the flags built: the snapshot, the options, and which basis inputs
 // came from flags (marked OVERRIDDEN in the output).
@@ -166,17 +149,12 @@ absl::StatusOr<Request> BuildRequest(const std::string& model) {
   }
   const std::string preempt = absl::AsciiStrToLower(absl::GetFlag(FLAGS_preempt));
   if (!preempt.empty()) {
-    static const std::map<std::string, v1::PreemptMode>* const kModes =
-        new std::map<std::string, v1::PreemptMode>{
-            {"none", v1::PREEMPT_MODE_NONE},     {"voluntary", v1::PREEMPT_MODE_VOLUNTARY},
-            {"full", v1::PREEMPT_MODE_FULL},     {"lazy", v1::PREEMPT_MODE_LAZY},
-            {"rt", v1::PREEMPT_MODE_RT}};
-    auto it = kModes->find(preempt);
-    if (it == kModes->end()) {
+    std::optional<v1::PreemptMode> mode = PreemptModeFromName(preempt);
+    if (!mode.has_value()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--preempt: expected none|voluntary|full|lazy|rt, got ", preempt));
     }
-    s.mutable_kernel()->set_preempt_mode(it->second);
+    s.mutable_kernel()->set_preempt_mode(*mode);
     s.mutable_kernel()->set_preempt_source("--preempt");
     r.given.insert("kernel.preempt_mode");
   }
@@ -228,14 +206,10 @@ absl::StatusOr<Request> BuildRequest(const std::string& model) {
     }
     const std::string probe = absl::GetFlag(FLAGS_probe);
     if (!probe.empty()) {
-      for (const ProbeName& p : kProbeNames) {
-        if (probe == p.name) r.probe = p.kind;
-      }
+      r.probe = ProbeKindFromFlag(probe);
       if (!r.probe) {
-        std::vector<std::string> names;
-        for (const ProbeName& p : kProbeNames) names.push_back(p.name);
         return absl::InvalidArgumentError(absl::StrCat(
-            "--probe: unknown kind '", probe, "' (", absl::StrJoin(names, "|"), ")"));
+            "--probe: unknown kind '", probe, "' (", absl::StrJoin(ProbeKindFlags(), "|"), ")"));
       }
     }
   } else if (model == "vmap") {
@@ -335,21 +309,6 @@ void MarkOverridden(const std::set<std::string>& given, v1::Basis* basis) {
   }
 }
 
-const char* SourceName(v1::InputSource source) {
-  switch (source) {
-    case v1::INPUT_SOURCE_MEASURED:
-      return "measured";
-    case v1::INPUT_SOURCE_DERIVED:
-      return "derived";
-    case v1::INPUT_SOURCE_DEFAULT:
-      return "default";
-    case v1::INPUT_SOURCE_OVERRIDDEN:
-      return "given";
-    default:
-      return "?";
-  }
-}
-
 void PrintChecks(const google::protobuf::RepeatedPtrField<v1::ThresholdCheck>& checks,
                  const char* unit, std::ostream& out) {
   for (const v1::ThresholdCheck& c : checks) {
@@ -364,7 +323,7 @@ void PrintChecks(const google::protobuf::RepeatedPtrField<v1::ThresholdCheck>& c
 void PrintBasis(const v1::Basis& basis, std::ostream& out) {
   out << "  basis (confidence " << absl::StrFormat("%.2f", basis.confidence()) << "):\n";
   for (const v1::BasisInput& i : basis.inputs()) {
-    out << "    input    " << i.name() << " = " << i.value() << " [" << SourceName(i.source())
+    out << "    input    " << i.name() << " = " << i.value() << " [" << InputSourceName(i.source())
         << "]\n";
   }
   for (const v1::BasisConstant& c : basis.constants()) {

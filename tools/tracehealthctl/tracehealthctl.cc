@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "common/client_credentials.h"
+#include "common/enum_names.h"
+#include "common/format.h"
 #include "tools/tracehealthctl/model_command.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
@@ -77,17 +80,6 @@ std::string ReadAll(const std::string& path) {
 
 std::string Lower(absl::string_view s) { return absl::AsciiStrToLower(s); }
 
-std::string RiskName(v1::Risk r) {
-  std::string n = v1::Risk_Name(r);
-  return Lower(absl::StripPrefix(n, "RISK_"));
-}
-
-std::string Seconds(double s) {
-  if (s < 1e-3) return absl::StrFormat("%.0f us", s * 1e6);
-  if (s < 1) return absl::StrFormat("%.1f ms", s * 1e3);
-  return absl::StrFormat("%.2f s", s);
-}
-
 std::string Age(const google::protobuf::Duration& d) {
   int64_t s = d.seconds();
   if (s < 120) return absl::StrCat(s, "s");
@@ -100,27 +92,23 @@ std::string When(const google::protobuf::Timestamp& ts) {
                           absl::UTCTimeZone());
 }
 
+// A --probe value: the command-line name (common/enum_names.h) or the
+// enum's own name without its prefix ("fentry_fexit"); empty is
+// kprobe_multi_return.
 bool ParseProbe(const std::string& text, v1::ProbeKind* kind) {
-  static const std::pair<const char*, v1::ProbeKind> kShort[] = {
-      {"function_graph", v1::PROBE_KIND_FUNCTION_GRAPH_TRACER},
-      {"graph_latency", v1::PROBE_KIND_GRAPH_LATENCY_TRACER},
-      {"fprobe", v1::PROBE_KIND_FPROBE_EVENT},
-      {"fprobe_return", v1::PROBE_KIND_FPROBE_RETURN_EVENT},
-      {"fentry", v1::PROBE_KIND_FENTRY_FEXIT},
-  };
   std::string t = Lower(text);
   if (t.empty()) t = "kprobe_multi_return";
-  for (const auto& [name, k] : kShort) {
-    if (t == name) {
-      *kind = k;
-      return true;
-    }
+  if (std::optional<v1::ProbeKind> k = ProbeKindFromFlag(t)) {
+    *kind = *k;
+    return true;
   }
   return v1::ProbeKind_Parse("PROBE_KIND_" + absl::AsciiStrToUpper(t), kind);
 }
 
 bool ParsePreempt(const std::string& text, v1::PreemptMode* mode) {
-  return v1::PreemptMode_Parse("PREEMPT_MODE_" + absl::AsciiStrToUpper(text), mode);
+  std::optional<v1::PreemptMode> m = PreemptModeFromName(Lower(text));
+  if (m.has_value()) *mode = *m;
+  return m.has_value();
 }
 
 class Ctl {
@@ -170,7 +158,7 @@ class Ctl {
     Table t({"HOST", "RISK", "LATENCY", "PASSES", "THREADS", "N_NULL", "AGE", "RECOMMENDATION"});
     for (const auto& a : resp.answers()) {
       const auto& p = a.prediction();
-      t.AddRow({a.host_id(), RiskName(p.risk()), Seconds(p.latency_seconds()),
+      t.AddRow({a.host_id(), RiskName(p.risk()), FormatSeconds(p.latency_seconds()),
                 absl::StrCat(p.passes()), absl::StrCat(p.threads_total()),
                 absl::StrCat(p.null_threads()),
                 absl::StrCat(Age(a.data_age()), a.stale() ? " (stale)" : ""),
@@ -244,9 +232,7 @@ class Ctl {
               << "last seen   " << When(resp.last_seen()) << "\n"
               << "reports     " << resp.reports() << " (latest seq " << r.seq() << ")\n"
               << "kernel      " << r.snapshot().kernel().release() << ", preempt "
-              << Lower(absl::StripPrefix(
-                     v1::PreemptMode_Name(r.snapshot().kernel().preempt_mode()),
-                     "PREEMPT_MODE_"))
+              << PreemptModeName(r.snapshot().kernel().preempt_mode())
               << "\n"
               << "threads     " << r.snapshot().threads().total() << "\n"
               << "worst risk  " << RiskName(r.predictions().worst_risk()) << "\n\n";
@@ -254,8 +240,8 @@ class Ctl {
     for (const auto& a : r.predictions().attach()) {
       t.AddRow({Lower(absl::StripPrefix(v1::ProbeKind_Name(a.probe_kind()), "PROBE_KIND_")),
                 a.uses_fgraph() ? (a.fgraph_already_active() ? "active" : "yes") : "no",
-                RiskName(a.risk()), Seconds(a.latency_seconds()),
-                Seconds(a.longest_pass_seconds()), a.summary()});
+                RiskName(a.risk()), FormatSeconds(a.latency_seconds()),
+                FormatSeconds(a.longest_pass_seconds()), a.summary()});
     }
     t.Print(std::cout);
     const auto& sd = r.predictions().stack_depot();
@@ -361,13 +347,13 @@ class Ctl {
     Table t({"HOST", "RISK", "ATTACH", "ATTACH RISK", "THREADS", "KERNEL", "POOL BUDGET",
              "PURGE", "LAST SEEN"});
     for (const auto& h : hosts) {
-      t.AddRow({h.host_id(), RiskName(h.worst_risk()), Seconds(h.attach_latency_seconds()),
+      t.AddRow({h.host_id(), RiskName(h.worst_risk()), FormatSeconds(h.attach_latency_seconds()),
                 RiskName(h.attach_risk()), h.has_threads() ? absl::StrCat(h.threads()) : "?",
                 h.has_kernel_release() ? h.kernel_release() : "?",
                 h.has_pool_budget_ratio()
                     ? absl::StrFormat("%.1f%%", h.pool_budget_ratio() * 100)
                     : "-",
-                Seconds(h.purge_seconds()),
+                FormatSeconds(h.purge_seconds()),
                 absl::StrCat(When(h.last_seen()), h.stale() ? " (stale)" : "")});
     }
     t.Print(std::cout);

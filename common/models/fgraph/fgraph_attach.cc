@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/enum_names.h"
 #include "common/models/basis.h"
 #include "common/models/risk.h"
 
@@ -33,33 +34,6 @@ bool IsEntryOnlyFprobeKind(v1::ProbeKind kind) {
 }
 
 }  // namespace
-
-const char* ProbeKindName(v1::ProbeKind kind) {
-  switch (kind) {
-    case v1::PROBE_KIND_FUNCTION_GRAPH_TRACER:
-      return "function_graph tracer";
-    case v1::PROBE_KIND_FUNCTION_PROFILER:
-      return "function profiler";
-    case v1::PROBE_KIND_GRAPH_LATENCY_TRACER:
-      return "graph latency tracer";
-    case v1::PROBE_KIND_KPROBE_MULTI:
-      return "kprobe_multi";
-    case v1::PROBE_KIND_KPROBE_MULTI_RETURN:
-      return "kprobe_multi return";
-    case v1::PROBE_KIND_KPROBE_SESSION:
-      return "kprobe session";
-    case v1::PROBE_KIND_FPROBE_EVENT:
-      return "fprobe event";
-    case v1::PROBE_KIND_FPROBE_RETURN_EVENT:
-      return "fprobe %return event";
-    case v1::PROBE_KIND_KRETPROBE:
-      return "kretprobe";
-    case v1::PROBE_KIND_FENTRY_FEXIT:
-      return "fentry/fexit";
-    default:
-      return "unspecified probe";
-  }
-}
 
 namespace {
 
@@ -368,7 +342,7 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
     return;
   }
 
-  AddInput(basis, "kernel.preempt_mode", PreemptModeName(ctx.preempt),
+  AddInput(basis, "kernel.preempt_mode", PreemptModeConfigName(ctx.preempt),
            ctx.preempt == v1::PREEMPT_MODE_UNKNOWN ? v1::INPUT_SOURCE_DEFAULT
                                                    : v1::INPUT_SOURCE_MEASURED);
   AddInput(basis, "thresholds.watchdog_thresh", ctx.watchdog_value,
@@ -441,7 +415,7 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
       }
       absl::StrAppend(summary, out.risk() == v1::RISK_STALL ? "predicts a " : "close to a ",
                       worst ? CheckKindName(worst->kind()) : "stall", " (",
-                      PreemptModeName(ctx.preempt), ", ", FormatFixed(worst ? worst->margin() : 0.0, 2),
+                      PreemptModeConfigName(ctx.preempt), ", ", FormatFixed(worst ? worst->margin() : 0.0, 2),
                       "x the ", FormatFixed(worst ? worst->threshold() : 0.0, 0), " s threshold)");
       if (out.has_threads_at_stall()) {
         absl::StrAppend(summary, "; stays below it under ", FormatFixed(out.threads_at_stall(), 0),
@@ -456,7 +430,7 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
       break;
     default:
       if (PreemptibilityOf(ctx.preempt) == Preemptibility::kPreemptible) {
-        absl::StrAppend(summary, "latency only (", PreemptModeName(ctx.preempt), ")");
+        absl::StrAppend(summary, "latency only (", PreemptModeConfigName(ctx.preempt), ")");
       } else {
         absl::StrAppend(summary, "no stall expected");
       }

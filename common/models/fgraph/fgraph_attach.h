@@ -50,9 +50,6 @@ inline constexpr uint32_t kPatchedRetstackBatch = 1024;
 inline constexpr uint64_t kDefaultFilterFunctions = 50000;
 inline constexpr uint64_t kDefaultKprobeMultiSites = 100;
 
-// Human name of a probe kind ("kprobe_multi return").
-const char* ProbeKindName(v1::ProbeKind kind);
-
 // Whether `kind` flips ftrace_graph_active 0 -> 1 on `release` (nullptr:
 // release unknown, answered as the worst case with `release_known` false).
 struct FgraphUse {

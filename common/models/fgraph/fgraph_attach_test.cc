@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "common/enum_names.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/enum_names.h"
 #include "common/models/basis.h"
 #include "common/models/risk.h"
 
@@ -175,7 +176,7 @@ void PredictVmapPurge(const v1::HostSnapshot& snapshot, const ModelOptions& opti
   stall.yields = cond_resched;
   stall.non_yielding_seconds = out.purge_seconds();
   stall.blocking_seconds = out.purge_seconds();
-  AddInput(basis, "kernel.preempt_mode", PreemptModeName(kernel.preempt_mode()),
+  AddInput(basis, "kernel.preempt_mode", PreemptModeConfigName(kernel.preempt_mode()),
            kernel.preempt_mode() == v1::PREEMPT_MODE_UNKNOWN ? v1::INPUT_SOURCE_DEFAULT
                                                              : v1::INPUT_SOURCE_MEASURED);
   StallAssessment a = AssessStall(stall, snapshot.thresholds(), out.mutable_checks());
