@@ -63,7 +63,7 @@ Figures Measure(const std::string& root, int cycles) {
   Figures f;
   double t0 = ProcessCpuSeconds();
   v1::HostSnapshot s = c.Collect();
-  v1::Predictions p = EvaluateAll(s);
+  v1::Predictions p = PredictAll(s);
   f.first_cycle_cpu_ms = (ProcessCpuSeconds() - t0) * 1e3;
   f.threads = s.threads().total();
   // Collection only.
@@ -81,7 +81,7 @@ Figures Measure(const std::string& root, int cycles) {
   for (int i = 0; i < cycles; ++i) {
     now += absl::Seconds(15);
     s = c.Collect();
-    p = EvaluateAll(s);
+    p = PredictAll(s);
   }
   f.cycle_cpu_ms = (ProcessCpuSeconds() - t0) * 1e3 / cycles;
   f.cycle_wall_ms = absl::ToDoubleMilliseconds(absl::Now() - w0) / cycles;
@@ -127,7 +127,7 @@ int Run() {
     Collector c(&fs, CollectorOptions(), [] { return absl::Now(); });
     v1::HostSnapshot s = c.Collect();
     std::printf("RSS after the first collection %.1f MB\n", CurrentRssMb());
-    EvaluateAll(s);
+    PredictAll(s);
     std::printf("RSS after the first model evaluation %.1f MB\n", CurrentRssMb());
   }
   std::string fixtures = absl::GetFlag(FLAGS_fixture);

@@ -20,6 +20,7 @@
 #include "agent/uplink/streamer.h"
 #include "common/host_identity.h"
 #include "common/kernel/feature_table.h"
+#include "common/kernel/feature_table_override.h"
 #include "common/models/explain.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -102,8 +103,10 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     return 2;
   }
 
-  // Feature table, with the operator's override rows.
+  // Feature table, with the operator's override rows (which every report
+  // carries).
   std::optional<FeatureTable> table;
+  std::optional<v1::FeatureTableOverride> table_override;
   if (!config.feature_table.empty()) {
     absl::StatusOr<std::string> yaml = ReadWholeFile(config.feature_table);
     if (!yaml.ok()) {
@@ -118,6 +121,12 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
       return 2;
     }
     table = std::move(*t);
+    absl::StatusOr<v1::FeatureTableOverride> rows = FeatureTableOverrideOf(*yaml);
+    if (!rows.ok()) {
+      err << "tracehealth-agent: --feature_table: " << rows.status().message() << "\n";
+      return 2;
+    }
+    table_override = std::move(*rows);
   }
   const FeatureTable* features = table.has_value() ? &*table : &FeatureTable::Builtin();
 
@@ -150,6 +159,7 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   ropts.labels = config.labels;
   ropts.interval_seconds = absl::ToDoubleSeconds(config.interval);
   ropts.models.features = features;
+  ropts.feature_table_override = std::move(table_override);
   ReportMaker maker(&collector, ropts, [] { return absl::Now(); });
   auto log_warnings = [&] {
     for (const std::string& w : collector.TakeWarnings()) {
@@ -157,11 +167,17 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     }
   };
 
+  // A printed report is explained (summaries and bases); a streamed one
+  // carries numbers only and the server explains it.
+  auto print = [&](v1::HostReport* report) {
+    ExplainPredictions(report->snapshot(), ropts.models, report->mutable_predictions());
+    out << Render(*report, config.format);
+    out.flush();
+  };
   if (config.once) {
     v1::HostReport report = maker.Make(0, v1::AgentHealth());
     log_warnings();
-    out << Render(report, config.format);
-    out.flush();
+    print(&report);
     return 0;
   }
 
@@ -212,18 +228,13 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     v1::HostReport report = maker.Make(*n, health);
     log_warnings();
     if (spool != nullptr) {
-      // The wire form: summaries and bases are re-derived by the server from
-      // the snapshot (common/models/explain.h), which keeps reports ~5x
-      // smaller.
-      DropExplanations(report.mutable_predictions());
       absl::Status s = spool->Append(report.seq(), report.SerializeAsString());
       if (!s.ok()) {
         err << "tracehealth-agent: spool: " << s.message() << "\n";
       }
       streamer->Wake();
     } else {
-      out << Render(report, config.format);
-      out.flush();
+      print(&report);
     }
     ++made;
     if (first_seq == 0) first_seq = *n;

@@ -55,8 +55,11 @@ v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
   r.set_model_version(kModelVersion);
   for (const auto& [k, v] : options_.labels) (*r.mutable_labels())[k] = v;
   r.set_interval_seconds(options_.interval_seconds);
+  if (options_.feature_table_override) {
+    *r.mutable_feature_table_override() = *options_.feature_table_override;
+  }
   *r.mutable_snapshot() = collector_->Collect();
-  EvaluateAllInto(r.snapshot(), options_.models, r.mutable_predictions());
+  PredictAllInto(r.snapshot(), options_.models, r.mutable_predictions());
 
   if (!trimmed_) {
     // The first evaluation builds the models' one-time tables (e.g. the

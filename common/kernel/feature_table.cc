@@ -20,6 +20,29 @@ std::string FeatureRow::ToString() const {
   return out;
 }
 
+absl::StatusOr<FeatureRow> MakeFeatureRow(absl::string_view name, absl::string_view description,
+                                          absl::string_view since,
+                                          const std::vector<std::string>& backports) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("feature table row ", name, ": ", why));
+  };
+  if (name.empty()) return bad("no name");
+  FeatureRow row;
+  row.name = std::string(name);
+  row.description = std::string(description);
+  if (since != "never") {
+    absl::StatusOr<KernelRelease> r = ParseKernelRelease(since);
+    if (!r.ok()) return bad(r.status().message());
+    row.since = *r;
+  }
+  for (const std::string& b : backports) {
+    absl::StatusOr<KernelRelease> r = ParseKernelRelease(b);
+    if (!r.ok()) return bad(r.status().message());
+    row.backports.push_back(*r);
+  }
+  return row;
+}
+
 absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
   YAML::Node root;
   try {
@@ -37,32 +60,23 @@ absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
   FeatureTable table;
   try {
     for (const auto& entry : features) {
-      FeatureRow row;
-      row.name = entry.first.as<std::string>();
+      const std::string name = entry.first.as<std::string>();
       const YAML::Node& body = entry.second;
       auto bad = [&](absl::string_view why) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("feature table row ", row.name, ": ", why));
+        return absl::InvalidArgumentError(absl::StrCat("feature table row ", name, ": ", why));
       };
       if (!body.IsMap()) return bad("not a map");
-      if (body["description"]) row.description = body["description"].as<std::string>();
       if (!body["since"]) return bad("missing `since`");
-      std::string since = body["since"].as<std::string>();
-      if (since != "never") {
-        absl::StatusOr<KernelRelease> r = ParseKernelRelease(since);
-        if (!r.ok()) return bad(r.status().message());
-        row.since = *r;
-      }
+      std::vector<std::string> backports;
       if (const YAML::Node& bp = body["backports"]) {
         if (!bp.IsSequence()) return bad("`backports` is not a list");
-        for (const auto& b : bp) {
-          absl::StatusOr<KernelRelease> r = ParseKernelRelease(b.as<std::string>());
-          if (!r.ok()) return bad(r.status().message());
-          row.backports.push_back(*r);
-        }
+        for (const auto& b : bp) backports.push_back(b.as<std::string>());
       }
-      std::string name = row.name;
-      table.rows_[name] = std::move(row);
+      absl::StatusOr<FeatureRow> row = MakeFeatureRow(
+          name, body["description"] ? body["description"].as<std::string>() : "",
+          body["since"].as<std::string>(), backports);
+      if (!row.ok()) return row.status();
+      table.rows_[name] = *std::move(row);
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("feature table: ", e.what()));
@@ -86,6 +100,12 @@ absl::StatusOr<FeatureTable> FeatureTable::WithOverride(
   if (!over.ok()) return over.status();
   FeatureTable merged = Builtin();
   for (auto& [name, row] : over->rows_) merged.rows_[name] = row;
+  return merged;
+}
+
+FeatureTable FeatureTable::BuiltinWith(const std::vector<FeatureRow>& rows) {
+  FeatureTable merged = Builtin();
+  for (const FeatureRow& row : rows) merged.rows_[row.name] = row;
   return merged;
 }
 

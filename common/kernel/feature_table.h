@@ -49,6 +49,13 @@ struct FeatureRow {
   std::string ToString() const;
 };
 
+// A row from its written form: `since` a release or "never", `backports`
+// releases. Errors: InvalidArgument naming the row, for an empty name or a
+// release that does not parse.
+absl::StatusOr<FeatureRow> MakeFeatureRow(absl::string_view name, absl::string_view description,
+                                          absl::string_view since,
+                                          const std::vector<std::string>& backports);
+
 struct FeatureAnswer {
   bool present = false;
   // The row used, as FeatureRow::ToString(), plus why it matched, e.g.
@@ -68,6 +75,10 @@ class FeatureTable {
   // The built-in table with rows of `override_yaml` replacing (or adding)
   // rows of the same name.
   static absl::StatusOr<FeatureTable> WithOverride(absl::string_view override_yaml);
+
+  // The built-in table with `rows` replacing (or adding) rows of the same
+  // name.
+  static FeatureTable BuiltinWith(const std::vector<FeatureRow>& rows);
 
   // Whether `release` has `feature`: release >= since, or a backport on the
   // same stable branch at or below the release. NotFound for an unknown row.

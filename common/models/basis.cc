@@ -1,7 +1,5 @@
 #include "common/models/basis.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
 
 namespace tracehealth {
@@ -37,16 +35,6 @@ std::string* NewNote(v1::Basis* basis) {
 
 void AddFeatureRow(v1::Basis* basis, absl::string_view row) {
   basis->add_feature_rows()->assign(row.data(), row.size());
-}
-
-void SetConfidence(v1::Basis* basis, int unknown_inputs, double per_default,
-                   double per_unknown) {
-  double confidence = 1.0;
-  for (const v1::BasisInput& input : basis->inputs()) {
-    if (input.source() == v1::INPUT_SOURCE_DEFAULT) confidence -= per_default;
-  }
-  confidence -= per_unknown * unknown_inputs;
-  basis->set_confidence(std::clamp(confidence, 0.05, 1.0));
 }
 
 }  // namespace tracehealth

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/models/explain.h"
 #include "common/models/fgraph/fgraph_attach.h"
 #include "common/models/kernel_features.h"
 #include "common/models/stackdepot/stack_depot.h"
@@ -15,11 +16,20 @@ v1::AttachPrediction PredictAttach(const v1::HostSnapshot& snapshot,
   return PredictFgraphAttach(snapshot, kind, options);
 }
 
-void EvaluateAllInto(const v1::HostSnapshot& snapshot, const ModelOptions& options,
-                     v1::Predictions* out) {
+v1::AttachPrediction EvaluateAttach(const v1::HostSnapshot& snapshot,
+                                    v1::ProbeKind kind,
+                                    const ModelOptions& options) {
+  v1::AttachPrediction p = PredictAttach(snapshot, kind, options);
+  ExplainAttach(snapshot, options, &p);
+  return p;
+}
+
+void PredictAllInto(const v1::HostSnapshot& snapshot,
+                    const ModelOptions& options, v1::Predictions* out) {
   const FeatureTable& table =
       options.features != nullptr ? *options.features : FeatureTable::Builtin();
-  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), table);
+  const KernelFeatures features =
+      ResolveKernelFeatures(snapshot.kernel(), table);
   const AttachContext context = MakeAttachContext(snapshot, options, features);
   constexpr int kKinds = v1::PROBE_KIND_FENTRY_FEXIT;
   // Elements are refilled in place rather than cleared: clearing a
@@ -29,7 +39,8 @@ void EvaluateAllInto(const v1::HostSnapshot& snapshot, const ModelOptions& optio
   v1::Risk worst = v1::RISK_UNKNOWN;
   for (int k = v1::PROBE_KIND_FUNCTION_GRAPH_TRACER; k <= kKinds; ++k) {
     v1::AttachPrediction* p = out->mutable_attach(k - 1);
-    PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options, context, p);
+    PredictFgraphAttach(snapshot, static_cast<v1::ProbeKind>(k), options,
+                        context, p);
     worst = std::max(worst, p->risk());
   }
   PredictStackDepot(snapshot, options, features, out->mutable_stack_depot());
@@ -37,6 +48,19 @@ void EvaluateAllInto(const v1::HostSnapshot& snapshot, const ModelOptions& optio
   PredictVmapPurge(snapshot, options, features, out->mutable_vmap_purge());
   worst = std::max(worst, out->vmap_purge().risk());
   out->set_worst_risk(worst);
+}
+
+v1::Predictions PredictAll(const v1::HostSnapshot& snapshot,
+                           const ModelOptions& options) {
+  v1::Predictions out;
+  PredictAllInto(snapshot, options, &out);
+  return out;
+}
+
+void EvaluateAllInto(const v1::HostSnapshot& snapshot,
+                     const ModelOptions& options, v1::Predictions* out) {
+  PredictAllInto(snapshot, options, out);
+  ExplainPredictions(snapshot, options, out);
 }
 
 v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,

@@ -18,7 +18,7 @@ TEST(EvaluateTest, OneAttachPredictionPerKindInOrder) {
   for (int i = 0; i < p.attach_size(); ++i) {
     EXPECT_EQ(p.attach(i).probe_kind(), i + 1);
     EXPECT_EQ(p.attach(i).SerializeAsString(),
-              PredictAttach(s, p.attach(i).probe_kind()).SerializeAsString());
+              EvaluateAttach(s, p.attach(i).probe_kind()).SerializeAsString());
   }
   EXPECT_EQ(p.worst_risk(), v1::RISK_STALL);
 }
@@ -152,6 +152,41 @@ TEST(EvaluateTest, OddSnapshotsNeverBreakTheModels) {
     if (p.stack_depot().has_seconds_to_exhaustion()) {
       EXPECT_TRUE(std::isfinite(p.stack_depot().seconds_to_exhaustion()));
     }
+  }
+}
+
+template <typename P>
+void StripProse(P* p) {
+  p->clear_summary();
+  const double confidence = p->basis().confidence();
+  p->mutable_basis()->Clear();
+  p->mutable_basis()->set_confidence(confidence);
+}
+
+// What a report carries (PredictAll) is EvaluateAll without its prose, to
+// the byte: the explanations add text and never change a number.
+TEST(EvaluateTest, PredictAllIsEvaluateAllWithoutProse) {
+  v1::HostSnapshot s;
+  s.mutable_kernel()->set_release("6.12.5");
+  s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_NONE);
+  s.mutable_kernel()->set_config_kasan(true);
+  s.mutable_kernel()->set_config_kasan_vmalloc(true);
+  s.mutable_threads()->set_total(61000);
+  s.mutable_cpus()->set_online(256);
+  s.mutable_stackdepot()->set_pools(7950);
+  s.mutable_vmalloc()->set_unpurged_areas(3000);
+  for (const v1::HostSnapshot& snapshot : {s, v1::HostSnapshot()}) {
+    v1::Predictions full = EvaluateAll(snapshot);
+    const v1::Predictions numbers = PredictAll(snapshot);
+    for (v1::AttachPrediction& a : *full.mutable_attach()) {
+      EXPECT_FALSE(a.summary().empty());
+      StripProse(&a);
+    }
+    StripProse(full.mutable_stack_depot());
+    StripProse(full.mutable_vmap_purge());
+    EXPECT_EQ(numbers.SerializeAsString(), full.SerializeAsString());
+    EXPECT_EQ(PredictAttach(snapshot, v1::PROBE_KIND_KPROBE_MULTI).SerializeAsString(),
+              numbers.attach(v1::PROBE_KIND_KPROBE_MULTI - 1).SerializeAsString());
   }
 }
 

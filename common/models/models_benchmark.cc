@@ -4,7 +4,9 @@
 //    fetches, against a hash-table baseline measured in the same run;
 //  - hash vs trie bytes and pools on that workload (both generator shapes),
 //    next to seed 003's field figures;
-//  - full EvaluateAll() calls per second on a complete snapshot.
+//  - full EvaluateAll() calls per second on a complete snapshot (numbers and
+//    explanations), and PredictAllInto(), the numbers alone that the agent
+//    computes every cycle.
 //
 // Usage: models_benchmark [--rounds=N] [--only=trie|memory|evaluate]
 // (N workload rounds, default 5; --only runs one section)
@@ -18,12 +20,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
-#include "common/models/stackdepot/depot_trie.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
 #include "common/models/evaluate.h"
 #include "common/models/fgraph/fgraph_attach.h"
-#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/fgraph/fgraph_explain.h"
+#include "common/models/stackdepot/trie/pool_accounting.h"
 #include "common/models/stackdepot/stack_depot.h"
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 #include "common/models/vmap/vmap_purge.h"
 
 namespace tracehealth {
@@ -268,6 +271,20 @@ void BenchEvaluate() {
               by_value / into);
   g_sink += reused.SerializeAsString() == first.SerializeAsString();
 
+  // The numbers alone (what a streamed report carries).
+  v1::Predictions numbers;
+  per_batch.clear();
+  for (int b = 0; b < kBatches; ++b) {
+    per_batch.push_back(MicrosPerCall(kPerBatch, [&] {
+      PredictAllInto(snapshot, {}, &numbers);
+      g_sink += numbers.worst_risk();
+    }));
+  }
+  const double predict = Percentile(per_batch, 0.5);
+  std::printf("PredictAllInto (numbers only, the agent's cycle), reused message: %.2f us per "
+              "snapshot; explaining them costs the other %.2f us\n",
+              predict, into - predict);
+
   const ModelOptions options;
   const FeatureTable& table = FeatureTable::Builtin();
   std::printf("breakdown per snapshot: resolve features %.2f us",
@@ -284,6 +301,10 @@ void BenchEvaluate() {
                 PredictFgraphAttach(snapshot, v1::PROBE_KIND_KPROBE_MULTI_RETURN, options,
                                     context, &attach);
                 g_sink += attach.passes();
+              }));
+  std::printf(" + its explanation %.2f us", MicrosPerCall(calls, [&] {
+                ExplainFgraphAttach(snapshot, options, context, &attach);
+                g_sink += attach.summary().size();
               }));
   v1::StackDepotPrediction depot;
   std::printf(", stack depot %.2f us", MicrosPerCall(calls, [&] {

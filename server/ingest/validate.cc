@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/kernel/feature_table_override.h"
+#include "proto/tracehealth/v1/features.pb.h"
 #include "server/report/wire_check.h"
 
 namespace tracehealth::server {
@@ -58,6 +60,16 @@ absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl
   if (head.labels.size() > limits.max_labels) {
     return absl::InvalidArgumentError(absl::StrCat(
         "labels: ", head.labels.size(), " (at most ", limits.max_labels, ")"));
+  }
+  for (absl::string_view bytes : head.feature_table_override) {
+    // The wire check passed: the bytes parse.
+    v1::FeatureTableOverride rows;
+    rows.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+    absl::Status table = FeatureTableFromOverride(rows).status();
+    if (!table.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature_table_override: ", table.message()));
+    }
   }
   for (const auto& [k, v] : head.labels) {
     if (k.size() > limits.max_label_key_bytes || !IsValidLabelKey(k)) {

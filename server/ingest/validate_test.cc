@@ -117,6 +117,17 @@ TEST(ValidateTest, RejectsBadInputs) {
        "growth_pools_per_second"},
       {"nan health", [=](auto& r) { r.mutable_health()->set_cycle_seconds(kNan); },
        "health.cycle_seconds"},
+      {"override row release",
+       [](auto& r) {
+         v1::FeatureRow* row = r.mutable_feature_table_override()->add_rows();
+         row->set_name("kasan_flush_combined");
+         row->set_since("6.13");
+         row->add_backports("six");
+       },
+       "feature_table_override: feature table row kasan_flush_combined"},
+      {"override row name",
+       [](auto& r) { r.mutable_feature_table_override()->add_rows()->set_since("never"); },
+       "no name"},
       {"too many users",
        [](auto& r) {
          for (int i = 0; i < 4097; ++i) r.mutable_snapshot()->mutable_fgraph()->add_users();
@@ -131,6 +142,16 @@ TEST(ValidateTest, RejectsBadInputs) {
     EXPECT_NE(st.message().find(c.expect_in_message), std::string::npos)
         << c.name << ": " << st.message();
   }
+}
+
+TEST(ValidateTest, AcceptsAFeatureTableOverride) {
+  v1::HostReport r = Good();
+  r.mutable_feature_table_override()->set_digest("sha256:00");
+  v1::FeatureRow* row = r.mutable_feature_table_override()->add_rows();
+  row->set_name("kasan_flush_combined");
+  row->set_since("never");
+  row->add_backports("6.12.2");
+  EXPECT_TRUE(Check(r).ok()) << Check(r);
 }
 
 TEST(ValidateTest, RejectsOversizedReport) {

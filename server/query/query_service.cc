@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
 #include "common/proto_time.h"
 #include "common/models/explain.h"
@@ -35,6 +37,43 @@ v1::ProbeKind KindOrDefault(v1::ProbeKind k) {
 grpc::Status ToGrpc(const absl::Status& st) {
   if (st.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(st.code()), std::string(st.message()));
+}
+
+// The models' options for the host that sent `r`: the feature table its
+// agent used (the report's override rows; ingest refused rows that do not
+// parse), kept in `*table`.
+ModelOptions HostModelOptions(const v1::HostReport& r, std::optional<FeatureTable>* table) {
+  ModelOptions options;
+  if (!r.has_feature_table_override()) return options;
+  absl::StatusOr<FeatureTable> t = FeatureTableFromOverride(r.feature_table_override());
+  if (t.ok()) {
+    table->emplace(*std::move(t));
+    options.features = &**table;
+  }
+  return options;
+}
+
+// The snapshot and options a host's attach prediction is computed (and
+// explained) with: the stored ones, changed by the what-if. Points into
+// itself: neither copied nor moved.
+struct HostInputs {
+  HostInputs() = default;
+  HostInputs(const HostInputs&) = delete;
+  HostInputs& operator=(const HostInputs&) = delete;
+
+  v1::HostSnapshot what_if_snapshot;
+  const v1::HostSnapshot* snapshot = nullptr;
+  std::optional<FeatureTable> table;
+  ModelOptions options;
+};
+
+void MakeHostInputs(const v1::HostReport& r, const v1::WhatIf* what_if, HostInputs* in) {
+  in->options = HostModelOptions(r, &in->table);
+  in->snapshot = &r.snapshot();
+  if (what_if == nullptr) return;
+  in->what_if_snapshot = r.snapshot();
+  ApplyWhatIf(*what_if, in->what_if_snapshot, in->options);
+  in->snapshot = &in->what_if_snapshot;
 }
 
 // The stored prediction for `kind`, or nullptr.
@@ -106,6 +145,7 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
   const absl::Time now = options_.now();
   // Rank first on the predictions (stored ones are not copied), then build
   // answers only for the hosts returned.
+  const v1::WhatIf* changes = what_if ? &req.what_if() : nullptr;
   std::vector<v1::AttachPrediction> computed;
   computed.reserve(what_if ? hosts.size() : 0);
   std::vector<const v1::AttachPrediction*> preds(hosts.size());
@@ -116,14 +156,9 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
       preds[i] = stored;
       continue;
     }
-    ModelOptions opts;
-    if (what_if) {
-      v1::HostSnapshot snap = e.latest->snapshot();
-      ApplyWhatIf(req.what_if(), snap, opts);
-      computed.push_back(::tracehealth::PredictAttach(snap, kind, opts));
-    } else {
-      computed.push_back(::tracehealth::PredictAttach(e.latest->snapshot(), kind, opts));
-    }
+    HostInputs in;
+    MakeHostInputs(*e.latest, changes, &in);
+    computed.push_back(::tracehealth::PredictAttach(*in.snapshot, kind, in.options));
     preds[i] = nullptr;  // filled below: `computed` may still reallocate
   }
   for (size_t i = 0, c = 0; i < hosts.size(); ++i) {
@@ -146,9 +181,11 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
     v1::HostAttachAnswer* a = resp->add_answers();
     a->set_host_id(e.host_id);
     *a->mutable_prediction() = *preds[order[k]];
-    // Stored predictions arrive without summary and basis; add them here,
-    // for the answers returned only.
-    ExplainAttach(e.latest->snapshot(), {}, a->mutable_prediction());
+    // Predictions are explained here, for the answers returned only, from
+    // the inputs they were computed from.
+    HostInputs in;
+    MakeHostInputs(*e.latest, changes, &in);
+    ExplainAttach(*in.snapshot, in.options, a->mutable_prediction());
     a->set_recommendation(Recommend(a->prediction()));
     *a->mutable_observed_at() = e.latest->observed_at();
     *a->mutable_data_age() = ToProto(now - FromProto(e.latest->observed_at()));
@@ -195,7 +232,8 @@ grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
   resp->set_reports(e->reports);
   resp->set_stale(IsStale(*e, options_.now()));
   *resp->mutable_latest() = *e->latest;
-  ExplainPredictions(resp->latest().snapshot(), {},
+  std::optional<FeatureTable> table;
+  ExplainPredictions(resp->latest().snapshot(), HostModelOptions(resp->latest(), &table),
                      resp->mutable_latest()->mutable_predictions());
   return grpc::Status::OK;
 }

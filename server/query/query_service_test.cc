@@ -57,7 +57,7 @@ TEST_F(QueryServiceTest, PredictAttachRanksWorstFirstAndLimits) {
   EXPECT_TRUE(stored.predictions().attach(0).summary().empty());
   const v1::AttachPrediction& p = resp.answers(0).prediction();
   EXPECT_EQ(p.SerializeAsString(),
-            PredictAttach(stored.snapshot(), v1::PROBE_KIND_FUNCTION_GRAPH_TRACER)
+            EvaluateAttach(stored.snapshot(), v1::PROBE_KIND_FUNCTION_GRAPH_TRACER)
                 .SerializeAsString());
   EXPECT_FALSE(p.summary().empty());
   EXPECT_GT(p.basis().inputs_size(), 0);

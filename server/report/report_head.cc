@@ -114,6 +114,9 @@ absl::StatusOr<ReportHead> DecodeReportHead(absl::string_view wire) {
       case R::kPredictionsFieldNumber:
         if (f.wire_type == kLengthDelimited) return DecodePredictions(f.bytes, head, purge);
         break;
+      case R::kFeatureTableOverrideFieldNumber:
+        if (f.wire_type == kLengthDelimited) head.feature_table_override.push_back(f.bytes);
+        break;
       default:
         break;
     }

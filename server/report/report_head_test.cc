@@ -40,6 +40,21 @@ void ExpectMatchesParse(const std::string& wire) {
   std::optional<double> purge;
   if (r.predictions().vmap_purge().applies()) purge = r.predictions().vmap_purge().purge_seconds();
   EXPECT_EQ(head->purge_seconds, purge);
+  // The override's occurrences, merged as protobuf merges them.
+  v1::FeatureTableOverride merged;
+  for (absl::string_view bytes : head->feature_table_override) {
+    ASSERT_TRUE(merged.MergeFromString(std::string(bytes)));
+  }
+  EXPECT_EQ(merged.SerializeAsString(), r.feature_table_override().SerializeAsString());
+  EXPECT_EQ(head->feature_table_override.empty(), !r.has_feature_table_override());
+}
+
+v1::FeatureTableOverride Override(const std::string& digest, const std::string& row) {
+  v1::FeatureTableOverride o;
+  o.set_digest(digest);
+  o.add_rows()->set_name(row);
+  o.mutable_rows(0)->set_since("6.13");
+  return o;
 }
 
 TEST(ReportHeadTest, MatchesTheParsedReport) {
@@ -51,6 +66,7 @@ TEST(ReportHeadTest, MatchesTheParsedReport) {
       r.mutable_predictions()->mutable_vmap_purge()->set_applies(true);
       r.mutable_predictions()->mutable_vmap_purge()->set_purge_seconds(i * 1.5);
     }
+    if (i % 4 == 0) *r.mutable_feature_table_override() = Override("sha256:ab", "row");
     SCOPED_TRACE(i);
     ExpectMatchesParse(r.SerializeAsString());
     // The sample reports carry a kprobe_multi_return prediction.
@@ -75,6 +91,8 @@ TEST(ReportHeadTest, FollowsProtobufMergeRules) {
   auto* k = b.mutable_predictions()->add_attach();
   k->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   k->set_latency_seconds(42);
+  *a.mutable_feature_table_override() = Override("sha256:aa", "kasan_flush_combined");
+  *b.mutable_feature_table_override() = Override("sha256:bb", "invlpgb_kernel_flush");
   ExpectMatchesParse(a.SerializeAsString() + b.SerializeAsString());
   ExpectMatchesParse(b.SerializeAsString() + a.SerializeAsString());
 }

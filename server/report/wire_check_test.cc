@@ -18,6 +18,18 @@ absl::Status Check(const std::string& wire) { return CheckReportWire(wire, WireL
 TEST(WireCheckTest, AcceptsARealReport) {
   const std::string wire = Sample().SerializeAsString();
   EXPECT_TRUE(Check(wire).ok()) << Check(wire);
+  // With a feature-table override (every field of it).
+  v1::HostReport r = Sample();
+  r.mutable_feature_table_override()->set_digest("sha256:00");
+  v1::FeatureRow* row = r.mutable_feature_table_override()->add_rows();
+  row->set_name("kasan_flush_combined");
+  row->set_description("vendor backport");
+  row->set_since("6.13");
+  row->add_backports("6.12.2");
+  EXPECT_TRUE(Check(r.SerializeAsString()).ok()) << Check(r.SerializeAsString());
+  // Its strings are held to UTF-8 like every other.
+  row->set_since("6.\xff");
+  EXPECT_TRUE(absl::IsDataLoss(Check(r.SerializeAsString())));
 }
 
 TEST(WireCheckTest, BytesThatDoNotDecodeAreDataLoss) {

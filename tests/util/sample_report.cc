@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_format.h"
 #include "common/models/evaluate.h"
-#include "common/models/explain.h"
 
 namespace tracehealth::server {
 
@@ -80,8 +79,7 @@ v1::HostReport SampleReport(const SampleHost& host, uint64_t seq, absl::Time obs
   (*r.mutable_labels())["rack"] = host.rack;
   r.set_interval_seconds(30);
   *r.mutable_snapshot() = SampleSnapshot(host);
-  *r.mutable_predictions() = EvaluateAll(r.snapshot());
-  DropExplanations(r.mutable_predictions());  // as the agent sends it
+  *r.mutable_predictions() = PredictAll(r.snapshot());  // as the agent sends it
   r.mutable_health()->set_cycle_seconds(0.012);
   r.mutable_health()->set_cycle_cpu_seconds(0.008);
   return r;

@@ -40,7 +40,7 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tools/tracehealthctl/table.h"
 
-// Shared with `model` (defined in tools/tracehealthctl/model_command.cc).
+// Shared with `model` (defined in tools/tracehealthctl/model_request.cc).
 ABSL_DECLARE_FLAG(std::string, kernel);
 ABSL_DECLARE_FLAG(std::string, preempt);
 ABSL_DECLARE_FLAG(int64_t, threads);

@@ -1,6 +1,6 @@
 #include "common/models/stackdepot/stack_depot.h"
 
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -67,7 +67,7 @@ TEST(StackDepotTest, Seed003FullServerIsAStall) {
   const double trie_per_record = static_cast<double>(p.trie().trie_bytes()) / 498000;
   EXPECT_GE(trie_per_record, 146);
   EXPECT_LE(trie_per_record, 174);
-  EXPECT_NE(p.summary().find("8192 of 8192"), std::string::npos) << p.summary();
+  EXPECT_TRUE(p.summary().empty());  // numbers only: stack_depot_explain writes it
 }
 
 TEST(StackDepotTest, WarningAndNone) {
@@ -134,7 +134,9 @@ TEST(StackDepotTest, NotApplicableAndUnknown) {
   EXPECT_TRUE(p.applies());
   EXPECT_FALSE(p.has_pools_used());
   EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
-  EXPECT_LT(p.basis().confidence(), 1.0);
+  // Assumed: max frames and max pools; unknown: the pool count.
+  // 1 - 0.1 - 0.1 - 0.3.
+  EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0 - 0.1 - 0.1 - 0.3);
 }
 
 TEST(StackDepotTest, MeasureShowStacks) {

@@ -41,7 +41,7 @@ TEST(VmapPurgeTest, Seed004BeforeCombining) {
   EXPECT_NEAR(p.per_flush_seconds() * 1e3, 8.5, 0.1);
   EXPECT_EQ(p.lazy_threshold_pages(), 73728u);
   EXPECT_EQ(p.risk(), v1::RISK_STALL);
-  EXPECT_FALSE(p.summary().empty());
+  EXPECT_TRUE(p.summary().empty());  // numbers only: vmap_explain writes it
 }
 
 TEST(VmapPurgeTest, Seed004WorstCaseAfterCombining) {
@@ -120,7 +120,9 @@ TEST(VmapPurgeTest, NotApplicableAndUnknown) {
   p = PredictVmapPurge(s, {});
   EXPECT_EQ(p.flushes_per_purge(), 73728u / 8 + 1);
   EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
-  EXPECT_LT(p.basis().confidence(), 1.0);
+  // Assumed: nothing (cpus, page size, release and preemption measured);
+  // unknown: the pending areas. 1 - 0.3.
+  EXPECT_DOUBLE_EQ(p.basis().confidence(), 0.7);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "common/models/stackdepot/depot_trie.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
-#include "common/models/stackdepot/depot_trie.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
 
 #include <set>
 #include <vector>
 
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {

@@ -1,6 +1,6 @@
-#include "common/models/stackdepot/trie_comparison.h"
+#include "common/models/stackdepot/trie/trie_comparison.h"
 
-#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/stackdepot/trie/pool_accounting.h"
 
 namespace tracehealth {
 

@@ -1,4 +1,4 @@
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 
 #include <map>
 #include <set>

@@ -33,8 +33,8 @@
 // replaces the old node (freed) with two new ones.
 //
 // Thread safety: none; callers serialize (the kernel serializes inserts too).
-#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_DEPOT_TRIE_H_
-#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_DEPOT_TRIE_H_
+#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_DEPOT_TRIE_H_
+#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_DEPOT_TRIE_H_
 
 #include <cstdint>
 #include <optional>
@@ -42,7 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/stackdepot/trie/pool_accounting.h"
 
 namespace tracehealth {
 
@@ -144,4 +144,4 @@ class DepotTrie {
 
 }  // namespace tracehealth
 
-#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_DEPOT_TRIE_H_
+#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_DEPOT_TRIE_H_

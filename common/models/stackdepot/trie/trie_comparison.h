@@ -2,13 +2,13 @@
 // pools each would use for the distinct records.
 //
 // Thread safety: pure function.
-#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_COMPARISON_H_
-#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_COMPARISON_H_
+#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRIE_COMPARISON_H_
+#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRIE_COMPARISON_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "common/models/stackdepot/depot_trie.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
 
 namespace tracehealth {
 
@@ -29,4 +29,4 @@ TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& tra
 
 }  // namespace tracehealth
 
-#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_COMPARISON_H_
+#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRIE_COMPARISON_H_
