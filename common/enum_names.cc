@@ -59,6 +59,22 @@ constexpr SourceRow kSources[] = {
     {v1::INPUT_SOURCE_OVERRIDDEN, "given"},
 };
 
+struct UserRow {
+  v1::FgraphUser::Kind value;
+  const char* name;
+};
+constexpr UserRow kFgraphUsers[] = {
+    {v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER, "function_graph tracer"},
+    {v1::FgraphUser::KIND_FUNCTION_PROFILER, "function profiler"},
+    {v1::FgraphUser::KIND_GRAPH_LATENCY_TRACER,
+     "latency tracer with display-graph"},
+    {v1::FgraphUser::KIND_FPROBE_EVENT, "fprobe event"},
+    {v1::FgraphUser::KIND_FPROBE_RETURN_EVENT, "fprobe %return event"},
+    {v1::FgraphUser::KIND_BPF_KPROBE_MULTI, "BPF kprobe_multi link"},
+    {v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN,
+     "BPF kprobe_multi return link"},
+};
+
 struct ProbeRow {
   v1::ProbeKind value;
   const char* flag;
@@ -85,65 +101,73 @@ constexpr ProbeRow kProbeKinds[] = {
     {v1::PROBE_KIND_FENTRY_FEXIT, "fentry", "fentry/fexit", "BPF fentry/fexit"},
 };
 
+// The `field` of `value`'s row, or `otherwise`.
+template <typename Row, size_t N, typename Value>
+const char* Column(const Row (&rows)[N], Value value, const char* Row::*field,
+                   const char* otherwise) {
+  const Row* row = Find(rows, value);
+  return row != nullptr ? row->*field : otherwise;
+}
+
+// The value whose `field` is `text`.
+template <typename Row, size_t N>
+auto ValueOf(const Row (&rows)[N], const char* Row::*field,
+             absl::string_view text) -> std::optional<decltype(rows[0].value)> {
+  for (const Row& row : rows) {
+    if (text == row.*field) return row.value;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 const char* RiskName(v1::Risk risk) {
-  const RiskRow* row = Find(kRisks, risk);
-  return row != nullptr ? row->name : "unknown";
+  return Column(kRisks, risk, &RiskRow::name, "unknown");
 }
 
 const char* PreemptModeName(v1::PreemptMode mode) {
-  const PreemptRow* row = Find(kPreemptModes, mode);
-  return row != nullptr ? row->name : "unknown";
+  return Column(kPreemptModes, mode, &PreemptRow::name, "unknown");
 }
 
 const char* PreemptModeConfigName(v1::PreemptMode mode) {
-  const PreemptRow* row = Find(kPreemptModes, mode);
-  return row != nullptr ? row->config_name : "preemption unknown";
+  return Column(kPreemptModes, mode, &PreemptRow::config_name,
+                "preemption unknown");
 }
 
 std::optional<v1::PreemptMode> PreemptModeFromName(absl::string_view name) {
-  for (const PreemptRow& row : kPreemptModes) {
-    if (name == row.name) return row.value;
-  }
-  return std::nullopt;
+  return ValueOf(kPreemptModes, &PreemptRow::name, name);
 }
 
 const char* CheckKindName(v1::ThresholdCheck::Kind kind) {
-  const CheckRow* row = Find(kChecks, kind);
-  return row != nullptr ? row->name : "unspecified";
+  return Column(kChecks, kind, &CheckRow::name, "unspecified");
 }
 
 const char* CheckKindAdjective(v1::ThresholdCheck::Kind kind) {
-  const CheckRow* row = Find(kChecks, kind);
-  return row != nullptr ? row->adjective : "threshold";
+  return Column(kChecks, kind, &CheckRow::adjective, "threshold");
 }
 
 const char* InputSourceName(v1::InputSource source) {
-  const SourceRow* row = Find(kSources, source);
-  return row != nullptr ? row->name : "?";
+  return Column(kSources, source, &SourceRow::name, "?");
+}
+
+const char* FgraphUserName(v1::FgraphUser::Kind kind) {
+  return Column(kFgraphUsers, kind, &UserRow::name, "unknown user");
 }
 
 const char* ProbeKindName(v1::ProbeKind kind) {
-  const ProbeRow* row = Find(kProbeKinds, kind);
-  return row != nullptr ? row->name : "unspecified probe";
+  return Column(kProbeKinds, kind, &ProbeRow::name, "unspecified probe");
 }
 
 const char* ProbeKindLabel(v1::ProbeKind kind) {
-  const ProbeRow* row = Find(kProbeKinds, kind);
-  return row != nullptr ? row->label : "?";
+  return Column(kProbeKinds, kind, &ProbeRow::label, "?");
 }
 
 const char* ProbeKindFlag(v1::ProbeKind kind) {
-  const ProbeRow* row = Find(kProbeKinds, kind);
-  return row != nullptr ? row->flag : "";
+  return Column(kProbeKinds, kind, &ProbeRow::flag, "");
 }
 
 std::optional<v1::ProbeKind> ProbeKindFromFlag(absl::string_view flag) {
-  for (const ProbeRow& row : kProbeKinds) {
-    if (flag == row.flag) return row.value;
-  }
-  return std::nullopt;
+  return ValueOf(kProbeKinds, &ProbeRow::flag, flag);
 }
 
 std::vector<std::string> ProbeKindFlags() {

@@ -41,6 +41,10 @@ const char* CheckKindAdjective(v1::ThresholdCheck::Kind kind);
 // "derived", "default", "given" (an override); "?" otherwise.
 const char* InputSourceName(v1::InputSource source);
 
+// Who uses fgraph on a host: "function_graph tracer", "BPF kprobe_multi
+// link", ...; "unknown user" otherwise.
+const char* FgraphUserName(v1::FgraphUser::Kind kind);
+
 // Probe kinds, PROBE_KIND_FUNCTION_GRAPH_TRACER .. PROBE_KIND_FENTRY_FEXIT.
 // The name summaries use: "function_graph tracer", "kprobe_multi return",
 // ...; "unspecified probe" otherwise.

@@ -75,6 +75,23 @@ TEST(EnumNamesTest, InputSource) {
   EXPECT_STREQ(InputSourceName(v1::INPUT_SOURCE_UNSPECIFIED), "?");
 }
 
+TEST(EnumNamesTest, FgraphUsers) {
+  using U = v1::FgraphUser;
+  EXPECT_STREQ(FgraphUserName(U::KIND_FUNCTION_GRAPH_TRACER),
+               "function_graph tracer");
+  EXPECT_STREQ(FgraphUserName(U::KIND_FUNCTION_PROFILER), "function profiler");
+  EXPECT_STREQ(FgraphUserName(U::KIND_GRAPH_LATENCY_TRACER),
+               "latency tracer with display-graph");
+  EXPECT_STREQ(FgraphUserName(U::KIND_FPROBE_EVENT), "fprobe event");
+  EXPECT_STREQ(FgraphUserName(U::KIND_FPROBE_RETURN_EVENT),
+               "fprobe %return event");
+  EXPECT_STREQ(FgraphUserName(U::KIND_BPF_KPROBE_MULTI),
+               "BPF kprobe_multi link");
+  EXPECT_STREQ(FgraphUserName(U::KIND_BPF_KPROBE_MULTI_RETURN),
+               "BPF kprobe_multi return link");
+  EXPECT_STREQ(FgraphUserName(static_cast<U::Kind>(0)), "unknown user");
+}
+
 TEST(EnumNamesTest, EveryProbeKindHasAFlagANameAndALabel) {
   struct Case {
     v1::ProbeKind kind;

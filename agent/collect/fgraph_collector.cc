@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/collect/unknown_input.h"
 #include "agent/parsers/fdinfo.h"
 #include "agent/parsers/tracefs.h"
 #include "common/proto_time.h"
@@ -15,13 +16,6 @@ namespace {
 
 constexpr size_t kSmallFile = 64 * 1024;
 constexpr uint64_t kFunctionListMax = 64ull << 20;
-
-void AddUnknown(google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown,
-                absl::string_view input, absl::string_view reason) {
-  v1::UnknownInput* u = unknown->Add();
-  u->set_input(std::string(input));
-  u->set_reason(std::string(reason));
-}
 
 bool AllDigits(absl::string_view s) {
   if (s.empty()) return false;

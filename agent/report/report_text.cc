@@ -24,25 +24,10 @@ std::string RiskText(v1::Risk r) {
   return r >= v1::RISK_WARNING ? absl::AsciiStrToUpper(RiskName(r)) : RiskName(r);
 }
 
-const char* UserName(v1::FgraphUser::Kind k) {
-  switch (k) {
-    case v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER:
-      return "function_graph tracer";
-    case v1::FgraphUser::KIND_FUNCTION_PROFILER:
-      return "function profiler";
-    case v1::FgraphUser::KIND_GRAPH_LATENCY_TRACER:
-      return "latency tracer with display-graph";
-    case v1::FgraphUser::KIND_FPROBE_EVENT:
-      return "fprobe event";
-    case v1::FgraphUser::KIND_FPROBE_RETURN_EVENT:
-      return "fprobe %return event";
-    case v1::FgraphUser::KIND_BPF_KPROBE_MULTI:
-      return "BPF kprobe_multi link";
-    case v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN:
-      return "BPF kprobe_multi return link";
-    default:
-      return "unknown user";
-  }
+// A prediction's summary under its section, with its risk.
+void AppendSummary(const std::string& summary, v1::Risk risk, std::string* out) {
+  if (summary.empty()) return;
+  absl::StrAppend(out, "            ", summary, "  [risk ", RiskText(risk), "]\n");
 }
 
 std::string Duration(double s) {
@@ -124,7 +109,7 @@ void AppendFgraph(const v1::FgraphState& fg, std::string* out) {
                       : "  [tracefs not mounted]",
                   "\n");
   for (const v1::FgraphUser& u : fg.users()) {
-    absl::StrAppend(out, "            user: ", UserName(u.kind()),
+    absl::StrAppend(out, "            user: ", FgraphUserName(u.kind()),
                     u.where().empty() ? " (top level)"
                                       : absl::StrCat(" (", u.where(), ")"),
                     "\n");
@@ -187,10 +172,7 @@ void AppendStackDepot(const v1::HostSnapshot& s, const v1::Predictions& p, std::
     absl::StrAppend(out, "not readable");
   }
   absl::StrAppend(out, "\n");
-  if (!p.stack_depot().summary().empty()) {
-    absl::StrAppend(out, "            ", p.stack_depot().summary(), "  [risk ",
-                    RiskText(p.stack_depot().risk()), "]\n");
-  }
+  AppendSummary(p.stack_depot().summary(), p.stack_depot().risk(), out);
 }
 
 void AppendVmapPurge(const v1::HostSnapshot& s, const v1::Predictions& p, std::string* out) {
@@ -207,10 +189,7 @@ void AppendVmapPurge(const v1::HostSnapshot& s, const v1::Predictions& p, std::s
     absl::StrAppend(out, "vmallocinfo not readable");
   }
   absl::StrAppend(out, "\n");
-  if (!p.vmap_purge().summary().empty()) {
-    absl::StrAppend(out, "            ", p.vmap_purge().summary(), "  [risk ",
-                    RiskText(p.vmap_purge().risk()), "]\n");
-  }
+  AppendSummary(p.vmap_purge().summary(), p.vmap_purge().risk(), out);
 }
 
 // Worst risk, unknown inputs and the agent's own cycle.

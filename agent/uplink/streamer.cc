@@ -8,36 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/client_credentials.h"
+#include "common/grpc_code_name.h"
 #include "common/status.h"
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 
 namespace tracehealth::agent {
-namespace {
-
-const char* grpc_status_name(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::UNAVAILABLE:
-      return "UNAVAILABLE";
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return "PERMISSION_DENIED";
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return "UNAUTHENTICATED";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::CANCELLED:
-      return "CANCELLED";
-    default:
-      return "error";
-  }
-}
-
-}  // namespace
 
 class Streamer::Impl {
  public:
@@ -215,7 +192,7 @@ class Streamer::Impl {
     // Log each new kind of failure once, not once per retry.
     std::string error =
         status.ok() ? std::string("server closed the stream")
-                    : absl::StrCat(grpc_status_name(status.error_code()), ": ",
+                    : absl::StrCat(GrpcCodeName(status.error_code()), ": ",
                                    status.error_message());
     if (error != last_error_) {
       std::cerr << "tracehealth-agent: stream to " << options_.server

@@ -1,6 +1,7 @@
 #include "common/models/evaluate.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/models/explain.h"
 #include "common/models/fgraph/fgraph_attach.h"
@@ -24,12 +25,26 @@ v1::AttachPrediction EvaluateAttach(const v1::HostSnapshot& snapshot,
   return p;
 }
 
+v1::StackDepotPrediction EvaluateStackDepot(const v1::HostSnapshot& snapshot,
+                                            const ModelOptions& options) {
+  v1::Predictions p;
+  *p.mutable_stack_depot() = PredictStackDepot(snapshot, options);
+  ExplainPredictions(snapshot, options, &p);
+  return std::move(*p.mutable_stack_depot());
+}
+
+v1::VmapPurgePrediction EvaluateVmapPurge(const v1::HostSnapshot& snapshot,
+                                          const ModelOptions& options) {
+  v1::Predictions p;
+  *p.mutable_vmap_purge() = PredictVmapPurge(snapshot, options);
+  ExplainPredictions(snapshot, options, &p);
+  return std::move(*p.mutable_vmap_purge());
+}
+
 void PredictAllInto(const v1::HostSnapshot& snapshot,
                     const ModelOptions& options, v1::Predictions* out) {
-  const FeatureTable& table =
-      options.features != nullptr ? *options.features : FeatureTable::Builtin();
   const KernelFeatures features =
-      ResolveKernelFeatures(snapshot.kernel(), table);
+      ResolveKernelFeatures(snapshot.kernel(), options);
   const AttachContext context = MakeAttachContext(snapshot, options, features);
   constexpr int kKinds = v1::PROBE_KIND_FENTRY_FEXIT;
   // Elements are refilled in place rather than cleared: clearing a

@@ -53,6 +53,13 @@ v1::AttachPrediction EvaluateAttach(const v1::HostSnapshot& snapshot,
                                     v1::ProbeKind kind,
                                     const ModelOptions& options = {});
 
+// The stack depot and vmap purge predictions (what PredictAll puts in
+// `stack_depot` and `vmap_purge`), explained.
+v1::StackDepotPrediction EvaluateStackDepot(const v1::HostSnapshot& snapshot,
+                                            const ModelOptions& options = {});
+v1::VmapPurgePrediction EvaluateVmapPurge(const v1::HostSnapshot& snapshot,
+                                          const ModelOptions& options = {});
+
 }  // namespace tracehealth
 
 #endif  // TRACEHEALTH_COMMON_MODELS_EVALUATE_H_

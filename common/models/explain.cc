@@ -29,9 +29,7 @@ void ExplainPredictions(const v1::HostSnapshot& snapshot,
   for (const v1::AttachPrediction& a : p->attach())
     missing = missing || !Explained(a);
   if (!missing) return;
-  const KernelFeatures features = ResolveKernelFeatures(
-      snapshot.kernel(), options.features != nullptr ? *options.features
-                                                     : FeatureTable::Builtin());
+  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), options);
   const AttachContext context = MakeAttachContext(snapshot, options, features);
   for (v1::AttachPrediction& a : *p->mutable_attach()) {
     if (!Explained(a)) ExplainFgraphAttach(snapshot, options, context, &a);

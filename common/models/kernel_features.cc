@@ -55,4 +55,10 @@ KernelFeatures ResolveKernelFeatures(const v1::KernelInfo& kernel,
   return memo.features;
 }
 
+KernelFeatures ResolveKernelFeatures(const v1::KernelInfo& kernel,
+                                     const ModelOptions& options) {
+  return ResolveKernelFeatures(
+      kernel, options.features != nullptr ? *options.features : FeatureTable::Builtin());
+}
+
 }  // namespace tracehealth

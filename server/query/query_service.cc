@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_code_name.h"
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
 #include "common/proto_time.h"
@@ -373,13 +374,7 @@ grpc::ServerUnaryReactor* QueryService::Handle(grpc::CallbackServerContext* ctx,
   grpc::Status st = Authorize(ctx);
   if (st.ok()) st = fn();
   if (metrics_ != nullptr) {
-    static const char* const kCodes[] = {
-        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-        "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-        "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-    int code = static_cast<int>(st.error_code());
-    metrics_->ObserveQuery(method, code >= 0 && code <= 16 ? kCodes[code] : "UNKNOWN",
+    metrics_->ObserveQuery(method, GrpcCodeName(st.error_code()),
                            absl::ToDoubleSeconds(absl::Now() - start));
   }
   reactor->Finish(st);

@@ -3,10 +3,6 @@
 #include <algorithm>
 
 #include "common/models/evaluate.h"
-#include "common/models/stackdepot/stack_depot.h"
-#include "common/models/stackdepot/stack_depot_explain.h"
-#include "common/models/vmap/vmap_explain.h"
-#include "common/models/vmap/vmap_purge.h"
 #include "tools/tracehealthctl/model_print.h"
 #include "tools/tracehealthctl/model_request.h"
 
@@ -75,15 +71,13 @@ int RunModelCommand(const std::vector<std::string>& args, bool json,
     return 0;
   }
   if (model == "stackdepot") {
-    v1::StackDepotPrediction p = PredictStackDepot(r.snapshot, r.options);
-    ExplainStackDepot(r.snapshot, r.options, &p);
+    v1::StackDepotPrediction p = EvaluateStackDepot(r.snapshot, r.options);
     MarkOverridden(r.given, p.mutable_basis());
     if (json) return PrintJson(p, out, err) ? 0 : 1;
     PrintStackDepot(p, out);
     return 0;
   }
-  v1::VmapPurgePrediction p = PredictVmapPurge(r.snapshot, r.options);
-  ExplainVmapPurge(r.snapshot, r.options, &p);
+  v1::VmapPurgePrediction p = EvaluateVmapPurge(r.snapshot, r.options);
   MarkOverridden(r.given, p.mutable_basis());
   if (json) return PrintJson(p, out, err) ? 0 : 1;
   PrintVmap(p, out);

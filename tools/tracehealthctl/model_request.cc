@@ -84,6 +84,15 @@ absl::StatusOr<std::optional<bool>> BoolFlag(const std::string& name,
   return std::optional<bool>(b);
 }
 
+// A whole-number flag the user gave (-1: not given): `set` puts it in the
+// request, and basis input `input` is marked given.
+template <typename Set>
+void Given(ModelRequest* r, int64_t value, const char* input, Set set) {
+  if (value < 0) return;
+  set(value);
+  r->given.insert(input);
+}
+
 absl::Status NonNegative(const std::string& name, int64_t value) {
   if (value < -1) {
     return absl::InvalidArgumentError(
@@ -155,30 +164,29 @@ absl::Status AddCommonInputs(ModelRequest* r) {
     s.mutable_kernel()->set_preempt_source("--preempt");
     r->given.insert("kernel.preempt_mode");
   }
-  if (int64_t v = absl::GetFlag(FLAGS_watchdog_thresh); v >= 0) {
-    s.mutable_thresholds()->set_watchdog_thresh_seconds(
-        static_cast<uint32_t>(v));
-    r->given.insert("thresholds.watchdog_thresh");
-  }
-  if (int64_t v = absl::GetFlag(FLAGS_rcu_stall_timeout); v >= 0) {
-    s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(
-        static_cast<uint32_t>(v));
-    r->given.insert("thresholds.rcu_cpu_stall_timeout");
-  }
+  Given(r, absl::GetFlag(FLAGS_watchdog_thresh), "thresholds.watchdog_thresh",
+        [&](int64_t v) {
+          s.mutable_thresholds()->set_watchdog_thresh_seconds(
+              static_cast<uint32_t>(v));
+        });
+  Given(r, absl::GetFlag(FLAGS_rcu_stall_timeout),
+        "thresholds.rcu_cpu_stall_timeout", [&](int64_t v) {
+          s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(
+              static_cast<uint32_t>(v));
+        });
   return absl::OkStatus();
 }
 
 absl::Status AddFgraphInputs(ModelRequest* r) {
   v1::HostSnapshot& s = r->snapshot;
-  if (int64_t v = absl::GetFlag(FLAGS_threads); v >= 0) {
+  Given(r, absl::GetFlag(FLAGS_threads), "threads.total", [&](int64_t v) {
     s.mutable_threads()->set_total(static_cast<uint64_t>(v));
-    r->given.insert("threads.total");
-  }
-  if (int64_t v = absl::GetFlag(FLAGS_null_threads); v >= 0) {
-    s.mutable_fgraph()->set_null_threads_bound(static_cast<uint64_t>(v));
-    s.mutable_fgraph()->set_null_threads_basis("given by --null_threads");
-    r->given.insert("fgraph.null_threads_bound");
-  }
+  });
+  Given(r, absl::GetFlag(FLAGS_null_threads), "fgraph.null_threads_bound",
+        [&](int64_t v) {
+          s.mutable_fgraph()->set_null_threads_bound(static_cast<uint64_t>(v));
+          s.mutable_fgraph()->set_null_threads_basis("given by --null_threads");
+        });
   absl::StatusOr<std::optional<bool>> active =
       BoolFlag("fgraph_active", absl::GetFlag(FLAGS_fgraph_active));
   if (!active.ok()) return active.status();
@@ -186,11 +194,11 @@ absl::Status AddFgraphInputs(ModelRequest* r) {
     s.mutable_fgraph()->set_active(**active);
     r->given.insert("fgraph.active");
   }
-  if (int64_t v = absl::GetFlag(FLAGS_filter_functions); v >= 0) {
-    s.mutable_fgraph()->set_available_filter_functions(
-        static_cast<uint64_t>(v));
-    r->given.insert("fgraph.available_filter_functions");
-  }
+  Given(r, absl::GetFlag(FLAGS_filter_functions),
+        "fgraph.available_filter_functions", [&](int64_t v) {
+          s.mutable_fgraph()->set_available_filter_functions(
+              static_cast<uint64_t>(v));
+        });
   if (int64_t v = absl::GetFlag(FLAGS_batch); v >= 0) {
     if (v == 0 || v > (1 << 20)) {
       return absl::InvalidArgumentError("--batch must be in 1..1048576");
@@ -225,10 +233,9 @@ absl::Status AddVmapInputs(ModelRequest* r) {
   s.mutable_kernel()->set_config_kasan_vmalloc(true);
   s.mutable_kernel()->set_config_kasan(true);
   r->given.insert("kernel.config_kasan_vmalloc");
-  if (int64_t v = absl::GetFlag(FLAGS_cpus); v >= 0) {
+  Given(r, absl::GetFlag(FLAGS_cpus), "cpus.online", [&](int64_t v) {
     s.mutable_cpus()->set_online(static_cast<uint32_t>(v));
-    r->given.insert("cpus.online");
-  }
+  });
   absl::StatusOr<std::optional<bool>> invlpgb =
       BoolFlag("invlpgb", absl::GetFlag(FLAGS_invlpgb));
   if (!invlpgb.ok()) return invlpgb.status();
@@ -236,15 +243,15 @@ absl::Status AddVmapInputs(ModelRequest* r) {
     s.mutable_cpus()->set_invlpgb(**invlpgb);
     r->given.insert("cpus.invlpgb");
   }
-  if (int64_t v = absl::GetFlag(FLAGS_unpurged_areas); v >= 0) {
-    s.mutable_vmalloc()->set_unpurged_areas(static_cast<uint64_t>(v));
-    r->given.insert("vmalloc.unpurged_areas");
-  }
-  if (int64_t v = absl::GetFlag(FLAGS_shadow_page_areas); v >= 0) {
-    s.mutable_vmalloc()->set_unpurged_shadow_page_areas(
-        static_cast<uint64_t>(v));
-    r->given.insert("vmalloc.unpurged_shadow_page_areas");
-  }
+  Given(r, absl::GetFlag(FLAGS_unpurged_areas), "vmalloc.unpurged_areas",
+        [&](int64_t v) {
+          s.mutable_vmalloc()->set_unpurged_areas(static_cast<uint64_t>(v));
+        });
+  Given(r, absl::GetFlag(FLAGS_shadow_page_areas),
+        "vmalloc.unpurged_shadow_page_areas", [&](int64_t v) {
+          s.mutable_vmalloc()->set_unpurged_shadow_page_areas(
+              static_cast<uint64_t>(v));
+        });
   if (int64_t v = absl::GetFlag(FLAGS_page_size); v >= 0) {
     if (v == 0) return absl::InvalidArgumentError("--page_size must be > 0");
     s.mutable_kernel()->set_page_size(static_cast<uint32_t>(v));
@@ -280,10 +287,9 @@ absl::Status AddStackDepotInputs(ModelRequest* r) {
   v1::HostSnapshot& s = r->snapshot;
   s.mutable_kernel()->set_config_stackdepot(true);
   r->given.insert("kernel.config_stackdepot");
-  if (int64_t v = absl::GetFlag(FLAGS_pools); v >= 0) {
+  Given(r, absl::GetFlag(FLAGS_pools), "stackdepot.pools", [&](int64_t v) {
     s.mutable_stackdepot()->set_pools(static_cast<uint64_t>(v));
-    r->given.insert("stackdepot.pools");
-  }
+  });
   if (int64_t v = absl::GetFlag(FLAGS_max_pools); v >= 0) {
     if (v == 0) return absl::InvalidArgumentError("--max_pools must be > 0");
     s.mutable_stackdepot()->set_max_pools(static_cast<uint64_t>(v));
@@ -299,10 +305,11 @@ absl::Status AddStackDepotInputs(ModelRequest* r) {
   if (int64_t v = absl::GetFlag(FLAGS_persistent_count); v >= 0) {
     s.mutable_stackdepot()->set_persistent_count(static_cast<uint64_t>(v));
   }
-  if (int64_t v = absl::GetFlag(FLAGS_persistent_bytes); v >= 0) {
-    s.mutable_stackdepot()->set_persistent_bytes(static_cast<uint64_t>(v));
-    r->given.insert("stackdepot.persistent_bytes");
-  }
+  Given(
+      r, absl::GetFlag(FLAGS_persistent_bytes), "stackdepot.persistent_bytes",
+      [&](int64_t v) {
+        s.mutable_stackdepot()->set_persistent_bytes(static_cast<uint64_t>(v));
+      });
   const std::string history = absl::GetFlag(FLAGS_history);
   if (!history.empty()) {
     for (absl::string_view item :

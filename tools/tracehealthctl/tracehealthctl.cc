@@ -150,11 +150,7 @@ class Ctl {
     if (!fa.empty()) w->set_fgraph_active(fa == "true" || fa == "1");
     req.set_limit(absl::GetFlag(FLAGS_limit));
     v1::PredictAttachResponse resp;
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    grpc::Status st = stub_->PredictAttach(&ctx, req, &resp);
-    if (!st.ok()) return RpcError(st);
-    if (absl::GetFlag(FLAGS_json)) return PrintJson(resp);
+    if (int rc = Call(&v1::FleetQuery::Stub::PredictAttach, req, &resp); rc >= 0) return rc;
     Table t({"HOST", "RISK", "LATENCY", "PASSES", "THREADS", "N_NULL", "AGE", "RECOMMENDATION"});
     for (const auto& a : resp.answers()) {
       const auto& p = a.prediction();
@@ -203,11 +199,7 @@ class Ctl {
     req.set_probe_kind(kind);
     req.set_limit(absl::GetFlag(FLAGS_limit));
     v1::ListHostsResponse resp;
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    grpc::Status st = stub_->ListHosts(&ctx, req, &resp);
-    if (!st.ok()) return RpcError(st);
-    if (absl::GetFlag(FLAGS_json)) return PrintJson(resp);
+    if (int rc = Call(&v1::FleetQuery::Stub::ListHosts, req, &resp); rc >= 0) return rc;
     PrintSummaries(resp.hosts());
     std::cout << resp.matched_hosts() << " host(s)\n";
     return 0;
@@ -217,11 +209,7 @@ class Ctl {
     v1::GetHostRequest req;
     req.set_host_id(id);
     v1::HostState resp;
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    grpc::Status st = stub_->GetHost(&ctx, req, &resp);
-    if (!st.ok()) return RpcError(st);
-    if (absl::GetFlag(FLAGS_json)) return PrintJson(resp);
+    if (int rc = Call(&v1::FleetQuery::Stub::GetHost, req, &resp); rc >= 0) return rc;
     const v1::HostReport& r = resp.latest();
     std::vector<std::string> labels;
     for (const auto& [k, v] : resp.labels()) labels.push_back(absl::StrCat(k, "=", v));
@@ -259,11 +247,7 @@ class Ctl {
     req.set_probe_kind(kind);
     if (absl::GetFlag(FLAGS_limit) > 0) req.set_worst(absl::GetFlag(FLAGS_limit));
     v1::FleetSummaryResponse resp;
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    grpc::Status st = stub_->FleetSummary(&ctx, req, &resp);
-    if (!st.ok()) return RpcError(st);
-    if (absl::GetFlag(FLAGS_json)) return PrintJson(resp);
+    if (int rc = Call(&v1::FleetQuery::Stub::FleetSummary, req, &resp); rc >= 0) return rc;
     std::cout << resp.hosts() << " host(s), " << resp.stale_hosts() << " stale, "
               << resp.firing_alerts() << " firing alert(s)\n\n";
     Table counts({"RISK", "HOSTS"});
@@ -289,11 +273,7 @@ class Ctl {
     }
     req.set_limit(absl::GetFlag(FLAGS_limit));
     v1::ListAlertsResponse resp;
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    grpc::Status st = stub_->ListAlerts(&ctx, req, &resp);
-    if (!st.ok()) return RpcError(st);
-    if (absl::GetFlag(FLAGS_json)) return PrintJson(resp);
+    if (int rc = Call(&v1::FleetQuery::Stub::ListAlerts, req, &resp); rc >= 0) return rc;
     Table t({"RULE", "HOST", "STATE", "SEVERITY", "VALUE", "SINCE", "SUMMARY"});
     for (const auto& a : resp.alerts()) {
       auto it = a.annotations().find("summary");
@@ -308,6 +288,19 @@ class Ctl {
   }
 
  private:
+  // Calls `rpc`: -1 when the caller prints `resp` as a table; otherwise the
+  // exit code (the error printed, or the JSON of `resp` with --json).
+  template <typename Req, typename Resp>
+  int Call(grpc::Status (v1::FleetQuery::Stub::*rpc)(grpc::ClientContext*, const Req&, Resp*),
+           const Req& req, Resp* resp) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    grpc::Status st = (stub_.get()->*rpc)(&ctx, req, resp);
+    if (!st.ok()) return RpcError(st);
+    if (absl::GetFlag(FLAGS_json)) return PrintJson(*resp);
+    return -1;
+  }
+
   bool SelectHosts(v1::HostSelector* sel) {
     for (absl::string_view id :
          absl::StrSplit(absl::GetFlag(FLAGS_hosts), ',', absl::SkipWhitespace())) {

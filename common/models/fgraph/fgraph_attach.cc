@@ -218,9 +218,7 @@ AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
 v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                                          v1::ProbeKind kind,
                                          const ModelOptions& options) {
-  const KernelFeatures features = ResolveKernelFeatures(
-      snapshot.kernel(), options.features != nullptr ? *options.features
-                                                     : FeatureTable::Builtin());
+  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), options);
   v1::AttachPrediction out;
   PredictFgraphAttach(snapshot, kind, options,
                       MakeAttachContext(snapshot, options, features), &out);

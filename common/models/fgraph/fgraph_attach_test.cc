@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/enum_names.h"
+#include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -11,11 +12,7 @@ namespace {
 
 v1::HostSnapshot Host(const std::string& release, v1::PreemptMode mode,
                       uint64_t threads) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release(release);
-  s.mutable_kernel()->set_preempt_mode(mode);
-  s.mutable_threads()->set_total(threads);
-  s.mutable_fgraph()->set_active(false);
+  v1::HostSnapshot s = testing::FgraphHost(release, mode, threads);
   s.mutable_fgraph()->set_available_filter_functions(60000);
   return s;
 }

@@ -12,26 +12,30 @@
 namespace tracehealth {
 namespace {
 
+struct UseReasonRow {
+  FgraphUseRule rule;
+  const char* reason;
+};
+constexpr UseReasonRow kUseReasons[] = {
+    {FgraphUseRule::kGraphTracer, "registers an fgraph user on every kernel"},
+    {FgraphUseRule::kKretprobe, "kretprobes use rethook, never fgraph"},
+    {FgraphUseRule::kTrampoline, "BPF trampolines never use fgraph"},
+    {FgraphUseRule::kNotAProbe, "not a probe kind"},
+    {FgraphUseRule::kReleaseUnknown,
+     "kernel release unknown: assumed fprobe on fgraph (worst case)"},
+    {FgraphUseRule::kFprobeOnRethook,
+     "fprobe is not built on fgraph before 6.14 (rethook)"},
+    {FgraphUseRule::kEntryOnlyOffFgraph,
+     "entry-only fprobes no longer register fgraph"},
+    {FgraphUseRule::kEveryFprobe,
+     "every fprobe user registers fgraph on this kernel"},
+    {FgraphUseRule::kExitHandler,
+     "fprobes with an exit handler register fgraph"},
+};
+
 const char* UseReason(FgraphUseRule rule) {
-  switch (rule) {
-    case FgraphUseRule::kGraphTracer:
-      return "registers an fgraph user on every kernel";
-    case FgraphUseRule::kKretprobe:
-      return "kretprobes use rethook, never fgraph";
-    case FgraphUseRule::kTrampoline:
-      return "BPF trampolines never use fgraph";
-    case FgraphUseRule::kReleaseUnknown:
-      return "kernel release unknown: assumed fprobe on fgraph (worst case)";
-    case FgraphUseRule::kFprobeOnRethook:
-      return "fprobe is not built on fgraph before 6.14 (rethook)";
-    case FgraphUseRule::kEntryOnlyOffFgraph:
-      return "entry-only fprobes no longer register fgraph";
-    case FgraphUseRule::kEveryFprobe:
-      return "every fprobe user registers fgraph on this kernel";
-    case FgraphUseRule::kExitHandler:
-      return "fprobes with an exit handler register fgraph";
-    case FgraphUseRule::kNotAProbe:
-      break;
+  for (const UseReasonRow& row : kUseReasons) {
+    if (row.rule == rule) return row.reason;
   }
   return "not a probe kind";
 }
@@ -257,9 +261,8 @@ void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
 
 void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
                          const ModelOptions& options, v1::AttachPrediction* p) {
-  const KernelFeatures features = ResolveKernelFeatures(
-      snapshot.kernel(), options.features != nullptr ? *options.features
-                                                     : FeatureTable::Builtin());
+  const KernelFeatures features =
+      ResolveKernelFeatures(snapshot.kernel(), options);
   ExplainFgraphAttach(snapshot, options,
                       MakeAttachContext(snapshot, options, features), p);
 }

@@ -4,20 +4,13 @@
 #include <vector>
 
 #include "common/models/fgraph/fgraph_attach.h"
+#include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
 namespace {
 
-v1::HostSnapshot Host(const std::string& release, v1::PreemptMode mode,
-                      uint64_t threads) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release(release);
-  s.mutable_kernel()->set_preempt_mode(mode);
-  s.mutable_threads()->set_total(threads);
-  s.mutable_fgraph()->set_active(false);
-  return s;
-}
+using testing::FgraphHost;
 
 v1::AttachPrediction Explained(const v1::HostSnapshot& s, v1::ProbeKind kind,
                                const ModelOptions& options = {}) {
@@ -44,7 +37,7 @@ std::vector<std::string> Inputs(const v1::Basis& b) {
 // 11.09. Stall inverse: 1.3859e-9 N^2 + 1.2685e-7 N = 20 at N = 120,082.
 TEST(FgraphExplainTest, ReadmeExampleSummary) {
   v1::AttachPrediction p =
-      Explained(Host("6.16.0", v1::PREEMPT_MODE_NONE, 400000),
+      Explained(FgraphHost("6.16.0", v1::PREEMPT_MODE_NONE, 400000),
                 v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
   EXPECT_EQ(p.summary(),
             "function_graph tracer: first attach walks 400000 threads (400000 "
@@ -84,8 +77,9 @@ TEST(FgraphExplainTest, ReadmeExampleSummary) {
 
 TEST(FgraphExplainTest, NoWalkSaysWhyAndNamesTheRows) {
   // 6.19: entry-only fprobes are off fgraph; 100 default sites at 1 us.
-  v1::AttachPrediction p = Explained(
-      Host("6.19", v1::PREEMPT_MODE_NONE, 400000), v1::PROBE_KIND_KPROBE_MULTI);
+  v1::AttachPrediction p =
+      Explained(FgraphHost("6.19", v1::PREEMPT_MODE_NONE, 400000),
+                v1::PROBE_KIND_KPROBE_MULTI);
   EXPECT_EQ(p.summary(),
             "kprobe_multi: does not use fgraph here (entry-only fprobes no "
             "longer register "
@@ -100,7 +94,7 @@ TEST(FgraphExplainTest, NoWalkSaysWhyAndNamesTheRows) {
   ASSERT_EQ(p.basis().constants_size(), 1);
   EXPECT_EQ(p.basis().constants(0).name(), "c_site");
 
-  v1::HostSnapshot active = Host("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
+  v1::HostSnapshot active = FgraphHost("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
   active.mutable_fgraph()->set_active(true);
   p = Explained(active, v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   EXPECT_EQ(p.summary(),
@@ -114,7 +108,7 @@ TEST(FgraphExplainTest, NoWalkSaysWhyAndNamesTheRows) {
   EXPECT_EQ(p.basis().notes(1),
             "fgraph already active: every thread has a shadow stack, no walk");
 
-  v1::HostSnapshot off = Host("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
+  v1::HostSnapshot off = FgraphHost("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
   off.mutable_kernel()->set_config_fprobe(false);
   p = Explained(off, v1::PROBE_KIND_KPROBE_SESSION);
   EXPECT_EQ(p.summary(),
@@ -126,7 +120,7 @@ TEST(FgraphExplainTest, NoWalkSaysWhyAndNamesTheRows) {
 }
 
 TEST(FgraphExplainTest, UnknownThreadsAndRelease) {
-  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 0);
+  v1::HostSnapshot s = FgraphHost("6.18.2", v1::PREEMPT_MODE_NONE, 0);
   s.mutable_threads()->clear_total();
   v1::AttachPrediction p = Explained(s, v1::PROBE_KIND_FUNCTION_PROFILER);
   EXPECT_EQ(p.summary(),
@@ -136,7 +130,7 @@ TEST(FgraphExplainTest, UnknownThreadsAndRelease) {
   EXPECT_EQ(p.basis().notes(1),
             "threads.total unknown: walk cost cannot be predicted");
 
-  s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
+  s = FgraphHost("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
   s.mutable_kernel()->clear_release();
   p = Explained(s, v1::PROBE_KIND_FPROBE_EVENT);
   EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
@@ -150,7 +144,7 @@ TEST(FgraphExplainTest, UnknownThreadsAndRelease) {
 }
 
 TEST(FgraphExplainTest, PreemptibleIsLatencyOnlyAndOverridesAreNamed) {
-  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_LAZY, 100000);
+  v1::HostSnapshot s = FgraphHost("6.18.2", v1::PREEMPT_MODE_LAZY, 100000);
   s.mutable_fgraph()->set_null_threads_bound(3200);
   s.mutable_fgraph()->set_null_threads_basis("fork delta since last active");
   ModelOptions options;
@@ -169,7 +163,8 @@ TEST(FgraphExplainTest, PreemptibleIsLatencyOnlyAndOverridesAreNamed) {
 }
 
 TEST(FgraphExplainTest, ExplainingChangesNoNumberAndReplacesAnOldText) {
-  const v1::HostSnapshot s = Host("6.14.0", v1::PREEMPT_MODE_VOLUNTARY, 240000);
+  const v1::HostSnapshot s =
+      FgraphHost("6.14.0", v1::PREEMPT_MODE_VOLUNTARY, 240000);
   const v1::AttachPrediction numbers =
       PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, {});
   v1::AttachPrediction p = numbers;

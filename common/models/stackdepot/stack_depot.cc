@@ -215,9 +215,7 @@ DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
 
 v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                            const ModelOptions& options) {
-  const KernelFeatures features = ResolveKernelFeatures(
-      snapshot.kernel(),
-      options.features != nullptr ? *options.features : FeatureTable::Builtin());
+  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), options);
   v1::StackDepotPrediction out;
   PredictStackDepot(snapshot, options, features, &out);
   return out;

@@ -151,15 +151,4 @@ void ExplainStackDepot(const v1::HostSnapshot& snapshot,
   WriteSummary(k, *p, p->mutable_summary());
 }
 
-void ExplainStackDepot(const v1::HostSnapshot& snapshot,
-                       const ModelOptions& options,
-                       v1::StackDepotPrediction* p) {
-  ExplainStackDepot(
-      snapshot,
-      ResolveKernelFeatures(snapshot.kernel(), options.features != nullptr
-                                                   ? *options.features
-                                                   : FeatureTable::Builtin()),
-      p);
-}
-
 }  // namespace tracehealth

@@ -8,7 +8,6 @@
 #define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_STACK_DEPOT_EXPLAIN_H_
 
 #include "common/models/kernel_features.h"
-#include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
@@ -19,11 +18,6 @@ namespace tracehealth {
 // is kept.
 void ExplainStackDepot(const v1::HostSnapshot& snapshot,
                        const KernelFeatures& features,
-                       v1::StackDepotPrediction* p);
-
-// The same, resolving the snapshot's features with options.features.
-void ExplainStackDepot(const v1::HostSnapshot& snapshot,
-                       const ModelOptions& options,
                        v1::StackDepotPrediction* p);
 
 }  // namespace tracehealth

@@ -3,23 +3,20 @@
 #include <string>
 
 #include "common/models/stackdepot/stack_depot.h"
+#include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
 namespace {
 
 v1::HostSnapshot KasanHost(uint64_t pools) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release("6.18.48");
-  s.mutable_kernel()->set_config_kasan(true);
-  s.mutable_kernel()->set_config_stackdepot(true);
-  s.mutable_stackdepot()->set_pools(pools);
-  return s;
+  return testing::KasanDepotHost(pools);
 }
 
 v1::StackDepotPrediction Explained(const v1::HostSnapshot& s) {
   v1::StackDepotPrediction p = PredictStackDepot(s, {});
-  ExplainStackDepot(s, ModelOptions(), &p);
+  ExplainStackDepot(
+      s, ResolveKernelFeatures(s.kernel(), FeatureTable::Builtin()), &p);
   return p;
 }
 

@@ -1,6 +1,7 @@
 #include "common/models/stackdepot/stack_depot.h"
 
 #include "common/models/stackdepot/trie/trace_generator.h"
+#include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -13,14 +14,7 @@ v1::DepotSample Sample(int64_t seconds, uint64_t pools) {
   return s;
 }
 
-v1::HostSnapshot KasanHost(uint64_t pools) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release("6.18.48");
-  s.mutable_kernel()->set_config_kasan(true);
-  s.mutable_kernel()->set_config_stackdepot(true);
-  s.mutable_stackdepot()->set_pools(pools);
-  return s;
-}
+v1::HostSnapshot KasanHost(uint64_t pools) { return testing::KasanDepotHost(pools); }
 
 google::protobuf::RepeatedPtrField<v1::DepotSample> History(
     std::initializer_list<v1::DepotSample> samples) {

@@ -138,14 +138,4 @@ void ExplainVmapPurge(const v1::HostSnapshot& snapshot,
       ".");
 }
 
-void ExplainVmapPurge(const v1::HostSnapshot& snapshot,
-                      const ModelOptions& options, v1::VmapPurgePrediction* p) {
-  ExplainVmapPurge(
-      snapshot,
-      ResolveKernelFeatures(snapshot.kernel(), options.features != nullptr
-                                                   ? *options.features
-                                                   : FeatureTable::Builtin()),
-      p);
-}
-
 }  // namespace tracehealth

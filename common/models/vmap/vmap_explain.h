@@ -8,7 +8,6 @@
 #define TRACEHEALTH_COMMON_MODELS_VMAP_VMAP_EXPLAIN_H_
 
 #include "common/models/kernel_features.h"
-#include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
@@ -20,10 +19,6 @@ namespace tracehealth {
 void ExplainVmapPurge(const v1::HostSnapshot& snapshot,
                       const KernelFeatures& features,
                       v1::VmapPurgePrediction* p);
-
-// The same, resolving the snapshot's features with options.features.
-void ExplainVmapPurge(const v1::HostSnapshot& snapshot,
-                      const ModelOptions& options, v1::VmapPurgePrediction* p);
 
 }  // namespace tracehealth
 

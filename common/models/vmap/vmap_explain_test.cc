@@ -2,27 +2,19 @@
 
 #include <string>
 
+#include "common/models/testing/model_hosts.h"
 #include "common/models/vmap/vmap_purge.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
 namespace {
 
-v1::HostSnapshot Seed004Host(const std::string& release) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release(release);
-  s.mutable_kernel()->set_config_kasan_vmalloc(true);
-  s.mutable_kernel()->set_page_size(4096);
-  s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_VOLUNTARY);
-  s.mutable_cpus()->set_online(256);
-  s.mutable_vmalloc()->set_unpurged_shadow_page_areas(2804);
-  s.mutable_vmalloc()->set_unpurged_areas(3100);
-  return s;
-}
+using testing::Seed004Host;
 
 v1::VmapPurgePrediction Explained(const v1::HostSnapshot& s) {
   v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
-  ExplainVmapPurge(s, ModelOptions(), &p);
+  ExplainVmapPurge(
+      s, ResolveKernelFeatures(s.kernel(), FeatureTable::Builtin()), &p);
   return p;
 }
 

@@ -128,9 +128,7 @@ VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
 
 v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
                                          const ModelOptions& options) {
-  const KernelFeatures features = ResolveKernelFeatures(
-      snapshot.kernel(),
-      options.features != nullptr ? *options.features : FeatureTable::Builtin());
+  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), options);
   v1::VmapPurgePrediction out;
   PredictVmapPurge(snapshot, options, features, &out);
   return out;

@@ -1,23 +1,12 @@
 #include "common/models/vmap/vmap_purge.h"
 
+#include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
 namespace {
 
-// Seed 004's host: 256 CPUs, generic KASAN with KASAN_VMALLOC, 4 KiB pages.
-v1::HostSnapshot Seed004Host(const std::string& release) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release(release);
-  s.mutable_kernel()->set_config_kasan_vmalloc(true);
-  s.mutable_kernel()->set_page_size(4096);
-  s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_VOLUNTARY);
-  s.mutable_cpus()->set_online(256);
-  // 2,805 flushes = 2,804 areas owning a whole shadow page + the final one.
-  s.mutable_vmalloc()->set_unpurged_shadow_page_areas(2804);
-  s.mutable_vmalloc()->set_unpurged_areas(3100);
-  return s;
-}
+using testing::Seed004Host;
 
 TEST(VmapPurgeTest, LazyThresholdAndNodes) {
   EXPECT_EQ(Fls(256), 9);
