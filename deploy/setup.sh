@@ -12,9 +12,11 @@ PACKAGES=(
   libcurl4-openssl-dev libtcmalloc-minimal4
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format
   prometheus prometheus-alertmanager
   openssl python3 python3-grpcio python3-yaml sqlite3 procps curl
+  # Debian packages and container images (deploy/package.sh, tests/packaging/)
+  dpkg-dev debhelper lintian umoci skopeo docker-registry jq systemd
 )
 
 missing=()
@@ -36,7 +38,7 @@ $SUDO apt-get update -q
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 # Debian's packages may start services on install; the project's tests start
 # their own instances on loopback, so stop the packaged ones if they run.
-for svc in prometheus prometheus-alertmanager prometheus-node-exporter; do
+for svc in prometheus prometheus-alertmanager prometheus-node-exporter docker-registry; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     $SUDO systemctl stop "$svc" || true
   fi

@@ -5,10 +5,20 @@
 #      and Alertmanager on 127.0.0.1 and stop them);
 #   2. the quick start's non-interactive mode (deploy/quickstart.sh --smoke):
 #      server and agent on this host, this host must appear with predictions;
-#   3. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
+#   3. the Debian packages and container images (deploy/package.sh, lintian
+#      included, into a temporary directory), installed, run and purged on
+#      this machine (tests/packaging/install_test.sh), pushed to a local
+#      registry, pulled and run as deploy/k8s/ runs them
+#      (tests/packaging/image_test.sh); TRACEHEALTH_PACKAGING=0 skips;
+#   4. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
-#   4. ThreadSanitizer over the server's concurrent code
+#   5. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
+#   5. style: every C++ file formatted with .clang-format
+#      (tests/style/check_format.sh), and clang's thread-safety analysis of
+#      the ABSL_GUARDED_BY annotations over the whole tree
+#      (tests/style/check_thread_safety.sh, own output base;
+#      TRACEHEALTH_TSA=0 skips).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +30,16 @@ trap 'rm -f "$log"' EXIT
 status=0
 extra_passed=0
 extra_failed=0
+
+# One counted step beside the Bazel tests: runs "$@" and counts it as one
+# passed or one failed test.
+counted() {
+  if "$@"; then
+    extra_passed=$((extra_passed + 1))
+  else
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+}
 
 # Benchmarks are built (so they cannot rot) but not run here: see README.
 echo "== bazel build //..."
@@ -33,12 +53,27 @@ bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log"
 
 echo "== quick start, non-interactive"
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)
-if TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke; then
-  extra_passed=$((extra_passed + 1))
-else
-  extra_failed=$((extra_failed + 1)); status=1
-fi
+counted env TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke
 rm -rf "$qs_home"
+
+if [[ ${TRACEHEALTH_PACKAGING:-1} != 0 ]]; then
+  echo "== Debian packages and container images (deploy/package.sh, tests/packaging/)"
+  pkg_out=$(mktemp -d -t tracehealth-package.XXXXXX)
+  if bash deploy/package.sh "$pkg_out"; then
+    extra_passed=$((extra_passed + 1))
+    for t in install_test image_test; do
+      if bash "tests/packaging/$t.sh" "$pkg_out"; then
+        extra_passed=$((extra_passed + 1))
+      else
+        extra_failed=$((extra_failed + 1)); status=1
+      fi
+    done
+  else
+    echo "packaging: the build failed; install and image tests not run"
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+  rm -rf "$pkg_out"
+fi
 
 # Stop the Bazel server this run started (CI must leave nothing running).
 bazel shutdown >/dev/null 2>&1 || true
@@ -46,20 +81,20 @@ bazel shutdown >/dev/null 2>&1 || true
 fuzz_seconds=${TRACEHEALTH_FUZZ_SECONDS:-10}
 if [[ $fuzz_seconds -gt 0 ]]; then
   echo "== fuzzing, ${fuzz_seconds} s per target"
-  if bash tests/fuzz/run_fuzzers.sh "$fuzz_seconds"; then
-    extra_passed=$((extra_passed + 1))
-  else
-    extra_failed=$((extra_failed + 1)); status=1
-  fi
+  counted bash tests/fuzz/run_fuzzers.sh "$fuzz_seconds"
 fi
 
 if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
   echo "== ThreadSanitizer (tests/reliability/run_tsan.sh)"
-  if bash tests/reliability/run_tsan.sh; then
-    extra_passed=$((extra_passed + 1))
-  else
-    extra_failed=$((extra_failed + 1)); status=1
-  fi
+  counted bash tests/reliability/run_tsan.sh
+fi
+
+echo "== clang-format (tests/style/check_format.sh)"
+counted bash tests/style/check_format.sh
+
+if [[ ${TRACEHEALTH_TSA:-1} != 0 ]]; then
+  echo "== thread-safety analysis (tests/style/check_thread_safety.sh)"
+  counted bash tests/style/check_thread_safety.sh
 fi
 
 passed=$(grep -cE '^//.*PASSED' "$log" || true)

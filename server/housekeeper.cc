@@ -32,9 +32,12 @@ absl::StatusOr<absl::Duration> ParseRetention(const std::string& text) {
   }
 }
 
-Housekeeper::Housekeeper(Storage* storage, const HostIndex* index,
+Housekeeper::Housekeeper(ReportStore* storage, const HostIndex* index,
                          ServerMetrics* metrics, Options options)
-    : storage_(storage), index_(index), metrics_(metrics), options_(std::move(options)) {}
+    : storage_(storage),
+      index_(index),
+      metrics_(metrics),
+      options_(std::move(options)) {}
 
 Housekeeper::~Housekeeper() { Stop(); }
 

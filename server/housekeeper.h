@@ -2,8 +2,9 @@
 // reports older than the retention, keeping each host's newest) and the
 // storage/host gauges.
 //
-// Thread safety: RunOnce may be called from any thread; Start/Stop from
-// the owner's.
+// Thread safety: RunRetention and UpdateGauges may be called from any
+// thread (the thread Start starts calls them too); Start (once) and Stop
+// from the owner's.
 #ifndef TRACEHEALTH_SERVER_HOUSEKEEPER_H_
 #define TRACEHEALTH_SERVER_HOUSEKEEPER_H_
 
@@ -16,7 +17,7 @@
 #include "absl/time/time.h"
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
-#include "server/storage/storage.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
@@ -33,8 +34,8 @@ class Housekeeper {
     std::function<absl::Time()> now = [] { return absl::Now(); };
   };
   // Not owned; must outlive the housekeeper. `metrics` may be null.
-  Housekeeper(Storage* storage, const HostIndex* index, ServerMetrics* metrics,
-              Options options);
+  Housekeeper(ReportStore* storage, const HostIndex* index,
+              ServerMetrics* metrics, Options options);
   ~Housekeeper();  // Stop()
 
   // Deletes reports received before now - retention (each host's newest
@@ -48,7 +49,7 @@ class Housekeeper {
   void Stop();
 
  private:
-  Storage* const storage_;
+  ReportStore* const storage_;
   const HostIndex* const index_;
   ServerMetrics* const metrics_;
   const Options options_;

@@ -1,7 +1,7 @@
 #include "server/housekeeper.h"
 
 #include "gtest/gtest.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {

@@ -1,4 +1,4 @@
-// Collector: reads every input of DESIGN.md §3.4 through a HostFs and
+// Collector: reads every input of docs/design.md §4 through a HostFs and
 // assembles a HostSnapshot. Every input is optional: a missing, unreadable
 // or malformed file leaves its field unset and adds an UnknownInput with the
 // reason; nothing here crashes on an odd host, and nothing is written to the

@@ -1,6 +1,6 @@
 // When the agent last saw fgraph active on this host, persisted in the state
 // directory ("fgraph_last_active", key=value), and the N_null bound derived
-// from it (DESIGN.md §3.1):
+// from it (docs/design.md §3.1):
 //
 //   fgraph active now                  -> N_null = 0
 //   seen active earlier in this boot   -> N_null <= min(N_total,

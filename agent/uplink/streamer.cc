@@ -45,7 +45,9 @@ class Streamer::Impl {
       if (now >= deadline) return false;
       absl::MutexLock lock(&mu_);
       const uint64_t progress = progress_;
-      auto changed = [&] { return stopping_ || progress_ != progress; };
+      auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || progress_ != progress;
+      };
       mu_.AwaitWithTimeout(absl::Condition(&changed),
                            std::min(absl::Milliseconds(50), deadline - now));
     }
@@ -160,7 +162,7 @@ class Streamer::Impl {
         // Wait for new records, an ack, a broken stream or Stop().
         absl::MutexLock lock(&mu_);
         const uint64_t wakes = wakes_, progress = progress_;
-        auto changed = [&] {
+        auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
           return stopping_ || stream_broken_ || wakes_ != wakes ||
                  progress_ != progress;
         };

@@ -1,5 +1,5 @@
 // Entry point to the three models: fgraph shadow-stack attach latency, stack
-// depot pool budget, KASAN vmalloc purge (DESIGN.md §3).
+// depot pool budget, KASAN vmalloc purge (docs/design.md §3).
 //
 // Predict* computes what a report carries: every number, risk and check and
 // each basis's confidence. Evaluate* also explains them (explain.h: each

@@ -3,7 +3,7 @@
 #define TRACEHEALTH_SERVER_ALERTS_ALERT_ROW_H_
 
 #include "proto/tracehealth/v1/query.pb.h"
-#include "server/storage/storage.h"
+#include "server/storage/alert_store.h"
 
 namespace tracehealth::server {
 

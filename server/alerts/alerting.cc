@@ -47,7 +47,7 @@ class Alerting::Collector : public prometheus::Collectable {
     r.gauge.value = static_cast<double>(owner_->engine_.rules().size());
     rules.metric.push_back(r);
     std::vector<prometheus::MetricFamily> out = {std::move(alerts), std::move(rules)};
-    // Stop() may be taking the notifier away on the main thread meanwhile.
+    // Stop() may be taking the notifier away on the owner's thread meanwhile.
     std::optional<AlertmanagerNotifier::Stats> stats;
     {
       absl::MutexLock lock(&owner_->mu_);
@@ -83,8 +83,9 @@ class Alerting::Collector : public prometheus::Collectable {
   const Alerting* const owner_;
 };
 
-Alerting::Alerting(std::vector<AlertRule> rules, Storage* storage, const HostIndex* index,
-                   Options options, std::function<absl::Time()> now)
+Alerting::Alerting(std::vector<AlertRule> rules, AlertStore* storage,
+                   const HostIndex* index, Options options,
+                   std::function<absl::Time()> now)
     : engine_(std::move(rules)),
       storage_(storage),
       index_(index),

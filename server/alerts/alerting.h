@@ -1,21 +1,24 @@
 // Alerting: runs the alert engine inside the server.
 //
-// - OnCommitted() evaluates the report rules for newly committed reports
-//   (called on the writer thread, before the host index is updated, so the
-//   host's previous report is still the index's latest).
+// - OnCommitted() evaluates the report rules for newly committed reports.
+//   The server calls it after each commit on the report writer's publisher
+//   thread ("ingest-publish"), before the host index takes the reports, so
+//   the host's previous report is still the index's latest.
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
-//   changed alert (Storage::PutAlert) and hands it to the Alertmanager
+//   changed alert (AlertStore::PutAlert) and hands it to the Alertmanager
 //   notifier when one is configured. Evaluation never waits for storage or
 //   Alertmanager.
 // - Start() restores stored pending/firing alerts, so a restart neither
 //   forgets nor re-announces them.
-// - collector() exports `tracehealth_alerts{alertname,host,severity,alertstate}`
-//   (1 per pending/firing alert, like Prometheus' ALERTS) and the notifier's
+// - collector() exports
+//   `tracehealth_alerts{alertname,host,severity,alertstate}` (1 per
+//   pending/firing alert, like Prometheus' ALERTS) and the notifier's
 //   counters.
 //
 // Thread safety: OnCommitted, Alerts and the collector may be called from
-// any thread.
+// any thread (the collector from the exposer's, concurrently with Stop).
+// Start and Stop from the owner's thread.
 #ifndef TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
 #define TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
 
@@ -35,7 +38,8 @@
 #include "server/alerts/alertmanager_notifier.h"
 #include "server/alerts/engine.h"
 #include "server/index/host_index.h"
-#include "server/storage/storage.h"
+#include "server/report/committed_report.h"
+#include "server/storage/alert_store.h"
 
 namespace tracehealth::server {
 
@@ -48,8 +52,9 @@ class Alerting {
   };
 
   // `storage` and `index` are not owned and must outlive this object.
-  Alerting(std::vector<AlertRule> rules, Storage* storage, const HostIndex* index,
-           Options options, std::function<absl::Time()> now = absl::Now);
+  Alerting(std::vector<AlertRule> rules, AlertStore* storage,
+           const HostIndex* index, Options options,
+           std::function<absl::Time()> now = absl::Now);
   ~Alerting();  // Stop()
   Alerting(const Alerting&) = delete;
   Alerting& operator=(const Alerting&) = delete;
@@ -74,7 +79,7 @@ class Alerting {
   void Publish(const std::vector<v1::Alert>& changed);
 
   AlertEngine engine_;
-  Storage* const storage_;
+  AlertStore* const storage_;
   const HostIndex* const index_;
   const Options options_;
   const std::function<absl::Time()> now_;

@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "prometheus/metric_family.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
@@ -34,7 +34,7 @@ CommittedReport Report(const std::string& host, uint64_t seq, double latency,
 }
 
 // Waits until `storage` holds `n` pending/firing alerts.
-std::vector<AlertRow> WaitStored(Storage* storage, size_t n) {
+std::vector<AlertRow> WaitStored(AlertStore* storage, size_t n) {
   absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (true) {
     absl::StatusOr<std::vector<AlertRow>> rows = storage->ListAlerts(AlertFilter{});

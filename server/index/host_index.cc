@@ -8,7 +8,7 @@
 
 namespace tracehealth::server {
 
-absl::Status HostIndex::LoadFrom(Storage& storage) {
+absl::Status HostIndex::LoadFrom(ReportStore& storage) {
   absl::flat_hash_map<std::string, Entry> loaded;
   absl::Status first_error;
   absl::Status st = storage.LoadLatest([&](LatestRow& row) {

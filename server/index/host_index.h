@@ -1,8 +1,9 @@
 // HostIndex: the in-memory latest state of every host (its newest report,
 // first/last seen, report count), for queries and per-host metrics.
 //
-// Filled from Storage::LoadLatest at start and updated by the ingest writer
-// after each commit, so it only ever shows committed reports. Reports are
+// Filled from ReportStore::LoadLatest at start and updated after each commit
+// (Apply, on the report writer's publisher thread), so it only ever shows
+// committed reports. Reports are
 // held as StoredReports: a host's newest report is parsed when it is first
 // read (Get, Select, ForEach), never on the ingest path.
 //
@@ -29,8 +30,9 @@
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/index/label_selector.h"
+#include "server/report/committed_report.h"
 #include "server/report/stored_report.h"
-#include "server/storage/storage.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
@@ -40,12 +42,6 @@ struct HostEntry {
   absl::Time first_seen;
   absl::Time last_seen;
   uint64_t reports = 0;
-};
-
-// One committed report, as the writer hands it to the index.
-struct CommittedReport {
-  std::shared_ptr<const StoredReport> report;
-  absl::Time received_at;
 };
 
 class HostIndex {
@@ -59,7 +55,7 @@ class HostIndex {
   // Errors: the storage's, or DataLoss for a blob that does not decode
   // (that host is skipped; the first such error is returned after loading
   // the rest).
-  absl::Status LoadFrom(Storage& storage);
+  absl::Status LoadFrom(ReportStore& storage);
 
   // Applies newly committed reports: a host's latest report is replaced only
   // by a higher seq; last_seen and the count always advance.

@@ -13,7 +13,7 @@
 #include "server/ingest/report_row.h"
 #include "server/ingest/validate.h"
 #include "server/report/report_head.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {

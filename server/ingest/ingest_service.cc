@@ -288,7 +288,8 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
                                       why.message(), ")"));
   }
 
-  // ReportWriter's publisher thread.
+  // The report's `done`: on the ReportWriter's publisher thread, or on its
+  // writer thread (Aborted) when the report was cancelled after a failure.
   void OnCommitted(uint64_t seq, const absl::Status& status) {
     Actions a;
     {

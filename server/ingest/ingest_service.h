@@ -1,9 +1,10 @@
 // IngestService: the TelemetryIngest gRPC service (callback API).
 //
 // One reactor per Report stream. Each report read is validated; a valid one
-// is handed to the ReportWriter (blocking while its queue is full, which
-// holds back this stream's reads: backpressure), an invalid one is answered
-// with a Rejection in the next Ack. Acks carry the highest seq this stream
+// is handed to the ReportWriter (when its queue is full, the stream reads
+// nothing more until one of its reports completes: backpressure without
+// blocking a gRPC thread), an invalid one is answered with a Rejection in
+// the next Ack. Acks carry the highest seq this stream
 // has seen committed (stored now or before: replays are acked) and are sent
 // only after the writer has committed; acks that pile up while one is being
 // written are coalesced. When a commit fails, nothing from that seq on is
@@ -15,8 +16,9 @@
 // certificate does not name, ends the stream with PERMISSION_DENIED.
 //
 // Thread safety: gRPC drives the reactors from its threads; writer
-// callbacks arrive on the writer thread. BeginShutdown may be called from
-// any thread.
+// callbacks arrive on the writer's publisher thread (on its writer thread
+// for a report cancelled after a failed commit). BeginShutdown may be
+// called from any thread.
 #ifndef TRACEHEALTH_SERVER_INGEST_INGEST_SERVICE_H_
 #define TRACEHEALTH_SERVER_INGEST_INGEST_SERVICE_H_
 
@@ -27,7 +29,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
-#include "server/index/host_index.h"
 #include "server/ingest/rate_limiter.h"
 #include "server/ingest/report_writer.h"
 #include "server/ingest/validate.h"

@@ -7,9 +7,9 @@
 #include "absl/synchronization/notification.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/storage/controlled_report_store.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/sample_report.h"
-#include "server/storage/controlled_storage.h"
-#include "server/storage/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
@@ -21,7 +21,7 @@ class IngestServiceTest : public ::testing::Test {
     auto s = SqliteStorage::Open(testing::NewTempDir("ingest") + "/i.db");
     ASSERT_TRUE(s.ok()) << s.status();
     sqlite_ = std::move(*s);
-    storage_ = std::make_unique<ControlledStorage>(sqlite_.get());
+    storage_ = std::make_unique<ControlledReportStore>(sqlite_.get());
     storage_->fail_ = fail_;
     storage_->hold_ = hold_;
     ReportWriter::Options wopts;
@@ -52,7 +52,7 @@ class IngestServiceTest : public ::testing::Test {
   bool fail_ = false;
   bool hold_ = false;
   std::unique_ptr<SqliteStorage> sqlite_;
-  std::unique_ptr<ControlledStorage> storage_;
+  std::unique_ptr<ControlledReportStore> storage_;
   ServerMetrics metrics_;
   std::unique_ptr<ReportWriter> writer_;
   std::unique_ptr<IngestService> service_;

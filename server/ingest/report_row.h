@@ -7,7 +7,7 @@
 
 #include "absl/time/time.h"
 #include "server/report/report_head.h"
-#include "server/storage/storage.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 

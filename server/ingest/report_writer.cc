@@ -5,9 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include "server/report/stored_report.h"
+
 namespace tracehealth::server {
 
-ReportWriter::ReportWriter(Storage* storage, Options options, CommitHook hook)
+ReportWriter::ReportWriter(ReportStore* storage, Options options,
+                           CommitHook hook)
     : storage_(storage), options_(options), hook_(std::move(hook)) {
   // Named for top -H, perf and the ingest benchmark's CPU breakdown.
   publisher_ = std::thread([this] {

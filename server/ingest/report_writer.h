@@ -1,22 +1,29 @@
-// ReportWriter: the single writer thread between ingest streams and Storage.
+// ReportWriter: the single writer thread between ingest streams and the
+// ReportStore.
 //
-// Streams Enqueue validated reports; the writer takes everything queued (up
-// to max_batch) and stores it in ONE transaction (group commit). A second
-// thread, the publisher, then calls the commit hook (index and metrics
-// updates) and each request's `done` callback, in that order, batch by batch
-// in commit order, and frees the batch, while the writer already commits the
-// next one. `done` is what lets a stream ack: it is called only after the
-// row is committed (or with the error that prevented it). After a failed
-// commit the writer waits until its callbacks have run before it forms the
-// next batch, so a stream can cancel its later requests (`cancelled`).
+// Streams Enqueue validated reports; the writer thread ("ingest-writer")
+// takes everything queued (up to max_batch) and stores it in ONE transaction
+// (group commit). A second thread, the publisher ("ingest-publish"), then
+// calls the commit hook (what follows a commit: the server's alerting, index
+// and metrics) and each request's `done` callback, in that order, batch by
+// batch in commit order, and frees the batch, while the writer already
+// commits the next one. `done` is what lets a stream ack: it is called only
+// after the row is committed (or with the error that prevented it). After a
+// failed commit the writer waits until its callbacks have run before it
+// forms the next batch, so a stream can cancel its later requests
+// (`cancelled`).
 //
 // Backpressure: Enqueue never blocks (its callers are gRPC callback
 // threads, which must not); it tells the caller when the queue is full, and
 // the caller stops producing until one of its own requests completes, so
 // memory stays bounded when storage is slower than the streams.
 //
-// Thread safety: Enqueue may be called from any number of threads. Hooks
-// and `done` callbacks run on the publisher thread.
+// Thread safety: Enqueue and queue_depth may be called from any number of
+// threads; Stop from one (the owner's, never from a callback). The commit
+// hook runs on the publisher thread, one batch at a time. `done` runs on the
+// publisher thread too, after its batch's hook, except for a cancelled
+// request: its `done` (Aborted) runs on the writer thread when its batch is
+// formed.
 #ifndef TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
 #define TRACEHEALTH_SERVER_INGEST_REPORT_WRITER_H_
 
@@ -33,8 +40,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "server/index/host_index.h"
-#include "server/storage/storage.h"
+#include "server/report/committed_report.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
@@ -42,7 +49,9 @@ struct WriteRequest {
   // Handed to the commit hook as a StoredReport (the blob moves into it)
   // once stored.
   ReportRow row;
-  // Called once, on the writer thread, after the commit (or its failure).
+  // Called once: on the publisher thread after its batch's commit (with the
+  // outcome) or failed commit (with the error), after the commit hook; or,
+  // for a cancelled request, on the writer thread with Aborted.
   std::function<void(absl::StatusOr<WriteOutcome>)> done;
   // Optional: when set to true (e.g. by an earlier request's `done` after a
   // failed commit), the request is not written when its batch is formed;
@@ -65,12 +74,14 @@ class ReportWriter {
     size_t queue_capacity = 16384;
     size_t max_batch = 8192;
   };
-  // Called after each successful commit with the newly stored reports.
+  // Called on the publisher thread after each batch's commit, in commit
+  // order: with the newly stored reports when the commit succeeded; with
+  // none, stats.failed and stats.error when it failed.
   using CommitHook =
       std::function<void(absl::Span<const CommittedReport>, const BatchStats&)>;
 
   // `storage` is not owned and must outlive the writer. Starts the thread.
-  ReportWriter(Storage* storage, Options options, CommitHook hook);
+  ReportWriter(ReportStore* storage, Options options, CommitHook hook);
   ~ReportWriter();  // Stop()
   ReportWriter(const ReportWriter&) = delete;
   ReportWriter& operator=(const ReportWriter&) = delete;
@@ -82,7 +93,8 @@ class ReportWriter {
   // per producer.
   bool Enqueue(WriteRequest req, bool* full);
 
-  // Stops accepting, commits everything queued, publishes it, joins both
+  // Stops accepting, commits everything queued, publishes it (the hook and
+  // `done` callbacks run on the writer's threads meanwhile), joins both
   // threads. Idempotent.
   void Stop();
 
@@ -103,7 +115,7 @@ class ReportWriter {
   void RunPublisher();
   void Publish(Committed& c);
 
-  Storage* const storage_;
+  ReportStore* const storage_;
   const Options options_;
   const CommitHook hook_;
   mutable absl::Mutex mu_;

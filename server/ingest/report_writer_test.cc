@@ -1,13 +1,19 @@
 #include "server/ingest/report_writer.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
-#include "server/storage/controlled_storage.h"
-#include "server/storage/sqlite_storage.h"
+#include "proto/tracehealth/v1/report.pb.h"
+#include "server/storage/controlled_report_store.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
@@ -90,7 +96,7 @@ class HeldWriterTest : public ::testing::Test {
     auto s = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
     ASSERT_TRUE(s.ok());
     storage_ = std::move(*s);
-    held_ = std::make_unique<ControlledStorage>(storage_.get());
+    held_ = std::make_unique<ControlledReportStore>(storage_.get());
     held_->hold_ = true;
     ReportWriter::Options opts;
     opts.queue_capacity = 3;
@@ -102,7 +108,7 @@ class HeldWriterTest : public ::testing::Test {
   }
 
   std::unique_ptr<SqliteStorage> storage_;
-  std::unique_ptr<ControlledStorage> held_;
+  std::unique_ptr<ControlledReportStore> held_;
   std::unique_ptr<ReportWriter> writer_;
   std::atomic<int> acked_{0};
   std::function<void(absl::StatusOr<WriteOutcome>)> done_ =
@@ -136,7 +142,7 @@ TEST_F(HeldWriterTest, EnqueueNeverBlocksAndSaysWhenFull) {
 TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
   ASSERT_TRUE(storage.ok());
-  ControlledStorage failing(storage->get());
+  ControlledReportStore failing(storage->get());
   failing.fail_ = true;
   std::atomic<int> errors{0}, hooks{0};
   {
@@ -161,7 +167,7 @@ TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
 TEST(ReportWriterTest, CancelledRequestsAreNotWritten) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
   ASSERT_TRUE(storage.ok());
-  ControlledStorage held(storage->get());
+  ControlledReportStore held(storage->get());
   held.hold_ = true;
   ReportWriter writer(&held, {}, nullptr);
   auto cancel = std::make_shared<std::atomic<bool>>(false);
@@ -186,6 +192,86 @@ TEST(ReportWriterTest, CancelledRequestsAreNotWritten) {
   EXPECT_EQ(stored.load(), 2);   // h/1 (already in flight) and other/1
   EXPECT_EQ(aborted.load(), 3);  // h/2..4
   EXPECT_EQ(*(*storage)->CountReports("h"), 1);
+}
+
+// What ran, on which thread, in order.
+class CallLog {
+ public:
+  void Add(const std::string& what) {
+    char name[16] = {0};
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    absl::MutexLock lock(&mu_);
+    calls_.push_back(what + "@" + name);
+  }
+  std::vector<std::string> calls() {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(ReportWriterTest, CallbacksRunOnTheThreadsTheContractNames) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  ControlledReportStore held(storage->get());
+  held.hold_ = true;
+  CallLog log;
+  ReportWriter writer(
+      &held, {}, [&](absl::Span<const CommittedReport> c, const BatchStats& s) {
+        log.Add(absl::StrCat("hook(", c.size(), s.failed ? ",failed)" : ")"));
+      });
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  auto done = [&](uint64_t seq) {
+    return [&log, seq](absl::StatusOr<WriteOutcome> o) {
+      log.Add(absl::StrCat(
+          o.ok() ? "stored "
+                 : (absl::IsAborted(o.status()) ? "aborted " : "failed "),
+          seq));
+    };
+  };
+  ASSERT_TRUE(Put(writer, Req("h", 1, done(1))));
+  held.entered_.WaitForNotification();  // seq 1 is being written
+  WriteRequest second = Req("h", 2, done(2));
+  second.cancelled = cancel;
+  ASSERT_TRUE(Put(writer, std::move(second)));
+  cancel->store(true);
+  held.release_.Notify();
+  writer.Stop();
+  // The commit of seq 1: its hook, then its `done`, on the publisher; seq 2,
+  // cancelled, is answered by the writer when it forms the next batch, which
+  // is then empty (no hook). The two threads' calls interleave in any order.
+  std::vector<std::string> calls = log.calls();
+  std::vector<std::string> publisher, writer_thread;
+  for (const std::string& c : calls) {
+    (absl::EndsWith(c, "@ingest-publish") ? publisher : writer_thread)
+        .push_back(c);
+  }
+  EXPECT_EQ(publisher, (std::vector<std::string>{"hook(1)@ingest-publish",
+                                                 "stored 1@ingest-publish"}));
+  EXPECT_EQ(writer_thread, std::vector<std::string>{"aborted 2@ingest-writer"});
+
+  // A failed commit: the hook, told so, then each `done`, on the publisher.
+  ControlledReportStore failing(storage->get());
+  failing.fail_ = true;
+  CallLog failed_log;
+  ReportWriter failing_writer(
+      &failing, {},
+      [&](absl::Span<const CommittedReport> c, const BatchStats& s) {
+        failed_log.Add(
+            absl::StrCat("hook(", c.size(), s.failed ? ",failed)" : ")"));
+      });
+  ASSERT_TRUE(
+      Put(failing_writer, Req("h", 3, [&](absl::StatusOr<WriteOutcome> o) {
+            failed_log.Add(absl::StrCat(
+                absl::IsResourceExhausted(o.status()) ? "full " : "? ", 3));
+          })));
+  failing_writer.Stop();
+  EXPECT_EQ(failed_log.calls(),
+            (std::vector<std::string>{"hook(0,failed)@ingest-publish",
+                                      "full 3@ingest-publish"}));
 }
 
 }  // namespace

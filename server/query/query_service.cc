@@ -120,9 +120,12 @@ grpc::Status Resolve(const HostIndex& index, const v1::HostSelector& sel,
 
 }  // namespace
 
-QueryService::QueryService(const HostIndex* index, Storage* storage,
+QueryService::QueryService(const HostIndex* index, AlertStore* storage,
                            ServerMetrics* metrics, QueryOptions options)
-    : index_(index), storage_(storage), metrics_(metrics), options_(std::move(options)) {}
+    : index_(index),
+      storage_(storage),
+      metrics_(metrics),
+      options_(std::move(options)) {}
 
 bool QueryService::IsStale(const HostEntry& e, absl::Time now) const {
   double interval = e.latest->interval_seconds();

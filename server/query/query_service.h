@@ -5,7 +5,8 @@
 // The Do* methods hold the logic and are callable without gRPC (tests);
 // the callback-API overrides add bearer-token checks and metrics.
 //
-// Thread safety: all methods are thread-safe (the index and storage are).
+// Thread safety: all methods are thread-safe (the index and the alert store
+// are).
 #ifndef TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_
 #define TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_
 
@@ -17,7 +18,7 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
-#include "server/storage/storage.h"
+#include "server/storage/alert_store.h"
 
 namespace tracehealth::server {
 
@@ -34,8 +35,8 @@ struct QueryOptions {
 class QueryService final : public v1::FleetQuery::CallbackService {
  public:
   // Not owned; all must outlive the service. `metrics` may be null.
-  QueryService(const HostIndex* index, Storage* storage, ServerMetrics* metrics,
-               QueryOptions options);
+  QueryService(const HostIndex* index, AlertStore* storage,
+               ServerMetrics* metrics, QueryOptions options);
 
   grpc::Status DoPredictAttach(const v1::PredictAttachRequest& req,
                                v1::PredictAttachResponse* resp) const;
@@ -73,7 +74,7 @@ class QueryService final : public v1::FleetQuery::CallbackService {
                             absl::Time now) const;
 
   const HostIndex* const index_;
-  Storage* const storage_;
+  AlertStore* const storage_;
   ServerMetrics* const metrics_;
   const QueryOptions options_;
 };

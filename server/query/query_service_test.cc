@@ -3,7 +3,7 @@
 #include "common/models/evaluate.h"
 #include "gtest/gtest.h"
 #include "tests/util/sample_report.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {

@@ -8,7 +8,8 @@
 // hosts table every so many rows and rebuilt at start from that checkpoint
 // plus the rows stored after it, so it is exact after a crash.
 //
-// Not thread-safe; SqliteStorage guards it with its write mutex.
+// Not thread-safe; SqliteLedger (sqlite/ledger.h) holds it, under the
+// store's write lock.
 #ifndef TRACEHEALTH_SERVER_STORAGE_HOST_LEDGER_H_
 #define TRACEHEALTH_SERVER_STORAGE_HOST_LEDGER_H_
 

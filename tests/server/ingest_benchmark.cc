@@ -28,7 +28,7 @@
 #include "tests/util/sample_report.h"
 #include "server/report/report_head.h"
 #include "server/ingest/report_row.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"
 

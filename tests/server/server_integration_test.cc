@@ -16,7 +16,7 @@
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tests/util/sample_report.h"
-#include "server/storage/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"

@@ -1,4 +1,4 @@
-// fgraph shadow-stack attach model, the numbers (DESIGN.md §3.1, seed 000).
+// fgraph shadow-stack attach model, the numbers (docs/design.md §3.1).
 //
 // When the number of fgraph users goes 0 -> 1 the kernel hands every thread
 // whose ret_stack is NULL a shadow stack, B at a time

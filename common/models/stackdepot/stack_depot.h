@@ -1,4 +1,4 @@
-// Stack depot pool budget model, the numbers (DESIGN.md §3.2, seed 003).
+// Stack depot pool budget model, the numbers (docs/design.md §3.2).
 //
 // Budget ratio pools / max_pools (stack_depot_max_pools, default 8192 pools
 // of 16 KiB), growth from the agent's sample history (least squares over

@@ -1,4 +1,4 @@
-// KASAN vmalloc purge model, the numbers (DESIGN.md §3.3, seed 004).
+// KASAN vmalloc purge model, the numbers (docs/design.md §3.3).
 //
 // With CONFIG_KASAN_VMALLOC, lazily freed vmalloc areas are purged once
 // their pages exceed lazy_max_pages() = fls(online CPUs) * 32 MiB /

@@ -1,11 +1,11 @@
-// ControlledStorage (tests only): real storage underneath whose WriteBatch a
-// test can hold until released (to fill a writer's queue and observe
-// backpressure) or make fail (as a full disk does).
+// ControlledReportStore (tests only): a real ReportStore underneath whose
+// WriteBatch a test can hold until released (to fill a writer's queue and
+// observe backpressure) or make fail (as a full disk does).
 //
-// Thread safety: set `fail_` and `hold_` before the storage is used; the
+// Thread safety: set `fail_` and `hold_` before the store is used; the
 // notifications and `held_rows_` may be used from any thread.
-#ifndef TRACEHEALTH_SERVER_STORAGE_CONTROLLED_STORAGE_H_
-#define TRACEHEALTH_SERVER_STORAGE_CONTROLLED_STORAGE_H_
+#ifndef TRACEHEALTH_SERVER_STORAGE_CONTROLLED_REPORT_STORE_H_
+#define TRACEHEALTH_SERVER_STORAGE_CONTROLLED_REPORT_STORE_H_
 
 #include <atomic>
 #include <cstddef>
@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
-#include "server/storage/storage.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
-class ControlledStorage : public Storage {
+class ControlledReportStore : public ReportStore {
  public:
   // `inner` is not owned and must outlive this.
-  explicit ControlledStorage(Storage* inner) : inner_(inner) {}
+  explicit ControlledReportStore(ReportStore* inner) : inner_(inner) {}
 
   absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
       absl::Span<const ReportRow> rows) override {
@@ -41,25 +41,22 @@ class ControlledStorage : public Storage {
   absl::StatusOr<int64_t> CountReports(const std::string& h) override {
     return inner_->CountReports(h);
   }
-  absl::StatusOr<std::string> GetReport(const std::string& h, uint64_t s) override {
+  absl::StatusOr<std::string> GetReport(const std::string& h,
+                                        uint64_t s) override {
     return inner_->GetReport(h, s);
-  }
-  absl::Status PutAlert(const AlertRow& a) override { return inner_->PutAlert(a); }
-  absl::StatusOr<std::vector<AlertRow>> ListAlerts(const AlertFilter& f) override {
-    return inner_->ListAlerts(f);
   }
   absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
 
-  bool fail_ = false;  // every WriteBatch fails
-  bool hold_ = false;  // WriteBatch waits for release_
+  bool fail_ = false;           // every WriteBatch fails
+  bool hold_ = false;           // WriteBatch waits for release_
   absl::Notification entered_;  // a WriteBatch is being held
   absl::Notification release_;
   std::atomic<size_t> held_rows_{0};  // rows in batches that were held
 
  private:
-  Storage* const inner_;
+  ReportStore* const inner_;
 };
 
 }  // namespace tracehealth::server
 
-#endif  // TRACEHEALTH_SERVER_STORAGE_CONTROLLED_STORAGE_H_
+#endif  // TRACEHEALTH_SERVER_STORAGE_CONTROLLED_REPORT_STORE_H_

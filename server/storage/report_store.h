@@ -1,17 +1,19 @@
-// Storage: the server's durable store of host reports and alerts.
+// ReportStore: the server's durable store of host reports.
 //
-// A small interface so that a second backend (PostgreSQL, for several server
-// replicas) can follow the embedded SQLite one. Rows carry the serialized
-// HostReport as received plus the few columns queries and retention need.
+// One of the two interfaces a storage backend implements (the other is
+// AlertStore, alert_store.h); the embedded SQLite backend is
+// server/storage/sqlite/, and server/storage/conformance/ holds the contract
+// tests every backend passes. Rows carry the serialized HostReport as
+// received plus the few columns queries and retention need.
 //
 // Thread safety: implementations are safe to call from several threads.
-// WriteBatch calls are serialized; reads may run concurrently with them.
-#ifndef TRACEHEALTH_SERVER_STORAGE_STORAGE_H_
-#define TRACEHEALTH_SERVER_STORAGE_STORAGE_H_
+// WriteBatch calls may come from several threads but are applied one at a
+// time; reads may run concurrently with them.
+#ifndef TRACEHEALTH_SERVER_STORAGE_REPORT_STORE_H_
+#define TRACEHEALTH_SERVER_STORAGE_REPORT_STORE_H_
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,53 +48,34 @@ enum class WriteOutcome {
 // A host's newest stored report plus its bookkeeping, as loaded at start.
 struct LatestRow {
   std::string host_id;
-  int64_t first_seen_ns = 0;
-  int64_t last_seen_ns = 0;
-  uint64_t reports = 0;
-  uint64_t latest_seq = 0;
-  std::string blob;  // serialized HostReport of latest_seq
+  int64_t first_seen_ns = 0;  // receive time of its first stored report
+  int64_t last_seen_ns = 0;   // receive time of its last stored report
+  uint64_t reports = 0;       // reports stored (retention does not lower it)
+  uint64_t latest_seq = 0;    // the highest stored seq
+  std::string blob;           // serialized HostReport of latest_seq
 };
 
-// One alert (the alert engine writes them; queries list them).
-struct AlertRow {
-  std::string rule;
-  std::string host_id;
-  int state = 0;  // tracehealth.v1.AlertState
-  std::string severity;
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
-  double value = 0;
-  int64_t active_since_ns = 0;
-  std::optional<int64_t> fired_at_ns;
-  std::optional<int64_t> resolved_at_ns;
-};
-
-struct AlertFilter {
-  // Empty: pending and firing.
-  std::vector<int> states;
-  std::string host_id;  // empty: every host
-  uint32_t limit = 1000;
-};
-
-class Storage {
+class ReportStore {
  public:
-  virtual ~Storage() = default;
+  virtual ~ReportStore() = default;
 
   // Stores `rows` in ONE transaction (all or nothing). Returns one outcome
-  // per row, in order. A row whose (host_id, seq) exists already is left
-  // untouched (kDuplicate). When this returns OK every kStored row is
-  // committed.
+  // per row, in order. A row whose (host_id, seq) exists already, or
+  // appears earlier in `rows`, is left untouched (kDuplicate). When this
+  // returns OK every kStored row is committed; on an error nothing of the
+  // batch is stored, and a later batch may store the same rows.
   virtual absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
       absl::Span<const ReportRow> rows) = 0;
 
-  // Calls `fn` once per host with its newest report (`fn` may move from
-  // the row).
+  // Calls `fn` once per host with its newest (highest seq) report (`fn`
+  // may move from the row).
   virtual absl::Status LoadLatest(
       const std::function<void(LatestRow&)>& fn) = 0;
 
   // Deletes reports received before `received_before_ns`, except each
   // host's newest one, in several short transactions (ingest goes on
-  // between them). Returns the number of rows deleted.
+  // between them). Rows are expected in receive order, as the writer stores
+  // them. Returns the number of rows deleted.
   virtual absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
       int64_t received_before_ns) = 0;
 
@@ -103,15 +86,10 @@ class Storage {
   virtual absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                                 uint64_t seq) = 0;
 
-  // Inserts or replaces the alert keyed by (rule, host_id, active_since).
-  virtual absl::Status PutAlert(const AlertRow& alert) = 0;
-  virtual absl::StatusOr<std::vector<AlertRow>> ListAlerts(
-      const AlertFilter& filter) = 0;
-
-  // Bytes the store occupies on disk (database + write-ahead log).
+  // Bytes the store occupies on disk.
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;
 };
 
 }  // namespace tracehealth::server
 
-#endif  // TRACEHEALTH_SERVER_STORAGE_STORAGE_H_
+#endif  // TRACEHEALTH_SERVER_STORAGE_REPORT_STORE_H_

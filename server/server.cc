@@ -1,0 +1,278 @@
+#include "server/server.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/read_file.h"
+#include "common/status.h"
+#include "grpcpp/grpcpp.h"
+#include "prometheus/exposer.h"
+#include "server/alerts/alerting.h"
+#include "server/alerts/rules.h"
+#include "server/auth/server_credentials.h"
+#include "server/housekeeper.h"
+#include "server/ingest/ingest_service.h"
+#include "server/metrics/host_collector.h"
+#include "server/query/query_service.h"
+#include "server/storage/sqlite/sqlite_storage.h"
+
+namespace tracehealth::server {
+namespace {
+
+Server::Env WithDefaults(Server::Env env) {
+  if (!env.log) {
+    env.log = [](const std::string& line) {
+      std::fprintf(stderr, "tracehealth-server: %s\n", line.c_str());
+    };
+  }
+  if (!env.now) env.now = [] { return absl::Now(); };
+  return env;
+}
+
+// The bearer token in `path` (surrounding whitespace dropped); "" when no
+// file is configured.
+absl::StatusOr<std::string> ReadToken(const std::string& path) {
+  if (path.empty()) return std::string();
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  std::string token = text.ok() ? std::string(absl::StripAsciiWhitespace(*text))
+                                : std::string();
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot read a token"));
+  }
+  return token;
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::string& content) {
+  std::string tmp = absl::StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) return absl::InternalError(absl::StrCat(tmp, ": write failed"));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(
+        absl::StrCat("rename ", tmp, " -> ", path, " failed"));
+  }
+  return absl::OkStatus();
+}
+
+std::string HostPart(const std::string& addr) {
+  size_t colon = addr.rfind(':');
+  return colon == std::string::npos ? addr : addr.substr(0, colon);
+}
+
+}  // namespace
+
+Server::Server(ServerConfig config) : Server(std::move(config), Env()) {}
+
+Server::Server(ServerConfig config, Env env)
+    : config_(std::move(config)), env_(WithDefaults(std::move(env))) {}
+
+Server::~Server() { Stop(); }
+
+absl::Status Server::Start() {
+  if (config_.data_dir.empty()) {
+    return absl::InvalidArgumentError("--data_dir is required");
+  }
+  // Configuration the operator gets wrong is reported before the store is
+  // touched.
+  TH_ASSIGN_OR_RETURN(std::string token, ReadToken(config_.query_token_file));
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
+      MakeServerCredentials(config_.tls_cert, config_.tls_key,
+                            config_.tls_client_ca);
+  if (!creds.ok()) return Annotate(creds.status(), "TLS");
+  TH_RETURN_IF_ERROR(OpenStore());
+  TH_RETURN_IF_ERROR(StartAlerting());
+  TH_RETURN_IF_ERROR(StartServing(*creds, token));
+  TH_RETURN_IF_ERROR(StartMetrics());
+  Housekeeper::Options hopts;
+  hopts.retention = config_.retention;
+  housekeeper_ =
+      std::make_unique<Housekeeper>(storage_.get(), &index_, &metrics_, hopts);
+  housekeeper_->Start();
+  env_.log(absl::StrCat("grpc=", grpc_address_, " metrics=", metrics_address_,
+                        " data=", config_.data_dir));
+  return WritePortFile();
+}
+
+absl::Status Server::OpenStore() {
+  SqliteOptions sopts;
+  sopts.synchronous_full = config_.sqlite_synchronous_full;
+  TH_ASSIGN_OR_RETURN(
+      storage_,
+      SqliteStorage::Open(config_.data_dir + "/tracehealth.db", sopts));
+  absl::Time load_start = absl::Now();
+  absl::Status loaded = index_.LoadFrom(*storage_);
+  if (absl::IsDataLoss(loaded)) {
+    env_.log(absl::StrCat(loaded.ToString(), " (host skipped)"));
+  } else if (!loaded.ok()) {
+    return loaded;
+  }
+  env_.log(absl::StrFormat("%zu hosts loaded in %s", index_.size(),
+                           absl::FormatDuration(absl::Now() - load_start)));
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartAlerting() {
+  std::vector<AlertRule> rules;
+  if (!config_.alert_rules.empty()) {
+    absl::StatusOr<std::string> yaml = ReadWholeFile(config_.alert_rules);
+    if (!yaml.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(config_.alert_rules, ": cannot read"));
+    }
+    absl::StatusOr<std::vector<AlertRule>> parsed = ParseAlertRules(*yaml);
+    if (!parsed.ok()) return Annotate(parsed.status(), config_.alert_rules);
+    rules = *std::move(parsed);
+  }
+  Alerting::Options aopts;
+  aopts.eval_interval = config_.alert_eval_interval;
+  if (!config_.alertmanager_url.empty()) {
+    AlertmanagerNotifier::Options nopts;
+    nopts.url = config_.alertmanager_url;
+    nopts.resend_interval = config_.alert_resend_interval;
+    aopts.alertmanager = nopts;
+  }
+  const size_t rule_count = rules.size();
+  alerting_ = std::make_unique<Alerting>(std::move(rules), storage_.get(),
+                                         &index_, aopts);
+  TH_RETURN_IF_ERROR(alerting_->Start());
+  env_.log(
+      absl::StrCat(rule_count, " alert rules",
+                   aopts.alertmanager ? ", delivering to Alertmanager" : ""));
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartServing(
+    const std::shared_ptr<grpc::ServerCredentials>& creds,
+    const std::string& query_token) {
+  ReportWriter::Options wopts;
+  wopts.queue_capacity = static_cast<size_t>(config_.writer_queue);
+  writer_ = std::make_unique<ReportWriter>(
+      storage_.get(), wopts,
+      [this](absl::Span<const CommittedReport> stored, const BatchStats& s) {
+        OnCommitted(stored, s);
+      });
+  IngestOptions iopts;
+  iopts.limits.max_report_bytes = static_cast<size_t>(config_.max_report_bytes);
+  iopts.require_client_identity = !config_.tls_client_ca.empty();
+  iopts.host_reports_per_second = config_.host_report_rate;
+  iopts.host_report_burst = config_.host_report_burst;
+  ingest_ = std::make_unique<IngestService>(writer_.get(), &metrics_, iopts);
+  QueryOptions qopts;
+  qopts.token = query_token;
+  qopts.stale_after_intervals = config_.stale_after_intervals;
+  query_ =
+      std::make_unique<QueryService>(&index_, storage_.get(), &metrics_, qopts);
+
+  grpc::ServerBuilder builder;
+  int grpc_port = 0;
+  builder.AddListeningPort(config_.listen, creds, &grpc_port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
+  builder.RegisterService(ingest_.get());
+  builder.RegisterService(query_.get());
+  grpc_server_ = builder.BuildAndStart();
+  if (grpc_server_ == nullptr || grpc_port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config_.listen));
+  }
+  grpc_address_ = absl::StrCat(HostPart(config_.listen), ":", grpc_port);
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartMetrics() {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(config_.metrics_listen);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", config_.metrics_listen, ": ", e.what()));
+  }
+  exposer_->RegisterCollectable(metrics_.registry());
+  // The exposer holds collectables weakly.
+  host_collector_ =
+      std::make_shared<HostCollector>(&index_, config_.stale_after_intervals);
+  exposer_->RegisterCollectable(host_collector_);
+  exposer_->RegisterCollectable(alerting_->collector());
+  std::vector<int> ports = exposer_->GetListeningPorts();
+  if (ports.empty()) return absl::InternalError("metrics exposer has no port");
+  metrics_address_ =
+      absl::StrCat(HostPart(config_.metrics_listen), ":", ports[0]);
+  return absl::OkStatus();
+}
+
+absl::Status Server::WritePortFile() const {
+  if (config_.port_file.empty()) return absl::OkStatus();
+  return WriteFileAtomically(
+      config_.port_file, absl::StrCat("grpc=", grpc_address_,
+                                      "\nmetrics=", metrics_address_, "\n"));
+}
+
+void Server::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // Streams stop reading; the reports they have read are still committed
+  // and acked below.
+  if (ingest_ != nullptr) ingest_->BeginShutdown();
+  // Streams whose reads are pending are cancelled at the deadline.
+  if (grpc_server_ != nullptr) {
+    grpc_server_->Shutdown(std::chrono::system_clock::now() +
+                           std::chrono::seconds(5));
+  }
+  // Commits and publishes everything queued: OnCommitted runs for the last
+  // time here, so alerting stops after it.
+  if (writer_ != nullptr) writer_->Stop();
+  if (alerting_ != nullptr) alerting_->Stop();
+  if (housekeeper_ != nullptr) housekeeper_->Stop();
+  exposer_.reset();
+}
+
+void Server::OnCommitted(absl::Span<const CommittedReport> stored,
+                         const BatchStats& stats) {
+  if (stats.failed) {
+    metrics_.CountCommitFailure();
+    LogCommitFailure(stats);
+    return;
+  }
+  // Rules compare each report with the host's previous one, which they read
+  // from the index: the index must not hold `stored` yet.
+  alerting_->OnCommitted(stored);
+  index_.Apply(stored);
+  metrics_.CountStored(static_cast<double>(stats.stored));
+  metrics_.CountDuplicates(static_cast<double>(stats.duplicates));
+  metrics_.ObserveCommit(absl::ToDoubleSeconds(stats.commit_time),
+                         static_cast<double>(stats.reports));
+}
+
+void Server::LogCommitFailure(const BatchStats& stats) {
+  // The streams of the batch end UNAVAILABLE and their agents replay; the
+  // log says why too, at most once a minute.
+  const absl::Time now = env_.now();
+  int unlogged = 0;
+  {
+    absl::MutexLock lock(&failure_log_mu_);
+    if (now - last_failure_logged_ < absl::Minutes(1)) {
+      ++unlogged_failures_;
+      return;
+    }
+    unlogged = unlogged_failures_;
+    last_failure_logged_ = now;
+    unlogged_failures_ = 0;
+  }
+  env_.log(absl::StrFormat(
+      "storing %zu reports failed: %s (%d more failures since the last "
+      "message)",
+      stats.reports, stats.error.ToString(), unlogged));
+}
+
+}  // namespace tracehealth::server

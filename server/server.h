@@ -1,0 +1,173 @@
+// Server: the tracehealth-server program's parts, built and run in order.
+//
+// Start() opens the store (migrating it), rebuilds the latest-state index
+// from it, restores the stored alerts, then starts the report writer, the
+// gRPC services (ingest and query), the HTTP /metrics exposer and the
+// housekeeper (retention, storage gauges), and finally writes the port file.
+// Stop() drains: streams stop reading, the gRPC server shuts down (streams
+// still reading are cancelled after 5 s), the writer commits and publishes
+// what it was given, then alerting, the housekeeper and the exposer stop.
+//
+// After each commit the writer's publisher thread calls OnCommitted, which
+// runs what follows a commit in the order it needs (see there).
+//
+// Thread safety: construct, Start, Stop and destroy on one thread. The
+// address accessors may be called from any thread after Start returned OK.
+// OnCommitted runs on the writer's publisher thread ("ingest-publish"), one
+// batch at a time.
+#ifndef TRACEHEALTH_SERVER_SERVER_H_
+#define TRACEHEALTH_SERVER_SERVER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "server/index/host_index.h"
+#include "server/ingest/report_writer.h"
+#include "server/metrics/server_metrics.h"
+#include "server/report/committed_report.h"
+
+namespace grpc {
+class Server;
+class ServerCredentials;
+}  // namespace grpc
+
+namespace prometheus {
+class Collectable;
+class Exposer;
+}  // namespace prometheus
+
+namespace tracehealth::server {
+
+class Alerting;
+class Housekeeper;
+class IngestService;
+class QueryService;
+class SqliteStorage;
+
+// Everything the server's flags configure (server/main.cc documents each).
+struct ServerConfig {
+  // host:port; port 0 picks a free one.
+  std::string listen = "127.0.0.1:7443";
+  std::string metrics_listen = "127.0.0.1:9464";
+  // Required: the directory of the SQLite store (tracehealth.db).
+  std::string data_dir;
+  // When set, written once both listen: "grpc=HOST:PORT\nmetrics=HOST:PORT\n".
+  std::string port_file;
+  absl::Duration retention = absl::Hours(24 * 30);
+  // PEM files. Certificate and key enable TLS; a client CA requires client
+  // certificates, whose CN or DNS SAN is the only host a client may report.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  // File holding the bearer token the query API requires; empty: none.
+  std::string query_token_file;
+  int64_t max_message_bytes = 4 << 20;
+  int64_t max_report_bytes = 1 << 20;
+  double stale_after_intervals = 3;
+  bool sqlite_synchronous_full = false;
+  // Per-host token bucket (reports/s, 0 = unlimited; burst).
+  double host_report_rate = 10;
+  double host_report_burst = 600;
+  int64_t writer_queue = 4096;
+  // YAML alert rules; empty: no server-side alerting.
+  std::string alert_rules;
+  // Alertmanager base URL; empty: alerts are only stored and exported.
+  std::string alertmanager_url;
+  absl::Duration alert_eval_interval = absl::Seconds(5);
+  absl::Duration alert_resend_interval = absl::Minutes(1);
+};
+
+class Server {
+ public:
+  // What the server needs of its surroundings; tests replace both.
+  struct Env {
+    // Receives each log line without the "tracehealth-server: " prefix
+    // and newline; by default they go to stderr with the prefix. Called
+    // from Start's thread and from OnCommitted's.
+    std::function<void(const std::string& line)> log;
+    // The clock of the commit-failure log's rate limit.
+    std::function<absl::Time()> now = [] { return absl::Now(); };
+  };
+
+  explicit Server(ServerConfig config);
+  Server(ServerConfig config, Env env);
+  ~Server();  // Stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Starts everything (see the top of this file); call once. Errors, each
+  // naming what failed: no data_dir, an unreadable token file, TLS
+  // credentials, the store (cannot open, migrate or load), alert rules
+  // (unreadable, invalid, stored alerts unreadable), a listen address
+  // (Unavailable), the port file. After an error, Stop (or the destructor)
+  // undoes what was started.
+  absl::Status Start();
+
+  // Drains and stops (see the top of this file). Idempotent.
+  void Stop();
+
+  // The bound addresses, HOST:PORT with the port actually bound.
+  const std::string& grpc_address() const { return grpc_address_; }
+  const std::string& metrics_address() const { return metrics_address_; }
+
+  // What follows each commit, in this order:
+  // - A failed commit (stats.failed) is counted
+  //   (tracehealth_ingest_commit_failures_total) and logged at most once a
+  //   minute, with the number of failures not logged since; nothing else
+  //   happens (the streams of the batch end UNAVAILABLE and their agents
+  //   replay).
+  // - Otherwise the alert rules see `stored` FIRST, while the host index
+  //   still holds each host's previous report (rules such as `increased`
+  //   compare a report with it); THEN the index takes `stored`; then the
+  //   stored/duplicate counters and the commit histogram.
+  // Requires a successful Start.
+  void OnCommitted(absl::Span<const CommittedReport> stored,
+                   const BatchStats& stats);
+
+ private:
+  // The steps of Start, in order.
+  absl::Status OpenStore();
+  absl::Status StartAlerting();
+  absl::Status StartServing(
+      const std::shared_ptr<grpc::ServerCredentials>& creds,
+      const std::string& query_token);
+  absl::Status StartMetrics();
+  absl::Status WritePortFile() const;
+  void LogCommitFailure(const BatchStats& stats);
+
+  const ServerConfig config_;
+  const Env env_;
+
+  // Declared in the order Start builds them, so that they are destroyed in
+  // the reverse order.
+  std::unique_ptr<SqliteStorage> storage_;
+  HostIndex index_;
+  std::unique_ptr<Alerting> alerting_;
+  ServerMetrics metrics_;
+  std::unique_ptr<ReportWriter> writer_;
+  std::unique_ptr<IngestService> ingest_;
+  std::unique_ptr<QueryService> query_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  std::shared_ptr<prometheus::Collectable> host_collector_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<Housekeeper> housekeeper_;
+  std::string grpc_address_;
+  std::string metrics_address_;
+  bool stopped_ = false;
+
+  absl::Mutex failure_log_mu_;
+  absl::Time last_failure_logged_ ABSL_GUARDED_BY(failure_log_mu_) =
+      absl::InfinitePast();
+  int unlogged_failures_ ABSL_GUARDED_BY(failure_log_mu_) = 0;
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_SERVER_H_

@@ -1,0 +1,182 @@
+#include "server/storage/conformance/report_store_conformance.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/storage/conformance/test_rows.h"
+
+namespace tracehealth::server {
+
+void PrintTo(const ReportStoreBackend& backend, std::ostream* os) {
+  *os << backend.name;
+}
+
+std::string ReportStoreBackendName(
+    const ::testing::TestParamInfo<ReportStoreBackend>& info) {
+  return info.param.name;
+}
+
+void ReportStoreConformance::SetUp() {
+  absl::StatusOr<OpenedReportStore> opened = GetParam().open();
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_NE(opened->store, nullptr);
+  opened_ = *std::move(opened);
+}
+
+namespace {
+
+using W = WriteOutcome;
+
+std::map<std::string, LatestRow> Latest(ReportStore& store) {
+  std::map<std::string, LatestRow> latest;
+  absl::Status st =
+      store.LoadLatest([&](LatestRow& r) { latest[r.host_id] = std::move(r); });
+  EXPECT_TRUE(st.ok()) << st;
+  return latest;
+}
+
+TEST_P(ReportStoreConformance, StoresEachHostSeqOnceAndReportsDuplicates) {
+  auto out = store().WriteBatch(
+      {TestRow("a", 1, 100), TestRow("a", 2, 200), TestRow("b", 1, 150)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, (std::vector<W>{W::kStored, W::kStored, W::kStored}));
+  // A replay of a@2 with other content, a new a@3, and a@3 again in the same
+  // batch.
+  out = store().WriteBatch({TestRow("a", 2, 200, "other"), TestRow("a", 3, 300),
+                            TestRow("a", 3, 300)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, (std::vector<W>{W::kDuplicate, W::kStored, W::kDuplicate}));
+  EXPECT_EQ(*store().CountReports("a"), 3);
+  EXPECT_EQ(*store().CountReports("b"), 1);
+  EXPECT_EQ(*store().CountReports(""), 4);
+  EXPECT_EQ(*store().CountReports("c"), 0);
+  // The replay left the stored row as it was.
+  EXPECT_EQ(*store().GetReport("a", 2), "blob2");
+  EXPECT_EQ(*store().GetReport("b", 1), "blob1");
+}
+
+TEST_P(ReportStoreConformance, EmptyBatchStoresNothing) {
+  auto out = store().WriteBatch({});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out->empty());
+  EXPECT_EQ(*store().CountReports(""), 0);
+}
+
+TEST_P(ReportStoreConformance, FailedBatchStoresNothingAndLeavesNoSeqsBehind) {
+  if (!opened_.refuse_insert || !opened_.allow_inserts) {
+    GTEST_SKIP() << "the backend cannot make an insert fail";
+  }
+  ASSERT_TRUE(store().WriteBatch({TestRow("a", 1, 1)}).ok());
+  opened_.refuse_insert("a", 4);
+  // a@2 and a@3 are inserted, then a@4 fails the whole batch.
+  auto failed = store().WriteBatch(
+      {TestRow("a", 2, 2), TestRow("a", 3, 3), TestRow("a", 4, 4)});
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(*store().CountReports("a"), 1);
+  EXPECT_TRUE(absl::IsNotFound(store().GetReport("a", 2).status()));
+  opened_.allow_inserts();
+  // The rolled-back seqs are not taken for stored ones.
+  auto out = store().WriteBatch(
+      {TestRow("a", 2, 2), TestRow("a", 3, 3), TestRow("a", 1, 1)});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(*out, (std::vector<W>{W::kStored, W::kStored, W::kDuplicate}));
+  EXPECT_EQ(*store().CountReports("a"), 3);
+  std::map<std::string, LatestRow> latest = Latest(store());
+  EXPECT_EQ(latest["a"].latest_seq, 3u);
+  EXPECT_EQ(latest["a"].reports, 3u);
+}
+
+TEST_P(ReportStoreConformance, GetReportOfAnAbsentRowIsNotFound) {
+  ASSERT_TRUE(store().WriteBatch({TestRow("a", 1, 1)}).ok());
+  EXPECT_EQ(*store().GetReport("a", 1), "blob1");
+  EXPECT_TRUE(absl::IsNotFound(store().GetReport("a", 2).status()));
+  EXPECT_TRUE(absl::IsNotFound(store().GetReport("b", 1).status()));
+}
+
+TEST_P(ReportStoreConformance, LoadLatestGivesEachHostsHighestSeq) {
+  EXPECT_TRUE(Latest(store()).empty());
+  // a@2 arrives after a@3 (a replay filling a gap): a's newest report stays
+  // a@3, its last receive time is a@2's.
+  ASSERT_TRUE(store()
+                  .WriteBatch({TestRow("a", 1, 100), TestRow("b", 1, 150),
+                               TestRow("a", 3, 300)})
+                  .ok());
+  ASSERT_TRUE(store().WriteBatch({TestRow("a", 2, 350)}).ok());
+  std::map<std::string, LatestRow> latest = Latest(store());
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest["a"].host_id, "a");
+  EXPECT_EQ(latest["a"].latest_seq, 3u);
+  EXPECT_EQ(latest["a"].blob, "blob3");
+  EXPECT_EQ(latest["a"].reports, 3u);
+  EXPECT_EQ(latest["a"].first_seen_ns, 101);  // a@1: observed 100 + 1
+  EXPECT_EQ(latest["a"].last_seen_ns, 351);   // a@2: observed 350 + 1
+  EXPECT_EQ(latest["b"].latest_seq, 1u);
+  EXPECT_EQ(latest["b"].blob, "blob1");
+  EXPECT_EQ(latest["b"].reports, 1u);
+  EXPECT_EQ(latest["b"].first_seen_ns, 151);
+  EXPECT_EQ(latest["b"].last_seen_ns, 151);
+}
+
+TEST_P(ReportStoreConformance, RetentionKeepsEachHostsNewestReport) {
+  // In receive order, as the writer stores them; received = observed + 1:
+  // old@1 51, old@2 61, a@1 101, a@2 201, a@3 901.
+  ASSERT_TRUE(store()
+                  .WriteBatch({TestRow("old", 1, 50), TestRow("old", 2, 60),
+                               TestRow("a", 1, 100), TestRow("a", 2, 200),
+                               TestRow("a", 3, 900)})
+                  .ok());
+  auto deleted = store().DeleteReportsReceivedBefore(500);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 3);  // a@1, a@2, old@1; old@2 is old's newest
+  EXPECT_EQ(*store().CountReports("a"), 1);
+  EXPECT_EQ(*store().CountReports("old"), 1);
+  EXPECT_EQ(*store().GetReport("old", 2), "blob2");
+  EXPECT_EQ(*store().GetReport("a", 3), "blob3");
+  EXPECT_TRUE(absl::IsNotFound(store().GetReport("a", 1).status()));
+  // Retention does not lower the report counts or change the newest rows.
+  std::map<std::string, LatestRow> latest = Latest(store());
+  EXPECT_EQ(latest["a"].reports, 3u);
+  EXPECT_EQ(latest["a"].blob, "blob3");
+  EXPECT_EQ(latest["old"].latest_seq, 2u);
+}
+
+TEST_P(ReportStoreConformance, RetentionDeletesOnlyRowsReceivedBeforeCutoff) {
+  // Received at 101, 201 and 301.
+  ASSERT_TRUE(store()
+                  .WriteBatch({TestRow("h", 1, 100), TestRow("h", 2, 200),
+                               TestRow("h", 3, 300)})
+                  .ok());
+  // h@2 was received at the cutoff: kept.
+  EXPECT_EQ(*store().DeleteReportsReceivedBefore(201), 1);
+  EXPECT_EQ(*store().GetReport("h", 2), "blob2");
+  EXPECT_TRUE(absl::IsNotFound(store().GetReport("h", 1).status()));
+  // One nanosecond later it goes.
+  EXPECT_EQ(*store().DeleteReportsReceivedBefore(202), 1);
+  EXPECT_EQ(*store().CountReports("h"), 1);
+  // h@3 is the host's newest: kept whatever the cutoff.
+  EXPECT_EQ(*store().DeleteReportsReceivedBefore(int64_t{1} << 62), 0);
+  EXPECT_EQ(*store().GetReport("h", 3), "blob3");
+}
+
+TEST_P(ReportStoreConformance, RetentionOfAnEmptyStoreDeletesNothing) {
+  auto deleted = store().DeleteReportsReceivedBefore(1000);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 0);
+}
+
+TEST_P(ReportStoreConformance, SizeCountsStoredRows) {
+  const std::string blob(100000, 'x');
+  std::vector<ReportRow> rows;
+  for (uint64_t seq = 1; seq <= 10; ++seq)
+    rows.push_back(TestRow("h", seq, 1, blob));
+  ASSERT_TRUE(store().WriteBatch(rows).ok());
+  auto bytes = store().SizeBytes();
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  // Ten blobs of 100,000 bytes (and a few digits) are stored.
+  EXPECT_GE(*bytes, 10 * 100000);
+}
+
+}  // namespace
+}  // namespace tracehealth::server

@@ -1,0 +1,29 @@
+// The SQLite store's alerts table: AlertStore's two operations as SQL on a
+// connection. Labels and annotations are stored as JSON objects.
+//
+// Thread safety: the functions use only the connection passed in, which
+// the caller serializes (PutAlert: the write connection, ListAlerts: the
+// read connection).
+#ifndef TRACEHEALTH_SERVER_STORAGE_SQLITE_ALERTS_H_
+#define TRACEHEALTH_SERVER_STORAGE_SQLITE_ALERTS_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/storage/alert_store.h"
+
+struct sqlite3;
+
+namespace tracehealth::server {
+
+// Inserts or replaces the row keyed by (rule, host_id, active_since_ns).
+absl::Status PutAlertRow(sqlite3* db, const AlertRow& alert);
+
+// AlertStore::ListAlerts.
+absl::StatusOr<std::vector<AlertRow>> ListAlertRows(sqlite3* db,
+                                                    const AlertFilter& filter);
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_STORAGE_SQLITE_ALERTS_H_

@@ -1,0 +1,135 @@
+#include "server/storage/sqlite/ledger.h"
+
+#include <sqlite3.h>
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+#include "server/storage/seq_runs.h"
+#include "server/storage/sqlite/connection.h"
+
+namespace tracehealth::server {
+
+absl::StatusOr<std::unique_ptr<SqliteLedger>> SqliteLedger::Open(
+    sqlite3* write_db, int64_t checkpoint_rows) {
+  std::unique_ptr<SqliteLedger> l(new SqliteLedger(write_db, checkpoint_rows));
+  TH_ASSIGN_OR_RETURN(
+      l->put_host_,
+      SqliteStatement::Prepare(
+          write_db,
+          "INSERT OR REPLACE INTO hosts (host_id, first_seen_ns, last_seen_ns, "
+          "reports, latest_seq, latest_rowid, seq_runs) VALUES (?1, ?2, ?3, "
+          "?4, ?5, ?6, ?7)"));
+  TH_ASSIGN_OR_RETURN(l->set_through_,
+                      SqliteStatement::Prepare(
+                          write_db, "UPDATE ledger SET through_rowid = ?1"));
+  TH_RETURN_IF_ERROR(l->Load());
+  return l;
+}
+
+absl::Status SqliteLedger::Load() {
+  ledger_.Clear();
+  valid_ = false;
+  TH_ASSIGN_OR_RETURN(
+      auto hosts,
+      SqliteStatement::Prepare(
+          db_,
+          "SELECT host_id, first_seen_ns, last_seen_ns, reports, latest_seq, "
+          "latest_rowid, seq_runs FROM hosts"));
+  int rc;
+  while ((rc = hosts->Step()) == SQLITE_ROW) {
+    LedgerEntry e;
+    e.first_seen_ns = hosts->Int(1);
+    e.last_seen_ns = hosts->Int(2);
+    e.reports = static_cast<uint64_t>(hosts->Int(3));
+    e.latest_seq = static_cast<uint64_t>(hosts->Int(4));
+    e.latest_rowid = hosts->Int(5);
+    std::string host = hosts->Text(0);
+    absl::StatusOr<SeqRuns> seqs = SeqRuns::Decode(hosts->Text(6));
+    if (!seqs.ok()) {
+      return Annotate(seqs.status(), absl::StrCat("hosts row of ", host));
+    }
+    e.seqs = *std::move(seqs);
+    ledger_.Restore(std::move(host), std::move(e));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, "load hosts");
+  TH_ASSIGN_OR_RETURN(
+      auto through,
+      SqliteStatement::Prepare(db_, "SELECT through_rowid FROM ledger"));
+  if (through->Step() != SQLITE_ROW) return SqliteError(db_, "read ledger");
+  through_ = through->Int(0);
+  // Rows stored after the checkpoint, in the order they were stored.
+  TH_ASSIGN_OR_RETURN(
+      auto replay,
+      SqliteStatement::Prepare(db_,
+                               "SELECT id, host_id, seq, received_at_ns FROM "
+                               "reports WHERE id > ?1 ORDER BY id"));
+  replay->BindInt(1, through_);
+  last_rowid_ = through_;
+  while ((rc = replay->Step()) == SQLITE_ROW) {
+    last_rowid_ = replay->Int(0);
+    ledger_.Record(replay->Text(1), static_cast<uint64_t>(replay->Int(2)),
+                   replay->Int(3), last_rowid_);
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, "replay reports");
+  replayed_rows_ = last_rowid_ - through_;
+  valid_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status SqliteLedger::Ready() {
+  return valid_ ? absl::OkStatus() : Load();
+}
+
+void SqliteLedger::Saved() {
+  ledger_.ClearChanged();
+  through_ = last_rowid_;
+}
+
+absl::Status SqliteLedger::WriteRows() {
+  SqliteStatement& put = *put_host_;
+  absl::Status st;
+  ledger_.ForEachChanged([&](const std::string& host, const LedgerEntry& e) {
+    if (!st.ok()) return;
+    const std::string seqs = e.seqs.Encode();
+    put.Reset();
+    put.BindText(1, host);
+    put.BindInt(2, e.first_seen_ns);
+    put.BindInt(3, e.last_seen_ns);
+    put.BindInt(4, static_cast<int64_t>(e.reports));
+    put.BindInt(5, static_cast<int64_t>(e.latest_seq));
+    put.BindInt(6, e.latest_rowid);
+    put.BindText(7, seqs);
+    if (put.Step() != SQLITE_DONE) st = SqliteError(db_, "write hosts row");
+  });
+  put.Reset();
+  TH_RETURN_IF_ERROR(st);
+  set_through_->Reset();
+  set_through_->BindInt(1, last_rowid_);
+  if (set_through_->Step() != SQLITE_DONE) {
+    set_through_->Reset();
+    return SqliteError(db_, "write ledger");
+  }
+  set_through_->Reset();
+  return absl::OkStatus();
+}
+
+absl::Status SqliteLedger::Checkpoint() {
+  if (ledger_.changed() == 0) return absl::OkStatus();
+  TH_RETURN_IF_ERROR(Exec(db_, "BEGIN IMMEDIATE"));
+  absl::Status st = WriteRows();
+  if (st.ok() &&
+      sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    st = SqliteError(db_, "commit ledger");
+  }
+  if (!st.ok()) {
+    (void)Exec(db_, "ROLLBACK");
+    return st;
+  }
+  Saved();
+  return absl::OkStatus();
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,93 @@
+// Schema migrations, through SqliteStorage::Open on real files.
+#include "server/storage/sqlite/migrations.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "server/storage/conformance/test_rows.h"
+#include "server/storage/sqlite/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_test_util.h"
+#include "tests/util/subprocess.h"
+
+namespace tracehealth::server {
+namespace {
+
+TEST(MigrationsTest, MigratesOldSchemaKeepingData) {
+  for (int version : {1, 3}) {
+    SCOPED_TRACE(version);
+    std::string path = NewDbPath();
+    {
+      SqliteOptions old;
+      old.max_schema_version = version;
+      auto s = SqliteStorage::Open(path, old);
+      ASSERT_TRUE(s.ok()) << s.status();
+      EXPECT_EQ(*(*s)->SchemaVersion(), version);
+      EXPECT_TRUE(absl::IsFailedPrecondition(
+          (*s)->WriteBatch({TestRow("a", 1, 1)}).status()));
+      // Version 1 has no alerts table.
+      EXPECT_EQ((*s)->ListAlerts({}).ok(), version > 1);
+    }
+    // Rows as the server of that version wrote them: host a stored seqs
+    // 1-3, 5 and 7 (two gaps), host b seq 4.
+    Sql(path, R"sql(
+INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, report) VALUES
+  ('a', 1, 10, 11, 1, 'a1'), ('a', 2, 20, 21, 1, 'a2'), ('b', 4, 25, 26, 1, 'b4'),
+  ('a', 3, 30, 31, 1, 'a3'), ('a', 5, 50, 51, 1, 'a5'), ('a', 7, 70, 71, 2, 'a7');
+INSERT INTO hosts VALUES ('a', 11, 71, 5, 7), ('b', 26, 26, 1, 4);
+)sql");
+    auto s = SqliteStorage::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(*(*s)->SchemaVersion(), LatestSchemaVersion());
+    EXPECT_EQ((*s)->ledger_rows_replayed(), 0);
+    EXPECT_EQ(*(*s)->GetReport("a", 7), "a7");
+    EXPECT_TRUE((*s)->ListAlerts({}).ok());
+    std::map<std::string, LatestRow> latest;
+    ASSERT_TRUE(
+        (*s)->LoadLatest([&](const LatestRow& r) { latest[r.host_id] = r; })
+            .ok());
+    ASSERT_EQ(latest.size(), 2u);
+    EXPECT_EQ(latest["a"].latest_seq, 7u);
+    EXPECT_EQ(latest["a"].blob, "a7");
+    EXPECT_EQ(latest["a"].reports, 5u);
+    EXPECT_EQ(latest["b"].blob, "b4");
+    // The migrated seq runs know the gaps: old seqs are duplicates, the
+    // missing ones are stored.
+    auto out = (*s)->WriteBatch({TestRow("a", 1, 1), TestRow("a", 4, 1),
+                                 TestRow("a", 5, 1), TestRow("a", 6, 1),
+                                 TestRow("a", 8, 1), TestRow("b", 4, 1)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    using W = WriteOutcome;
+    EXPECT_EQ(*out, (std::vector<W>{W::kDuplicate, W::kStored, W::kDuplicate,
+                                    W::kStored, W::kStored, W::kDuplicate}));
+    EXPECT_EQ(*(*s)->CountReports("a"), 8);
+  }
+}
+
+TEST(MigrationsTest, RefusesNewerSchema) {
+  std::string path = NewDbPath();
+  {
+    auto s = SqliteStorage::Open(path);
+    ASSERT_TRUE(s.ok());
+  }
+  Sql(path, "INSERT INTO schema_version VALUES (999)");
+  auto s = SqliteStorage::Open(path);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s.status())) << s.status();
+  EXPECT_NE(s.status().message().find("schema version 999 is newer"),
+            std::string::npos)
+      << s.status();
+}
+
+TEST(MigrationsTest, RejectsFileThatIsNotADatabase) {
+  std::string path = NewDbPath();
+  ASSERT_TRUE(testing::WriteFile(path, std::string(8192, 'x')).ok());
+  auto s = SqliteStorage::Open(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("file is not a database"),
+            std::string::npos)
+      << s.status();
+}
+
+}  // namespace
+}  // namespace tracehealth::server

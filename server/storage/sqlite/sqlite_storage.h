@@ -1,0 +1,122 @@
+// SqliteStorage: the embedded storage backend (one SQLite file): the
+// ReportStore and the AlertStore of the server.
+//
+// Durability: the database runs in WAL mode. With the default
+// synchronous=NORMAL a committed transaction survives a crash of the server
+// process (kill -9): the WAL is written before commit returns, only the
+// fsync at commit is skipped. With `synchronous_full` every commit is also
+// fsynced, so it survives power loss, at a large cost in throughput.
+//
+// Schema: versioned migrations (migrations.h); Open applies every migration
+// newer than the file's version. Duplicates are found in the host ledger
+// (ledger.h) instead of a unique index; the write-ahead log is checkpointed
+// off the commit path (wal_checkpointer.h).
+//
+// Thread safety: all methods are thread-safe. Writes (reports, alerts,
+// retention's deletes) use one connection, serialized by a mutex; reads use
+// a second connection so they do not wait for a write transaction.
+#ifndef TRACEHEALTH_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_
+#define TRACEHEALTH_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/storage/alert_store.h"
+#include "server/storage/report_store.h"
+
+struct sqlite3;
+
+namespace tracehealth::server {
+
+class SqliteLedger;
+class SqliteStatement;
+class WalCheckpointer;
+
+struct SqliteOptions {
+  // fsync every commit (power-loss durability).
+  bool synchronous_full = false;
+  // Apply migrations only up to this version (tests of old schemas); 0 =
+  // all of them. A store opened below the latest version only migrates:
+  // WriteBatch, LoadLatest and retention return FailedPrecondition.
+  int max_schema_version = 0;
+  // Page size of a new store. Reports (about 1.5 kB) are appended in row
+  // order; 16 kB pages hold ten of them where 4 kB pages hold two, and the
+  // log and its checkpoints move a quarter as many pages.
+  int page_bytes = 16384;
+  // Checkpoint the host ledger (ledger.h) to the hosts table once this
+  // many rows were stored since the last checkpoint, and at close. A start
+  // after a crash replays at most this many rows.
+  int64_t ledger_checkpoint_rows = 100000;
+  // Checkpoint the write-ahead log on a background thread instead of
+  // inside commits, so a commit never waits for the checkpoint's writes and
+  // fsync; the writer resets the log past wal_reset_bytes and waits for a
+  // full checkpoint past wal_limit_bytes (wal_checkpointer.h).
+  bool background_checkpoint = true;
+  absl::Duration checkpoint_interval = absl::Milliseconds(200);
+  int64_t wal_reset_bytes = 64LL << 20;
+  int64_t wal_limit_bytes = 512LL << 20;
+};
+
+class SqliteStorage : public ReportStore, public AlertStore {
+ public:
+  // The newest schema version this code knows.
+  static int LatestSchemaVersion();
+
+  // Opens (creating if needed) the database file at `path` and migrates it.
+  // Errors: the file cannot be opened, is not a database, or has a schema
+  // newer than this code (FailedPrecondition).
+  static absl::StatusOr<std::unique_ptr<SqliteStorage>> Open(
+      const std::string& path, const SqliteOptions& options = {});
+
+  ~SqliteStorage() override;
+  SqliteStorage(const SqliteStorage&) = delete;
+  SqliteStorage& operator=(const SqliteStorage&) = delete;
+
+  // Schema version of the open file.
+  absl::StatusOr<int> SchemaVersion();
+
+  // Rows the last ledger load replayed (stored after its checkpoint).
+  int64_t ledger_rows_replayed();
+
+  absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
+      absl::Span<const ReportRow> rows) override;
+  absl::Status LoadLatest(const std::function<void(LatestRow&)>& fn) override;
+  absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
+      int64_t received_before_ns) override;
+  absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
+  absl::StatusOr<std::string> GetReport(const std::string& host_id,
+                                        uint64_t seq) override;
+  absl::Status PutAlert(const AlertRow& alert) override;
+  absl::StatusOr<std::vector<AlertRow>> ListAlerts(
+      const AlertFilter& filter) override;
+  // The database file plus its write-ahead log.
+  absl::StatusOr<int64_t> SizeBytes() override;
+
+ private:
+  SqliteStorage(std::string path, sqlite3* write_db, sqlite3* read_db);
+  // Prepares the insert, loads the ledger and starts the checkpointer.
+  absl::Status Init(const SqliteOptions& options);
+  // OK when the ledger can be used: FailedPrecondition on an old schema;
+  // reloads it after a failed transaction.
+  absl::Status ReadyLedger() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+
+  const std::string path_;
+  bool old_schema_ = false;  // set by Open only
+  absl::Mutex write_mu_;
+  sqlite3* const write_db_ ABSL_GUARDED_BY(write_mu_);
+  std::unique_ptr<SqliteStatement> insert_report_ ABSL_GUARDED_BY(write_mu_);
+  // Null on an old schema, or until loaded.
+  std::unique_ptr<SqliteLedger> ledger_ ABSL_GUARDED_BY(write_mu_);
+  // Null: SQLite checkpoints inside commits.
+  std::unique_ptr<WalCheckpointer> checkpointer_ ABSL_GUARDED_BY(write_mu_);
+  absl::Mutex read_mu_;
+  sqlite3* const read_db_ ABSL_GUARDED_BY(read_mu_);
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_

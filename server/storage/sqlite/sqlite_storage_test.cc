@@ -1,0 +1,121 @@
+#include "server/storage/sqlite/sqlite_storage.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/storage/conformance/alert_store_conformance.h"
+#include "server/storage/conformance/report_store_conformance.h"
+#include "server/storage/conformance/test_rows.h"
+#include "server/storage/sqlite/sqlite_test_util.h"
+
+namespace tracehealth::server {
+namespace {
+
+absl::StatusOr<OpenedReportStore> OpenReports() {
+  const std::string path = NewDbPath();
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> s = SqliteStorage::Open(path);
+  if (!s.ok()) return s.status();
+  OpenedReportStore o;
+  o.store = *std::move(s);
+  // Another connection adds a trigger; the store's statements see the new
+  // schema on their next run.
+  o.refuse_insert = [path](const std::string& host, uint64_t seq) {
+    Sql(path, absl::StrCat("CREATE TRIGGER refuse BEFORE INSERT ON reports "
+                           "WHEN NEW.host_id = '",
+                           host, "' AND NEW.seq = ", seq,
+                           " BEGIN SELECT RAISE(ABORT, 'refused'); END"));
+  };
+  o.allow_inserts = [path] { Sql(path, "DROP TRIGGER refuse"); };
+  return o;
+}
+
+absl::StatusOr<std::unique_ptr<AlertStore>> OpenAlerts() {
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> s =
+      SqliteStorage::Open(NewDbPath());
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<AlertStore>(*std::move(s));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, ReportStoreConformance,
+                         ::testing::Values(ReportStoreBackend{"sqlite",
+                                                              OpenReports}),
+                         ReportStoreBackendName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, AlertStoreConformance,
+                         ::testing::Values(AlertStoreBackend{"sqlite",
+                                                             OpenAlerts}),
+                         AlertStoreBackendName);
+
+TEST(SqliteStorageTest, DataSurvivesReopen) {
+  std::string path = NewDbPath();
+  {
+    auto s = SqliteStorage::Open(path);
+    ASSERT_TRUE(s.ok());
+    std::vector<ReportRow> rows;
+    for (uint64_t i = 1; i <= 500; ++i) rows.push_back(TestRow("h", i, i));
+    ASSERT_TRUE((*s)->WriteBatch(rows).ok());
+  }
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(*(*s)->CountReports("h"), 500);
+  EXPECT_EQ(*(*s)->GetReport("h", 500), "blob500");
+  EXPECT_EQ(*(*s)->SchemaVersion(), SqliteStorage::LatestSchemaVersion());
+  // The ledger was saved at close: nothing to replay.
+  EXPECT_EQ((*s)->ledger_rows_replayed(), 0);
+  auto again = (*s)->WriteBatch({TestRow("h", 500, 1), TestRow("h", 501, 1)});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, (std::vector<WriteOutcome>{WriteOutcome::kDuplicate,
+                                               WriteOutcome::kStored}));
+}
+
+TEST(SqliteStorageTest, RetentionOverManyChunksDeletesExactlyTheOldRows) {
+  auto s = SqliteStorage::Open(NewDbPath());
+  ASSERT_TRUE(s.ok());
+  // 100 hosts, 700 reports each, received one per time unit in order:
+  // 70,000 rows, several deletion chunks of 20,000.
+  int64_t t = 0;
+  for (uint64_t seq = 1; seq <= 700; ++seq) {
+    std::vector<ReportRow> rows;
+    for (int h = 0; h < 100; ++h) {
+      rows.push_back(TestRow("h" + std::to_string(h), seq, ++t, "b"));
+    }
+    ASSERT_TRUE((*s)->WriteBatch(rows).ok());
+  }
+  // Rows received at 2..t+1; delete those before 45,002 (45,000 rows).
+  auto deleted = (*s)->DeleteReportsReceivedBefore(45001 + 1);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 45000);
+  EXPECT_EQ(*(*s)->CountReports(""), 25000);
+  EXPECT_EQ(*(*s)->CountReports("h7"), 250);
+  // Nothing is left to delete at the same cutoff; everything old goes with
+  // a later one, except each host's newest report.
+  EXPECT_EQ(*(*s)->DeleteReportsReceivedBefore(45002), 0);
+  EXPECT_EQ(*(*s)->DeleteReportsReceivedBefore(int64_t{1} << 62), 24900);
+  EXPECT_EQ(*(*s)->CountReports(""), 100);
+  EXPECT_TRUE((*s)->GetReport("h42", 700).ok());
+}
+
+TEST(SqliteStorageTest, ClosingClosesEveryConnection) {
+  // SQLite removes the write-ahead log when the last connection to the file
+  // closes; a connection left open (say, one with a live statement, which
+  // sqlite3_close refuses to close) keeps it.
+  const std::string path = NewDbPath();
+  {
+    auto s = SqliteStorage::Open(path);
+    ASSERT_TRUE(s.ok()) << s.status();
+    std::vector<ReportRow> rows;
+    for (uint64_t i = 1; i <= 100; ++i) {
+      rows.push_back(TestRow("h", i, 1, std::string(2000, 'x')));
+    }
+    ASSERT_TRUE((*s)->WriteBatch(rows).ok());
+    ASSERT_TRUE((*s)->PutAlert(AlertRow{}).ok());
+    EXPECT_GT(FileBytes(path + "-wal"), 100 * 2000);
+  }
+  EXPECT_EQ(FileBytes(path + "-wal"), -1) << "a connection stayed open";
+  EXPECT_GT(FileBytes(path), 100 * 2000);  // the rows are in the database
+}
+
+}  // namespace
+}  // namespace tracehealth::server
