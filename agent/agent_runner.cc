@@ -126,6 +126,8 @@ int LoadFeatures(const std::string& path, Features* f, std::ostream& err) {
     err << "tracehealth-agent: --feature_table: " << rows.status().message() << "\n";
     return 2;
   }
+  // No rows: the built-in table as it is, and nothing for reports to carry.
+  if (rows->rows_size() == 0) return 0;
   f->table = *std::move(table);
   f->rows = *std::move(rows);
   return 0;

@@ -99,6 +99,35 @@ TEST(AgentRunnerTest, HostIdAndLabelsFollowTheServersRules) {
   EXPECT_EQ(run(c, &err), 2);
 }
 
+// Reports carry the override's rows and the file's digest, and nothing when
+// the file has no rows (the packaged agent's default file).
+TEST(AgentRunnerTest, FeatureTableOverrideGoesIntoTheReport) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "6.12.5\n");
+  t.Write("/rows.yaml", "features:\n  kasan_flush_combined:\n    since: \"6.12\"\n");
+  t.Write("/empty.yaml", "# no rows\nfeatures: {}\n");
+  AgentConfig c = OnceConfig(t);
+  c.format = "json";
+  c.feature_table = t.root() + "/rows.yaml";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunAgent(c, out, err), 0) << err.str();
+  // sha256sum of the 52 bytes of rows.yaml.
+  EXPECT_TRUE(absl::StrContains(
+      out.str(),
+      "\"digest\": \"sha256:"
+      "3207a7f00eddd2be84d634f6f08210b1fa92f70c62cc4eb8f7717a04f564634a\""))
+      << out.str();
+  EXPECT_TRUE(absl::StrContains(out.str(), "\"name\": \"kasan_flush_combined\"")) << out.str();
+  c.feature_table = t.root() + "/empty.yaml";
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunAgent(c, out2, err2), 0) << err2.str();
+  EXPECT_FALSE(absl::StrContains(out2.str(), "feature_table_override")) << out2.str();
+  c.feature_table = t.root() + "/missing.yaml";
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunAgent(c, out3, err3), 2);
+  EXPECT_TRUE(absl::StrContains(err3.str(), "--feature_table")) << err3.str();
+}
+
 TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
   TestTree t;
   t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
