@@ -29,10 +29,22 @@ void ExplainPredictions(const v1::HostSnapshot& snapshot,
   for (const v1::AttachPrediction& a : p->attach())
     missing = missing || !Explained(a);
   if (!missing) return;
-  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), options);
-  const AttachContext context = MakeAttachContext(snapshot, options, features);
-  for (v1::AttachPrediction& a : *p->mutable_attach()) {
-    if (!Explained(a)) ExplainFgraphAttach(snapshot, options, context, &a);
+  const KernelFeatures features =
+      ResolveKernelFeatures(snapshot.kernel(), options);
+  ExplainPredictions(snapshot, options, features,
+                     MakeAttachContext(snapshot, options, features), p);
+}
+
+void ExplainPredictions(const v1::HostSnapshot& snapshot,
+                        const ModelOptions& options,
+                        const KernelFeatures& features,
+                        const AttachContext& context, v1::Predictions* p) {
+  if (p->attach_size() > 0) {
+    const AttachTexts texts = MakeAttachTexts(snapshot, context);
+    for (v1::AttachPrediction& a : *p->mutable_attach()) {
+      if (!Explained(a))
+        ExplainFgraphAttach(snapshot, options, context, texts, &a);
+    }
   }
   if (p->has_stack_depot() && !Explained(p->stack_depot())) {
     ExplainStackDepot(snapshot, features, p->mutable_stack_depot());

@@ -16,6 +16,8 @@
 #ifndef TRACEHEALTH_COMMON_MODELS_EXPLAIN_H_
 #define TRACEHEALTH_COMMON_MODELS_EXPLAIN_H_
 
+#include "common/models/fgraph/fgraph_attach.h"
+#include "common/models/kernel_features.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -34,6 +36,13 @@ void ExplainAttach(const v1::HostSnapshot& snapshot,
 // depot and vmap purge predictions, each only where it has no explanation.
 void ExplainPredictions(const v1::HostSnapshot& snapshot,
                         const ModelOptions& options, v1::Predictions* p);
+
+// The same with the snapshot's features and attach context already resolved
+// from `options` (as EvaluateAllInto has them).
+void ExplainPredictions(const v1::HostSnapshot& snapshot,
+                        const ModelOptions& options,
+                        const KernelFeatures& features,
+                        const AttachContext& context, v1::Predictions* p);
 
 }  // namespace tracehealth
 

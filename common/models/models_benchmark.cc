@@ -302,8 +302,9 @@ void BenchEvaluate() {
                                     context, &attach);
                 g_sink += attach.passes();
               }));
+  const AttachTexts texts = MakeAttachTexts(snapshot, context);
   std::printf(" + its explanation %.2f us", MicrosPerCall(calls, [&] {
-                ExplainFgraphAttach(snapshot, options, context, &attach);
+                ExplainFgraphAttach(snapshot, options, context, texts, &attach);
                 g_sink += attach.summary().size();
               }));
   v1::StackDepotPrediction depot;

@@ -167,6 +167,7 @@ AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
                           const ModelOptions& options,
                           const AttachContext& ctx) {
   AttachCase k;
+  k.kind = kind;
   k.use = DecideFgraphUse(kind, *ctx.features);
   if (IsGraphTracerKind(kind) && ctx.graph_config_off) k.available = false;
   if (IsFprobeKind(kind) && ctx.fprobe_config_off) k.available = false;
@@ -218,7 +219,8 @@ AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
 v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                                          v1::ProbeKind kind,
                                          const ModelOptions& options) {
-  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), options);
+  const KernelFeatures features =
+      ResolveKernelFeatures(snapshot.kernel(), options);
   v1::AttachPrediction out;
   PredictFgraphAttach(snapshot, kind, options,
                       MakeAttachContext(snapshot, options, features), &out);
@@ -227,10 +229,17 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
 
 void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
                          const ModelOptions& options, const AttachContext& ctx,
-                         v1::AttachPrediction* out_ptr) {
+                         v1::AttachPrediction* out) {
+  PredictFgraphAttach(snapshot, options, ctx,
+                      MakeAttachCase(snapshot, kind, options, ctx), out);
+}
+
+void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
+                         const ModelOptions& options, const AttachContext& ctx,
+                         const AttachCase& k, v1::AttachPrediction* out_ptr) {
   ResetKeepingBasis(out_ptr);
   v1::AttachPrediction& out = *out_ptr;
-  const AttachCase k = MakeAttachCase(snapshot, kind, options, ctx);
+  const v1::ProbeKind kind = k.kind;
   const FgraphConstants& c = ctx.c;
   out.set_probe_kind(kind);
   out.set_uses_fgraph(k.use.uses_fgraph);

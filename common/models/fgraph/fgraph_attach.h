@@ -152,6 +152,7 @@ using AttachInputs = ModelInputs<AttachInput, 12>;
 
 // What decides one probe kind's prediction beyond the context.
 struct AttachCase {
+  v1::ProbeKind kind = v1::PROBE_KIND_UNSPECIFIED;
   FgraphUse use;
   // The kind exists on this kernel (its CONFIG_ option is not off).
   bool available = true;
@@ -178,6 +179,14 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
 void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
                          const ModelOptions& options,
                          const AttachContext& context,
+                         v1::AttachPrediction* out);
+
+// The same from the kind's case, MakeAttachCase(snapshot, kind, options,
+// context), when the caller has it.
+void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
+                         const ModelOptions& options,
+                         const AttachContext& context,
+                         const AttachCase& kind_case,
                          v1::AttachPrediction* out);
 
 }  // namespace tracehealth

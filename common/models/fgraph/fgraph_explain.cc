@@ -54,9 +54,8 @@ std::string ThresholdValue(bool measured, uint32_t value,
 }
 
 void AddInputs(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
-               const AttachCase& k, const v1::AttachPrediction& p,
-               v1::Basis* basis) {
-  const v1::Thresholds& t = snapshot.thresholds();
+               const AttachTexts& texts, const AttachCase& k,
+               const v1::AttachPrediction& p, v1::Basis* basis) {
   for (const AttachInputs::Entry& e : k.inputs) {
     switch (e.id) {
       case AttachInput::kRelease:
@@ -75,21 +74,15 @@ void AddInputs(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
                  PreemptModeConfigName(ctx.preempt), e.source);
         break;
       case AttachInput::kWatchdogThresh:
-        AddInput(basis, "thresholds.watchdog_thresh",
-                 ThresholdValue(t.has_watchdog_thresh_seconds(),
-                                t.watchdog_thresh_seconds(),
-                                kDefaultWatchdogThreshSeconds),
+        AddInput(basis, "thresholds.watchdog_thresh", texts.watchdog_thresh,
                  e.source);
         break;
       case AttachInput::kRcuStallTimeout:
         AddInput(basis, "thresholds.rcu_cpu_stall_timeout",
-                 ThresholdValue(t.has_rcu_cpu_stall_timeout_seconds(),
-                                t.rcu_cpu_stall_timeout_seconds(),
-                                kDefaultRcuStallTimeoutSeconds),
-                 e.source);
+                 texts.rcu_stall_timeout, e.source);
         break;
       case AttachInput::kBatch:
-        AddInput(basis, "batch", absl::StrCat(p.batch()), e.source);
+        AddInput(basis, "batch", texts.batch, e.source);
         break;
       case AttachInput::kFgraphActive:
         AddInput(basis, "fgraph.active",
@@ -99,14 +92,10 @@ void AddInputs(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
                  e.source);
         break;
       case AttachInput::kThreadsTotal:
-        AddInput(basis, "threads.total", absl::StrCat(p.threads_total()),
-                 e.source);
+        AddInput(basis, "threads.total", texts.threads_total, e.source);
         break;
       case AttachInput::kNullThreads:
-        AddInput(basis, "fgraph.null_threads_bound",
-                 e.source == v1::INPUT_SOURCE_DEFAULT
-                     ? absl::StrCat(p.null_threads(), " (= threads.total)")
-                     : absl::StrCat(p.null_threads()),
+        AddInput(basis, "fgraph.null_threads_bound", texts.null_threads,
                  e.source);
         break;
     }
@@ -246,14 +235,41 @@ void WriteSummary(v1::ProbeKind kind, const AttachContext& ctx,
 
 }  // namespace
 
+AttachTexts MakeAttachTexts(const v1::HostSnapshot& snapshot,
+                            const AttachContext& ctx) {
+  const v1::Thresholds& t = snapshot.thresholds();
+  AttachTexts texts;
+  texts.watchdog_thresh = ThresholdValue(t.has_watchdog_thresh_seconds(),
+                                         t.watchdog_thresh_seconds(),
+                                         kDefaultWatchdogThreshSeconds);
+  texts.rcu_stall_timeout = ThresholdValue(
+      t.has_rcu_cpu_stall_timeout_seconds(), t.rcu_cpu_stall_timeout_seconds(),
+      kDefaultRcuStallTimeoutSeconds);
+  texts.batch = absl::StrCat(ctx.batch);
+  if (ctx.threads_known) {
+    texts.threads_total = absl::StrCat(ctx.n_total);
+    texts.null_threads = ctx.null_source == v1::INPUT_SOURCE_DEFAULT
+                             ? absl::StrCat(ctx.n_null, " (= threads.total)")
+                             : absl::StrCat(ctx.n_null);
+  }
+  return texts;
+}
+
 void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
                          const ModelOptions& options, const AttachContext& ctx,
-                         v1::AttachPrediction* p) {
+                         const AttachTexts& texts, v1::AttachPrediction* p) {
+  ExplainFgraphAttach(snapshot, ctx, texts,
+                      MakeAttachCase(snapshot, p->probe_kind(), options, ctx),
+                      p);
+}
+
+void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
+                         const AttachContext& ctx, const AttachTexts& texts,
+                         const AttachCase& k, v1::AttachPrediction* p) {
   ClearExplanation(p);
-  const v1::ProbeKind kind = p->probe_kind();
-  const AttachCase k = MakeAttachCase(snapshot, kind, options, ctx);
+  const v1::ProbeKind kind = k.kind;
   v1::Basis* basis = p->mutable_basis();
-  AddInputs(snapshot, ctx, k, *p, basis);
+  AddInputs(snapshot, ctx, texts, k, *p, basis);
   AddConstantsAndRows(ctx, k, basis);
   AddNotes(snapshot, kind, ctx, k, basis);
   WriteSummary(kind, ctx, k, *p, p->mutable_summary());
@@ -263,8 +279,9 @@ void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
                          const ModelOptions& options, v1::AttachPrediction* p) {
   const KernelFeatures features =
       ResolveKernelFeatures(snapshot.kernel(), options);
-  ExplainFgraphAttach(snapshot, options,
-                      MakeAttachContext(snapshot, options, features), p);
+  const AttachContext ctx = MakeAttachContext(snapshot, options, features);
+  ExplainFgraphAttach(snapshot, options, ctx, MakeAttachTexts(snapshot, ctx),
+                      p);
 }
 
 }  // namespace tracehealth

@@ -7,6 +7,8 @@
 #ifndef TRACEHEALTH_COMMON_MODELS_FGRAPH_FGRAPH_EXPLAIN_H_
 #define TRACEHEALTH_COMMON_MODELS_FGRAPH_FGRAPH_EXPLAIN_H_
 
+#include <string>
+
 #include "common/models/fgraph/fgraph_attach.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
@@ -14,15 +16,34 @@
 
 namespace tracehealth {
 
+// Basis values every probe kind of one snapshot shares, rendered once.
+struct AttachTexts {
+  std::string watchdog_thresh;
+  std::string rcu_stall_timeout;
+  std::string threads_total;
+  std::string null_threads;
+  std::string batch;
+};
+AttachTexts MakeAttachTexts(const v1::HostSnapshot& snapshot,
+                            const AttachContext& context);
+
 // Replaces the summary and the basis's inputs, constants, feature rows and
 // notes of `*p` (one probe kind, predicted by PredictFgraphAttach from the
 // same snapshot and options); basis.confidence is kept. `context` comes
-// from MakeAttachContext(snapshot, options, ...).
+// from MakeAttachContext(snapshot, options, ...), `texts` from
+// MakeAttachTexts(snapshot, context).
 void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
                          const ModelOptions& options,
-                         const AttachContext& context, v1::AttachPrediction* p);
+                         const AttachContext& context, const AttachTexts& texts,
+                         v1::AttachPrediction* p);
 
-// The same, resolving the snapshot's features and context itself.
+// The same from the kind's case, MakeAttachCase(snapshot, kind, options,
+// context), when the caller has it.
+void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
+                         const AttachContext& context, const AttachTexts& texts,
+                         const AttachCase& kind_case, v1::AttachPrediction* p);
+
+// The same, resolving the snapshot's features, context and texts itself.
 void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
                          const ModelOptions& options, v1::AttachPrediction* p);
 

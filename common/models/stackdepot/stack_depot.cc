@@ -167,8 +167,8 @@ v1::Risk PoolRisk(const v1::StackDepotPrediction& p) {
 
 }  // namespace
 
-DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
-                        const KernelFeatures& features) {
+DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot, const KernelFeatures& features,
+                        std::optional<double> growth) {
   DepotCase k;
   const v1::KernelInfo& kernel = snapshot.kernel();
   const v1::StackDepotStats& stats = snapshot.stackdepot();
@@ -202,7 +202,7 @@ DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
   } else {
     ++k.unknown_inputs;
   }
-  k.growth = GrowthPoolsPerSecond(snapshot.depot_history());
+  k.growth = growth;
   if (k.growth) k.inputs.Add(DepotInput::kHistory, v1::INPUT_SOURCE_MEASURED);
   if (snapshot.has_trie() && snapshot.trie().hash_bytes() > 0) {
     k.trie_from = TrieFrom::kHostTraces;
@@ -226,7 +226,8 @@ void PredictStackDepot(const v1::HostSnapshot& snapshot, const ModelOptions& opt
   (void)options;
   ResetKeepingBasis(out_ptr);
   v1::StackDepotPrediction& out = *out_ptr;
-  const DepotCase k = MakeDepotCase(snapshot, features);
+  const DepotCase k =
+      MakeDepotCase(snapshot, features, GrowthPoolsPerSecond(snapshot.depot_history()));
   out.set_applies(k.applies);
   // A hash-backend record: ALIGN(32 + 8 · frames, 16).
   out.set_hash_record_bytes(

@@ -92,8 +92,11 @@ struct DepotCase {
   DepotInputs inputs;
   int unknown_inputs = 0;
 };
-DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
-                        const KernelFeatures& features);
+// `growth` is GrowthPoolsPerSecond(snapshot.depot_history()), which the
+// caller has (the numbers compute it, the explanation reads it from the
+// prediction).
+DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot, const KernelFeatures& features,
+                        std::optional<double> growth);
 
 // The stack depot prediction's numbers (see evaluate.h): everything but the
 // summary and the basis's lists (stack_depot_explain.h writes those).
