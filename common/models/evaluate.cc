@@ -48,24 +48,29 @@ namespace {
 
 constexpr int kKinds = v1::PROBE_KIND_FENTRY_FEXIT;
 
-// The ten kinds' cases, in ProbeKind order: made once for the numbers and
-// their explanations.
-struct AttachCases {
-  AttachCase kinds[kKinds];
+// What a snapshot's predictions are made (and explained) from: its
+// features, the attach context and the ten kinds' cases (ProbeKind order).
+// The context points into the features: built in place, never copied.
+struct Resolved {
+  Resolved(const v1::HostSnapshot& snapshot, const ModelOptions& options)
+      : features(ResolveKernelFeatures(snapshot.kernel(), options)),
+        context(MakeAttachContext(snapshot, options, features)) {
+    for (int k = 0; k < kKinds; ++k) {
+      const auto kind =
+          static_cast<v1::ProbeKind>(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER + k);
+      cases[k] = MakeAttachCase(snapshot, kind, options, context);
+    }
+  }
+  Resolved(const Resolved&) = delete;
+  Resolved& operator=(const Resolved&) = delete;
+
+  const KernelFeatures features;
+  const AttachContext context;
+  AttachCase cases[kKinds];
 };
 
-void MakeCases(const v1::HostSnapshot& snapshot, const ModelOptions& options,
-               const AttachContext& context, AttachCases* cases) {
-  for (int k = 0; k < kKinds; ++k) {
-    const auto kind =
-        static_cast<v1::ProbeKind>(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER + k);
-    cases->kinds[k] = MakeAttachCase(snapshot, kind, options, context);
-  }
-}
-
 void PredictAllWith(const v1::HostSnapshot& snapshot,
-                    const ModelOptions& options, const KernelFeatures& features,
-                    const AttachContext& context, const AttachCases& cases,
+                    const ModelOptions& options, const Resolved& r,
                     v1::Predictions* out) {
   // Elements are refilled in place rather than cleared: clearing a
   // prediction would free its basis.
@@ -74,12 +79,12 @@ void PredictAllWith(const v1::HostSnapshot& snapshot,
   v1::Risk worst = v1::RISK_UNKNOWN;
   for (int k = 0; k < kKinds; ++k) {
     v1::AttachPrediction* p = out->mutable_attach(k);
-    PredictFgraphAttach(snapshot, options, context, cases.kinds[k], p);
+    PredictFgraphAttach(snapshot, options, r.context, r.cases[k], p);
     worst = std::max(worst, p->risk());
   }
-  PredictStackDepot(snapshot, options, features, out->mutable_stack_depot());
+  PredictStackDepot(snapshot, options, r.features, out->mutable_stack_depot());
   worst = std::max(worst, out->stack_depot().risk());
-  PredictVmapPurge(snapshot, options, features, out->mutable_vmap_purge());
+  PredictVmapPurge(snapshot, options, r.features, out->mutable_vmap_purge());
   worst = std::max(worst, out->vmap_purge().risk());
   out->set_worst_risk(worst);
 }
@@ -88,12 +93,7 @@ void PredictAllWith(const v1::HostSnapshot& snapshot,
 
 void PredictAllInto(const v1::HostSnapshot& snapshot,
                     const ModelOptions& options, v1::Predictions* out) {
-  const KernelFeatures features =
-      ResolveKernelFeatures(snapshot.kernel(), options);
-  const AttachContext context = MakeAttachContext(snapshot, options, features);
-  AttachCases cases;
-  MakeCases(snapshot, options, context, &cases);
-  PredictAllWith(snapshot, options, features, context, cases, out);
+  PredictAllWith(snapshot, options, Resolved(snapshot, options), out);
 }
 
 v1::Predictions PredictAll(const v1::HostSnapshot& snapshot,
@@ -105,19 +105,15 @@ v1::Predictions PredictAll(const v1::HostSnapshot& snapshot,
 
 void EvaluateAllInto(const v1::HostSnapshot& snapshot,
                      const ModelOptions& options, v1::Predictions* out) {
-  const KernelFeatures features =
-      ResolveKernelFeatures(snapshot.kernel(), options);
-  const AttachContext context = MakeAttachContext(snapshot, options, features);
-  AttachCases cases;
-  MakeCases(snapshot, options, context, &cases);
-  PredictAllWith(snapshot, options, features, context, cases, out);
-  const AttachTexts texts = MakeAttachTexts(snapshot, context);
+  const Resolved r(snapshot, options);
+  PredictAllWith(snapshot, options, r, out);
+  const AttachTexts texts = MakeAttachTexts(snapshot, r.context);
   for (int k = 0; k < kKinds; ++k) {
-    ExplainFgraphAttach(snapshot, context, texts, cases.kinds[k],
+    ExplainFgraphAttach(snapshot, r.context, texts, r.cases[k],
                         out->mutable_attach(k));
   }
-  ExplainStackDepot(snapshot, features, out->mutable_stack_depot());
-  ExplainVmapPurge(snapshot, features, out->mutable_vmap_purge());
+  ExplainStackDepot(snapshot, r.features, out->mutable_stack_depot());
+  ExplainVmapPurge(snapshot, r.features, out->mutable_vmap_purge());
 }
 
 v1::Predictions EvaluateAll(const v1::HostSnapshot& snapshot,
