@@ -33,8 +33,11 @@
 
 ABSL_FLAG(int, cycles, 1000, "Cycles per in-process measurement.");
 ABSL_FLAG(int, agent_cycles, 300, "Cycles of the agent binary.");
-ABSL_FLAG(std::string, agent, "", "Path of tracehealth-agent (default: runfiles or bazel-bin).");
-ABSL_FLAG(std::string, fixture, "", "Path of tests/fixtures/hosts (default: runfiles or the source tree).");
+ABSL_FLAG(std::string, agent, "",
+          "Path of tracehealth-agent (default: runfiles or bazel-bin).");
+ABSL_FLAG(
+    std::string, fixture, "",
+    "Path of tests/fixtures/hosts (default: runfiles or the source tree).");
 
 namespace tracehealth::agent {
 namespace {
@@ -48,8 +51,8 @@ double ProcessCpuSeconds() {
 
 struct Figures {
   double first_cycle_cpu_ms = 0;
-  double collect_cpu_ms = 0;   // per steady cycle, collection only
-  double cycle_cpu_ms = 0;     // per steady cycle, collection + models
+  double collect_cpu_ms = 0;  // per steady cycle, collection only
+  double cycle_cpu_ms = 0;    // per steady cycle, collection + models
   double cycle_wall_ms = 0;
   uint64_t opens_per_cycle = 0;
   uint64_t threads = 0;
@@ -124,8 +127,9 @@ void MeasureFixtures(const std::string& fixtures, int cycles) {
   // Both hosts are plain copies in a temp dir (runfiles are symlink farms,
   // whose extra lookups would skew the comparison).
   std::string src = fixtures + "/preempt-none-6.16-240k";
-  std::string base = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                  "/agent_benchmark_", getpid());
+  std::string base =
+      absl::StrCat(std::filesystem::temp_directory_path().string(),
+                   "/agent_benchmark_", getpid());
   auto copy = [&](const std::string& dst) {
     std::filesystem::copy(src, dst,
                           std::filesystem::copy_options::recursive |
@@ -168,17 +172,18 @@ void MeasureFdinfoScan() {
     c.Collect();
   }
   double with_scan = (ProcessCpuSeconds() - t0) * 1e3 / scans;
-  std::printf("live cycle with fdinfo scan: %.3f ms CPU, %lu opens "
-              "(scan runs every --fdinfo_scan_interval, default 10 min)\n",
-              with_scan,
-              static_cast<unsigned long>((fs.opens() - opens0) / scans));
+  std::printf(
+      "live cycle with fdinfo scan: %.3f ms CPU, %lu opens "
+      "(scan runs every --fdinfo_scan_interval, default 10 min)\n",
+      with_scan, static_cast<unsigned long>((fs.opens() - opens0) / scans));
 }
 
 // The agent binary printing JSON every cycle, on this host and on fixtures.
 void MeasureAgentBinary(const std::string& agent, const std::string& fixtures) {
   const int agent_cycles = absl::GetFlag(FLAGS_agent_cycles);
-  std::string state = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                   "/agent_benchmark_state_", getpid());
+  std::string state =
+      absl::StrCat(std::filesystem::temp_directory_path().string(),
+                   "/agent_benchmark_state_", getpid());
   // The KASAN fixture has page_owner stacks, so the models measure the trie
   // on them instead of generating the seed workload (a one-time ~10 MB).
   for (const std::string& root :
@@ -216,7 +221,8 @@ void MeasureAgentBinary(const std::string& agent, const std::string& fixtures) {
       while (std::getline(in, line)) {
         size_t p = line.find("\"rss_bytes\": \"");
         if (p != std::string::npos) {
-          steady_rss_mb = std::strtod(line.c_str() + p + 14, nullptr) / (1 << 20);
+          steady_rss_mb =
+              std::strtod(line.c_str() + p + 14, nullptr) / (1 << 20);
         }
       }
       std::filesystem::remove(out_path);
@@ -241,11 +247,13 @@ int Run() {
     v1::HostSnapshot s = c.Collect();
     std::printf("RSS after the first collection %.1f MB\n", CurrentRssMb());
     PredictAll(s);
-    std::printf("RSS after the first model evaluation %.1f MB\n", CurrentRssMb());
+    std::printf("RSS after the first model evaluation %.1f MB\n",
+                CurrentRssMb());
   }
   std::string fixtures = absl::GetFlag(FLAGS_fixture);
   if (fixtures.empty()) {
-    fixtures = FirstExisting({Runfiles("tests/fixtures/hosts"), "tests/fixtures/hosts"});
+    fixtures = FirstExisting(
+        {Runfiles("tests/fixtures/hosts"), "tests/fixtures/hosts"});
   }
   std::string agent = absl::GetFlag(FLAGS_agent);
   if (agent.empty()) {
@@ -258,12 +266,11 @@ int Run() {
   if (!fixtures.empty()) MeasureFixtures(fixtures, cycles);
   // The rare path: one fdinfo scan of every process on this machine.
   MeasureFdinfoScan();
-  std::printf("in-process peak RSS (benchmark process): %.1f MB\n",
-              [] {
-                struct rusage ru;
-                getrusage(RUSAGE_SELF, &ru);
-                return ru.ru_maxrss / 1024.0;
-              }());
+  std::printf("in-process peak RSS (benchmark process): %.1f MB\n", [] {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+  }());
   if (agent.empty()) {
     std::printf("\ntracehealth-agent binary not found; pass --agent\n");
     return 0;

@@ -16,8 +16,8 @@
 #include "agent/report/report_maker.h"
 #include "agent/report/report_text.h"
 #include "agent/state/seq_store.h"
-#include "agent/uplink/spool.h"
 #include "agent/state/state_file.h"
+#include "agent/uplink/spool.h"
 #include "agent/uplink/streamer.h"
 #include "common/host_identity.h"
 #include "common/kernel/feature_table.h"
@@ -35,8 +35,10 @@ std::string Render(const v1::HostReport& report, const std::string& format) {
     opts.add_whitespace = true;
     // Field names as in the .proto files, like tracehealthctl --json.
     opts.preserve_proto_field_names = true;
-    auto status = google::protobuf::util::MessageToJsonString(report, &json, opts);
-    if (!status.ok()) return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
+    auto status =
+        google::protobuf::util::MessageToJsonString(report, &json, opts);
+    if (!status.ok())
+      return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
     return json;
   }
   return RenderReportText(report);
@@ -59,7 +61,8 @@ class SignalWaiter {
     });
   }
   ~SignalWaiter() {
-    if (!stop_.HasBeenNotified()) pthread_kill(thread_.native_handle(), SIGUSR2);
+    if (!stop_.HasBeenNotified())
+      pthread_kill(thread_.native_handle(), SIGUSR2);
     thread_.join();
   }
   absl::Notification& stop() { return stop_; }
@@ -79,7 +82,8 @@ int CheckConfig(const AgentConfig& config, std::ostream& err) {
   }
   if (!IsValidHostId(config.host_id)) {
     err << "tracehealth-agent: host id '" << config.host_id
-        << "' must match [A-Za-z0-9._-]{1,253} and not be dots only (set --host_id)\n";
+        << "' must match [A-Za-z0-9._-]{1,253} and not be dots only (set "
+           "--host_id)\n";
     return 2;
   }
   if (config.interval <= absl::ZeroDuration()) {
@@ -111,19 +115,23 @@ int CheckConfig(const AgentConfig& config, std::ostream& err) {
 struct Features {
   std::optional<FeatureTable> table;
   std::optional<v1::FeatureTableOverride> rows;
-  const FeatureTable* get() const { return table ? &*table : &FeatureTable::Builtin(); }
+  const FeatureTable* get() const {
+    return table ? &*table : &FeatureTable::Builtin();
+  }
 };
 
 int LoadFeatures(const std::string& path, Features* f, std::ostream& err) {
   if (path.empty()) return 0;
   absl::StatusOr<std::string> yaml = ReadWholeFile(path);
   absl::StatusOr<FeatureTable> table =
-      yaml.ok() ? FeatureTable::WithOverride(*yaml) : absl::StatusOr<FeatureTable>(yaml.status());
+      yaml.ok() ? FeatureTable::WithOverride(*yaml)
+                : absl::StatusOr<FeatureTable>(yaml.status());
   absl::StatusOr<v1::FeatureTableOverride> rows =
       table.ok() ? FeatureTableOverrideOf(*yaml)
                  : absl::StatusOr<v1::FeatureTableOverride>(table.status());
   if (!rows.ok()) {
-    err << "tracehealth-agent: --feature_table: " << rows.status().message() << "\n";
+    err << "tracehealth-agent: --feature_table: " << rows.status().message()
+        << "\n";
     return 2;
   }
   // No rows: the built-in table as it is, and nothing for reports to carry.
@@ -135,9 +143,11 @@ int LoadFeatures(const std::string& path, Features* f, std::ostream& err) {
 
 // The state directory. A one-shot run works without one (nothing is
 // remembered then); a long-running agent needs it (exit code 1 otherwise).
-int PrepareStateDir(const AgentConfig& config, std::string* state_dir, std::ostream& err) {
+int PrepareStateDir(const AgentConfig& config, std::string* state_dir,
+                    std::ostream& err) {
   *state_dir = config.state_dir;
-  if (state_dir->empty() && !config.once) *state_dir = "/var/lib/tracehealth-agent";
+  if (state_dir->empty() && !config.once)
+    *state_dir = "/var/lib/tracehealth-agent";
   if (state_dir->empty()) return 0;
   absl::Status state_ok = MakeDirs(*state_dir);
   if (state_ok.ok()) return 0;
@@ -157,8 +167,8 @@ struct Uplink {
   std::unique_ptr<Streamer> streamer;
 };
 
-int StartUplink(const AgentConfig& config, const std::string& state_dir, Uplink* up,
-                std::ostream& err) {
+int StartUplink(const AgentConfig& config, const std::string& state_dir,
+                Uplink* up, std::ostream& err) {
   absl::StatusOr<std::unique_ptr<Spool>> s =
       Spool::Open(state_dir + "/spool", config.spool_max_bytes);
   if (!s.ok()) {
@@ -172,7 +182,8 @@ int StartUplink(const AgentConfig& config, const std::string& state_dir, Uplink*
   sopts.tls_cert = config.tls_cert;
   sopts.tls_key = config.tls_key;
   sopts.tls_server_name = config.tls_server_name;
-  absl::StatusOr<std::unique_ptr<Streamer>> st = Streamer::Create(sopts, up->spool.get());
+  absl::StatusOr<std::unique_ptr<Streamer>> st =
+      Streamer::Create(sopts, up->spool.get());
   if (!st.ok()) {
     err << "tracehealth-agent: " << st.status().message() << "\n";
     return 2;
@@ -203,7 +214,8 @@ int MakeReports(const AgentConfig& config, SignalWaiter& signals, SeqStore& seq,
     v1::HostReport report = maker.Make(*n, health);
     log_warnings();
     if (up.spool != nullptr) {
-      absl::Status s = up.spool->Append(report.seq(), report.SerializeAsString());
+      absl::Status s =
+          up.spool->Append(report.seq(), report.SerializeAsString());
       if (!s.ok()) err << "tracehealth-agent: spool: " << s.message() << "\n";
       up.streamer->Wake();
     } else {
@@ -264,7 +276,8 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   // A printed report is explained (summaries and bases); a streamed one
   // carries numbers only and the server explains it.
   auto print = [&](v1::HostReport* report) {
-    ExplainPredictions(report->snapshot(), ropts.models, report->mutable_predictions());
+    ExplainPredictions(report->snapshot(), ropts.models,
+                       report->mutable_predictions());
     out << Render(*report, config.format);
     out.flush();
   };
@@ -288,7 +301,8 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     rc = StartUplink(config, state_dir, &up, err);
     if (rc != 0) return rc;
   }
-  return MakeReports(config, signals, *seq, maker, up, print, log_warnings, err);
+  return MakeReports(config, signals, *seq, maker, up, print, log_warnings,
+                     err);
 }
 
 }  // namespace tracehealth::agent

@@ -30,8 +30,10 @@ TEST(AgentRunnerTest, OncePrintsTextOrJson) {
   json.format = "json";
   std::ostringstream jout, jerr;
   EXPECT_EQ(RunAgent(json, jout, jerr), 0) << jerr.str();
-  EXPECT_TRUE(absl::StrContains(jout.str(), "\"host_id\": \"h1\"")) << jout.str();
-  EXPECT_TRUE(absl::StrContains(jout.str(), "\"total\": \"321\"")) << jout.str();
+  EXPECT_TRUE(absl::StrContains(jout.str(), "\"host_id\": \"h1\""))
+      << jout.str();
+  EXPECT_TRUE(absl::StrContains(jout.str(), "\"total\": \"321\""))
+      << jout.str();
 }
 
 TEST(AgentRunnerTest, RejectsBadConfiguration) {
@@ -78,8 +80,8 @@ TEST(AgentRunnerTest, HostIdAndLabelsFollowTheServersRules) {
     return rc;
   };
   std::string err;
-  for (const std::string& id : {std::string("."), std::string(".."), std::string(254, 'h'),
-                                std::string("a b")}) {
+  for (const std::string& id : {std::string("."), std::string(".."),
+                                std::string(254, 'h'), std::string("a b")}) {
     AgentConfig c = OnceConfig(t);
     c.host_id = id;
     EXPECT_EQ(run(c, &err), 2) << id;
@@ -104,7 +106,8 @@ TEST(AgentRunnerTest, HostIdAndLabelsFollowTheServersRules) {
 TEST(AgentRunnerTest, FeatureTableOverrideGoesIntoTheReport) {
   TestTree t;
   t.Write("/proc/sys/kernel/osrelease", "6.12.5\n");
-  t.Write("/rows.yaml", "features:\n  kasan_flush_combined:\n    since: \"6.12\"\n");
+  t.Write("/rows.yaml",
+          "features:\n  kasan_flush_combined:\n    since: \"6.12\"\n");
   t.Write("/empty.yaml", "# no rows\nfeatures: {}\n");
   AgentConfig c = OnceConfig(t);
   c.format = "json";
@@ -117,11 +120,14 @@ TEST(AgentRunnerTest, FeatureTableOverrideGoesIntoTheReport) {
       "\"digest\": \"sha256:"
       "3207a7f00eddd2be84d634f6f08210b1fa92f70c62cc4eb8f7717a04f564634a\""))
       << out.str();
-  EXPECT_TRUE(absl::StrContains(out.str(), "\"name\": \"kasan_flush_combined\"")) << out.str();
+  EXPECT_TRUE(
+      absl::StrContains(out.str(), "\"name\": \"kasan_flush_combined\""))
+      << out.str();
   c.feature_table = t.root() + "/empty.yaml";
   std::ostringstream out2, err2;
   ASSERT_EQ(RunAgent(c, out2, err2), 0) << err2.str();
-  EXPECT_FALSE(absl::StrContains(out2.str(), "feature_table_override")) << out2.str();
+  EXPECT_FALSE(absl::StrContains(out2.str(), "feature_table_override"))
+      << out2.str();
   c.feature_table = t.root() + "/missing.yaml";
   std::ostringstream out3, err3;
   EXPECT_EQ(RunAgent(c, out3, err3), 2);
@@ -144,7 +150,8 @@ TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
     ++count;
   }
   EXPECT_EQ(count, 3u);
-  EXPECT_TRUE(absl::StrContains(err.str(), "stopped after 3 reports (seq 1..3)"))
+  EXPECT_TRUE(
+      absl::StrContains(err.str(), "stopped after 3 reports (seq 1..3)"))
       << err.str();
 }
 

@@ -11,8 +11,8 @@
 #include "agent/parsers/stackdepot.h"
 #include "agent/parsers/vmallocinfo.h"
 #include "common/kernel/release.h"
-#include "common/proto_time.h"
 #include "common/models/stackdepot/stack_depot.h"
+#include "common/proto_time.h"
 
 namespace tracehealth::agent {
 namespace {
@@ -164,12 +164,16 @@ void Collector::CollectThresholds(v1::Thresholds* t, Unknowns* unknown) {
   };
   const Threshold thresholds[] = {
       {"/proc/sys/kernel/watchdog_thresh", "thresholds.watchdog_thresh_seconds",
-       [t](int64_t v) { t->set_watchdog_thresh_seconds(static_cast<uint32_t>(v)); }},
+       [t](int64_t v) {
+         t->set_watchdog_thresh_seconds(static_cast<uint32_t>(v));
+       }},
       {"/proc/sys/kernel/softlockup_panic", "thresholds.softlockup_panic",
        [t](int64_t v) { t->set_softlockup_panic(v != 0); }},
       {"/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout",
        "thresholds.rcu_cpu_stall_timeout_seconds",
-       [t](int64_t v) { t->set_rcu_cpu_stall_timeout_seconds(static_cast<uint32_t>(v)); }},
+       [t](int64_t v) {
+         t->set_rcu_cpu_stall_timeout_seconds(static_cast<uint32_t>(v));
+       }},
       {"/proc/sys/kernel/panic_on_rcu_stall", "thresholds.panic_on_rcu_stall",
        [t](int64_t v) { t->set_panic_on_rcu_stall(v != 0); }},
   };
@@ -186,8 +190,9 @@ void Collector::CollectThresholds(v1::Thresholds* t, Unknowns* unknown) {
 void Collector::CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown) {
   absl::StatusOr<std::string> text =
       fs_->ReadFile("/sys/devices/system/cpu/online", kSmallFile);
-  absl::StatusOr<uint32_t> n =
-      text.ok() ? ParseCpuListCount(*text) : absl::StatusOr<uint32_t>(text.status());
+  absl::StatusOr<uint32_t> n = text.ok()
+                                   ? ParseCpuListCount(*text)
+                                   : absl::StatusOr<uint32_t>(text.status());
   if (n.ok()) {
     cpus->set_online(*n);
   } else {
@@ -195,7 +200,8 @@ void Collector::CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown) {
   }
   if (facts_->invlpgb.has_value()) {
     cpus->set_invlpgb(*facts_->invlpgb);
-    if (facts_->model_name.has_value()) cpus->set_model_name(*facts_->model_name);
+    if (facts_->model_name.has_value())
+      cpus->set_model_name(*facts_->model_name);
   } else {
     AddUnknown(unknown, "cpus.invlpgb", facts_->cpuinfo_error);
   }
@@ -207,15 +213,17 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
   Unknowns* unknown = s->mutable_unknown();
   const v1::KernelInfo& k = s->kernel();
   // The pool budget.
-  const bool param = facts_->release.has_value() &&
-                     options_.features
-                         ->Has(feature::kStackdepotMaxPoolsParam, *facts_->release)
-                         .present;
+  const bool param =
+      facts_->release.has_value() &&
+      options_.features
+          ->Has(feature::kStackdepotMaxPoolsParam, *facts_->release)
+          .present;
   if (param && facts_->cmdline_max_pools.has_value()) {
     d->set_max_pools(*facts_->cmdline_max_pools);
     d->set_max_pools_source("cmdline stack_depot_max_pools=");
   } else if (!facts_->cmdline_max_pools_error.empty() && param) {
-    AddUnknown(unknown, "stackdepot.max_pools", facts_->cmdline_max_pools_error);
+    AddUnknown(unknown, "stackdepot.max_pools",
+               facts_->cmdline_max_pools_error);
   } else {
     d->set_max_pools(kDefaultMaxPools);
     d->set_max_pools_source(param ? "kernel default" : "hard cap before 6.17");
@@ -236,7 +244,8 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
   if (!c.ok()) {
     std::string reason(c.status().message());
     if (absl::IsNotFound(c.status()) && facts_->release.has_value() &&
-        !options_.features->Has(feature::kStackdepotStats, *facts_->release).present) {
+        !options_.features->Has(feature::kStackdepotStats, *facts_->release)
+             .present) {
       reason = absl::StrCat(path, ": not provided before 6.8");
     }
     AddUnknown(unknown, "stackdepot.pools", reason);
@@ -253,9 +262,8 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
   if (c->persistent_bytes) d->set_persistent_bytes(*c->persistent_bytes);
 
   absl::Status persist;
-  for (v1::DepotSample& sample :
-       depot_history_.Observe(boot_, now, c->pools,
-                              c->persistent_bytes.value_or(0), &persist)) {
+  for (v1::DepotSample& sample : depot_history_.Observe(
+           boot_, now, c->pools, c->persistent_bytes.value_or(0), &persist)) {
     *s->add_depot_history() = std::move(sample);
   }
   if (!persist.ok()) warnings_.push_back(std::string(persist.message()));
@@ -264,7 +272,8 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
 void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
   v1::VmallocState* v = s->mutable_vmalloc();
   Unknowns* unknown = s->mutable_unknown();
-  const uint64_t page = s->kernel().has_page_size() ? s->kernel().page_size() : 0;
+  const uint64_t page =
+      s->kernel().has_page_size() ? s->kernel().page_size() : 0;
   const bool every_cycle = !s->kernel().has_config_kasan_vmalloc() ||
                            s->kernel().config_kasan_vmalloc();
   if (every_cycle || !last_vmallocinfo_.has_value() ||
@@ -275,9 +284,9 @@ void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
     // Generic KASAN: one shadow byte per 8 bytes, so an area of 8 pages owns
     // a whole shadow page.
     VmallocInfoCounter counter(page > 0 ? 8 * page : UINT64_MAX);
-    absl::StatusOr<uint64_t> lines = fs_->ReadLines(
-        "/proc/vmallocinfo", kVmallocInfoMax,
-        [&](absl::string_view line) { counter.AddLine(line); });
+    absl::StatusOr<uint64_t> lines =
+        fs_->ReadLines("/proc/vmallocinfo", kVmallocInfoMax,
+                       [&](absl::string_view line) { counter.AddLine(line); });
     absl::StatusOr<VmallocCounts> counts =
         lines.ok() ? counter.Result()
                    : absl::StatusOr<VmallocCounts>(lines.status());
@@ -364,7 +373,8 @@ v1::HostSnapshot Collector::Collect() {
   // PID 1's view first: in a container that shares the host's PID namespace
   // and mounts the host's /proc and /sys under --root, the agent's own
   // /proc/mounts names container paths, while PID 1's names the host's.
-  absl::StatusOr<std::string> mounts_text = fs_->ReadFile("/proc/1/mounts", 4 << 20);
+  absl::StatusOr<std::string> mounts_text =
+      fs_->ReadFile("/proc/1/mounts", 4 << 20);
   if (!mounts_text.ok()) mounts_text = fs_->ReadFile("/proc/mounts", 4 << 20);
   absl::StatusOr<TracingMounts> mounts =
       mounts_text.ok() ? ParseMounts(*mounts_text)

@@ -27,8 +27,7 @@ bool AllDigits(absl::string_view s) {
 
 }  // namespace
 
-FgraphCollector::FgraphCollector(const HostFs* fs,
-                                 const FeatureTable* features,
+FgraphCollector::FgraphCollector(const HostFs* fs, const FeatureTable* features,
                                  FgraphCollectorOptions options)
     : fs_(fs), features_(features), options_(options) {}
 
@@ -62,7 +61,8 @@ bool FgraphCollector::ScanFdinfo(const std::optional<KernelRelease>& release,
     // file is read instead.
     const std::string dir = absl::StrCat("/proc/", pid, "/fdinfo");
     const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
-    absl::StatusOr<std::vector<std::string>> fds = fs_->ListDir(fd_dir, 1 << 20);
+    absl::StatusOr<std::vector<std::string>> fds =
+        fs_->ListDir(fd_dir, 1 << 20);
     const bool filter_by_link = fds.ok();
     // Processes exit and some fdinfo directories are unreadable: skip them.
     if (!filter_by_link) fds = fs_->ListDir(dir, 1 << 20);
@@ -128,7 +128,8 @@ void FgraphCollector::Collect(
   bool fprobe_on_fgraph = true;
   bool entry_only_off = false;
   if (release.has_value()) {
-    fprobe_on_fgraph = features_->Has(feature::kFprobeOnFgraph, *release).present;
+    fprobe_on_fgraph =
+        features_->Has(feature::kFprobeOnFgraph, *release).present;
     entry_only_off =
         features_->Has(feature::kFprobeEntryOnlyOffFgraph, *release).present;
   }
@@ -262,7 +263,8 @@ void FgraphCollector::Collect(
     if (available_filter_functions_.has_value()) {
       fgraph->set_available_filter_functions(*available_filter_functions_);
     } else {
-      AddUnknown(unknown, "fgraph.available_filter_functions", available_error_);
+      AddUnknown(unknown, "fgraph.available_filter_functions",
+                 available_error_);
     }
     if (enabled_functions_.has_value()) {
       fgraph->set_enabled_functions(*enabled_functions_);

@@ -13,14 +13,15 @@ namespace tracehealth::agent {
 v1::PreemptMode SchedPreemptMode(absl::string_view name) {
   // Both offer every mode but rt: PREEMPT_RT is chosen when building.
   const std::optional<v1::PreemptMode> mode = PreemptModeFromName(name);
-  return mode.has_value() && *mode != v1::PREEMPT_MODE_RT ? *mode
-                                                          : v1::PREEMPT_MODE_UNKNOWN;
+  return mode.has_value() && *mode != v1::PREEMPT_MODE_RT
+             ? *mode
+             : v1::PREEMPT_MODE_UNKNOWN;
 }
 
 absl::StatusOr<v1::PreemptMode> ParseSchedPreempt(absl::string_view text) {
-  std::vector<absl::string_view> words = absl::StrSplit(
-      absl::StripAsciiWhitespace(text), absl::ByAnyChar(" \t"),
-      absl::SkipEmpty());
+  std::vector<absl::string_view> words =
+      absl::StrSplit(absl::StripAsciiWhitespace(text), absl::ByAnyChar(" \t"),
+                     absl::SkipEmpty());
   std::optional<v1::PreemptMode> active;
   for (absl::string_view w : words) {
     bool paren = w.size() >= 3 && w.front() == '(' && w.back() == ')';
@@ -39,9 +40,9 @@ absl::StatusOr<v1::PreemptMode> ParseSchedPreempt(absl::string_view text) {
     }
   }
   if (!active.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sched/preempt: no active (parenthesised) mode in '",
-        absl::StripAsciiWhitespace(text).substr(0, 80), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sched/preempt: no active (parenthesised) mode in '",
+                     absl::StripAsciiWhitespace(text).substr(0, 80), "'"));
   }
   return *active;
 }

@@ -15,19 +15,23 @@ namespace {
 std::string ModeName(v1::PreemptMode m) {
   std::string name = PreemptModeName(m);
   if (m == v1::PREEMPT_MODE_NONE) return name + " (non-preemptible)";
-  if (m == v1::PREEMPT_MODE_VOLUNTARY) return name + " (non-preemptible in kernel loops)";
+  if (m == v1::PREEMPT_MODE_VOLUNTARY)
+    return name + " (non-preemptible in kernel loops)";
   return name;
 }
 
 // The shared risk name, loud from WARNING up.
 std::string RiskText(v1::Risk r) {
-  return r >= v1::RISK_WARNING ? absl::AsciiStrToUpper(RiskName(r)) : RiskName(r);
+  return r >= v1::RISK_WARNING ? absl::AsciiStrToUpper(RiskName(r))
+                               : RiskName(r);
 }
 
 // A prediction's summary under its section, with its risk.
-void AppendSummary(const std::string& summary, v1::Risk risk, std::string* out) {
+void AppendSummary(const std::string& summary, v1::Risk risk,
+                   std::string* out) {
   if (summary.empty()) return;
-  absl::StrAppend(out, "            ", summary, "  [risk ", RiskText(risk), "]\n");
+  absl::StrAppend(out, "            ", summary, "  [risk ", RiskText(risk),
+                  "]\n");
 }
 
 std::string Duration(double s) {
@@ -52,28 +56,25 @@ void AppendHost(const v1::HostSnapshot& s, std::string* out) {
   }
   absl::StrAppend(out, "\n");
   if (k.has_config_kasan()) {
-    absl::StrAppend(out, "Config      ", k.config_source(), ": KASAN ",
-                    k.config_kasan() ? (k.config_kasan_generic() ? "generic"
-                                                                 : "on")
-                                     : "off",
-                    k.config_kasan_vmalloc() ? " +VMALLOC" : "",
-                    ", PAGE_OWNER ", k.config_page_owner() ? "on" : "off",
-                    ", FUNCTION_GRAPH_TRACER ",
-                    k.config_function_graph_tracer() ? "on" : "off",
-                    ", FPROBE ", k.config_fprobe() ? "on" : "off", "\n");
+    absl::StrAppend(
+        out, "Config      ", k.config_source(), ": KASAN ",
+        k.config_kasan() ? (k.config_kasan_generic() ? "generic" : "on")
+                         : "off",
+        k.config_kasan_vmalloc() ? " +VMALLOC" : "", ", PAGE_OWNER ",
+        k.config_page_owner() ? "on" : "off", ", FUNCTION_GRAPH_TRACER ",
+        k.config_function_graph_tracer() ? "on" : "off", ", FPROBE ",
+        k.config_fprobe() ? "on" : "off", "\n");
   }
-  absl::StrAppend(out, "Threads     ",
-                  t.has_total() ? absl::StrCat(t.total()) : "unknown",
-                  t.has_running() ? absl::StrCat(" (", t.running(), " running)")
-                                  : "",
-                  t.has_forks_since_boot()
-                      ? absl::StrCat(", ", t.forks_since_boot(),
-                                     " forks since boot")
-                      : "",
-                  t.has_uptime_seconds()
-                      ? absl::StrCat(", up ", Duration(t.uptime_seconds()))
-                      : "",
-                  "\n");
+  absl::StrAppend(
+      out, "Threads     ", t.has_total() ? absl::StrCat(t.total()) : "unknown",
+      t.has_running() ? absl::StrCat(" (", t.running(), " running)") : "",
+      t.has_forks_since_boot()
+          ? absl::StrCat(", ", t.forks_since_boot(), " forks since boot")
+          : "",
+      t.has_uptime_seconds()
+          ? absl::StrCat(", up ", Duration(t.uptime_seconds()))
+          : "",
+      "\n");
   if (s.cpus().has_online()) {
     absl::StrAppend(out, "CPUs        ", s.cpus().online(), " online");
     if (s.cpus().has_model_name()) {
@@ -109,10 +110,10 @@ void AppendFgraph(const v1::FgraphState& fg, std::string* out) {
                       : "  [tracefs not mounted]",
                   "\n");
   for (const v1::FgraphUser& u : fg.users()) {
-    absl::StrAppend(out, "            user: ", FgraphUserName(u.kind()),
-                    u.where().empty() ? " (top level)"
-                                      : absl::StrCat(" (", u.where(), ")"),
-                    "\n");
+    absl::StrAppend(
+        out, "            user: ", FgraphUserName(u.kind()),
+        u.where().empty() ? " (top level)" : absl::StrCat(" (", u.where(), ")"),
+        "\n");
   }
   if (fg.has_null_threads_bound()) {
     absl::StrAppend(out, "            threads without a shadow stack <= ",
@@ -131,19 +132,19 @@ void AppendFgraph(const v1::FgraphState& fg, std::string* out) {
 
 void AppendAttachTable(const v1::Predictions& p, std::string* out) {
   absl::StrAppend(out, "\nFirst attach of each probe kind\n");
-  absl::StrAppend(out,
-                  absl::StrFormat("  %-32s %-6s %10s %8s %10s  %s\n",
-                                  "probe kind", "fgraph", "latency", "passes",
-                                  "walk", "risk"));
+  absl::StrAppend(
+      out, absl::StrFormat("  %-32s %-6s %10s %8s %10s  %s\n", "probe kind",
+                           "fgraph", "latency", "passes", "walk", "risk"));
   for (const v1::AttachPrediction& a : p.attach()) {
     absl::StrAppend(
-        out, absl::StrFormat(
-                  "  %-32s %-6s %10s %8d %10s  %s\n", ProbeKindLabel(a.probe_kind()),
-                  !a.uses_fgraph()            ? "no"
-                  : a.fgraph_already_active() ? "active"
-                                              : "yes",
-                  FormatSeconds(a.latency_seconds()), a.passes(),
-                  FormatSeconds(a.walk_seconds()), RiskText(a.risk())));
+        out,
+        absl::StrFormat("  %-32s %-6s %10s %8d %10s  %s\n",
+                        ProbeKindLabel(a.probe_kind()),
+                        !a.uses_fgraph()            ? "no"
+                        : a.fgraph_already_active() ? "active"
+                                                    : "yes",
+                        FormatSeconds(a.latency_seconds()), a.passes(),
+                        FormatSeconds(a.walk_seconds()), RiskText(a.risk())));
   }
   for (const v1::AttachPrediction& a : p.attach()) {
     if (a.probe_kind() == v1::PROBE_KIND_FUNCTION_GRAPH_TRACER ||
@@ -153,17 +154,17 @@ void AppendAttachTable(const v1::Predictions& p, std::string* out) {
   }
 }
 
-void AppendStackDepot(const v1::HostSnapshot& s, const v1::Predictions& p, std::string* out) {
+void AppendStackDepot(const v1::HostSnapshot& s, const v1::Predictions& p,
+                      std::string* out) {
   const v1::StackDepotStats& d = s.stackdepot();
   absl::StrAppend(out, "\nStack depot ");
   if (d.has_pools()) {
     absl::StrAppend(out, d.pools(), " of ",
-                    d.has_max_pools() ? absl::StrCat(d.max_pools())
-                                      : "unknown",
+                    d.has_max_pools() ? absl::StrCat(d.max_pools()) : "unknown",
                     " pools");
     if (d.has_max_pools() && d.max_pools() > 0) {
-      absl::StrAppend(out, absl::StrFormat(" (%.1f%%)", 100.0 * d.pools() /
-                                                             d.max_pools()));
+      absl::StrAppend(
+          out, absl::StrFormat(" (%.1f%%)", 100.0 * d.pools() / d.max_pools()));
     }
     if (d.has_persistent_count()) {
       absl::StrAppend(out, ", ", d.persistent_count(), " persistent records");
@@ -175,7 +176,8 @@ void AppendStackDepot(const v1::HostSnapshot& s, const v1::Predictions& p, std::
   AppendSummary(p.stack_depot().summary(), p.stack_depot().risk(), out);
 }
 
-void AppendVmapPurge(const v1::HostSnapshot& s, const v1::Predictions& p, std::string* out) {
+void AppendVmapPurge(const v1::HostSnapshot& s, const v1::Predictions& p,
+                     std::string* out) {
   const v1::VmallocState& v = s.vmalloc();
   absl::StrAppend(out, "vmap purge  ");
   if (v.has_unpurged_areas()) {
@@ -195,7 +197,8 @@ void AppendVmapPurge(const v1::HostSnapshot& s, const v1::Predictions& p, std::s
 // Worst risk, unknown inputs and the agent's own cycle.
 void AppendFooter(const v1::HostReport& r, std::string* out) {
   const v1::HostSnapshot& s = r.snapshot();
-  absl::StrAppend(out, "\nWorst risk  ", RiskText(r.predictions().worst_risk()), "\n");
+  absl::StrAppend(out, "\nWorst risk  ", RiskText(r.predictions().worst_risk()),
+                  "\n");
 
   if (s.unknown_size() > 0) {
     absl::StrAppend(out, "\nUnknown inputs (", s.unknown_size(), ")\n");
@@ -204,14 +207,13 @@ void AppendFooter(const v1::HostReport& r, std::string* out) {
     }
   }
   if (r.has_health()) {
-    absl::StrAppend(out, "\nCycle       ",
-                    FormatSeconds(r.health().cycle_seconds()), " wall, ",
-                    FormatSeconds(r.health().cycle_cpu_seconds()), " CPU",
-                    r.health().has_rss_bytes()
-                        ? absl::StrCat(", RSS ", r.health().rss_bytes() >> 10,
-                                       " KiB")
-                        : "",
-                    "\n");
+    absl::StrAppend(
+        out, "\nCycle       ", FormatSeconds(r.health().cycle_seconds()),
+        " wall, ", FormatSeconds(r.health().cycle_cpu_seconds()), " CPU",
+        r.health().has_rss_bytes()
+            ? absl::StrCat(", RSS ", r.health().rss_bytes() >> 10, " KiB")
+            : "",
+        "\n");
   }
 }
 

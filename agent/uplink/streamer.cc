@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/client_credentials.h"
 #include "common/grpc_code_name.h"
-#include "common/status.h"
 #include "common/proto_time.h"
+#include "common/status.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 
@@ -166,7 +166,8 @@ class Streamer::Impl {
           return stopping_ || stream_broken_ || wakes_ != wakes ||
                  progress_ != progress;
         };
-        mu_.AwaitWithTimeout(absl::Condition(&changed), absl::Milliseconds(200));
+        mu_.AwaitWithTimeout(absl::Condition(&changed),
+                             absl::Milliseconds(200));
         continue;
       }
       v1::HostReport report;
@@ -192,10 +193,10 @@ class Streamer::Impl {
     context_ = nullptr;
     if (stopping_) return;
     // Log each new kind of failure once, not once per retry.
-    std::string error =
-        status.ok() ? std::string("server closed the stream")
-                    : absl::StrCat(GrpcCodeName(status.error_code()), ": ",
-                                   status.error_message());
+    std::string error = status.ok()
+                            ? std::string("server closed the stream")
+                            : absl::StrCat(GrpcCodeName(status.error_code()),
+                                           ": ", status.error_message());
     if (error != last_error_) {
       std::cerr << "tracehealth-agent: stream to " << options_.server
                 << " ended: " << error << "; reconnecting with backoff\n";
@@ -262,8 +263,9 @@ absl::StatusOr<std::unique_ptr<Streamer>> Streamer::Create(
   if (options.server.empty()) {
     return absl::InvalidArgumentError("streamer: empty server address");
   }
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds = ClientCredentials(
-      {options.tls_ca, options.tls_cert, options.tls_key, options.tls_server_name});
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds =
+      ClientCredentials({options.tls_ca, options.tls_cert, options.tls_key,
+                         options.tls_server_name});
   if (!creds.ok()) return creds.status();
   if (!options.random) {
     auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());

@@ -12,19 +12,20 @@ namespace tracehealth {
 extern const char kBuiltinFeaturesYaml[];
 
 std::string FeatureRow::ToString() const {
-  std::string out = absl::StrCat(name, ": since ",
-                                  since ? since->Version() : std::string("never"));
+  std::string out = absl::StrCat(
+      name, ": since ", since ? since->Version() : std::string("never"));
   for (const KernelRelease& b : backports) {
     absl::StrAppend(&out, "; ", b.major, ".", b.minor, ".y from ", b.Version());
   }
   return out;
 }
 
-absl::StatusOr<FeatureRow> MakeFeatureRow(absl::string_view name, absl::string_view description,
-                                          absl::string_view since,
-                                          const std::vector<std::string>& backports) {
+absl::StatusOr<FeatureRow> MakeFeatureRow(
+    absl::string_view name, absl::string_view description,
+    absl::string_view since, const std::vector<std::string>& backports) {
   auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("feature table row ", name, ": ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat("feature table row ", name, ": ", why));
   };
   if (name.empty()) return bad("no name");
   FeatureRow row;
@@ -48,10 +49,12 @@ absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("feature table: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("feature table: ", e.what()));
   }
   if (!root.IsMap()) {
-    return absl::InvalidArgumentError("feature table: the document is not a map");
+    return absl::InvalidArgumentError(
+        "feature table: the document is not a map");
   }
   YAML::Node features = root["features"];
   if (!features || !features.IsMap()) {
@@ -63,7 +66,8 @@ absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
       const std::string name = entry.first.as<std::string>();
       const YAML::Node& body = entry.second;
       auto bad = [&](absl::string_view why) {
-        return absl::InvalidArgumentError(absl::StrCat("feature table row ", name, ": ", why));
+        return absl::InvalidArgumentError(
+            absl::StrCat("feature table row ", name, ": ", why));
       };
       if (!body.IsMap()) return bad("not a map");
       if (!body["since"]) return bad("missing `since`");
@@ -73,13 +77,15 @@ absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
         for (const auto& b : bp) backports.push_back(b.as<std::string>());
       }
       absl::StatusOr<FeatureRow> row = MakeFeatureRow(
-          name, body["description"] ? body["description"].as<std::string>() : "",
+          name,
+          body["description"] ? body["description"].as<std::string>() : "",
           body["since"].as<std::string>(), backports);
       if (!row.ok()) return row.status();
       table.rows_[name] = *std::move(row);
     }
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("feature table: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("feature table: ", e.what()));
   }
   return table;
 }
@@ -131,7 +137,8 @@ absl::StatusOr<FeatureAnswer> FeatureTable::Query(
     }
     if (!answer.present) why = "no";
   }
-  answer.row = absl::StrCat(row.ToString(), " -> ", release.Version(), ": ", why);
+  answer.row =
+      absl::StrCat(row.ToString(), " -> ", release.Version(), ": ", why);
   return answer;
 }
 

@@ -4,8 +4,8 @@
 
 namespace tracehealth {
 
-void AddInput(v1::Basis* basis, absl::string_view name,
-              absl::string_view value, v1::InputSource source) {
+void AddInput(v1::Basis* basis, absl::string_view name, absl::string_view value,
+              v1::InputSource source) {
   // Assigning into the (possibly reused) element's strings keeps their
   // capacity: a message refilled in place allocates nothing here.
   v1::BasisInput* input = basis->add_inputs();

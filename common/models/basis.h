@@ -18,8 +18,8 @@
 namespace tracehealth {
 
 // Appends an input `name` = `value` with its `source`.
-void AddInput(v1::Basis* basis, absl::string_view name,
-              absl::string_view value, v1::InputSource source);
+void AddInput(v1::Basis* basis, absl::string_view name, absl::string_view value,
+              v1::InputSource source);
 
 // Appends a constant with its unit and where the value comes from.
 void AddConstant(v1::Basis* basis, absl::string_view name, double value,

@@ -24,8 +24,10 @@ v1::HostSnapshot KasanHost() {
 TEST(ExplainTest, PredictionsWithoutProseAreAFractionOfTheBytes) {
   const v1::Predictions numbers = PredictAll(KasanHost());
   const v1::Predictions full = EvaluateAll(KasanHost());
-  for (const v1::AttachPrediction& a : numbers.attach()) EXPECT_FALSE(HasExplanation(a));
-  for (const v1::AttachPrediction& a : full.attach()) EXPECT_TRUE(HasExplanation(a));
+  for (const v1::AttachPrediction& a : numbers.attach())
+    EXPECT_FALSE(HasExplanation(a));
+  for (const v1::AttachPrediction& a : full.attach())
+    EXPECT_TRUE(HasExplanation(a));
   // The explanations are most of the bytes.
   EXPECT_LT(numbers.ByteSizeLong() * 3, full.ByteSizeLong())
       << numbers.ByteSizeLong() << " vs " << full.ByteSizeLong();
@@ -38,7 +40,8 @@ TEST(ExplainTest, ExplainingPredictionsGivesWhatEvaluateAllGives) {
   ExplainPredictions(s, {}, &p);
   EXPECT_EQ(p.SerializeAsString(), full.SerializeAsString());
 
-  v1::AttachPrediction one = PredictAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  v1::AttachPrediction one =
+      PredictAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   ExplainAttach(s, {}, &one);
   EXPECT_EQ(one.SerializeAsString(), full.attach(4).SerializeAsString());
 }

@@ -18,7 +18,6 @@
 #include <optional>
 
 #include "google/protobuf/repeated_ptr_field.h"
-
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 

@@ -11,7 +11,8 @@
 namespace tracehealth::server {
 namespace {
 
-absl::Status CheckTimestamp(int64_t seconds, int32_t nanos, absl::string_view name) {
+absl::Status CheckTimestamp(int64_t seconds, int32_t nanos,
+                            absl::string_view name) {
   // 0001-01-01 .. 9999-12-31, like google.protobuf.Timestamp requires.
   if (seconds < -62135596800LL || seconds > 253402300799LL || nanos < 0 ||
       nanos > 999999999) {
@@ -22,8 +23,8 @@ absl::Status CheckTimestamp(int64_t seconds, int32_t nanos, absl::string_view na
 
 }  // namespace
 
-absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl::Time now,
-                            const ValidationLimits& limits) {
+absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
+                            absl::Time now, const ValidationLimits& limits) {
   // The whole encoding first: bytes that do not decode end the stream,
   // whatever else is wrong with them.
   WireLimits wire_limits;
@@ -31,26 +32,30 @@ absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl
   absl::Status st = CheckReportWire(wire, wire_limits);
   if (!st.ok()) return st;
   if (!IsValidHostId(head.host_id)) {
-    return absl::InvalidArgumentError("host_id: must match [A-Za-z0-9._-]{1,253}");
+    return absl::InvalidArgumentError(
+        "host_id: must match [A-Za-z0-9._-]{1,253}");
   }
   if (head.seq == 0) return absl::InvalidArgumentError("seq: must be > 0");
   if (head.seq > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return absl::InvalidArgumentError("seq: must be < 2^63");
   }
   if (wire.size() > limits.max_report_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("report is ", wire.size(),
-                                                   " bytes (at most ",
-                                                   limits.max_report_bytes, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("report is ", wire.size(), " bytes (at most ",
+                     limits.max_report_bytes, ")"));
   }
-  if (!head.has_observed_at) return absl::InvalidArgumentError("observed_at: missing");
-  st = CheckTimestamp(head.observed_at_seconds, head.observed_at_nanos, "observed_at");
+  if (!head.has_observed_at)
+    return absl::InvalidArgumentError("observed_at: missing");
+  st = CheckTimestamp(head.observed_at_seconds, head.observed_at_nanos,
+                      "observed_at");
   if (!st.ok()) return st;
   absl::Time observed = absl::FromUnixSeconds(head.observed_at_seconds) +
                         absl::Nanoseconds(head.observed_at_nanos);
   if (observed > now + limits.max_clock_skew) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "observed_at: ", absl::FormatDuration(observed - now),
-        " in the future (at most ", absl::FormatDuration(limits.max_clock_skew), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("observed_at: ", absl::FormatDuration(observed - now),
+                     " in the future (at most ",
+                     absl::FormatDuration(limits.max_clock_skew), ")"));
   }
   if (head.agent_version.size() > limits.max_version_bytes ||
       head.model_version.size() > limits.max_version_bytes) {
@@ -73,14 +78,15 @@ absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl
   }
   for (const auto& [k, v] : head.labels) {
     if (k.size() > limits.max_label_key_bytes || !IsValidLabelKey(k)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "labels: invalid key \"", k.substr(0, 64),
-          "\" (must match [A-Za-z_][A-Za-z0-9_]*, at most ",
-          limits.max_label_key_bytes, " bytes)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("labels: invalid key \"", k.substr(0, 64),
+                       "\" (must match [A-Za-z_][A-Za-z0-9_]*, at most ",
+                       limits.max_label_key_bytes, " bytes)"));
     }
     if (v.size() > limits.max_label_value_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", k, "]: value longer than ", limits.max_label_value_bytes, " bytes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("labels[", k, "]: value longer than ",
+                       limits.max_label_value_bytes, " bytes"));
     }
   }
   return absl::OkStatus();

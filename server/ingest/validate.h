@@ -30,15 +30,15 @@ struct ValidationLimits {
 };
 
 // OK, or InvalidArgument naming the first problem found: host_id charset or
-// length (IsValidHostId), seq 0 (or above 2^63-1), observed_at missing/out of range/too far
-// in the future, too many or oversized labels, version strings too long,
-// a non-finite number anywhere, a negative number where only >= 0 makes
-// sense, oversized repeated fields or report, feature_table_override rows
+// length (IsValidHostId), seq 0 (or above 2^63-1), observed_at missing/out of
+// range/too far in the future, too many or oversized labels, version strings
+// too long, a non-finite number anywhere, a negative number where only >= 0
+// makes sense, oversized repeated fields or report, feature_table_override rows
 // that do not parse (FeatureTableFromOverride). DataLoss when `wire` does not
 // decode as a HostReport (see CheckReportWire). `head` must be
 // DecodeReportHead(wire).
-absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl::Time now,
-                            const ValidationLimits& limits);
+absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
+                            absl::Time now, const ValidationLimits& limits);
 
 }  // namespace tracehealth::server
 

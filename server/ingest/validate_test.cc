@@ -27,7 +27,8 @@ v1::HostReport Good() {
   auto* a = r.mutable_predictions()->add_attach();
   a->set_latency_seconds(7.3);
   a->mutable_basis()->set_confidence(0.9);
-  r.mutable_predictions()->mutable_stack_depot()->set_growth_pools_per_second(-0.5);
+  r.mutable_predictions()->mutable_stack_depot()->set_growth_pools_per_second(
+      -0.5);
   return r;
 }
 
@@ -50,19 +51,21 @@ TEST(ValidateTest, AcceptsAGoodReport) {
 // The rule itself is common/host_identity.h's (tested there); reports are
 // held to it.
 TEST(ValidateTest, HostIdCharsetAndLength) {
-  for (const std::string& id : {std::string("a"), std::string(253, 'x'), std::string(".a")}) {
+  for (const std::string& id :
+       {std::string("a"), std::string(253, 'x'), std::string(".a")}) {
     v1::HostReport r = Good();
     r.set_host_id(id);
     EXPECT_TRUE(Check(r).ok()) << id;
   }
   for (const std::string& id :
-       {std::string(""), std::string(254, 'x'), std::string("."), std::string(".."),
-        std::string("a b"), std::string("a/b")}) {
+       {std::string(""), std::string(254, 'x'), std::string("."),
+        std::string(".."), std::string("a b"), std::string("a/b")}) {
     v1::HostReport r = Good();
     r.set_host_id(id);
     absl::Status st = Check(r);
     EXPECT_TRUE(absl::IsInvalidArgument(st)) << id << ": " << st;
-    EXPECT_NE(st.message().find("host_id"), std::string::npos) << id << ": " << st;
+    EXPECT_NE(st.message().find("host_id"), std::string::npos)
+        << id << ": " << st;
   }
 }
 
@@ -81,41 +84,61 @@ TEST(ValidateTest, RejectsBadInputs) {
       {"seq zero", [](auto& r) { r.set_seq(0); }, "seq"},
       {"seq huge", [](auto& r) { r.set_seq(~0ULL); }, "seq"},
       {"no observed_at", [](auto& r) { r.clear_observed_at(); }, "observed_at"},
-      {"future", [](auto& r) { r.mutable_observed_at()->set_seconds(1800000000 + 7200); },
+      {"future",
+       [](auto& r) { r.mutable_observed_at()->set_seconds(1800000000 + 7200); },
        "future"},
-      {"bad nanos", [](auto& r) { r.mutable_observed_at()->set_nanos(-1); }, "observed_at"},
-      {"ts range", [](auto& r) { r.mutable_observed_at()->set_seconds(-99999999999LL); },
+      {"bad nanos", [](auto& r) { r.mutable_observed_at()->set_nanos(-1); },
        "observed_at"},
-      {"label key charset", [](auto& r) { (*r.mutable_labels())["bad-key"] = "x"; }, "labels"},
-      {"label key digit", [](auto& r) { (*r.mutable_labels())["1abc"] = "x"; }, "labels"},
+      {"ts range",
+       [](auto& r) { r.mutable_observed_at()->set_seconds(-99999999999LL); },
+       "observed_at"},
+      {"label key charset",
+       [](auto& r) { (*r.mutable_labels())["bad-key"] = "x"; }, "labels"},
+      {"label key digit", [](auto& r) { (*r.mutable_labels())["1abc"] = "x"; },
+       "labels"},
       {"label value long",
-       [](auto& r) { (*r.mutable_labels())["k"] = std::string(256, 'v'); }, "labels[k]"},
+       [](auto& r) { (*r.mutable_labels())["k"] = std::string(256, 'v'); },
+       "labels[k]"},
       {"too many labels",
        [](auto& r) {
-         for (int i = 0; i < 65; ++i) (*r.mutable_labels())["k" + std::to_string(i)] = "v";
+         for (int i = 0; i < 65; ++i)
+           (*r.mutable_labels())["k" + std::to_string(i)] = "v";
        },
        "labels"},
-      {"version long", [](auto& r) { r.set_agent_version(std::string(200, 'v')); },
+      {"version long",
+       [](auto& r) { r.set_agent_version(std::string(200, 'v')); },
        "agent_version"},
-      {"nan interval", [=](auto& r) { r.set_interval_seconds(kNan); }, "interval_seconds"},
-      {"negative interval", [](auto& r) { r.set_interval_seconds(-1); }, "interval_seconds"},
+      {"nan interval", [=](auto& r) { r.set_interval_seconds(kNan); },
+       "interval_seconds"},
+      {"negative interval", [](auto& r) { r.set_interval_seconds(-1); },
+       "interval_seconds"},
       {"inf latency",
-       [=](auto& r) { r.mutable_predictions()->mutable_attach(0)->set_latency_seconds(kInf); },
+       [=](auto& r) {
+         r.mutable_predictions()->mutable_attach(0)->set_latency_seconds(kInf);
+       },
        "predictions.attach.latency_seconds"},
       {"negative uptime",
-       [](auto& r) { r.mutable_snapshot()->mutable_threads()->set_uptime_seconds(-3); },
+       [](auto& r) {
+         r.mutable_snapshot()->mutable_threads()->set_uptime_seconds(-3);
+       },
        "snapshot.threads.uptime_seconds"},
       {"nan confidence",
        [=](auto& r) {
-         r.mutable_predictions()->mutable_attach(0)->mutable_basis()->set_confidence(kNan);
+         r.mutable_predictions()
+             ->mutable_attach(0)
+             ->mutable_basis()
+             ->set_confidence(kNan);
        },
        "confidence"},
       {"nan growth",
        [=](auto& r) {
-         r.mutable_predictions()->mutable_stack_depot()->set_growth_pools_per_second(kNan);
+         r.mutable_predictions()
+             ->mutable_stack_depot()
+             ->set_growth_pools_per_second(kNan);
        },
        "growth_pools_per_second"},
-      {"nan health", [=](auto& r) { r.mutable_health()->set_cycle_seconds(kNan); },
+      {"nan health",
+       [=](auto& r) { r.mutable_health()->set_cycle_seconds(kNan); },
        "health.cycle_seconds"},
       {"override row release",
        [](auto& r) {
@@ -126,11 +149,14 @@ TEST(ValidateTest, RejectsBadInputs) {
        },
        "feature_table_override: feature table row kasan_flush_combined"},
       {"override row name",
-       [](auto& r) { r.mutable_feature_table_override()->add_rows()->set_since("never"); },
+       [](auto& r) {
+         r.mutable_feature_table_override()->add_rows()->set_since("never");
+       },
        "no name"},
       {"too many users",
        [](auto& r) {
-         for (int i = 0; i < 4097; ++i) r.mutable_snapshot()->mutable_fgraph()->add_users();
+         for (int i = 0; i < 4097; ++i)
+           r.mutable_snapshot()->mutable_fgraph()->add_users();
        },
        "users"},
   };
@@ -183,8 +209,8 @@ TEST(ValidateTest, LabelCountIncludesRepeatedKeys) {
   ASSERT_TRUE(CheckWire(wire, limits).ok());
   v1::HostReport again;
   (*again.mutable_labels())["role"] = "web";
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      CheckWire(wire + again.SerializeAsString() + again.SerializeAsString(), limits)));
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckWire(
+      wire + again.SerializeAsString() + again.SerializeAsString(), limits)));
 }
 
 TEST(ValidateTest, AllowsSmallClockSkewAndOldReports) {

@@ -12,8 +12,8 @@
 #include "common/grpc_code_name.h"
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
-#include "common/proto_time.h"
 #include "common/models/explain.h"
+#include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
 #include "server/index/label_selector.h"
@@ -32,21 +32,25 @@ uint32_t Limit(uint32_t requested) {
 }
 
 v1::ProbeKind KindOrDefault(v1::ProbeKind k) {
-  return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN : k;
+  return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN
+                                         : k;
 }
 
 grpc::Status ToGrpc(const absl::Status& st) {
   if (st.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(st.code()), std::string(st.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(st.code()),
+                      std::string(st.message()));
 }
 
 // The models' options for the host that sent `r`: the feature table its
 // agent used (the report's override rows; ingest refused rows that do not
 // parse), kept in `*table`.
-ModelOptions HostModelOptions(const v1::HostReport& r, std::optional<FeatureTable>* table) {
+ModelOptions HostModelOptions(const v1::HostReport& r,
+                              std::optional<FeatureTable>* table) {
   ModelOptions options;
   if (!r.has_feature_table_override()) return options;
-  absl::StatusOr<FeatureTable> t = FeatureTableFromOverride(r.feature_table_override());
+  absl::StatusOr<FeatureTable> t =
+      FeatureTableFromOverride(r.feature_table_override());
   if (t.ok()) {
     table->emplace(*std::move(t));
     options.features = &**table;
@@ -68,7 +72,8 @@ struct HostInputs {
   ModelOptions options;
 };
 
-void MakeHostInputs(const v1::HostReport& r, const v1::WhatIf* what_if, HostInputs* in) {
+void MakeHostInputs(const v1::HostReport& r, const v1::WhatIf* what_if,
+                    HostInputs* in) {
   in->options = HostModelOptions(r, &in->table);
   in->snapshot = &r.snapshot();
   if (what_if == nullptr) return;
@@ -78,7 +83,8 @@ void MakeHostInputs(const v1::HostReport& r, const v1::WhatIf* what_if, HostInpu
 }
 
 // The stored prediction for `kind`, or nullptr.
-const v1::AttachPrediction* StoredAttach(const v1::HostReport& r, v1::ProbeKind kind) {
+const v1::AttachPrediction* StoredAttach(const v1::HostReport& r,
+                                         v1::ProbeKind kind) {
   for (const auto& a : r.predictions().attach()) {
     if (a.probe_kind() == kind) return &a;
   }
@@ -129,20 +135,24 @@ QueryService::QueryService(const HostIndex* index, AlertStore* storage,
 
 bool QueryService::IsStale(const HostEntry& e, absl::Time now) const {
   double interval = e.latest->interval_seconds();
-  absl::Duration iv = interval > 0 ? absl::Seconds(interval) : options_.default_interval;
+  absl::Duration iv =
+      interval > 0 ? absl::Seconds(interval) : options_.default_interval;
   return now - e.last_seen > iv * options_.stale_after_intervals;
 }
 
-grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
-                                           v1::PredictAttachResponse* resp) const {
+grpc::Status QueryService::DoPredictAttach(
+    const v1::PredictAttachRequest& req,
+    v1::PredictAttachResponse* resp) const {
   absl::Status wi = CheckWhatIf(req.what_if());
   if (!wi.ok()) return ToGrpc(wi);
   v1::ProbeKind kind = KindOrDefault(req.probe_kind());
   if (!v1::ProbeKind_IsValid(kind)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown probe_kind");
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "unknown probe_kind");
   }
   std::vector<HostEntry> hosts;
-  grpc::Status st = Resolve(*index_, req.hosts(), &hosts, resp->mutable_unknown_hosts());
+  grpc::Status st =
+      Resolve(*index_, req.hosts(), &hosts, resp->mutable_unknown_hosts());
   if (!st.ok()) return st;
   resp->set_matched_hosts(static_cast<uint32_t>(hosts.size()));
   const bool what_if = HasOverrides(req.what_if());
@@ -156,13 +166,15 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
   for (size_t i = 0; i < hosts.size(); ++i) {
     const HostEntry& e = hosts[i];
     const v1::AttachPrediction* stored = StoredAttach(*e.latest, kind);
-    if (!what_if && stored != nullptr && e.latest->model_version() == kModelVersion) {
+    if (!what_if && stored != nullptr &&
+        e.latest->model_version() == kModelVersion) {
       preds[i] = stored;
       continue;
     }
     HostInputs in;
     MakeHostInputs(*e.latest, changes, &in);
-    computed.push_back(::tracehealth::PredictAttach(*in.snapshot, kind, in.options));
+    computed.push_back(
+        ::tracehealth::PredictAttach(*in.snapshot, kind, in.options));
     preds[i] = nullptr;  // filled below: `computed` may still reallocate
   }
   for (size_t i = 0, c = 0; i < hosts.size(); ++i) {
@@ -172,7 +184,8 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   // Worst first: risk, then latency, then host id.
   auto worse = [&](size_t x, size_t y) {
-    if (preds[x]->risk() != preds[y]->risk()) return preds[x]->risk() > preds[y]->risk();
+    if (preds[x]->risk() != preds[y]->risk())
+      return preds[x]->risk() > preds[y]->risk();
     if (preds[x]->latency_seconds() != preds[y]->latency_seconds()) {
       return preds[x]->latency_seconds() > preds[y]->latency_seconds();
     }
@@ -210,7 +223,8 @@ v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
   if (r.snapshot().kernel().has_release()) {
     s.set_kernel_release(r.snapshot().kernel().release());
   }
-  if (r.snapshot().threads().has_total()) s.set_threads(r.snapshot().threads().total());
+  if (r.snapshot().threads().has_total())
+    s.set_threads(r.snapshot().threads().total());
   if (const v1::AttachPrediction* a = StoredAttach(r, kind)) {
     s.set_attach_latency_seconds(a->latency_seconds());
     s.set_attach_risk(a->risk());
@@ -237,7 +251,8 @@ grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
   resp->set_stale(IsStale(*e, options_.now()));
   *resp->mutable_latest() = *e->latest;
   std::optional<FeatureTable> table;
-  ExplainPredictions(resp->latest().snapshot(), HostModelOptions(resp->latest(), &table),
+  ExplainPredictions(resp->latest().snapshot(),
+                     HostModelOptions(resp->latest(), &table),
                      resp->mutable_latest()->mutable_predictions());
   return grpc::Status::OK;
 }
@@ -258,7 +273,9 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
   std::function<bool(const v1::HostSummary&, const v1::HostSummary&)> less;
   switch (req.sort()) {
     case v1::HOST_SORT_HOST_ID:
-      less = [](const auto& a, const auto& b) { return a.host_id() < b.host_id(); };
+      less = [](const auto& a, const auto& b) {
+        return a.host_id() < b.host_id();
+      };
       break;
     case v1::HOST_SORT_LAST_SEEN:
       less = [](const auto& a, const auto& b) {
@@ -278,7 +295,8 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
       break;
     default:
       less = [](const auto& a, const auto& b) {
-        if (a.worst_risk() != b.worst_risk()) return a.worst_risk() > b.worst_risk();
+        if (a.worst_risk() != b.worst_risk())
+          return a.worst_risk() > b.worst_risk();
         if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
           return a.attach_latency_seconds() > b.attach_latency_seconds();
         }
@@ -303,8 +321,8 @@ grpc::Status QueryService::DoListAlerts(const v1::ListAlertsRequest& req,
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::DoFleetSummary(const v1::FleetSummaryRequest& req,
-                                          v1::FleetSummaryResponse* resp) const {
+grpc::Status QueryService::DoFleetSummary(
+    const v1::FleetSummaryRequest& req, v1::FleetSummaryResponse* resp) const {
   std::vector<HostEntry> hosts;
   grpc::Status st = Resolve(*index_, req.hosts(), &hosts, nullptr);
   if (!st.ok()) return st;
@@ -327,18 +345,19 @@ grpc::Status QueryService::DoFleetSummary(const v1::FleetSummaryRequest& req,
     c->set_risk(static_cast<v1::Risk>(r));
     c->set_hosts(by_risk[r]);
   }
-  size_t worst = std::min<size_t>(req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit),
-                                  rows.size());
-  std::partial_sort(rows.begin(), rows.begin() + worst, rows.end(),
-                    [](const auto& a, const auto& b) {
-                      if (a.worst_risk() != b.worst_risk()) {
-                        return a.worst_risk() > b.worst_risk();
-                      }
-                      if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
-                        return a.attach_latency_seconds() > b.attach_latency_seconds();
-                      }
-                      return a.host_id() < b.host_id();
-                    });
+  size_t worst = std::min<size_t>(
+      req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit), rows.size());
+  std::partial_sort(
+      rows.begin(), rows.begin() + worst, rows.end(),
+      [](const auto& a, const auto& b) {
+        if (a.worst_risk() != b.worst_risk()) {
+          return a.worst_risk() > b.worst_risk();
+        }
+        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
+          return a.attach_latency_seconds() > b.attach_latency_seconds();
+        }
+        return a.host_id() < b.host_id();
+      });
   for (size_t i = 0; i < worst; ++i) *resp->add_worst() = std::move(rows[i]);
   AlertFilter f;
   f.states = {v1::ALERT_STATE_FIRING};
@@ -354,7 +373,8 @@ grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
   const auto& md = ctx->client_metadata();
   auto it = md.find("authorization");
   if (it == md.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "bearer token required");
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "bearer token required");
   }
   std::string got(it->second.data(), it->second.size());
   std::string want = "Bearer " + options_.token;
@@ -364,14 +384,15 @@ grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
     diff |= static_cast<unsigned char>(want[i] ^ (i < got.size() ? got[i] : 0));
   }
   if (diff != 0) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid bearer token");
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "invalid bearer token");
   }
   return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* QueryService::Handle(grpc::CallbackServerContext* ctx,
-                                               const char* method,
-                                               const std::function<grpc::Status()>& fn) {
+grpc::ServerUnaryReactor* QueryService::Handle(
+    grpc::CallbackServerContext* ctx, const char* method,
+    const std::function<grpc::Status()>& fn) {
   absl::Time start = absl::Now();
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   grpc::Status st = Authorize(ctx);
@@ -384,34 +405,36 @@ grpc::ServerUnaryReactor* QueryService::Handle(grpc::CallbackServerContext* ctx,
   return reactor;
 }
 
-grpc::ServerUnaryReactor* QueryService::PredictAttach(grpc::CallbackServerContext* ctx,
-                                                      const v1::PredictAttachRequest* req,
-                                                      v1::PredictAttachResponse* resp) {
-  return Handle(ctx, "PredictAttach", [&] { return DoPredictAttach(*req, resp); });
+grpc::ServerUnaryReactor* QueryService::PredictAttach(
+    grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
+    v1::PredictAttachResponse* resp) {
+  return Handle(ctx, "PredictAttach",
+                [&] { return DoPredictAttach(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::GetHost(grpc::CallbackServerContext* ctx,
-                                                const v1::GetHostRequest* req,
-                                                v1::HostState* resp) {
+grpc::ServerUnaryReactor* QueryService::GetHost(
+    grpc::CallbackServerContext* ctx, const v1::GetHostRequest* req,
+    v1::HostState* resp) {
   return Handle(ctx, "GetHost", [&] { return DoGetHost(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::ListHosts(grpc::CallbackServerContext* ctx,
-                                                  const v1::ListHostsRequest* req,
-                                                  v1::ListHostsResponse* resp) {
+grpc::ServerUnaryReactor* QueryService::ListHosts(
+    grpc::CallbackServerContext* ctx, const v1::ListHostsRequest* req,
+    v1::ListHostsResponse* resp) {
   return Handle(ctx, "ListHosts", [&] { return DoListHosts(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::ListAlerts(grpc::CallbackServerContext* ctx,
-                                                   const v1::ListAlertsRequest* req,
-                                                   v1::ListAlertsResponse* resp) {
+grpc::ServerUnaryReactor* QueryService::ListAlerts(
+    grpc::CallbackServerContext* ctx, const v1::ListAlertsRequest* req,
+    v1::ListAlertsResponse* resp) {
   return Handle(ctx, "ListAlerts", [&] { return DoListAlerts(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::FleetSummary(grpc::CallbackServerContext* ctx,
-                                                     const v1::FleetSummaryRequest* req,
-                                                     v1::FleetSummaryResponse* resp) {
-  return Handle(ctx, "FleetSummary", [&] { return DoFleetSummary(*req, resp); });
+grpc::ServerUnaryReactor* QueryService::FleetSummary(
+    grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
+    v1::FleetSummaryResponse* resp) {
+  return Handle(ctx, "FleetSummary",
+                [&] { return DoFleetSummary(*req, resp); });
 }
 
 }  // namespace tracehealth::server

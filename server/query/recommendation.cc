@@ -23,30 +23,39 @@ const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
 std::string Recommend(const v1::AttachPrediction& p) {
   std::string latency = FormatSeconds(p.latency_seconds());
   if (!p.uses_fgraph()) {
-    return absl::StrCat("safe to attach: this probe kind does not use fgraph on this "
-                        "kernel (about ", latency, ")");
+    return absl::StrCat(
+        "safe to attach: this probe kind does not use fgraph on this "
+        "kernel (about ",
+        latency, ")");
   }
   if (p.fgraph_already_active()) {
-    return absl::StrCat("safe to attach: fgraph is already active, no shadow-stack "
-                        "walk (about ", latency, ")");
+    return absl::StrCat(
+        "safe to attach: fgraph is already active, no shadow-stack "
+        "walk (about ",
+        latency, ")");
   }
   const v1::ThresholdCheck* worst = WorstCheck(p);
   switch (p.risk()) {
     case v1::RISK_STALL:
       return absl::StrCat(
           "do not attach now: ", latency, " without yielding crosses the ",
-          worst != nullptr ? CheckKindAdjective(worst->kind()) : "stall", " threshold",
-          worst != nullptr ? absl::StrCat(" (", FormatSeconds(worst->threshold()), ")")
-                           : "",
-          worst != nullptr && worst->panics() ? " and the host panics on it" : "",
-          "; attach while another fgraph user is active, or on a preemptible kernel");
+          worst != nullptr ? CheckKindAdjective(worst->kind()) : "stall",
+          " threshold",
+          worst != nullptr
+              ? absl::StrCat(" (", FormatSeconds(worst->threshold()), ")")
+              : "",
+          worst != nullptr && worst->panics() ? " and the host panics on it"
+                                              : "",
+          "; attach while another fgraph user is active, or on a preemptible "
+          "kernel");
     case v1::RISK_WARNING:
       return absl::StrCat(
           "attach with care, outside peak: ", latency, " is within 2x of the ",
-          worst != nullptr ? CheckKindAdjective(worst->kind()) : "stall", " threshold");
+          worst != nullptr ? CheckKindAdjective(worst->kind()) : "stall",
+          " threshold");
     case v1::RISK_LATENCY:
-      return absl::StrCat("attach outside peak: the attaching call blocks for ", latency,
-                          ", latency only");
+      return absl::StrCat("attach outside peak: the attaching call blocks for ",
+                          latency, ", latency only");
     case v1::RISK_NONE:
       return absl::StrCat("safe to attach: ", latency);
     default:

@@ -26,7 +26,8 @@ struct ReportHead {
   absl::string_view agent_version;
   absl::string_view model_version;
   // Label entries in wire order (a key may repeat; the last one wins).
-  absl::InlinedVector<std::pair<absl::string_view, absl::string_view>, 4> labels;
+  absl::InlinedVector<std::pair<absl::string_view, absl::string_view>, 4>
+      labels;
   uint64_t seq = 0;
   bool has_observed_at = false;
   int64_t observed_at_seconds = 0;

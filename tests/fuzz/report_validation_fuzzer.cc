@@ -8,8 +8,8 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "proto/tracehealth/v1/report.pb.h"
 #include "common/host_identity.h"
+#include "proto/tracehealth/v1/report.pb.h"
 #include "server/ingest/validate.h"
 #include "server/report/report_head.h"
 #include "tests/fuzz/fuzz_check.h"

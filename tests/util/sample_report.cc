@@ -66,7 +66,8 @@ v1::HostSnapshot SampleSnapshot(const SampleHost& host) {
   return s;
 }
 
-v1::HostReport SampleReport(const SampleHost& host, uint64_t seq, absl::Time observed_at) {
+v1::HostReport SampleReport(const SampleHost& host, uint64_t seq,
+                            absl::Time observed_at) {
   v1::HostReport r;
   r.set_host_id(host.host_id);
   r.set_seq(seq);
@@ -86,10 +87,11 @@ v1::HostReport SampleReport(const SampleHost& host, uint64_t seq, absl::Time obs
 }
 
 SampleHost FleetHost(int i) {
-  static const char* const kKernels[] = {"6.12.20", "6.16.3", "6.18.40", "6.19.2"};
-  static const v1::PreemptMode kModes[] = {v1::PREEMPT_MODE_NONE,
-                                           v1::PREEMPT_MODE_VOLUNTARY,
-                                           v1::PREEMPT_MODE_FULL, v1::PREEMPT_MODE_LAZY};
+  static const char* const kKernels[] = {"6.12.20", "6.16.3", "6.18.40",
+                                         "6.19.2"};
+  static const v1::PreemptMode kModes[] = {
+      v1::PREEMPT_MODE_NONE, v1::PREEMPT_MODE_VOLUNTARY, v1::PREEMPT_MODE_FULL,
+      v1::PREEMPT_MODE_LAZY};
   static const char* const kRoles[] = {"db", "web", "batch", "cache"};
   SampleHost h;
   h.host_id = absl::StrFormat("host-%06d", i);

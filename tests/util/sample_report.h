@@ -29,7 +29,8 @@ v1::HostSnapshot SampleSnapshot(const SampleHost& host);
 
 // A report as an agent sends it: SampleSnapshot + PredictAll (numbers, no
 // explanations: common/models/explain.h), labels role/rack, 30 s interval.
-v1::HostReport SampleReport(const SampleHost& host, uint64_t seq, absl::Time observed_at);
+v1::HostReport SampleReport(const SampleHost& host, uint64_t seq,
+                            absl::Time observed_at);
 
 // The `i`-th host of a synthetic fleet ("host-000042"), with threads, kernel,
 // preemption and role varied deterministically by `i`.

@@ -35,7 +35,7 @@ struct SeedRow {
 };
 
 constexpr SeedRow kSeedRows[] = {
-    {100000, 20, 32, 3126, 15.3},  {200000, 80, 32, 6253, 59.1},
+    {100000, 20, 32, 3126, 15.3},   {200000, 80, 32, 6253, 59.1},
     {400000, 80, 32, 12503, 227.8}, {100000, 20, 1024, 98, 0.44},
     {200000, 80, 1024, 196, 1.61},  {400000, 80, 1024, 391, 7.25},
 };
@@ -50,7 +50,8 @@ TEST(FgraphAttachTest, ReproducesSeed000TableWithOneCVisit) {
     options.sites = 0;
     v1::AttachPrediction p =
         PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
-    SCOPED_TRACE(::testing::Message() << row.harness_threads << " threads, B=" << row.batch);
+    SCOPED_TRACE(::testing::Message()
+                 << row.harness_threads << " threads, B=" << row.batch);
     EXPECT_TRUE(p.uses_fgraph());
     EXPECT_EQ(p.null_threads(), n);
     EXPECT_EQ(p.passes(), row.passes);
@@ -124,7 +125,8 @@ TEST(FgraphAttachTest, ProbeKindByKernelMatrix) {
       {"6.19", v1::PROBE_KIND_FENTRY_FEXIT, false},
   };
   for (const MatrixCase& c : cases) {
-    SCOPED_TRACE(::testing::Message() << c.release << " " << ProbeKindName(c.kind));
+    SCOPED_TRACE(::testing::Message()
+                 << c.release << " " << ProbeKindName(c.kind));
     v1::HostSnapshot s = Host(c.release, v1::PREEMPT_MODE_NONE, 400000);
     v1::AttachPrediction p = PredictFgraphAttach(s, c.kind, {});
     EXPECT_EQ(p.uses_fgraph(), c.uses_fgraph);
@@ -171,7 +173,8 @@ TEST(FgraphAttachTest, NullThreadsBoundFromSnapshot) {
   // V ~ N_total * N_null / (2B) + the empty pass's full walk.
   const double expected = 400000.0 * 3200 / 64 + 400000;
   EXPECT_NEAR(p.visits() / expected, 1.0, 0.03);
-  EXPECT_NEAR(p.longest_pass_seconds(), 400000 * FgraphConstants{}.c_visit, 1e-9);
+  EXPECT_NEAR(p.longest_pass_seconds(), 400000 * FgraphConstants{}.c_visit,
+              1e-9);
   EXPECT_LT(p.risk(), v1::RISK_WARNING);
 }
 
@@ -202,7 +205,8 @@ TEST(FgraphAttachTest, InverseSolvesTheQuadratic) {
     }
   }
   // 20 s at B = 32: about sqrt(20 * 64 / c_visit) threads.
-  EXPECT_NEAR(ThreadsForWalkSeconds(20, 32, c) / std::sqrt(20 * 64 / c.c_visit), 1.0, 0.01);
+  EXPECT_NEAR(ThreadsForWalkSeconds(20, 32, c) / std::sqrt(20 * 64 / c.c_visit),
+              1.0, 0.01);
   EXPECT_EQ(ThreadsForWalkSeconds(0, 32, c), 0);
 }
 
@@ -214,8 +218,9 @@ TEST(FgraphAttachTest, LatencyBudgetInverse) {
   v1::AttachPrediction p =
       PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
   ASSERT_TRUE(p.has_threads_at_latency_budget());
-  EXPECT_NEAR(WalkSecondsAllNull(p.threads_at_latency_budget(), 32, FgraphConstants{}),
-              1.0, 1e-6);
+  EXPECT_NEAR(
+      WalkSecondsAllNull(p.threads_at_latency_budget(), 32, FgraphConstants{}),
+      1.0, 1e-6);
   bool has_latency_check = false;
   for (const auto& check : p.checks()) {
     if (check.kind() == v1::ThresholdCheck::KIND_LATENCY) {
@@ -246,11 +251,13 @@ TEST(FgraphAttachTest, UnknownInputsAreExplicit) {
   bool assumed_null = false;
   s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 1000);
   p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
-  const KernelFeatures features = ResolveKernelFeatures(s.kernel(), FeatureTable::Builtin());
-  const AttachCase k = MakeAttachCase(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {},
-                                      MakeAttachContext(s, {}, features));
+  const KernelFeatures features =
+      ResolveKernelFeatures(s.kernel(), FeatureTable::Builtin());
+  const AttachCase k = MakeAttachCase(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER,
+                                      {}, MakeAttachContext(s, {}, features));
   for (const AttachInputs::Entry& e : k.inputs) {
-    if (e.id == AttachInput::kNullThreads) assumed_null = e.source == v1::INPUT_SOURCE_DEFAULT;
+    if (e.id == AttachInput::kNullThreads)
+      assumed_null = e.source == v1::INPUT_SOURCE_DEFAULT;
   }
   EXPECT_TRUE(assumed_null);
   EXPECT_EQ(p.risk(), v1::RISK_NONE);
@@ -267,26 +274,36 @@ TEST(FgraphAttachTest, ConfidenceCountsAssumedInputs) {
   s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(21);
   s.mutable_fgraph()->set_null_threads_bound(10);
   EXPECT_DOUBLE_EQ(
-      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {}).basis().confidence(), 1.0);
+      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
+          .basis()
+          .confidence(),
+      1.0);
   // Defaults: both thresholds and N_null: 1 - 0.1 - 0.1 - 0.1.
   s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 1000);
   EXPECT_DOUBLE_EQ(
-      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {}).basis().confidence(),
+      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
+          .basis()
+          .confidence(),
       1.0 - 0.1 - 0.1 - 0.1);
   // No release for an fprobe kind: the default sites (100), preemption
   // measured, thresholds and batch default, and the release unknown:
   // 1 - 4 * 0.1 - 0.3 with N_null default too, i.e. 5 defaults.
   s.mutable_kernel()->clear_release();
-  EXPECT_DOUBLE_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, {}).basis().confidence(),
+  EXPECT_DOUBLE_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, {})
+                       .basis()
+                       .confidence(),
                    1.0 - 0.1 - 0.1 - 0.1 - 0.1 - 0.1 - 0.3);
   // kretprobe: no walk, nothing assumed.
-  EXPECT_DOUBLE_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {}).basis().confidence(), 1.0);
+  EXPECT_DOUBLE_EQ(
+      PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {}).basis().confidence(),
+      1.0);
 }
 
 TEST(FgraphAttachTest, ConfigOffMakesKindUnavailable) {
   v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
   s.mutable_kernel()->set_config_fprobe(false);
-  v1::AttachPrediction p = PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {});
+  v1::AttachPrediction p =
+      PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {});
   EXPECT_FALSE(p.uses_fgraph());
   EXPECT_EQ(p.latency_seconds(), 0.0);
 }

@@ -11,8 +11,10 @@
 
 namespace tracehealth {
 
-absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(absl::string_view show_stacks) {
-  absl::StatusOr<std::vector<OwnerStack>> stacks = ParsePageOwnerStacks(show_stacks);
+absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(
+    absl::string_view show_stacks) {
+  absl::StatusOr<std::vector<OwnerStack>> stacks =
+      ParsePageOwnerStacks(show_stacks);
   if (!stacks.ok()) return stacks.status();
   FrameAddressMap addresses;
   std::vector<std::vector<uint64_t>> traces;
@@ -59,11 +61,13 @@ std::optional<double> GrowthPoolsPerSecond(
 
 std::optional<uint64_t> MaxPoolsFromCmdline(absl::string_view cmdline) {
   std::optional<uint64_t> out;
-  for (absl::string_view word : absl::StrSplit(cmdline, ' ', absl::SkipEmpty())) {
+  for (absl::string_view word :
+       absl::StrSplit(cmdline, ' ', absl::SkipEmpty())) {
     constexpr absl::string_view kKey = "stack_depot_max_pools=";
     if (word.substr(0, kKey.size()) != kKey) continue;
     uint64_t value = 0;
-    if (absl::SimpleAtoi(word.substr(kKey.size()), &value) && value > 0) out = value;
+    if (absl::SimpleAtoi(word.substr(kKey.size()), &value) && value > 0)
+      out = value;
   }
   return out;  // the last occurrence wins, as for the kernel's parser
 }
@@ -167,7 +171,8 @@ v1::Risk PoolRisk(const v1::StackDepotPrediction& p) {
 
 }  // namespace
 
-DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot, const KernelFeatures& features,
+DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
+                        const KernelFeatures& features,
                         std::optional<double> growth) {
   DepotCase k;
   const v1::KernelInfo& kernel = snapshot.kernel();
@@ -215,19 +220,22 @@ DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot, const KernelFeatures& 
 
 v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                            const ModelOptions& options) {
-  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), options);
+  const KernelFeatures features =
+      ResolveKernelFeatures(snapshot.kernel(), options);
   v1::StackDepotPrediction out;
   PredictStackDepot(snapshot, options, features, &out);
   return out;
 }
 
-void PredictStackDepot(const v1::HostSnapshot& snapshot, const ModelOptions& options,
-                       const KernelFeatures& features, v1::StackDepotPrediction* out_ptr) {
+void PredictStackDepot(const v1::HostSnapshot& snapshot,
+                       const ModelOptions& options,
+                       const KernelFeatures& features,
+                       v1::StackDepotPrediction* out_ptr) {
   (void)options;
   ResetKeepingBasis(out_ptr);
   v1::StackDepotPrediction& out = *out_ptr;
-  const DepotCase k =
-      MakeDepotCase(snapshot, features, GrowthPoolsPerSecond(snapshot.depot_history()));
+  const DepotCase k = MakeDepotCase(
+      snapshot, features, GrowthPoolsPerSecond(snapshot.depot_history()));
   out.set_applies(k.applies);
   // A hash-backend record: ALIGN(32 + 8 · frames, 16).
   out.set_hash_record_bytes(

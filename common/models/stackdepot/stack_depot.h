@@ -44,7 +44,8 @@ inline constexpr double kWarnBudgetRatio = 0.8;
 // mapped to synthetic addresses, see page_owner_stacks.h) and returns what
 // the agent reports in HostSnapshot.trie. Errors: the parser's
 // InvalidArgument for malformed text.
-absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(absl::string_view show_stacks);
+absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(
+    absl::string_view show_stacks);
 
 // Pools per second by least squares over `history` (needs two samples at
 // different times); unset otherwise.
@@ -95,7 +96,8 @@ struct DepotCase {
 // `growth` is GrowthPoolsPerSecond(snapshot.depot_history()), which the
 // caller has (the numbers compute it, the explanation reads it from the
 // prediction).
-DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot, const KernelFeatures& features,
+DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
+                        const KernelFeatures& features,
                         std::optional<double> growth);
 
 // The stack depot prediction's numbers (see evaluate.h): everything but the
@@ -104,8 +106,10 @@ v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                            const ModelOptions& options);
 // The same into `*out` (reset first, its basis memory kept), with the
 // snapshot's features resolved by the caller.
-void PredictStackDepot(const v1::HostSnapshot& snapshot, const ModelOptions& options,
-                       const KernelFeatures& features, v1::StackDepotPrediction* out);
+void PredictStackDepot(const v1::HostSnapshot& snapshot,
+                       const ModelOptions& options,
+                       const KernelFeatures& features,
+                       v1::StackDepotPrediction* out);
 
 }  // namespace tracehealth
 

@@ -134,10 +134,11 @@ void ExplainStackDepot(const v1::HostSnapshot& snapshot,
                        const KernelFeatures& features,
                        v1::StackDepotPrediction* p) {
   ClearExplanation(p);
-  const DepotCase k = MakeDepotCase(
-      snapshot, features,
-      p->has_growth_pools_per_second() ? std::optional<double>(p->growth_pools_per_second())
-                                       : std::nullopt);
+  const DepotCase k =
+      MakeDepotCase(snapshot, features,
+                    p->has_growth_pools_per_second()
+                        ? std::optional<double>(p->growth_pools_per_second())
+                        : std::nullopt);
   v1::Basis* basis = p->mutable_basis();
   AddInputs(snapshot, k, *p, basis);
   if (!k.applies) {

@@ -128,14 +128,17 @@ VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
 
 v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
                                          const ModelOptions& options) {
-  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), options);
+  const KernelFeatures features =
+      ResolveKernelFeatures(snapshot.kernel(), options);
   v1::VmapPurgePrediction out;
   PredictVmapPurge(snapshot, options, features, &out);
   return out;
 }
 
-void PredictVmapPurge(const v1::HostSnapshot& snapshot, const ModelOptions& options,
-                      const KernelFeatures& features, v1::VmapPurgePrediction* out_ptr) {
+void PredictVmapPurge(const v1::HostSnapshot& snapshot,
+                      const ModelOptions& options,
+                      const KernelFeatures& features,
+                      v1::VmapPurgePrediction* out_ptr) {
   (void)options;
   ResetKeepingBasis(out_ptr);
   v1::VmapPurgePrediction& out = *out_ptr;

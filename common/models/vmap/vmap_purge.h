@@ -98,8 +98,10 @@ v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
                                          const ModelOptions& options);
 // The same into `*out` (reset first, its basis memory kept), with the
 // snapshot's features resolved by the caller.
-void PredictVmapPurge(const v1::HostSnapshot& snapshot, const ModelOptions& options,
-                      const KernelFeatures& features, v1::VmapPurgePrediction* out);
+void PredictVmapPurge(const v1::HostSnapshot& snapshot,
+                      const ModelOptions& options,
+                      const KernelFeatures& features,
+                      v1::VmapPurgePrediction* out);
 
 }  // namespace tracehealth
 

@@ -51,7 +51,8 @@ TEST(VmapPurgeTest, StableBackportRow) {
 TEST(VmapPurgeTest, PerFlushGrowsWithCpus) {
   VmapConstants c;
   EXPECT_LT(PerFlushSeconds(8, false, c), PerFlushSeconds(256, false, c) / 20);
-  EXPECT_LT(PerFlushSeconds(256, true, c), PerFlushSeconds(256, false, c) / 100);
+  EXPECT_LT(PerFlushSeconds(256, true, c),
+            PerFlushSeconds(256, false, c) / 100);
 }
 
 TEST(VmapPurgeTest, InvlpgbHostsOn617) {

@@ -116,7 +116,7 @@ class DepotTrie {
     uint32_t offset = 0;  // into compact_ or full_
     uint32_t run = 0;
     bool compact = false;
-    uint32_t capacity = 0;  // child array slots (accounting)
+    uint32_t capacity = 0;        // child array slots (accounting)
     std::vector<Child> children;  // sorted by first_frame
   };
   static constexpr uint32_t kRoot = 0;

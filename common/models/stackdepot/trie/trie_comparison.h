@@ -24,8 +24,9 @@ struct TrieComparison {
 
 // Inserts `traces` into a DepotTrie and accounts each distinct record at
 // its hash-backend size (persistent records are sized to their frames).
-TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& traces,
-                                   const DepotTrieOptions& options = {});
+TrieComparison CompareTrieWithHash(
+    const std::vector<std::vector<uint64_t>>& traces,
+    const DepotTrieOptions& options = {});
 
 }  // namespace tracehealth
 
