@@ -43,7 +43,8 @@ class QueryService final : public v1::FleetQuery::CallbackService {
 
   grpc::Status DoPredictAttach(const v1::PredictAttachRequest& req,
                                v1::PredictAttachResponse* resp) const;
-  grpc::Status DoGetHost(const v1::GetHostRequest& req, v1::HostState* resp) const;
+  grpc::Status DoGetHost(const v1::GetHostRequest& req,
+                         v1::HostState* resp) const;
   grpc::Status DoListHosts(const v1::ListHostsRequest& req,
                            v1::ListHostsResponse* resp) const;
   grpc::Status DoListAlerts(const v1::ListAlertsRequest& req,
@@ -55,9 +56,9 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   grpc::Status DoGetHostHistory(const v1::GetHostHistoryRequest& req,
                                 v1::GetHostHistoryResponse* resp) const;
 
-  grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
-                                          const v1::PredictAttachRequest* req,
-                                          v1::PredictAttachResponse* resp) override;
+  grpc::ServerUnaryReactor* PredictAttach(
+      grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
+      v1::PredictAttachResponse* resp) override;
   grpc::ServerUnaryReactor* GetHost(grpc::CallbackServerContext* ctx,
                                     const v1::GetHostRequest* req,
                                     v1::HostState* resp) override;
