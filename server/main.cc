@@ -59,7 +59,8 @@ ABSL_FLAG(absl::Duration, http_request_timeout,
           "connection or of the previous response");
 ABSL_FLAG(int32_t, http_max_connections, ServerConfig().http_max_connections,
           "HTTP connections at most; beyond, new ones are closed at once");
-ABSL_FLAG(int64_t, http_max_request_bytes, ServerConfig().http_max_request_bytes,
+ABSL_FLAG(int64_t, http_max_request_bytes,
+          ServerConfig().http_max_request_bytes,
           "Largest HTTP request body (413 beyond)");
 ABSL_FLAG(int64_t, max_message_bytes, ServerConfig().max_message_bytes,
           "Largest gRPC message accepted");

@@ -208,9 +208,10 @@ absl::Status Server::StartHttp(const std::string& token) {
     absl::StatusOr<std::string> cert = ReadWholeFile(config_.http_tls_cert);
     absl::StatusOr<std::string> key = ReadWholeFile(config_.http_tls_key);
     if (!cert.ok() || !key.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("HTTP TLS: cannot read ", !cert.ok() ? "--http_tls_cert " : "--http_tls_key ",
-                       !cert.ok() ? config_.http_tls_cert : config_.http_tls_key));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "HTTP TLS: cannot read ",
+          !cert.ok() ? "--http_tls_cert " : "--http_tls_key ",
+          !cert.ok() ? config_.http_tls_cert : config_.http_tls_key));
     }
     hopts.tls_cert_pem = *std::move(cert);
     hopts.tls_key_pem = *std::move(key);

@@ -236,7 +236,8 @@ v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
     s.set_pool_budget_ratio(r.predictions().stack_depot().budget_ratio());
   }
   s.set_purge_seconds(r.predictions().vmap_purge().purge_seconds());
-  if (std::optional<double> m = WorstMargin(r.predictions())) s.set_worst_margin(*m);
+  if (std::optional<double> m = WorstMargin(r.predictions()))
+    s.set_worst_margin(*m);
   return s;
 }
 
@@ -272,7 +273,8 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
   for (const HostEntry& e : hosts) {
     if (e.latest->predictions().worst_risk() < req.min_risk()) continue;
     if (!req.kernel_prefix().empty() &&
-        !absl::StartsWith(e.latest->snapshot().kernel().release(), req.kernel_prefix())) {
+        !absl::StartsWith(e.latest->snapshot().kernel().release(),
+                          req.kernel_prefix())) {
       continue;
     }
     if (req.has_stale() && IsStale(e, now) != req.stale()) continue;
@@ -304,8 +306,10 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
       break;
     case v1::HOST_SORT_MARGIN:
       less = [](const auto& a, const auto& b) {
-        if (a.has_worst_margin() != b.has_worst_margin()) return a.has_worst_margin();
-        if (a.worst_margin() != b.worst_margin()) return a.worst_margin() > b.worst_margin();
+        if (a.has_worst_margin() != b.has_worst_margin())
+          return a.has_worst_margin();
+        if (a.worst_margin() != b.worst_margin())
+          return a.worst_margin() > b.worst_margin();
         return a.host_id() < b.host_id();
       };
       break;
@@ -326,7 +330,9 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
       };
   }
   if (req.reverse()) {
-    less = [forward = std::move(less)](const auto& a, const auto& b) { return forward(b, a); };
+    less = [forward = std::move(less)](const auto& a, const auto& b) {
+      return forward(b, a);
+    };
   }
   const size_t first = std::min<size_t>(req.offset(), rows.size());
   const size_t end = std::min<size_t>(first + Limit(req.limit()), rows.size());
@@ -371,18 +377,19 @@ grpc::Status QueryService::DoFleetSummary(
     c->set_risk(static_cast<v1::Risk>(r));
     c->set_hosts(by_risk[r]);
   }
-  size_t worst = std::min<size_t>(req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit),
-                                  rows.size());
-  std::partial_sort(rows.begin(), rows.begin() + worst, rows.end(),
-                    [](const auto& a, const auto& b) {
-                      if (a.worst_risk() != b.worst_risk()) {
-                        return a.worst_risk() > b.worst_risk();
-                      }
-                      if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
-                        return a.attach_latency_seconds() > b.attach_latency_seconds();
-                      }
-                      return a.host_id() < b.host_id();
-                    });
+  size_t worst = std::min<size_t>(
+      req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit), rows.size());
+  std::partial_sort(
+      rows.begin(), rows.begin() + worst, rows.end(),
+      [](const auto& a, const auto& b) {
+        if (a.worst_risk() != b.worst_risk()) {
+          return a.worst_risk() > b.worst_risk();
+        }
+        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
+          return a.attach_latency_seconds() > b.attach_latency_seconds();
+        }
+        return a.host_id() < b.host_id();
+      });
   for (size_t i = 0; i < worst; ++i) *resp->add_worst() = rows[i];
   for (v1::MarginCell& cell :
        MarginStrip(std::move(rows), std::min(req.strip_cells(), kMaxLimit))) {
@@ -405,9 +412,11 @@ grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "bearer token required");
   }
-  if (!BearerTokenMatches(std::string_view(it->second.data(), it->second.size()),
-                          options_.token)) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid bearer token");
+  if (!BearerTokenMatches(
+          std::string_view(it->second.data(), it->second.size()),
+          options_.token)) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "invalid bearer token");
   }
   return grpc::Status::OK;
 }
@@ -452,16 +461,18 @@ grpc::ServerUnaryReactor* QueryService::ListAlerts(
   return Handle(ctx, "ListAlerts", [&] { return DoListAlerts(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::GetHostHistory(grpc::CallbackServerContext* ctx,
-                                                       const v1::GetHostHistoryRequest* req,
-                                                       v1::GetHostHistoryResponse* resp) {
-  return Handle(ctx, "GetHostHistory", [&] { return DoGetHostHistory(*req, resp); });
+grpc::ServerUnaryReactor* QueryService::GetHostHistory(
+    grpc::CallbackServerContext* ctx, const v1::GetHostHistoryRequest* req,
+    v1::GetHostHistoryResponse* resp) {
+  return Handle(ctx, "GetHostHistory",
+                [&] { return DoGetHostHistory(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::FleetSummary(grpc::CallbackServerContext* ctx,
-                                                     const v1::FleetSummaryRequest* req,
-                                                     v1::FleetSummaryResponse* resp) {
-  return Handle(ctx, "FleetSummary", [&] { return DoFleetSummary(*req, resp); });
+grpc::ServerUnaryReactor* QueryService::FleetSummary(
+    grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
+    v1::FleetSummaryResponse* resp) {
+  return Handle(ctx, "FleetSummary",
+                [&] { return DoFleetSummary(*req, resp); });
 }
 
 }  // namespace tracehealth::server

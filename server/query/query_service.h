@@ -68,12 +68,12 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   grpc::ServerUnaryReactor* ListAlerts(grpc::CallbackServerContext* ctx,
                                        const v1::ListAlertsRequest* req,
                                        v1::ListAlertsResponse* resp) override;
-  grpc::ServerUnaryReactor* FleetSummary(grpc::CallbackServerContext* ctx,
-                                         const v1::FleetSummaryRequest* req,
-                                         v1::FleetSummaryResponse* resp) override;
-  grpc::ServerUnaryReactor* GetHostHistory(grpc::CallbackServerContext* ctx,
-                                           const v1::GetHostHistoryRequest* req,
-                                           v1::GetHostHistoryResponse* resp) override;
+  grpc::ServerUnaryReactor* FleetSummary(
+      grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
+      v1::FleetSummaryResponse* resp) override;
+  grpc::ServerUnaryReactor* GetHostHistory(
+      grpc::CallbackServerContext* ctx, const v1::GetHostHistoryRequest* req,
+      v1::GetHostHistoryResponse* resp) override;
 
  private:
   grpc::ServerUnaryReactor* Handle(grpc::CallbackServerContext* ctx,

@@ -31,7 +31,8 @@ class QueryServiceTest : public ::testing::Test {
     QueryOptions opts;
     opts.now = [this] { return now_; };
     opts.history = storage_.get();
-    service_ = std::make_unique<QueryService>(&index_, storage_.get(), nullptr, opts);
+    service_ =
+        std::make_unique<QueryService>(&index_, storage_.get(), nullptr, opts);
   }
 
   absl::Time now_;
@@ -170,16 +171,21 @@ TEST_F(QueryServiceTest, ListHostsPagesFiltersAndSortsEitherWay) {
             })),
             (V{"h0", "h1"}));
   // The walk's margin grows with the thread count on these PREEMPT_NONE hosts.
-  v1::ListHostsResponse by_margin = list([](auto& r) { r.set_sort(v1::HOST_SORT_MARGIN); });
+  v1::ListHostsResponse by_margin =
+      list([](auto& r) { r.set_sort(v1::HOST_SORT_MARGIN); });
   EXPECT_EQ(Ids(by_margin), (V{"h5", "h4", "h3", "h2", "h1", "h0"}));
-  for (const auto& h : by_margin.hosts()) EXPECT_TRUE(h.has_worst_margin()) << h.host_id();
-  EXPECT_GT(by_margin.hosts(0).worst_margin(), by_margin.hosts(5).worst_margin());
+  for (const auto& h : by_margin.hosts())
+    EXPECT_TRUE(h.has_worst_margin()) << h.host_id();
+  EXPECT_GT(by_margin.hosts(0).worst_margin(),
+            by_margin.hosts(5).worst_margin());
   // h0 reported an hour ago: the only stale one.
   EXPECT_EQ(Ids(list([](auto& r) { r.set_stale(true); })), (V{"h0"}));
   EXPECT_EQ(list([](auto& r) { r.set_stale(false); }).matched_hosts(), 5u);
   // Every host runs 6.16.3.
-  EXPECT_EQ(list([](auto& r) { r.set_kernel_prefix("6.16."); }).matched_hosts(), 6u);
-  EXPECT_EQ(list([](auto& r) { r.set_kernel_prefix("6.16.4"); }).matched_hosts(), 0u);
+  EXPECT_EQ(list([](auto& r) { r.set_kernel_prefix("6.16."); }).matched_hosts(),
+            6u);
+  EXPECT_EQ(
+      list([](auto& r) { r.set_kernel_prefix("6.16.4"); }).matched_hosts(), 0u);
   EXPECT_EQ(list([](auto& r) {
               r.set_kernel_prefix("6.16");
               r.mutable_hosts()->set_labels("role=db");
@@ -198,7 +204,8 @@ TEST_F(QueryServiceTest, FleetSummaryDrawsEveryHostInTheMarginStrip) {
   EXPECT_EQ(resp.margin_strip(1).first_host_id(), "h3");
   EXPECT_EQ(resp.margin_strip(2).first_host_id(), "h1");
   for (const auto& c : resp.margin_strip()) EXPECT_EQ(c.hosts(), 2u);
-  EXPECT_GE(resp.margin_strip(0).min_margin(), resp.margin_strip(1).max_margin());
+  EXPECT_GE(resp.margin_strip(0).min_margin(),
+            resp.margin_strip(1).max_margin());
   // Not asked for: none.
   v1::FleetSummaryResponse plain;
   ASSERT_TRUE(service_->DoFleetSummary({}, &plain).ok());
@@ -206,7 +213,8 @@ TEST_F(QueryServiceTest, FleetSummaryDrawsEveryHostInTheMarginStrip) {
 }
 
 TEST_F(QueryServiceTest, HostHistoryGivesTheStoredReportsOfTheWindow) {
-  // h1's seqs 1..5 observed 50, 40, 30, 20 and 10 s ago, 1000 more threads each.
+  // h1's seqs 1..5 observed 50, 40, 30, 20 and 10 s ago, 1000 more threads
+  // each.
   std::vector<ReportRow> rows;
   std::vector<v1::HostReport> reports;
   for (int seq = 1; seq <= 5; ++seq) {
@@ -244,10 +252,13 @@ TEST_F(QueryServiceTest, HostHistoryGivesTheStoredReportsOfTheWindow) {
     EXPECT_EQ(p.seq(), static_cast<uint64_t>(i + 2));
     EXPECT_EQ(p.threads(), 100000u + 1000u * (i + 2));
     EXPECT_EQ(p.purge_seconds(), 2.5 * (i + 2));
-    EXPECT_EQ(p.observed_at().seconds(), absl::ToUnixSeconds(now_) - 40 + 10 * i);
+    EXPECT_EQ(p.observed_at().seconds(),
+              absl::ToUnixSeconds(now_) - 40 + 10 * i);
     // The stored function_graph prediction (attach[0]: ProbeKind order).
-    ASSERT_EQ(r.predictions().attach(0).probe_kind(), v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
-    EXPECT_EQ(p.attach_latency_seconds(), r.predictions().attach(0).latency_seconds());
+    ASSERT_EQ(r.predictions().attach(0).probe_kind(),
+              v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+    EXPECT_EQ(p.attach_latency_seconds(),
+              r.predictions().attach(0).latency_seconds());
   }
   // Two points of four: every second one, from the oldest.
   req.set_max_points(2);

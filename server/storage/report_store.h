@@ -98,9 +98,9 @@ class ReportStore {
   // most max_rows rows, the oldest always among them. An unknown host or an
   // empty window gives no rows (not an error). InvalidArgument when
   // max_rows is 0.
-  virtual absl::StatusOr<HistoryRows> ReadHostHistory(const std::string& host_id,
-                                                      int64_t from_ns, int64_t to_ns,
-                                                      size_t max_rows) = 0;
+  virtual absl::StatusOr<HistoryRows> ReadHostHistory(
+      const std::string& host_id, int64_t from_ns, int64_t to_ns,
+      size_t max_rows) = 0;
 
   // Bytes the store occupies on disk.
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;

@@ -223,7 +223,8 @@ TEST_P(ReportStoreConformance, HostHistoryIsTheWindowOldestFirst) {
   EXPECT_TRUE(store().ReadHostHistory("c", 0, 2000, 10)->rows.empty());
   EXPECT_TRUE(store().ReadHostHistory("a", 500, 500, 10)->rows.empty());
   EXPECT_TRUE(store().ReadHostHistory("a", 900, 100, 10)->rows.empty());
-  EXPECT_TRUE(absl::IsInvalidArgument(store().ReadHostHistory("a", 0, 2000, 0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      store().ReadHostHistory("a", 0, 2000, 0).status()));
 }
 
 TEST_P(ReportStoreConformance, HostHistoryKeepsEveryKthRowWhenThereAreMore) {
@@ -245,7 +246,8 @@ TEST_P(ReportStoreConformance, HostHistoryKeepsEveryKthRowWhenThereAreMore) {
       {1, {1}},                               // k = 10
   };
   for (const Case& c : cases) {
-    absl::StatusOr<HistoryRows> h = store().ReadHostHistory("a", 0, 2000, c.max_rows);
+    absl::StatusOr<HistoryRows> h =
+        store().ReadHostHistory("a", 0, 2000, c.max_rows);
     ASSERT_TRUE(h.ok()) << h.status();
     EXPECT_EQ(h->matched, 10);
     EXPECT_EQ(Seqs(*h), c.seqs) << "max_rows " << c.max_rows;

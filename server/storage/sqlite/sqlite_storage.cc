@@ -357,13 +357,12 @@ absl::StatusOr<std::string> SqliteStorage::GetReport(const std::string& host_id,
 absl::StatusOr<HistoryRows> SqliteStorage::ReadHostHistory(
     const std::string& host_id, int64_t from_ns, int64_t to_ns,
     size_t max_rows) {
-  if (max_rows == 0) return absl::InvalidArgumentError("max_rows must be at least 1");
+  if (max_rows == 0)
+    return absl::InvalidArgumentError("max_rows must be at least 1");
   absl::MutexLock lock(&read_mu_);
   // i numbers the window's rows from 0, n counts them; every k-th is kept
   // with k = ceil(n / max_rows).
-  TH_ASSIGN_OR_RETURN(
-      auto stmt,
-      SqliteStatement::Prepare(read_db_, R"sql(
+  TH_ASSIGN_OR_RETURN(auto stmt, SqliteStatement::Prepare(read_db_, R"sql(
 SELECT seq, observed_at_ns, received_at_ns, worst_risk, attach_latency_seconds,
        pool_budget_ratio, purge_seconds, report, n
 FROM (SELECT *, row_number() OVER (ORDER BY observed_at_ns, seq) - 1 AS i,
