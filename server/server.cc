@@ -1,10 +1,13 @@
 #include "server/server.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -78,6 +81,14 @@ std::string HostPart(const std::string& addr) {
 
 }  // namespace
 
+int DefaultMaxAgentStreams(uint64_t open_files, int http_max_connections) {
+  const int64_t reserved = 2 * static_cast<int64_t>(http_max_connections) + 256;
+  const int64_t left = static_cast<int64_t>(std::min<uint64_t>(
+                           open_files, std::numeric_limits<int>::max())) -
+                       reserved;
+  return static_cast<int>(std::max<int64_t>(16, left));
+}
+
 Server::Server(ServerConfig config) : Server(std::move(config), Env()) {}
 
 Server::Server(ServerConfig config, Env env)
@@ -97,7 +108,9 @@ absl::Status Server::Start() {
                             config_.tls_client_ca);
   if (!creds.ok()) return Annotate(creds.status(), "TLS");
   TH_RETURN_IF_ERROR(OpenStore());
-  TH_RETURN_IF_ERROR(StartAlerting());
+  TH_RETURN_IF_ERROR(MakeAlerting());
+  TH_RETURN_IF_ERROR(LoadIndex());
+  TH_RETURN_IF_ERROR(alerting_->Start());
   TH_RETURN_IF_ERROR(StartServing(*creds, token));
   Housekeeper::Options hopts;
   hopts.retention = config_.retention;
@@ -116,8 +129,13 @@ absl::Status Server::OpenStore() {
   TH_ASSIGN_OR_RETURN(
       storage_,
       SqliteStorage::Open(config_.data_dir + "/tracehealth.db", sopts));
+  return absl::OkStatus();
+}
+
+absl::Status Server::LoadIndex() {
   absl::Time load_start = absl::Now();
-  absl::Status loaded = index_.LoadFrom(*storage_);
+  absl::Status loaded = index_.LoadFrom(
+      *storage_, [this](const v1::HostReport& r) { alerting_->Remember(r); });
   if (absl::IsDataLoss(loaded)) {
     env_.log(absl::StrCat(loaded.ToString(), " (host skipped)"));
   } else if (!loaded.ok()) {
@@ -128,7 +146,7 @@ absl::Status Server::OpenStore() {
   return absl::OkStatus();
 }
 
-absl::Status Server::StartAlerting() {
+absl::Status Server::MakeAlerting() {
   std::vector<AlertRule> rules;
   if (!config_.alert_rules.empty()) {
     absl::StatusOr<std::string> yaml = ReadWholeFile(config_.alert_rules);
@@ -151,7 +169,6 @@ absl::Status Server::StartAlerting() {
   const size_t rule_count = rules.size();
   alerting_ = std::make_unique<Alerting>(std::move(rules), storage_.get(),
                                          &index_, aopts);
-  TH_RETURN_IF_ERROR(alerting_->Start());
   env_.log(
       absl::StrCat(rule_count, " alert rules",
                    aopts.alertmanager ? ", delivering to Alertmanager" : ""));
@@ -173,11 +190,22 @@ absl::Status Server::StartServing(
   iopts.require_client_identity = !config_.tls_client_ca.empty();
   iopts.host_reports_per_second = config_.host_report_rate;
   iopts.host_report_burst = config_.host_report_burst;
+  iopts.max_streams = config_.max_agent_streams;
+  if (iopts.max_streams <= 0) {
+    rlimit lim{};
+    const uint64_t files =
+        getrlimit(RLIMIT_NOFILE, &lim) == 0 ? lim.rlim_cur : 1024;
+    iopts.max_streams =
+        DefaultMaxAgentStreams(files, config_.http_max_connections);
+  }
+  env_.log(
+      absl::StrCat("serving at most ", iopts.max_streams, " agent streams"));
   ingest_ = std::make_unique<IngestService>(writer_.get(), &metrics_, iopts);
   QueryOptions qopts;
   qopts.token = query_token;
   qopts.stale_after_intervals = config_.stale_after_intervals;
-  qopts.history = storage_.get();
+  qopts.store = storage_.get();
+  qopts.scan_threads = config_.query_scan_threads;
   query_ =
       std::make_unique<QueryService>(&index_, storage_.get(), &metrics_, qopts);
 
@@ -194,6 +222,15 @@ absl::Status Server::StartServing(
   }
   grpc_address_ = absl::StrCat(HostPart(config_.listen), ":", grpc_port);
   return absl::OkStatus();
+}
+
+HostMetricsOptions Server::MetricsOptions() const {
+  HostMetricsOptions o;
+  o.stale_after_intervals = config_.stale_after_intervals;
+  o.host_min_risk = config_.metrics_host_min_risk;
+  o.max_hosts =
+      static_cast<size_t>(std::max<int64_t>(0, config_.metrics_max_hosts));
+  return o;
 }
 
 absl::Status Server::StartHttp(const std::string& token) {
@@ -216,10 +253,9 @@ absl::Status Server::StartHttp(const std::string& token) {
     hopts.tls_cert_pem = *std::move(cert);
     hopts.tls_key_pem = *std::move(key);
   }
-  collectables_ = {
-      metrics_.registry(),
-      std::make_shared<HostCollector>(&index_, config_.stale_after_intervals),
-      alerting_->collector()};
+  collectables_ = {metrics_.registry(),
+                   std::make_shared<HostCollector>(&index_, MetricsOptions()),
+                   alerting_->collector()};
   router_ = std::make_unique<Router>(token);
   router_->Add({"GET", "/metrics", config_.metrics_require_token, false,
                 [this](const HttpRequest&) {

@@ -1,7 +1,8 @@
 // Server: the tracehealth-server program's parts, built and run in order.
 //
-// Start() opens the store (migrating it), rebuilds the latest-state index
-// from it, restores the stored alerts, then starts the report writer, the
+// Start() opens the store (migrating it), reads the alert rules, rebuilds
+// the latest-state index from the store (seeding what `increased` rules
+// compare with), restores the stored alerts, then starts the report writer, the
 // gRPC services (ingest and query), the HTTP /metrics exposer and the
 // housekeeper (retention, storage gauges), and finally writes the port file.
 // Stop() drains: streams stop reading, the gRPC server shuts down (streams
@@ -29,8 +30,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "proto/tracehealth/v1/predictions.pb.h"
 #include "server/index/host_index.h"
 #include "server/ingest/report_writer.h"
+#include "server/metrics/host_collector.h"
 #include "server/metrics/server_metrics.h"
 #include "server/report/committed_report.h"
 
@@ -96,7 +99,23 @@ struct ServerConfig {
   std::string alertmanager_url;
   absl::Duration alert_eval_interval = absl::Seconds(5);
   absl::Duration alert_resend_interval = absl::Minutes(1);
+  // /metrics: per-host series only for hosts at or above this worst risk
+  // (and stale or dropping ones), at most metrics_max_hosts of them, worst
+  // first (server/metrics/host_collector.h).
+  v1::Risk metrics_host_min_risk = v1::RISK_LATENCY;
+  int64_t metrics_max_hosts = 1000;
+  // Agent report streams served at once; beyond, new ones are refused with
+  // RESOURCE_EXHAUSTED. 0: DefaultMaxAgentStreams of the open-file limit.
+  int max_agent_streams = 0;
+  // Threads a fleet-wide PredictAttach scans the index with.
+  int query_scan_threads = 2;
 };
+
+// The agent streams a server with `open_files` descriptors (RLIMIT_NOFILE)
+// serves: one descriptor each (an agent holds one connection), less two per
+// HTTP connection allowed and 256 for the store, the listeners and
+// Alertmanager; at least 16.
+int DefaultMaxAgentStreams(uint64_t open_files, int http_max_connections);
 
 class Server {
  public:
@@ -148,11 +167,13 @@ class Server {
  private:
   // The steps of Start, in order.
   absl::Status OpenStore();
-  absl::Status StartAlerting();
+  absl::Status MakeAlerting();
+  absl::Status LoadIndex();
   absl::Status StartServing(
       const std::shared_ptr<grpc::ServerCredentials>& creds,
       const std::string& query_token);
   absl::Status StartHttp(const std::string& token);
+  HostMetricsOptions MetricsOptions() const;
   absl::Status WritePortFile() const;
   void LogCommitFailure(const BatchStats& stats);
 

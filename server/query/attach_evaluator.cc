@@ -1,0 +1,58 @@
+#include "server/query/attach_evaluator.h"
+
+#include "common/models/fgraph/fgraph_attach.h"
+#include "server/query/what_if.h"
+
+namespace tracehealth::server {
+namespace {
+
+// The cache key of a snapshot without a release: no release string
+// contains a NUL.
+constexpr char kNoRelease[] = "\0";
+
+}  // namespace
+
+AttachEvaluator::AttachEvaluator(v1::ProbeKind kind, const v1::WhatIf* what_if,
+                                 std::optional<double> latency_budget_seconds)
+    : kind_(kind), what_if_(what_if), budget_(latency_budget_seconds) {}
+
+const KernelFeatures& AttachEvaluator::Features(const FeatureTable* table,
+                                                const v1::KernelInfo& kernel) {
+  const std::string& release =
+      kernel.has_release() ? kernel.release() : std::string(kNoRelease, 1);
+  if (last_ != nullptr && last_table_ == table && last_release_ == release) {
+    return *last_;
+  }
+  auto key = std::make_pair(table, release);
+  auto it = features_.find(key);
+  if (it == features_.end()) {
+    it =
+        features_
+            .emplace(std::move(key), std::make_unique<KernelFeatures>(
+                                         ResolveKernelFeatures(kernel, *table)))
+            .first;
+  }
+  last_table_ = table;
+  last_release_ = release;
+  last_ = it->second.get();
+  return *last_;
+}
+
+const v1::AttachPrediction& AttachEvaluator::Predict(const HostRecord& record) {
+  record.inputs.Fill(&scratch_);
+  ModelOptions options;
+  if (record.features != nullptr) options.features = record.features.get();
+  if (what_if_ != nullptr) {
+    // The fields the what-if writes besides the inputs (bases, users) are
+    // not read by the numbers; they stay as the last host left them.
+    ApplyWhatIf(*what_if_, scratch_, options);
+  }
+  if (budget_) options.latency_budget_seconds = budget_;
+  const KernelFeatures& features =
+      Features(options.features, scratch_.kernel());
+  PredictFgraphAttach(scratch_, kind_, options,
+                      MakeAttachContext(scratch_, options, features), &out_);
+  return out_;
+}
+
+}  // namespace tracehealth::server
