@@ -4,6 +4,8 @@
 //   tracehealthctl [--server=HOST:PORT] [--json] predict [--probe=KIND]
 //       [--hosts=a,b | --selector=role=db] [--threads=N] [--null_threads=N]
 //       [--batch=B] [--preempt=none|voluntary|full|lazy|rt] [--kernel=REL]
+//   tracehealthctl plan --probe=KIND [--selector=...] --max_latency=2s
+//       [what-if flags as predict] [--wave_hosts=N]
 //   tracehealthctl hosts [--min_risk=warning]
 //   [--sort=risk|host|last_seen|latency] tracehealthctl host ID tracehealthctl
 //   summary tracehealthctl alerts [--state=firing] tracehealthctl model
@@ -37,18 +39,12 @@
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tools/tracehealthctl/model_command.h"
+#include "tools/tracehealthctl/plan_command.h"
 #include "tools/tracehealthctl/table.h"
+#include "tools/tracehealthctl/what_if_flags.h"
 
 // Shared with `model` (defined in tools/tracehealthctl/model_request.cc).
-ABSL_DECLARE_FLAG(std::string, kernel);
-ABSL_DECLARE_FLAG(std::string, preempt);
-ABSL_DECLARE_FLAG(int64_t, threads);
-ABSL_DECLARE_FLAG(int64_t, null_threads);
-ABSL_DECLARE_FLAG(std::string, fgraph_active);
-ABSL_DECLARE_FLAG(int64_t, batch);
-ABSL_DECLARE_FLAG(double, c_visit_ns);
 ABSL_DECLARE_FLAG(std::string, probe);
-ABSL_DECLARE_FLAG(double, latency_budget);
 
 ABSL_FLAG(std::string, server, "127.0.0.1:7443",
           "tracehealth-server gRPC address");
@@ -110,12 +106,6 @@ bool ParseProbe(const std::string& text, v1::ProbeKind* kind) {
   return v1::ProbeKind_Parse("PROBE_KIND_" + absl::AsciiStrToUpper(t), kind);
 }
 
-bool ParsePreempt(const std::string& text, v1::PreemptMode* mode) {
-  std::optional<v1::PreemptMode> m = PreemptModeFromName(Lower(text));
-  if (m.has_value()) *mode = *m;
-  return m.has_value();
-}
-
 class Ctl {
  public:
   Ctl(std::unique_ptr<v1::FleetQuery::Stub> stub, std::string token)
@@ -130,33 +120,7 @@ class Ctl {
       return kUsage;
     }
     req.set_probe_kind(kind);
-    v1::WhatIf* w = req.mutable_what_if();
-    if (absl::GetFlag(FLAGS_threads) >= 0)
-      w->set_threads(absl::GetFlag(FLAGS_threads));
-    if (absl::GetFlag(FLAGS_null_threads) >= 0) {
-      w->set_null_threads(absl::GetFlag(FLAGS_null_threads));
-    }
-    if (absl::GetFlag(FLAGS_batch) >= 0)
-      w->set_batch(absl::GetFlag(FLAGS_batch));
-    if (!absl::GetFlag(FLAGS_preempt).empty()) {
-      v1::PreemptMode mode;
-      if (!ParsePreempt(absl::GetFlag(FLAGS_preempt), &mode)) {
-        std::cerr << "unknown --preempt " << absl::GetFlag(FLAGS_preempt)
-                  << "\n";
-        return kUsage;
-      }
-      w->set_preempt_mode(mode);
-    }
-    if (!absl::GetFlag(FLAGS_kernel).empty())
-      w->set_kernel_release(absl::GetFlag(FLAGS_kernel));
-    if (absl::GetFlag(FLAGS_c_visit_ns) > 0) {
-      w->set_c_visit_seconds(absl::GetFlag(FLAGS_c_visit_ns) * 1e-9);
-    }
-    if (absl::GetFlag(FLAGS_latency_budget) > 0) {
-      w->set_latency_budget_seconds(absl::GetFlag(FLAGS_latency_budget));
-    }
-    const std::string fa = absl::GetFlag(FLAGS_fgraph_active);
-    if (!fa.empty()) w->set_fgraph_active(fa == "true" || fa == "1");
+    if (!WhatIfFromFlags(req.mutable_what_if(), std::cerr)) return kUsage;
     req.set_limit(absl::GetFlag(FLAGS_limit));
     v1::PredictAttachResponse resp;
     if (int rc = Call(&v1::FleetQuery::Stub::PredictAttach, req, &resp);
@@ -181,6 +145,26 @@ class Ctl {
       std::cout << "unknown: " << absl::StrJoin(resp.unknown_hosts(), ", ")
                 << "\n";
     }
+    return 0;
+  }
+
+  int Plan() {
+    v1::PredictAttachRequest req;
+    if (!SelectHosts(req.mutable_hosts())) return kUsage;
+    v1::ProbeKind kind;
+    if (!ParseProbe(absl::GetFlag(FLAGS_probe), &kind)) {
+      std::cerr << "unknown --probe " << absl::GetFlag(FLAGS_probe) << "\n";
+      return kUsage;
+    }
+    req.set_probe_kind(kind);
+    req.set_limit(absl::GetFlag(FLAGS_limit) > 0 ? absl::GetFlag(FLAGS_limit)
+                                                 : 10);
+    if (!PlanRequestFromFlags(&req, std::cerr)) return kUsage;
+    v1::PredictAttachResponse resp;
+    if (int rc = Call(&v1::FleetQuery::Stub::PredictAttach, req, &resp);
+        rc >= 0)
+      return rc;
+    PrintPlan(req, resp, std::cout);
     return 0;
   }
 
@@ -435,6 +419,7 @@ int Run(const std::vector<char*>& positional) {
       grpc::CreateCustomChannel(absl::GetFlag(FLAGS_server), *creds, args);
   Ctl ctl(v1::FleetQuery::NewStub(channel), token);
   if (cmd == "predict") return ctl.Predict();
+  if (cmd == "plan") return ctl.Plan();
   if (cmd == "hosts") return ctl.Hosts();
   if (cmd == "summary") return ctl.Summary();
   if (cmd == "alerts") return ctl.Alerts();
@@ -446,7 +431,7 @@ int Run(const std::vector<char*>& positional) {
     return ctl.Host(positional[2]);
   }
   std::cerr << "tracehealthctl: unknown command \"" << cmd
-            << "\" (predict, hosts, host, summary, alerts, model)\n";
+            << "\" (predict, plan, hosts, host, summary, alerts, model)\n";
   return kUsage;
 }
 
@@ -455,7 +440,8 @@ int Run(const std::vector<char*>& positional) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "tracehealthctl [flags] predict|hosts|host ID|summary|alerts|model KIND");
+      "tracehealthctl [flags] predict|plan|hosts|host ID|summary|alerts|model "
+      "KIND");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   return tracehealth::server::Run(positional);
 }
