@@ -80,6 +80,33 @@ TEST(TracehealthctlTest, TablesJsonAndErrors) {
   ASSERT_EQ(resp.answers_size(), 1);
   EXPECT_EQ(resp.answers(0).prediction().threads_total(), 300000u);
 
+  // A rollout plan: 300,000 threads on PREEMPT_NONE walk for minutes (a
+  // lockup risk); on a preemptible kernel the same walk is over a 2 s
+  // budget.
+  CtlRun plan = Ctl(dir, {server, token, "plan", "--probe=kprobe_multi_return",
+                          "--max_latency=2s"});
+  EXPECT_EQ(plan.code, 0) << plan.out;
+  EXPECT_TRUE(absl::StrContains(
+      plan.out,
+      "kprobe_multi_return on 1 host(s), at most 2.00 s an attach: 0 safe, 0 "
+      "over budget, 1 lockup risk, 0 unknown"))
+      << plan.out;
+  EXPECT_TRUE(absl::StrContains(plan.out, "wave 1: ctl-host\n")) << plan.out;
+  CtlRun lazy = Ctl(dir, {server, token, "--json", "plan", "--max_latency=2s",
+                          "--preempt=lazy"});
+  ASSERT_EQ(lazy.code, 0) << lazy.out;
+  v1::PredictAttachResponse planned;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(lazy.out, &planned).ok())
+      << lazy.out;
+  EXPECT_EQ(planned.plan().over_budget(), 1u);
+  ASSERT_EQ(planned.answers_size(), 1);
+  EXPECT_EQ(planned.answers(0).plan_class(), v1::PLAN_CLASS_OVER_BUDGET);
+  CtlRun no_budget = Ctl(dir, {server, token, "plan"});
+  EXPECT_EQ(no_budget.code, 2);
+  EXPECT_TRUE(absl::StrContains(no_budget.out, "--max_latency is required"))
+      << no_budget.out;
+
   for (const std::vector<std::string>& cmd :
        {std::vector<std::string>{"hosts", "--sort=host"},
         {"host", "ctl-host"},
