@@ -14,7 +14,9 @@
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "server/housekeeper.h"
 #include "server/server.h"
@@ -98,6 +100,10 @@ ABSL_FLAG(int32_t, max_agent_streams, 0,
           "Agent report streams served at once; beyond, a new stream is "
           "refused with RESOURCE_EXHAUSTED and the agent retries later. 0: "
           "the open-file limit less two per --http_max_connections and 256");
+ABSL_FLAG(std::string, grpc_args, "",
+          "gRPC channel arguments of the server, name=integer, "
+          "comma-separated (e.g. grpc.keepalive_time_ms=60000); they replace "
+          "the server's own settings of the same name");
 ABSL_FLAG(int32_t, query_scan_threads, ServerConfig().query_scan_threads,
           "Threads a fleet-wide PredictAttach scans the hosts with");
 
@@ -179,6 +185,16 @@ int Main(const sigset_t& sigs) {
   }
   config.max_agent_streams = absl::GetFlag(FLAGS_max_agent_streams);
   config.query_scan_threads = absl::GetFlag(FLAGS_query_scan_threads);
+  for (absl::string_view arg : absl::StrSplit(absl::GetFlag(FLAGS_grpc_args),
+                                              ',', absl::SkipWhitespace())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(arg, '=');
+    int value = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
+      return Fail(
+          absl::StrCat("--grpc_args: want name=integer, got \"", arg, "\""));
+    }
+    config.grpc_args.emplace_back(kv.first, value);
+  }
 
   RaiseFileLimit();
   Server server(config);

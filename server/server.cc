@@ -213,6 +213,16 @@ absl::Status Server::StartServing(
   int grpc_port = 0;
   builder.AddListeningPort(config_.listen, creds, &grpc_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
+  // Connections of agents that vanished (powered off, cut off without a
+  // FIN) hold a descriptor and a stream slot (--max_agent_streams) until a
+  // keepalive ping goes unanswered; connections without a call (query
+  // clients) are closed after 5 minutes.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2 * 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);
+  for (const auto& [name, value] : config_.grpc_args) {
+    builder.AddChannelArgument(name, value);
+  }
   builder.RegisterService(ingest_.get());
   builder.RegisterService(query_.get());
   grpc_server_ = builder.BuildAndStart();

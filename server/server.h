@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -109,6 +110,9 @@ struct ServerConfig {
   int max_agent_streams = 0;
   // Threads a fleet-wide PredictAttach scans the index with.
   int query_scan_threads = 2;
+  // gRPC channel arguments (integer valued) set on the server after the
+  // ones it sets itself (GrpcServerArgs), e.g. {"grpc.http2.bdp_probe", 1}.
+  std::vector<std::pair<std::string, int>> grpc_args;
 };
 
 // The agent streams a server with `open_files` descriptors (RLIMIT_NOFILE)
