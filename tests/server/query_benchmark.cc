@@ -1,21 +1,29 @@
 // Query benchmark (prints figures; not a timed test): fills the real server
 // with N hosts (one report each, through the ingest API), then measures
-// PredictAttach latency over gRPC on loopback: single host by id (stored
-// prediction), single host with a what-if (models re-run), and a label
-// selector over the fleet.
+// over gRPC on loopback:
+//  - PredictAttach for one host by id (stored prediction), one host and ten
+//    hosts with a what-if (models re-run), and a label selector;
+//  - the fleet-wide what-if (every host, threads=400000) and the fleet-wide
+//    rollout plan with it (max_latency 2 s), p50/p99;
+//  - the server's RSS per host (after every query above) and one /metrics
+//    scrape: time, bytes, samples, RSS before, during and after;
+//  - the restart to serving after kill -9 and after a clean stop.
 //
-//   bazel run //tests/server:query_benchmark -- --hosts=100000
+//   bazel run -c opt //tests/server:query_benchmark -- --hosts=100000
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
@@ -25,30 +33,81 @@
 #include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(int32_t, hosts, 100000, "Hosts to store");
-ABSL_FLAG(int32_t, queries, 5000, "Queries per kind");
+ABSL_FLAG(int32_t, queries, 5000, "Queries per single-host kind");
+ABSL_FLAG(int32_t, fleet_queries, 50, "Fleet-wide queries per kind");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
+ABSL_FLAG(std::string, server_flags, "",
+          "Extra server flags, comma-separated (e.g. "
+          "--query_scan_threads=1)");
 
 namespace tracehealth {
 namespace {
 
 void Report(const char* what, std::vector<double>& us) {
+  if (us.empty()) return;
   std::sort(us.begin(), us.end());
   auto at = [&](double q) {
     return us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))];
   };
-  std::printf("%-34s n=%zu p50=%.0fus p90=%.0fus p99=%.0fus max=%.0fus\n", what,
+  std::printf("%-40s n=%zu p50=%.0fus p90=%.0fus p99=%.0fus max=%.0fus\n", what,
               us.size(), at(0.5), at(0.9), at(0.99), us.back());
 }
 
+std::vector<std::string> ServerFlags() {
+  std::vector<std::string> flags = {"--host_report_rate=0"};
+  for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_server_flags),
+                                            ',', absl::SkipEmpty())) {
+    flags.emplace_back(f);
+  }
+  return flags;
+}
+
+// One scrape of /metrics: its time, size, samples and the server's RSS
+// before, at most during, and after it.
+void Scrape(const testing::ServerProcess& sp) {
+  const int pid = sp.process->pid();
+  const int64_t before = testing::StatusKb(pid, "VmRSS");
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> peak{before};
+  std::thread sampler([&] {
+    while (!done.load()) {
+      int64_t kb = testing::StatusKb(pid, "VmRSS");
+      if (kb > peak.load()) peak.store(kb);
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  });
+  const absl::Time t0 = absl::Now();
+  absl::StatusOr<std::string> body =
+      testing::HttpGet(sp.metrics_addr, "/metrics");
+  const double ms = absl::ToDoubleMilliseconds(absl::Now() - t0);
+  done.store(true);
+  sampler.join();
+  if (!body.ok()) {
+    std::printf("scrape failed: %s\n", body.status().ToString().c_str());
+    return;
+  }
+  size_t samples = 0;
+  for (absl::string_view line : absl::StrSplit(*body, '\n')) {
+    if (!line.empty() && line[0] != '#') ++samples;
+  }
+  std::printf(
+      "scrape /metrics: %.0f ms, %zu bytes (%.2f MB), %zu samples; server "
+      "RSS %.1f MB before, %.1f MB at most during, %.1f MB after\n",
+      ms, body->size(), body->size() / 1e6, samples, before / 1024.0,
+      peak.load() / 1024.0, testing::StatusKb(pid, "VmRSS") / 1024.0);
+}
+
 int Main() {
+  const uint64_t hard = server::RaiseOpenFileLimit();
   const testing::ScopedTempDir data("query_bench");
   const std::string& dir = data.path();
-  auto sp = testing::StartServer(dir, {"--host_report_rate=0"},
+  auto sp = testing::StartServer(dir, ServerFlags(),
                                  absl::GetFlag(FLAGS_server_binary));
   if (!sp.ok()) {
     std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
     return 1;
   }
+  const int64_t empty_kb = testing::StatusKb(sp->process->pid(), "VmRSS");
   const int hosts = absl::GetFlag(FLAGS_hosts);
   absl::Time fill_start = absl::Now();
   // Fill in chunks of 2000 hosts (one stream per host, one report each).
@@ -68,14 +127,18 @@ int Main() {
       return 1;
     }
   }
-  std::printf("filled %d hosts in %.1fs\n", hosts,
-              absl::ToDoubleSeconds(absl::Now() - fill_start));
-  auto stub = v1::FleetQuery::NewStub(
-      grpc::CreateChannel(sp->grpc_addr, grpc::InsecureChannelCredentials()));
+  std::printf("filled %d hosts in %.1fs (open-file hard limit %llu)\n", hosts,
+              absl::ToDoubleSeconds(absl::Now() - fill_start),
+              static_cast<unsigned long long>(hard));
+  const int64_t filled_kb = testing::StatusKb(sp->process->pid(), "VmRSS");
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  auto stub = v1::FleetQuery::NewStub(grpc::CreateCustomChannel(
+      sp->grpc_addr, grpc::InsecureChannelCredentials(), args));
   std::mt19937 rng(42);
-  const int n = absl::GetFlag(FLAGS_queries);
-  auto run = [&](const char* what, auto make_request) {
+  auto run = [&](const char* what, int n, auto make_request) {
     std::vector<double> us;
+    v1::PredictAttachResponse last;
     for (int i = 0; i < n; ++i) {
       v1::PredictAttachRequest req = make_request();
       v1::PredictAttachResponse resp;
@@ -86,25 +149,28 @@ int Main() {
       if (!st.ok() || resp.answers_size() == 0) {
         std::fprintf(stderr, "%s: query failed: %s\n", what,
                      st.error_message().c_str());
-        return;
+        return last;
       }
+      last = std::move(resp);
     }
     Report(what, us);
+    return last;
   };
+  const int n = absl::GetFlag(FLAGS_queries);
   auto one_host = [&] {
     v1::PredictAttachRequest req;
     req.mutable_hosts()->add_host_ids(server::FleetHost(rng() % hosts).host_id);
     req.set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
     return req;
   };
-  run("PredictAttach 1 host (stored)", one_host);
-  run("PredictAttach 1 host what-if", [&] {
+  run("PredictAttach 1 host (stored)", n, one_host);
+  run("PredictAttach 1 host what-if", n, [&] {
     v1::PredictAttachRequest req = one_host();
     req.mutable_what_if()->set_threads(400000);
     req.mutable_what_if()->set_batch(1024);
     return req;
   });
-  run("PredictAttach 10 hosts what-if", [&] {
+  run("PredictAttach 10 hosts what-if", n, [&] {
     v1::PredictAttachRequest req;
     for (int i = 0; i < 10; ++i) {
       req.mutable_hosts()->add_host_ids(
@@ -113,21 +179,59 @@ int Main() {
     req.mutable_what_if()->set_threads(400000);
     return req;
   });
-  std::vector<double> sel;
-  for (int i = 0; i < 20; ++i) {
+  const int fleet_n = absl::GetFlag(FLAGS_fleet_queries);
+  v1::PredictAttachResponse sel =
+      run("PredictAttach selector (stored)", fleet_n, [] {
+        v1::PredictAttachRequest req;
+        req.mutable_hosts()->set_labels("role=db,rack=~r1.*");
+        req.set_limit(10);
+        return req;
+      });
+  std::printf("  selector matched %u hosts\n", sel.matched_hosts());
+  run("PredictAttach selector what-if", fleet_n, [] {
     v1::PredictAttachRequest req;
     req.mutable_hosts()->set_labels("role=db,rack=~r1.*");
+    req.mutable_what_if()->set_threads(400000);
     req.set_limit(10);
-    v1::PredictAttachResponse resp;
-    grpc::ClientContext ctx;
-    absl::Time t0 = absl::Now();
-    grpc::Status st = stub->PredictAttach(&ctx, req, &resp);
-    sel.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
-    if (i == 0)
-      std::printf("selector matched %u hosts\n", resp.matched_hosts());
-  }
-  Report("PredictAttach selector (fleet scan)", sel);
-  std::printf("server %s\n", testing::VmRssLine(sp->process->pid()).c_str());
+    return req;
+  });
+  auto fleet_what_if = [] {
+    v1::PredictAttachRequest req;
+    req.set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+    req.mutable_what_if()->set_threads(400000);
+    req.set_limit(10);
+    return req;
+  };
+  v1::PredictAttachResponse fleet =
+      run("PredictAttach whole fleet what-if", fleet_n, fleet_what_if);
+  std::printf("  matched %u hosts\n", fleet.matched_hosts());
+  v1::PredictAttachResponse plan =
+      run("PredictAttach whole fleet plan+what-if", fleet_n, [&] {
+        v1::PredictAttachRequest req = fleet_what_if();
+        req.mutable_plan()->mutable_max_latency()->set_seconds(2);
+        return req;
+      });
+  std::printf(
+      "  plan over %u hosts: %u safe, %u over budget, %u lockup risk, %u "
+      "unknown\n",
+      plan.matched_hosts(), plan.plan().safe(), plan.plan().over_budget(),
+      plan.plan().lockup_risk(), plan.plan().unknown());
+  run("PredictAttach whole fleet plan (stored)", fleet_n, [] {
+    v1::PredictAttachRequest req;
+    req.set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+    req.mutable_plan()->mutable_max_latency()->set_seconds(2);
+    req.set_limit(10);
+    return req;
+  });
+  const int pid = sp->process->pid();
+  const int64_t queried_kb = testing::StatusKb(pid, "VmRSS");
+  std::printf(
+      "server RSS: %.1f MB empty, %.1f MB filled, %.1f MB after the queries "
+      "(peak %.1f MB): %.0f bytes per host\n",
+      empty_kb / 1024.0, filled_kb / 1024.0, queried_kb / 1024.0,
+      testing::StatusKb(pid, "VmHWM") / 1024.0,
+      (queried_kb - empty_kb) * 1024.0 / hosts);
+  for (int i = 0; i < 3; ++i) Scrape(*sp);
 
   // Restarts over the same store: after kill -9 (the host ledger is rebuilt
   // from its last checkpoint plus the rows after it) and after a clean stop.
@@ -135,7 +239,7 @@ int Main() {
     (void)sp->process->Signal(sig);
     (void)sp->process->Wait(absl::Seconds(60));
     const absl::Time t0 = absl::Now();
-    sp = testing::StartServer(dir, {"--host_report_rate=0"},
+    sp = testing::StartServer(dir, ServerFlags(),
                               absl::GetFlag(FLAGS_server_binary));
     if (!sp.ok()) {
       std::fprintf(stderr, "restart: %s\n", sp.status().ToString().c_str());
@@ -149,10 +253,11 @@ int Main() {
     grpc::Status st =
         query->FleetSummary(&ctx, v1::FleetSummaryRequest(), &summary);
     std::printf(
-        "restart after %s: serving in %.2fs, %u hosts (%s)\n",
+        "restart after %s: serving in %.2fs, %u hosts (%s), RSS %.1f MB\n",
         sig == SIGKILL ? "kill -9" : "a clean stop", ready, summary.hosts(),
         st.ok() && summary.hosts() == static_cast<uint32_t>(hosts) ? "all"
-                                                                   : "MISSING");
+                                                                   : "MISSING",
+        testing::StatusKb(sp->process->pid(), "VmRSS") / 1024.0);
     if (!st.ok() || summary.hosts() != static_cast<uint32_t>(hosts)) return 1;
   }
   (void)sp->process->Signal(SIGTERM);
