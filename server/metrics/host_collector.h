@@ -1,7 +1,7 @@
 // HostCollector: the fleet's prediction metrics, built from the HostIndex's
 // records at scrape time (so ingest never pays for them).
 //
-// Fleet aggregates, whatever the fleet's size (about 440 series):
+// Fleet aggregates, whatever the fleet's size (at most 424 series):
 //   tracehealth_fleet_hosts{risk}                 hosts by worst risk
 //   tracehealth_fleet_stale_hosts                 hosts past their intervals
 //   tracehealth_fleet_kernel_hosts{kernel,preempt} hosts by kernel release and
@@ -17,7 +17,9 @@
 // Per-host series, only for the hosts that need attention: worst risk at
 // least `host_min_risk`, stale, or whose agent dropped reports; worst first
 // (risk, worst margin, largest attach latency, host id), at most
-// `max_hosts` of them (up to 27 series a host):
+// `max_hosts` of them (at most 40 series a host: 10 latencies, up to 20
+// margins on a non-preemptible kernel, 4 of the stack depot and vmap purge, 6
+// more):
 //   tracehealth_attach_latency_seconds{host,probe_kind}
 //   tracehealth_attach_stall_margin_ratio{host,probe_kind,check}
 //   tracehealth_stackdepot_pool_budget_ratio{host}

@@ -111,7 +111,11 @@ int Main() {
   const int hosts = absl::GetFlag(FLAGS_hosts);
   absl::Time fill_start = absl::Now();
   // Fill in chunks of 2000 hosts (one stream per host, one report each).
+  int64_t half_kb = 0;
   for (int first = 0; first < hosts; first += 2000) {
+    if (first >= hosts / 2 && half_kb == 0) {
+      half_kb = testing::StatusKb(sp->process->pid(), "VmRSS");
+    }
     server::LoadOptions o;
     o.server = sp->grpc_addr;
     o.hosts = std::min(2000, hosts - first);
@@ -226,11 +230,13 @@ int Main() {
   const int pid = sp->process->pid();
   const int64_t queried_kb = testing::StatusKb(pid, "VmRSS");
   std::printf(
-      "server RSS: %.1f MB empty, %.1f MB filled, %.1f MB after the queries "
-      "(peak %.1f MB): %.0f bytes per host\n",
-      empty_kb / 1024.0, filled_kb / 1024.0, queried_kb / 1024.0,
-      testing::StatusKb(pid, "VmHWM") / 1024.0,
-      (queried_kb - empty_kb) * 1024.0 / hosts);
+      "server RSS: %.1f MB empty, %.1f MB at half the hosts, %.1f MB filled, "
+      "%.1f MB after the queries (peak %.1f MB): %.0f bytes per host over "
+      "the empty server, %.0f bytes per host added in the second half\n",
+      empty_kb / 1024.0, half_kb / 1024.0, filled_kb / 1024.0,
+      queried_kb / 1024.0, testing::StatusKb(pid, "VmHWM") / 1024.0,
+      (queried_kb - empty_kb) * 1024.0 / hosts,
+      (filled_kb - half_kb) * 1024.0 / (hosts - hosts / 2));
   for (int i = 0; i < 3; ++i) Scrape(*sp);
 
   // Restarts over the same store: after kill -9 (the host ledger is rebuilt
@@ -253,11 +259,14 @@ int Main() {
     grpc::Status st =
         query->FleetSummary(&ctx, v1::FleetSummaryRequest(), &summary);
     std::printf(
-        "restart after %s: serving in %.2fs, %u hosts (%s), RSS %.1f MB\n",
+        "restart after %s: serving in %.2fs, %u hosts (%s), RSS %.1f MB "
+        "(%.0f bytes per host over the empty server)\n",
         sig == SIGKILL ? "kill -9" : "a clean stop", ready, summary.hosts(),
         st.ok() && summary.hosts() == static_cast<uint32_t>(hosts) ? "all"
                                                                    : "MISSING",
-        testing::StatusKb(sp->process->pid(), "VmRSS") / 1024.0);
+        testing::StatusKb(sp->process->pid(), "VmRSS") / 1024.0,
+        (testing::StatusKb(sp->process->pid(), "VmRSS") - empty_kb) * 1024.0 /
+            hosts);
     if (!st.ok() || summary.hosts() != static_cast<uint32_t>(hosts)) return 1;
   }
   (void)sp->process->Signal(SIGTERM);

@@ -249,6 +249,8 @@ absl::Status SqliteStorage::LoadLatest(
     if (rc != SQLITE_ROW) return SqliteError(read_db_, "load latest report");
     row.blob = stmt->Blob(0);
     fn(row);
+    // One host's bytes at a time, not the whole fleet's at the end.
+    std::string().swap(row.blob);
   }
   return absl::OkStatus();
 }
