@@ -1,9 +1,6 @@
 #include "server/index/host_index.h"
 
 #include <algorithm>
-#include <deque>
-#include <thread>
-#include <vector>
 #include <utility>
 
 #include "absl/hash/hash.h"
@@ -22,87 +19,34 @@ HostIndex::Shard& HostIndex::ShardOf(absl::string_view host_id) {
 absl::Status HostIndex::LoadFrom(
     ReportStore& storage,
     const std::function<void(const v1::HostReport&)>& also) {
-  using Shards = std::array<absl::node_hash_map<std::string, HostEntry>, kShards>;
-  // The store is read on this thread while kLoadThreads threads parse the
-  // rows and build the records (a restart is mostly parsing), each into its
-  // own shards, merged at the end. Rows go over in batches, a few at a time.
-  constexpr int kLoadThreads = 2;
-  constexpr size_t kBatchRows = 512;
-  constexpr size_t kMaxQueued = 8;
-  absl::Mutex mu;
-  std::deque<std::vector<LatestRow>> queue;  // guarded by mu
-  bool done = false;                         // guarded by mu
-  absl::Status first_error;                  // guarded by mu
-  std::vector<Shards> parsed(kLoadThreads);
-  auto work = [&](Shards& out) {
-    // One message, parsed into again and again: its memory is reused.
-    v1::HostReport report;
-    while (true) {
-      std::vector<LatestRow> batch;
-      {
-        absl::MutexLock lock(&mu);
-        auto ready = [&] { return !queue.empty() || done; };
-        mu.Await(absl::Condition(&ready));
-        if (queue.empty()) return;
-        batch = std::move(queue.front());
-        queue.pop_front();
-      }
-      for (LatestRow& row : batch) {
-        if (!report.ParseFromString(row.blob)) {
-          absl::MutexLock lock(&mu);
-          if (first_error.ok()) {
-            first_error = absl::DataLossError(
-                absl::StrCat("stored report ", row.host_id, "/",
-                             row.latest_seq, " does not parse"));
-          }
-          continue;
-        }
-        if (also) also(report);
-        HostEntry e;
-        e.record = MakeHostRecord(report, tables_);
-        e.record.seq = row.latest_seq;
-        e.first_seen = absl::FromUnixNanos(row.first_seen_ns);
-        e.last_seen = absl::FromUnixNanos(row.last_seen_ns);
-        e.reports = row.reports;
-        const size_t shard =
-            absl::Hash<absl::string_view>()(row.host_id) % kShards;
-        out[shard].insert_or_assign(std::move(row.host_id), std::move(e));
-      }
-    }
-  };
-  std::vector<std::thread> workers;
-  for (int i = 0; i < kLoadThreads; ++i) {
-    workers.emplace_back(work, std::ref(parsed[i]));
-  }
-  std::vector<LatestRow> batch;
-  auto flush = [&] {
-    if (batch.empty()) return;
-    absl::MutexLock lock(&mu);
-    auto room = [&] { return queue.size() < kMaxQueued; };
-    mu.Await(absl::Condition(&room));
-    queue.push_back(std::move(batch));
-    batch = std::vector<LatestRow>();
-    batch.reserve(kBatchRows);
-  };
-  batch.reserve(kBatchRows);
+  std::array<absl::node_hash_map<std::string, HostEntry>, kShards> loaded;
+  absl::Status first_error;
+  // One message, parsed into again and again: its memory is reused.
+  v1::HostReport report;
   absl::Status st = storage.LoadLatest([&](LatestRow& row) {
-    batch.push_back(std::move(row));
-    if (batch.size() == kBatchRows) flush();
+    if (!report.ParseFromString(row.blob)) {
+      if (first_error.ok()) {
+        first_error = absl::DataLossError(
+            absl::StrCat("stored report ", row.host_id, "/", row.latest_seq,
+                         " does not parse"));
+      }
+      return;
+    }
+    if (also) also(report);
+    HostEntry e;
+    e.record = MakeHostRecord(report, tables_);
+    e.record.seq = row.latest_seq;
+    e.first_seen = absl::FromUnixNanos(row.first_seen_ns);
+    e.last_seen = absl::FromUnixNanos(row.last_seen_ns);
+    e.reports = row.reports;
+    const size_t shard = absl::Hash<absl::string_view>()(row.host_id) % kShards;
+    loaded[shard].insert_or_assign(std::move(row.host_id), std::move(e));
   });
-  flush();
-  {
-    absl::MutexLock lock(&mu);
-    done = true;
-  }
-  for (std::thread& t : workers) t.join();
   if (!st.ok()) return st;
   for (int i = 0; i < kShards; ++i) {
-    absl::node_hash_map<std::string, HostEntry> loaded;
-    for (Shards& p : parsed) loaded.merge(p[i]);
     absl::MutexLock lock(&shards_[i].mu);
-    shards_[i].hosts = std::move(loaded);
+    shards_[i].hosts = std::move(loaded[i]);
   }
-  absl::MutexLock lock(&mu);
   return first_error;
 }
 

@@ -55,8 +55,7 @@ class HostIndex {
 
   // Loads every host's newest report from `storage` (replacing what the
   // index holds), calling `also` with each parsed report (when set) before
-  // it is dropped; reports are parsed on two threads, so `also` may run on
-  // both at once. Errors: the storage's, or DataLoss for a blob that does
+  // it is dropped. Errors: the storage's, or DataLoss for a blob that does
   // not parse (that host is skipped; the first such error is returned after
   // loading the rest).
   absl::Status LoadFrom(
