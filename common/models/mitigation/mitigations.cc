@@ -10,6 +10,7 @@
 #include "common/format.h"
 #include "common/models/evaluate.h"
 #include "common/models/fgraph/fgraph_attach.h"
+#include "common/models/kernel_features.h"
 #include "common/models/mitigation/shadow_stack_memory.h"
 #include "common/models/risk.h"
 
@@ -223,6 +224,8 @@ void Mitigator::Warm() {
     const uint64_t forked = std::min<uint64_t>(
         t.total(),
         static_cast<uint64_t>(std::ceil(rate * kWarmAttachWithinSeconds)));
+    // As many forks as threads without a stack now: warming gains nothing.
+    if (forked >= p.null_threads()) return;
     v1::HostSnapshot warmed = s_;
     warmed.mutable_fgraph()->set_null_threads_bound(forked);
     const Outcome o = Judge(warmed);
@@ -289,19 +292,25 @@ void Mitigator::OtherProbeKinds() {
   o.sites = now_.prediction.patch_sites();
   const bool fprobe_off =
       s_.kernel().has_config_fprobe() && !s_.kernel().config_fprobe();
+  const KernelFeatures features = ResolveKernelFeatures(s_.kernel(), o);
   for (v1::ProbeKind k :
        {v1::PROBE_KIND_FENTRY_FEXIT, v1::PROBE_KIND_KRETPROBE,
-        v1::PROBE_KIND_KPROBE_MULTI, v1::PROBE_KIND_FPROBE_EVENT}) {
+        v1::PROBE_KIND_KPROBE_MULTI, v1::PROBE_KIND_KPROBE_MULTI_RETURN,
+        v1::PROBE_KIND_FPROBE_EVENT, v1::PROBE_KIND_FPROBE_RETURN_EVENT}) {
     if (k == kind_ || (IsFprobeKind(k) && fprobe_off)) continue;
     const Outcome out = Judge(s_, k, o);
     if (out.p.uses_fgraph() || out.p.risk() == v1::RISK_UNKNOWN) continue;
     std::string why;
-    switch (k) {
-      case v1::PROBE_KIND_FENTRY_FEXIT:
+    switch (DecideFgraphUse(k, features).rule) {
+      case FgraphUseRule::kTrampoline:
         why = "BPF trampolines, never a shadow-stack walk";
         break;
-      case v1::PROBE_KIND_KRETPROBE:
+      case FgraphUseRule::kKretprobe:
         why = "rethook, never a shadow-stack walk";
+        break;
+      case FgraphUseRule::kFprobeOnRethook:
+        why = absl::StrCat("fprobe is built on rethook, not fgraph, on ",
+                           s_.kernel().release());
         break;
       default:
         why = absl::StrCat("no return probe: entry-only fprobes do not ",
@@ -327,8 +336,8 @@ void Mitigator::LargerBatch() {
       absl::StrCat(
           "a kernel with FTRACE_RETSTACK_ALLOC_SIZE ", kPatchedRetstackBatch,
           " (no release through 7.1; a patched build): ", out.p.passes(),
-          " passes, about ", FormatSeconds(out.p.latency_seconds()),
-          " instead of ", Latency()));
+          out.p.passes() == 1 ? " pass" : " passes", ", about ",
+          FormatSeconds(out.p.latency_seconds()), " instead of ", Latency()));
   m->set_batch(kPatchedRetstackBatch);
   SetAfter(out, m);
 }

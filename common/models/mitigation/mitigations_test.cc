@@ -299,5 +299,41 @@ TEST(MitigateTest, UnknownThreadCountKeepsWhatDoesNotNeedIt) {
                   .has_value());
 }
 
+TEST(MitigateTest, BeforeFprobeOnFgraphEveryFprobeKindIsAnOption) {
+  // 6.1: fprobe is on rethook; the graph tracer is the only walker.
+  v1::HostSnapshot s = Host240k();
+  s.mutable_kernel()->set_release("6.1.0");
+  const std::vector<v1::Mitigation> ms =
+      For(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, 2.0);
+  std::optional<v1::Mitigation> k =
+      Find(ms, v1::Mitigation::KIND_OTHER_PROBE_KIND,
+           v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(k->text(),
+            "use kprobe_multi_return instead (fprobe is built on rethook, not "
+            "fgraph, on 6.1.0): about 2.0 ms for 2000 site(s)");
+  for (v1::ProbeKind p :
+       {v1::PROBE_KIND_KPROBE_MULTI, v1::PROBE_KIND_FPROBE_EVENT,
+        v1::PROBE_KIND_FPROBE_RETURN_EVENT}) {
+    EXPECT_TRUE(Find(ms, v1::Mitigation::KIND_OTHER_PROBE_KIND, p).has_value())
+        << p;
+  }
+}
+
+TEST(MitigateTest, NoWarmUpWhenForksWouldUndoIt) {
+  // 412 threads, 45,678 forks in 3,600 s (12.7/s): 761 forks in a minute,
+  // more than the 412 threads without a stack.
+  v1::HostSnapshot s = testing::FgraphHost("6.1.0", v1::PREEMPT_MODE_NONE, 412);
+  s.mutable_threads()->set_forks_since_boot(45678);
+  s.mutable_threads()->set_uptime_seconds(3600);
+  const std::vector<v1::Mitigation> ms =
+      For(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, 1e-4);
+  EXPECT_FALSE(Find(ms, v1::Mitigation::KIND_WARM_SHADOW_STACKS).has_value());
+  // B = 1024: a single pass.
+  std::optional<v1::Mitigation> b = Find(ms, v1::Mitigation::KIND_LARGER_BATCH);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_NE(b->text().find(": 1 pass, about "), std::string::npos) << b->text();
+}
+
 }  // namespace
 }  // namespace tracehealth
