@@ -127,10 +127,7 @@ absl::StatusOr<FtraceFilter> FtraceFilter::Parse(absl::string_view text) {
     if (t.function.empty() && !t.has_module) {
       return absl::InvalidArgumentError(absl::StrCat("'", tok, "': empty"));
     }
-    const size_t star = t.function.find_first_of("*?[");
-    t.prefix_only = star != std::string::npos &&
-                    t.function.find('\\') == std::string::npos &&
-                    star + 1 == t.function.size() && t.function[star] == '*';
+    Classify(&t);
     (exclude ? f.exclude_ : f.include_).push_back(std::move(t));
   }
   if (f.include_.empty()) {
@@ -141,17 +138,46 @@ absl::StatusOr<FtraceFilter> FtraceFilter::Parse(absl::string_view text) {
   return f;
 }
 
+void FtraceFilter::Classify(Token* t) {
+  absl::string_view f = t->function;
+  if (f.find_first_of("?[\\") != absl::string_view::npos) return;  // kGlob
+  const bool lead = absl::ConsumePrefix(&f, "*");
+  const bool trail = absl::ConsumeSuffix(&f, "*");
+  if (f.find('*') != absl::string_view::npos) return;  // "a*b": kGlob
+  t->literal = std::string(f);
+  t->match = lead && trail ? Match::kMiddle
+             : lead        ? Match::kSuffix
+             : trail       ? Match::kPrefix
+                           : Match::kExact;
+}
+
 bool FtraceFilter::TokenMatches(const Token& t, absl::string_view name,
                                 absl::string_view module) {
   if (t.has_module && (module.empty() || !GlobMatch(t.module, module))) {
     return false;
   }
   if (t.function.empty()) return true;  // ":mod:M": all of M
-  if (t.prefix_only) {
-    return absl::StartsWith(
-        name, absl::string_view(t.function).substr(0, t.function.size() - 1));
+  switch (t.match) {
+    case Match::kExact:
+      return name == t.literal;
+    case Match::kPrefix:
+      return absl::StartsWith(name, t.literal);
+    case Match::kSuffix:
+      return absl::EndsWith(name, t.literal);
+    case Match::kMiddle:
+      return absl::StrContains(name, t.literal);
+    default:
+      return GlobMatch(t.function, name);
   }
-  return GlobMatch(t.function, name);
+}
+
+std::optional<FtraceFilter::Simple> FtraceFilter::simple() const {
+  if (include_.size() != 1 || !exclude_.empty()) return std::nullopt;
+  const Token& t = include_[0];
+  if (t.has_module || (t.match != Match::kExact && t.match != Match::kPrefix)) {
+    return std::nullopt;
+  }
+  return Simple{t.literal, t.match == Match::kPrefix};
 }
 
 bool FtraceFilter::Matches(absl::string_view name,

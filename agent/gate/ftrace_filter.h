@@ -12,6 +12,7 @@
 #ifndef TRACEHEALTH_AGENT_GATE_FTRACE_FILTER_H_
 #define TRACEHEALTH_AGENT_GATE_FTRACE_FILTER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,14 +42,27 @@ class FtraceFilter {
   // The pattern as given, trimmed.
   const std::string& text() const { return text_; }
 
+  // A filter of one name or one "prefix*" (no module, nothing removed),
+  // which a sorted list answers by binary search.
+  struct Simple {
+    std::string literal;
+    bool prefix = false;  // "literal*"; false: the name itself
+  };
+  std::optional<Simple> simple() const;
+
  private:
+  // How a function glob is matched: most patterns people write are a name,
+  // "prefix*", "*suffix" or "*middle*", compared directly; the rest go
+  // through GlobMatch.
+  enum class Match { kExact, kPrefix, kSuffix, kMiddle, kGlob };
   struct Token {
     std::string function;  // glob; "" with a module: every function
     std::string module;    // glob; "" : any, vmlinux included
     bool has_module = false;
-    // The function glob is "literal*": matched by a prefix compare.
-    bool prefix_only = false;
+    Match match = Match::kGlob;
+    std::string literal;  // the function glob without its '*'s
   };
+  static void Classify(Token* t);
   static bool TokenMatches(const Token& t, absl::string_view name,
                            absl::string_view module);
 

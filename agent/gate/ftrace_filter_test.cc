@@ -76,5 +76,34 @@ TEST(FtraceFilterTest, RejectsWhatFtraceWouldNotCount) {
   EXPECT_EQ(FtraceFilter::Parse("!").status().message(), "'': empty");
 }
 
+TEST(FtraceFilterTest, DirectComparisonsAgreeWithTheGlob) {
+  const char* names[] = {"vfs_read", "vfs_readv", "do_vfs_read", "read",
+                         "",         "vfs_",      "x*y"};
+  const char* patterns[] = {"vfs_read", "vfs_*", "*_read", "*read*",
+                            "*",        "**",    "*vfs*_", "v*s_read",
+                            "vfs_rea?", "[dv]*", "x\\*y"};
+  for (const char* p : patterns) {
+    FtraceFilter f = *FtraceFilter::Parse(p);
+    for (const char* n : names) {
+      EXPECT_EQ(f.Matches(n, ""), GlobMatch(p, n)) << p << " " << n;
+    }
+  }
+}
+
+TEST(FtraceFilterTest, SimpleFilters) {
+  std::optional<FtraceFilter::Simple> s =
+      FtraceFilter::Parse("vfs_*")->simple();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->literal, "vfs_");
+  EXPECT_TRUE(s->prefix);
+  s = FtraceFilter::Parse("vfs_read")->simple();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_FALSE(s->prefix);
+  EXPECT_FALSE(FtraceFilter::Parse("vfs_* tcp_*")->simple().has_value());
+  EXPECT_FALSE(FtraceFilter::Parse("vfs_* !vfs_read")->simple().has_value());
+  EXPECT_FALSE(FtraceFilter::Parse("vfs_*:mod:x")->simple().has_value());
+  EXPECT_FALSE(FtraceFilter::Parse("*read")->simple().has_value());
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

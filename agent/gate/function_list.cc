@@ -1,5 +1,6 @@
 #include "agent/gate/function_list.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -44,6 +45,7 @@ FunctionList FunctionList::FromText(absl::string_view text) {
     list.AddLine(text.substr(start, end - start));
     start = end + 1;
   }
+  list.Sort();
   return list;
 }
 
@@ -54,37 +56,72 @@ absl::StatusOr<FunctionList> FunctionList::Load(const HostFs& fs,
       fs.ReadLines(path, kFunctionListMax,
                    [&list](absl::string_view line) { list.AddLine(line); });
   if (!lines.ok()) return lines.status();
+  list.Sort();
   return list;
 }
 
+void FunctionList::Sort() {
+  by_name_.resize(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    by_name_[i] = static_cast<uint32_t>(i);
+  }
+  std::sort(by_name_.begin(), by_name_.end(), [this](uint32_t a, uint32_t b) {
+    return Name(entries_[a]) < Name(entries_[b]);
+  });
+}
+
 uint64_t FunctionList::Count(const FtraceFilter& filter) const {
+  if (std::optional<FtraceFilter::Simple> simple = filter.simple()) {
+    // One name or one prefix: a range of the sorted names.
+    const absl::string_view lit = simple->literal;
+    auto first = std::partition_point(
+        by_name_.begin(), by_name_.end(),
+        [&](uint32_t i) { return Name(entries_[i]) < lit; });
+    auto last = std::partition_point(first, by_name_.end(), [&](uint32_t i) {
+      const absl::string_view n = Name(entries_[i]);
+      return simple->prefix ? absl::StartsWith(n, lit) : n == lit;
+    });
+    return static_cast<uint64_t>(last - first);
+  }
   const absl::string_view all(names_);
   uint64_t n = 0;
   for (const Entry& e : entries_) {
-    n += filter.Matches(all.substr(e.name_offset, e.name_size),
-                        all.substr(e.module_offset, e.module_size));
+    n += filter.Matches(Name(e), all.substr(e.module_offset, e.module_size));
   }
   return n;
+}
+
+absl::Status FunctionCache::LoadIfStale(
+    const std::string& path, std::optional<uint64_t> expected_lines) {
+  if (list_ != nullptr && path_ == path &&
+      (!expected_lines.has_value() || *expected_lines == list_->size())) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<FunctionList> loaded = FunctionList::Load(*fs_, path);
+  ++loads_;
+  counts_.clear();
+  if (!loaded.ok()) {
+    list_.reset();
+    return loaded.status();
+  }
+  list_ = std::make_shared<const FunctionList>(*std::move(loaded));
+  path_ = path;
+  return absl::OkStatus();
+}
+
+absl::Status FunctionCache::Warm(const std::string& tracefs,
+                                 std::optional<uint64_t> expected_lines) {
+  absl::MutexLock lock(&mu_);
+  return LoadIfStale(tracefs + "/available_filter_functions", expected_lines);
 }
 
 absl::StatusOr<FunctionCache::Counted> FunctionCache::Count(
     const std::string& tracefs, std::optional<uint64_t> expected_lines,
     const FtraceFilter& filter) {
-  const std::string path = tracefs + "/available_filter_functions";
   absl::MutexLock lock(&mu_);
-  if (list_ == nullptr || path_ != path ||
-      (expected_lines.has_value() && *expected_lines != list_->size())) {
-    absl::StatusOr<FunctionList> loaded = FunctionList::Load(*fs_, path);
-    ++loads_;
-    if (!loaded.ok()) {
-      list_.reset();
-      counts_.clear();
-      return loaded.status();
-    }
-    list_ = std::make_shared<const FunctionList>(*std::move(loaded));
-    path_ = path;
-    counts_.clear();
-  }
+  absl::Status loaded =
+      LoadIfStale(tracefs + "/available_filter_functions", expected_lines);
+  if (!loaded.ok()) return loaded;
   Counted out;
   out.functions = list_->size();
   auto it = counts_.find(filter.text());

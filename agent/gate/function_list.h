@@ -49,8 +49,15 @@ class FunctionList {
     uint32_t name_offset, name_size;
     uint32_t module_offset, module_size;
   };
+  absl::string_view Name(const Entry& e) const {
+    return absl::string_view(names_).substr(e.name_offset, e.name_size);
+  }
+  void Sort();
+
   std::string names_;  // every name and module, back to back
   std::vector<Entry> entries_;
+  // Indices of entries_ by name, for FtraceFilter::simple() filters.
+  std::vector<uint32_t> by_name_;
 };
 
 class FunctionCache {
@@ -70,12 +77,23 @@ class FunctionCache {
                                 const FtraceFilter& filter)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Loads the list now if Count would (the agent does it after a cycle, so
+  // that no check pays for reading it). Errors: those of Load.
+  absl::Status Warm(const std::string& tracefs,
+                    std::optional<uint64_t> expected_lines)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // Times the list was read (for tests and benchmarks).
   uint64_t loads() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // Cached counts per filter text, at most this many.
   static constexpr size_t kMaxCachedCounts = 256;
+
+  // The list for `path`, loaded when needed.
+  absl::Status LoadIfStale(const std::string& path,
+                           std::optional<uint64_t> expected_lines)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const HostFs* fs_;
   mutable absl::Mutex mu_;

@@ -22,6 +22,14 @@ TEST(FunctionListTest, LinesAreSites) {
   EXPECT_EQ(list.Count(*FtraceFilter::Parse("*_iter:mod:ext4")), 2u);
   EXPECT_EQ(list.Count(*FtraceFilter::Parse("*read*")), 3u);
   EXPECT_EQ(list.Count(*FtraceFilter::Parse("nothing")), 0u);
+  // One name or one prefix: by binary search over the sorted names; the
+  // same counts as a scan.
+  EXPECT_EQ(list.Count(*FtraceFilter::Parse("vfs_read")), 2u);
+  EXPECT_EQ(list.Count(*FtraceFilter::Parse("vfs_rea")), 0u);
+  EXPECT_EQ(list.Count(*FtraceFilter::Parse("ext4_*")), 2u);
+  EXPECT_EQ(list.Count(*FtraceFilter::Parse("e*")), 2u);
+  EXPECT_EQ(list.Count(*FtraceFilter::Parse("z*")), 0u);
+  EXPECT_EQ(list.Count(*FtraceFilter::Parse("*")), 6u);
 }
 
 TEST(FunctionCacheTest, ReadOnceAgainWhenTheCountChanges) {
@@ -46,6 +54,21 @@ TEST(FunctionCacheTest, ReadOnceAgainWhenTheCountChanges) {
   EXPECT_EQ(c->matches, 4u);
   EXPECT_EQ(c->functions, 7u);
   EXPECT_EQ(cache.loads(), 2u);
+}
+
+TEST(FunctionCacheTest, WarmLoadsAheadOfTheFirstCount) {
+  TestTree t;
+  t.Write("/sys/kernel/tracing/available_filter_functions", kList);
+  HostFs fs(t.root());
+  FunctionCache cache(&fs);
+  ASSERT_TRUE(cache.Warm("/sys/kernel/tracing", 6).ok());
+  ASSERT_TRUE(cache.Warm("/sys/kernel/tracing", 6).ok());
+  EXPECT_EQ(cache.loads(), 1u);
+  EXPECT_EQ(
+      cache.Count("/sys/kernel/tracing", 6, *FtraceFilter::Parse("*"))->matches,
+      6u);
+  EXPECT_EQ(cache.loads(), 1u);
+  EXPECT_TRUE(absl::IsNotFound(cache.Warm("/elsewhere", std::nullopt)));
 }
 
 TEST(FunctionCacheTest, MissingFile) {

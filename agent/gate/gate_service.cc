@@ -19,6 +19,18 @@ void GateService::Publish(const v1::HostSnapshot& snapshot) {
   if (snapshot.threads().has_total()) {
     history_.Add(now, snapshot.threads().total());
   }
+  // Read available_filter_functions here, on the agent's loop, rather than
+  // in the first check that names a filter (tens of milliseconds). A
+  // failure is the check's to report.
+  const v1::FgraphState& fg = snapshot.fgraph();
+  if (fg.has_tracefs_path()) {
+    functions_
+        .Warm(fg.tracefs_path(),
+              fg.has_available_filter_functions()
+                  ? std::optional<uint64_t>(fg.available_filter_functions())
+                  : std::nullopt)
+        .IgnoreError();
+  }
   absl::MutexLock lock(&mu_);
   last_ = snapshot;
   last_at_ = now;

@@ -41,7 +41,8 @@ class GateService final : public v1::Gate::Service {
  public:
   GateService(const HostFs* fs, GateServiceOptions options);
 
-  // The snapshot of a finished cycle, taken now.
+  // The snapshot of a finished cycle, taken now. Also reads
+  // available_filter_functions when it is not cached or its count changed.
   void Publish(const v1::HostSnapshot& snapshot) ABSL_LOCKS_EXCLUDED(mu_);
 
   // One check (what Check serves).
