@@ -134,14 +134,20 @@ TEST(AgentRunnerTest, FeatureTableOverrideGoesIntoTheReport) {
   EXPECT_TRUE(absl::StrContains(err3.str(), "--feature_table")) << err3.str();
 }
 
-TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
-  TestTree t;
+// An agent that runs `reports` cycles 10 ms apart, without a server.
+AgentConfig LoopConfig(const TestTree& t, uint64_t reports) {
   t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
   AgentConfig c = OnceConfig(t);
   c.once = false;
   c.state_dir = t.root() + "/state";
   c.interval = absl::Milliseconds(10);
-  c.max_reports = 3;
+  c.max_reports = reports;
+  return c;
+}
+
+TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
+  TestTree t;
+  AgentConfig c = LoopConfig(t, 3);
   std::ostringstream out, err;
   EXPECT_EQ(RunAgent(c, out, err), 0) << err.str();
   size_t count = 0;
@@ -157,12 +163,7 @@ TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
 
 TEST(AgentRunnerTest, LocalSocketOptions) {
   TestTree t;
-  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
-  AgentConfig c = OnceConfig(t);
-  c.once = false;
-  c.state_dir = t.root() + "/state";
-  c.interval = absl::Milliseconds(10);
-  c.max_reports = 1;
+  AgentConfig c = LoopConfig(t, 1);
   // An unknown group is a configuration error.
   c.local_socket_group = "no-such-group-here";
   std::ostringstream out, err;

@@ -211,14 +211,7 @@ void FgraphCollector::Collect(
     }
   }
 
-  if (fgraph->users_size() > 0) {
-    fgraph->set_active(true);
-  } else if (all_known) {
-    fgraph->set_active(false);
-  } else {
-    AddUnknown(unknown, "fgraph.active",
-               "no fgraph user seen, but not every source could be read");
-  }
+  SetActiveFromUsers(all_known, fgraph, unknown);
 }
 
 }  // namespace tracehealth::agent

@@ -136,4 +136,17 @@ bool ReadTracefsUsers(const HostFs& fs, const std::string& t,
   return all_known;
 }
 
+void SetActiveFromUsers(bool all_known, v1::FgraphState* fgraph,
+                        UnknownInputs* unknown) {
+  if (fgraph->users_size() > 0) {
+    fgraph->set_active(true);
+  } else if (all_known) {
+    fgraph->set_active(false);
+  } else {
+    fgraph->clear_active();
+    AddUnknown(unknown, "fgraph.active",
+               "no fgraph user seen, but not every source could be read");
+  }
+}
+
 }  // namespace tracehealth::agent

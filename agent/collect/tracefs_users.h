@@ -50,6 +50,12 @@ bool ReadTracefsUsers(const HostFs& fs, const std::string& tracefs,
                       const FprobeFgraphRule& rule, v1::FgraphState* fgraph,
                       UnknownInputs* unknown);
 
+// fgraph.active from `fgraph->users`: true with any user, false when
+// `all_known` (every source of users could be read), else unset and named in
+// `unknown`.
+void SetActiveFromUsers(bool all_known, v1::FgraphState* fgraph,
+                        UnknownInputs* unknown);
+
 }  // namespace tracehealth::agent
 
 #endif  // TRACEHEALTH_AGENT_COLLECT_TRACEFS_USERS_H_

@@ -4,18 +4,15 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "agent/collect/thread_counts.h"
 #include "agent/collect/tracefs_users.h"
 #include "agent/collect/unknown_input.h"
-#include "agent/parsers/proc.h"
 #include "agent/state/fgraph_memory.h"
 #include "common/kernel/release.h"
 #include "common/proto_time.h"
 
 namespace tracehealth::agent {
 namespace {
-
-constexpr size_t kSmallFile = 64 * 1024;
-constexpr size_t kStatMax = 4 << 20;
 
 // Inputs this read replaces, by their unknown-input names.
 bool Refreshed(const std::string& input) {
@@ -33,37 +30,6 @@ bool HasUnknown(const UnknownInputs& unknown, const char* input) {
     if (u.input() == input) return true;
   }
   return false;
-}
-
-void ReadThreads(const HostFs& fs, v1::ThreadCounts* t,
-                 UnknownInputs* unknown) {
-  t->Clear();
-  absl::StatusOr<std::string> la = fs.ReadFile("/proc/loadavg", kSmallFile);
-  absl::StatusOr<Loadavg> load =
-      la.ok() ? ParseLoadavg(*la) : absl::StatusOr<Loadavg>(la.status());
-  if (load.ok()) {
-    t->set_total(load->total);
-    t->set_running(load->running);
-  } else {
-    AddUnknown(unknown, "threads.total", load.status().message());
-  }
-  absl::StatusOr<std::string> stat = fs.ReadFile("/proc/stat", kStatMax);
-  absl::StatusOr<uint64_t> forks =
-      stat.ok() ? ParseStatProcesses(*stat)
-                : absl::StatusOr<uint64_t>(stat.status());
-  if (forks.ok()) {
-    t->set_forks_since_boot(*forks);
-  } else {
-    AddUnknown(unknown, "threads.forks_since_boot", forks.status().message());
-  }
-  absl::StatusOr<std::string> up = fs.ReadFile("/proc/uptime", kSmallFile);
-  absl::StatusOr<double> uptime =
-      up.ok() ? ParseUptime(*up) : absl::StatusOr<double>(up.status());
-  if (uptime.ok()) {
-    t->set_uptime_seconds(*uptime);
-  } else {
-    AddUnknown(unknown, "threads.uptime_seconds", uptime.status().message());
-  }
 }
 
 // Users again: tracefs read now, BPF links from the snapshot's scan.
@@ -92,14 +58,7 @@ void ReadUsers(const HostFs& fs, const FeatureTable& features,
   } else {
     all_known = false;  // the snapshot says why (fgraph.tracefs_path)
   }
-  if (fg->users_size() > 0) {
-    fg->set_active(true);
-  } else if (all_known) {
-    fg->set_active(false);
-  } else {
-    AddUnknown(unknown, "fgraph.active",
-               "no fgraph user seen, but not every source could be read");
-  }
+  SetActiveFromUsers(all_known, fg, unknown);
 }
 
 }  // namespace
@@ -113,7 +72,7 @@ v1::HostSnapshot RefreshMovingInputs(const HostFs& fs,
   for (const v1::UnknownInput& u : last.unknown()) {
     if (!Refreshed(u.input())) *unknown->Add() = u;
   }
-  ReadThreads(fs, s.mutable_threads(), unknown);
+  ReadThreadCounts(fs, s.mutable_threads(), unknown).IgnoreError();
   v1::FgraphState* fg = s.mutable_fgraph();
   ReadUsers(fs, features, last, fg, unknown);
 
