@@ -9,32 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
+#include "server/storage/labels_json.h"
 #include "server/storage/sqlite/connection.h"
 #include "server/storage/sqlite/statement.h"
 
 namespace tracehealth::server {
-namespace {
-
-std::string MapToJson(const std::map<std::string, std::string>& m) {
-  google::protobuf::Struct s;
-  for (const auto& [k, v] : m) (*s.mutable_fields())[k].set_string_value(v);
-  std::string out;
-  (void)google::protobuf::util::MessageToJsonString(s, &out);
-  return out;
-}
-
-std::map<std::string, std::string> JsonToMap(const std::string& json) {
-  std::map<std::string, std::string> out;
-  google::protobuf::Struct s;
-  if (!google::protobuf::util::JsonStringToMessage(json, &s).ok()) return out;
-  for (const auto& [k, v] : s.fields()) out[k] = v.string_value();
-  return out;
-}
-
-}  // namespace
-
 absl::Status PutAlertRow(sqlite3* db, const AlertRow& a) {
   TH_ASSIGN_OR_RETURN(
       auto stmt,
