@@ -33,10 +33,12 @@ absl::StatusOr<std::string> MakePostgresDir(const std::string& prefix) {
   if (geteuid() == 0) {
     struct passwd* pw = getpwnam("postgres");
     if (pw == nullptr) {
+      rmdir(tmpl.c_str());
       return absl::FailedPreconditionError(
           "no postgres user (install postgresql-15: deploy/setup.sh)");
     }
     if (chown(tmpl.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+      rmdir(tmpl.c_str());
       return absl::InternalError(absl::StrCat("chown ", tmpl, " failed"));
     }
   }
@@ -65,7 +67,6 @@ absl::StatusOr<std::unique_ptr<PostgresCluster>> PostgresCluster::Start(
   absl::StatusOr<std::string> dir = MakePostgresDir("tracehealth-pg-");
   if (!dir.ok()) return dir.status();
   c->dir_ = *dir;
-  // Removes the directory if the test dies before the postmaster runs.
   c->port_ = options.tcp ? PickFreePort() : 5432;
   std::vector<std::string> initdb = AsPostgresUser();
   for (std::string a :

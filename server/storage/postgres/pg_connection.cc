@@ -21,13 +21,15 @@ std::string DescribeDsn(const std::string& dsn) {
     if (err != nullptr) PQfreemem(err);
     return "(unparsable DSN)";
   }
+  static constexpr const char* kShown[] = {"host", "hostaddr", "port", "dbname",
+                                            "user", "target_session_attrs"};
   std::vector<std::string> parts;
-  for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
-    const std::string key = o->keyword;
-    if (o->val == nullptr || o->val[0] == '\0') continue;
-    if (key == "host" || key == "hostaddr" || key == "port" ||
-        key == "dbname" || key == "user" || key == "target_session_attrs") {
-      parts.push_back(absl::StrCat(key, "=", o->val));
+  for (const char* key : kShown) {
+    for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
+      if (std::strcmp(o->keyword, key) != 0) continue;
+      if (o->val != nullptr && o->val[0] != '\0') {
+        parts.push_back(absl::StrCat(key, "=", o->val));
+      }
     }
   }
   PQconninfoFree(opts);
