@@ -105,7 +105,12 @@ absl::Status Alerting::Start() {
   absl::StatusOr<std::vector<AlertRow>> stored = storage_->ListAlerts(AlertFilter{});
   if (!stored.ok()) return stored.status();
   std::vector<v1::Alert> alerts;
-  for (const AlertRow& row : *stored) alerts.push_back(FromAlertRow(row));
+  for (const AlertRow& row : *stored) {
+    alerts.push_back(FromAlertRow(row));
+    // Newest first: the first row of a (rule, host) is its current alert.
+    stored_.try_emplace({row.rule, row.host_id},
+                        AlertEpisode{row.active_since_ns, row.state});
+  }
   engine_.Restore(alerts);
   // Firing alerts keep their original start: Alertmanager sees the same
   // alert again, not a new one.
@@ -163,15 +168,60 @@ void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
   changed_.insert(changed_.end(), changed.begin(), changed.end());
 }
 
+std::optional<v1::Alert> Alerting::Transition(const v1::Alert& a) {
+  const AlertRow next = ToAlertRow(a);
+  const auto key = std::make_pair(a.rule(), a.host_id());
+  auto it = stored_.find(key);
+  std::optional<AlertEpisode> expected;
+  if (it != stored_.end()) expected = it->second;
+  absl::StatusOr<TransitionResult> r =
+      options_.transitions->TransitionAlert(expected, next);
+  // A new episode after one this server did not know of (resolved, or
+  // stored before it started) is the transition it meant: try once more
+  // from there.
+  if (r.ok() && !r->applied && a.state() != v1::ALERT_STATE_UNSPECIFIED &&
+      r->current.has_value() && r->current->state == v1::ALERT_STATE_RESOLVED &&
+      r->current->active_since_ns < next.active_since_ns) {
+    r = options_.transitions->TransitionAlert(
+        AlertEpisode{r->current->active_since_ns, r->current->state}, next);
+  }
+  if (!r.ok()) {
+    // The engine keeps its state; the next change of the pair retries from
+    // the same expectation.
+    std::fprintf(stderr, "tracehealth-server: storing alert %s/%s: %s\n",
+                 a.rule().c_str(), a.host_id().c_str(), r.status().ToString().c_str());
+    return a;
+  }
+  if (r->current.has_value()) {
+    stored_[key] = AlertEpisode{r->current->active_since_ns, r->current->state};
+  } else {
+    stored_.erase(key);
+  }
+  if (r->applied) return a;
+  std::optional<v1::Alert> current;
+  if (r->current.has_value()) current = FromAlertRow(*r->current);
+  engine_.Adopt(a.rule(), a.host_id(), current);
+  return current;
+}
+
 void Alerting::Publish(const std::vector<v1::Alert>& changed) {
+  std::vector<v1::Alert> notify;
+  notify.reserve(changed.size());
   for (const v1::Alert& a : changed) {
-    absl::Status s = storage_->PutAlert(ToAlertRow(a));
+    if (options_.transitions != nullptr) {
+      if (std::optional<v1::Alert> n = Transition(a)) notify.push_back(*std::move(n));
+      continue;
+    }
+    absl::Status s = a.state() == v1::ALERT_STATE_UNSPECIFIED
+                         ? absl::OkStatus()  // PutAlert cannot remove it
+                         : storage_->PutAlert(ToAlertRow(a));
     if (!s.ok()) {
       std::fprintf(stderr, "tracehealth-server: storing alert %s/%s: %s\n", a.rule().c_str(),
                    a.host_id().c_str(), s.ToString().c_str());
     }
+    notify.push_back(a);
   }
-  if (notifier_ != nullptr) notifier_->Update(changed);
+  if (notifier_ != nullptr) notifier_->Update(notify);
 }
 
 void Alerting::Run() {

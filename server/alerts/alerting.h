@@ -6,9 +6,14 @@
 //   the host's previous report is still the index's latest.
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
-//   changed alert (AlertStore::PutAlert) and hands it to the Alertmanager
-//   notifier when one is configured. Evaluation never waits for storage or
-//   Alertmanager.
+//   changed alert and hands it to the Alertmanager notifier when one is
+//   configured. Evaluation never waits for storage or Alertmanager.
+// - With AlertTransitions (Options::transitions) each change is stored by
+//   compare-and-set from the alert this server last saw stored, so that when
+//   several replicas evaluate one host a transition is applied once: a
+//   replica that loses takes the stored alert instead (AlertEngine::Adopt)
+//   and notifies that one (Alertmanager deduplicates). Without, changes are
+//   stored with AlertStore::PutAlert.
 // - Start() restores stored pending/firing alerts, so a restart neither
 //   forgets nor re-announces them.
 // - collector() exports
@@ -23,6 +28,9 @@
 #define TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
 
 #include <functional>
+#include <map>
+#include <string>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -40,6 +48,7 @@
 #include "server/index/host_index.h"
 #include "server/report/committed_report.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/alert_transitions.h"
 
 namespace tracehealth::server {
 
@@ -49,6 +58,8 @@ class Alerting {
     absl::Duration eval_interval = absl::Seconds(5);
     // Set: deliver firing/resolved alerts to this Alertmanager.
     std::optional<AlertmanagerNotifier::Options> alertmanager;
+    // Not owned; null: changes are stored with PutAlert.
+    AlertTransitions* transitions = nullptr;
   };
 
   // `storage` and `index` are not owned and must outlive this object.
@@ -77,6 +88,9 @@ class Alerting {
   void Run();
   // Stores and notifies `changed`.
   void Publish(const std::vector<v1::Alert>& changed);
+  // Stores `a` by compare-and-set; returns what to notify (the stored
+  // alert when another server's came first; nullopt when there is none).
+  std::optional<v1::Alert> Transition(const v1::Alert& a);
 
   AlertEngine engine_;
   AlertStore* const storage_;
@@ -92,6 +106,9 @@ class Alerting {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ = false;
   std::thread thread_;
+  // The stored current alert of each (rule, host) as this server last saw
+  // it; used by the evaluation thread only (and Start before it).
+  std::map<std::pair<std::string, std::string>, AlertEpisode> stored_;
 };
 
 }  // namespace tracehealth::server
