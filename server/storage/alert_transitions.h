@@ -10,8 +10,10 @@
 // - TransitionAlert(expected, next) stores `next` as the current alert of
 //   (next.rule, next.host_id) if and only if the current one is `expected`:
 //   nullopt means none; otherwise its active_since and state must both
-//   match. `next` either continues the current episode (same active_since)
-//   or starts a new one (a later active_since).
+//   match; and `next` must either continue the current episode (same
+//   active_since) or start a new one (a later active_since) when there is
+//   none or it is resolved; a pending or firing episode is never replaced
+//   by another.
 // - next.state == 0 (ALERT_STATE_UNSPECIFIED) clears: the current alert (a
 //   pending one whose condition stopped matching before it fired) is
 //   removed; the episode before it, if any, is current again.
@@ -52,6 +54,17 @@ inline bool IsExpectedEpisode(const std::optional<AlertEpisode>& expected,
   }
   return expected->active_since_ns == current->active_since_ns &&
          expected->state == current->state;
+}
+
+// Whether `next` may follow `current`: same episode, or a later one when
+// there is no live (pending or firing) alert.
+inline bool IsAllowedTransition(const std::optional<AlertRow>& current,
+                                const AlertRow& next) {
+  if (!current.has_value()) return true;
+  if (next.active_since_ns == current->active_since_ns) return true;
+  const bool live = current->state == 1 || current->state == 2;
+  return !live && next.state != 0 &&
+         next.active_since_ns > current->active_since_ns;
 }
 
 class AlertTransitions {

@@ -185,6 +185,12 @@ TEST_P(ReplicaConformance, TransitionStartsAnEpisodeOnlyWhenNoneIsCurrent) {
   EXPECT_EQ(Transition(t, std::nullopt, Alert(kPending, 200)), "refused 1@100");
   EXPECT_EQ(Transition(t, AlertEpisode{200, kPending}, Alert(kFiring, 200)),
             "refused 1@100");
+  // A live episode is never replaced by another, even by a caller that
+  // knows it is current.
+  EXPECT_EQ(Transition(t, AlertEpisode{100, kPending}, Alert(kPending, 300)),
+            "refused 1@100");
+  EXPECT_EQ(Transition(t, AlertEpisode{100, kPending}, Alert(kFiring, 300)),
+            "refused 1@100");
   // The stored alert is the first one, not the refused ones.
   absl::StatusOr<std::vector<AlertRow>> rows = a_.alerts->ListAlerts({});
   ASSERT_TRUE(rows.ok()) << rows.status();
@@ -204,7 +210,9 @@ TEST_P(ReplicaConformance, TransitionNeedsTheCurrentStateToo) {
   resolved.fired_at_ns = 150;
   resolved.resolved_at_ns = 400;
   EXPECT_EQ(Transition(t, AlertEpisode{100, kFiring}, resolved), "applied 3@100");
-  // A new episode starts from the resolved one.
+  // A new episode starts from the resolved one, never an earlier one.
+  EXPECT_EQ(Transition(t, AlertEpisode{100, kResolved}, Alert(kPending, 50)),
+            "refused 3@100");
   EXPECT_EQ(Transition(t, AlertEpisode{100, kFiring}, Alert(kPending, 500)),
             "refused 3@100");
   EXPECT_EQ(Transition(t, AlertEpisode{100, kResolved}, Alert(kPending, 500)),

@@ -53,7 +53,10 @@ absl::StatusOr<TransitionResult> TransitionLocked(
           .status());
   TransitionResult result;
   TH_ASSIGN_OR_RETURN(result.current, Current(conn, next.rule, next.host_id));
-  if (!IsExpectedEpisode(expected, result.current)) return result;
+  if (!IsExpectedEpisode(expected, result.current) ||
+      !IsAllowedTransition(result.current, next)) {
+    return result;
+  }
   result.applied = true;
   if (next.state != 0) {
     TH_RETURN_IF_ERROR(PgPutAlert(conn, next));

@@ -378,7 +378,8 @@ absl::StatusOr<TransitionResult> SqliteStorage::TransitionAlert(
       CurrentAlertRow(write_db_, next.rule, next.host_id);
   if (!current.ok()) return fail(current.status());
   result.current = *std::move(current);
-  if (IsExpectedEpisode(expected, result.current)) {
+  if (IsExpectedEpisode(expected, result.current) &&
+      IsAllowedTransition(result.current, next)) {
     result.applied = true;
     absl::Status st;
     if (next.state != 0) {
