@@ -33,8 +33,11 @@
 
 ABSL_FLAG(int, cycles, 1000, "Cycles per in-process measurement.");
 ABSL_FLAG(int, agent_cycles, 300, "Cycles of the agent binary.");
-ABSL_FLAG(std::string, agent, "", "Path of tracehealth-agent (default: runfiles or bazel-bin).");
-ABSL_FLAG(std::string, fixture, "", "Path of tests/fixtures/hosts (default: runfiles or the source tree).");
+ABSL_FLAG(std::string, agent, "",
+          "Path of tracehealth-agent (default: runfiles or bazel-bin).");
+ABSL_FLAG(
+    std::string, fixture, "",
+    "Path of tests/fixtures/hosts (default: runfiles or the source tree).");
 
 namespace tracehealth::agent {
 namespace {
@@ -48,8 +51,8 @@ double ProcessCpuSeconds() {
 
 struct Figures {
   double first_cycle_cpu_ms = 0;
-  double collect_cpu_ms = 0;   // per steady cycle, collection only
-  double cycle_cpu_ms = 0;     // per steady cycle, collection + models
+  double collect_cpu_ms = 0;  // per steady cycle, collection only
+  double cycle_cpu_ms = 0;    // per steady cycle, collection + models
   double cycle_wall_ms = 0;
   uint64_t opens_per_cycle = 0;
   uint64_t threads = 0;
@@ -63,7 +66,7 @@ Figures Measure(const std::string& root, int cycles) {
   Figures f;
   double t0 = ProcessCpuSeconds();
   v1::HostSnapshot s = c.Collect();
-  v1::Predictions p = EvaluateAll(s);
+  v1::Predictions p = PredictAll(s);
   f.first_cycle_cpu_ms = (ProcessCpuSeconds() - t0) * 1e3;
   f.threads = s.threads().total();
   // Collection only.
@@ -81,7 +84,7 @@ Figures Measure(const std::string& root, int cycles) {
   for (int i = 0; i < cycles; ++i) {
     now += absl::Seconds(15);
     s = c.Collect();
-    p = EvaluateAll(s);
+    p = PredictAll(s);
   }
   f.cycle_cpu_ms = (ProcessCpuSeconds() - t0) * 1e3 / cycles;
   f.cycle_wall_ms = absl::ToDoubleMilliseconds(absl::Now() - w0) / cycles;
@@ -119,100 +122,68 @@ double CurrentRssMb() {
   return resident * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
 }
 
-int Run() {
-  const int cycles = absl::GetFlag(FLAGS_cycles);
-  std::printf("RSS at start %.1f MB\n", CurrentRssMb());
-  {
-    HostFs fs("/");
-    Collector c(&fs, CollectorOptions(), [] { return absl::Now(); });
-    v1::HostSnapshot s = c.Collect();
-    std::printf("RSS after the first collection %.1f MB\n", CurrentRssMb());
-    EvaluateAll(s);
-    std::printf("RSS after the first model evaluation %.1f MB\n", CurrentRssMb());
-  }
-  std::string fixtures = absl::GetFlag(FLAGS_fixture);
-  if (fixtures.empty()) {
-    fixtures = FirstExisting({Runfiles("tests/fixtures/hosts"), "tests/fixtures/hosts"});
-  }
-  std::string agent = absl::GetFlag(FLAGS_agent);
-  if (agent.empty()) {
-    agent = FirstExisting({Runfiles("agent/tracehealth-agent"),
-                           "bazel-bin/agent/tracehealth-agent"});
-  }
-  std::printf("agent_benchmark: %d cycles per measurement\n\n", cycles);
-
-  Figures live = Measure("/", cycles);
-  Print("live /proc", live);
-  Figures big, small;
-  if (!fixtures.empty()) {
-    // Both hosts are plain copies in a temp dir (runfiles are symlink farms,
-    // whose extra lookups would skew the comparison).
-    std::string src = fixtures + "/preempt-none-6.16-240k";
-    std::string base = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                    "/agent_benchmark_", getpid());
-    auto copy = [&](const std::string& dst) {
-      std::filesystem::copy(src, dst,
-                            std::filesystem::copy_options::recursive |
-                                std::filesystem::copy_options::copy_symlinks);
-      // Materialise symlinked files as regular files.
-      for (auto& e : std::filesystem::recursive_directory_iterator(dst)) {
-        if (e.is_symlink()) {
-          auto target = std::filesystem::canonical(e.path());
-          std::filesystem::remove(e.path());
-          std::filesystem::copy_file(target, e.path());
-        }
+// The 240k-thread fixture host and the same host with 100 threads.
+void MeasureFixtures(const std::string& fixtures, int cycles) {
+  // Both hosts are plain copies in a temp dir (runfiles are symlink farms,
+  // whose extra lookups would skew the comparison).
+  std::string src = fixtures + "/preempt-none-6.16-240k";
+  std::string base =
+      absl::StrCat(std::filesystem::temp_directory_path().string(),
+                   "/agent_benchmark_", getpid());
+  auto copy = [&](const std::string& dst) {
+    std::filesystem::copy(src, dst,
+                          std::filesystem::copy_options::recursive |
+                              std::filesystem::copy_options::copy_symlinks);
+    // Materialise symlinked files as regular files.
+    for (auto& e : std::filesystem::recursive_directory_iterator(dst)) {
+      if (e.is_symlink()) {
+        auto target = std::filesystem::canonical(e.path());
+        std::filesystem::remove(e.path());
+        std::filesystem::copy_file(target, e.path());
       }
-    };
-    std::filesystem::create_directories(base);
-    copy(base + "/big");
-    big = Measure(base + "/big", cycles);
-    Print("fixture 240k threads", big);
-    // Baseline: the same host with 100 threads.
-    copy(base + "/small");
-    std::ofstream(base + "/small/proc/loadavg") << "0.10 0.20 0.30 2/100 4321\n";
-    small = Measure(base + "/small", cycles);
-    std::filesystem::remove_all(base);
-    Print("fixture 100 threads", small);
-    std::printf("ratio 240k/100 threads (collect+models CPU): %.2f\n",
-                big.cycle_cpu_ms / small.cycle_cpu_ms);
-  }
-
-  // The rare path: one fdinfo scan of every process on this machine.
-  {
-    HostFs fs("/");
-    CollectorOptions o;
-    o.fgraph.fdinfo_scan_interval = absl::ZeroDuration();
-    absl::Time now = absl::Now();
-    Collector c(&fs, o, [&] { return now; });
-    c.Collect();
-    const int scans = 20;
-    uint64_t opens0 = fs.opens();
-    double t0 = ProcessCpuSeconds();
-    for (int i = 0; i < scans; ++i) {
-      now += absl::Seconds(15);
-      c.Collect();
     }
-    double with_scan = (ProcessCpuSeconds() - t0) * 1e3 / scans;
-    std::printf("live cycle with fdinfo scan: %.3f ms CPU, %lu opens "
-                "(scan runs every --fdinfo_scan_interval, default 10 min)\n",
-                with_scan,
-                static_cast<unsigned long>((fs.opens() - opens0) / scans));
-  }
-  std::printf("in-process peak RSS (benchmark process): %.1f MB\n",
-              [] {
-                struct rusage ru;
-                getrusage(RUSAGE_SELF, &ru);
-                return ru.ru_maxrss / 1024.0;
-              }());
+  };
+  std::filesystem::create_directories(base);
+  copy(base + "/big");
+  const Figures big = Measure(base + "/big", cycles);
+  Print("fixture 240k threads", big);
+  // Baseline: the same host with 100 threads.
+  copy(base + "/small");
+  std::ofstream(base + "/small/proc/loadavg") << "0.10 0.20 0.30 2/100 4321\n";
+  const Figures small = Measure(base + "/small", cycles);
+  std::filesystem::remove_all(base);
+  Print("fixture 100 threads", small);
+  std::printf("ratio 240k/100 threads (collect+models CPU): %.2f\n",
+              big.cycle_cpu_ms / small.cycle_cpu_ms);
+}
 
-  // The agent binary.
-  if (agent.empty()) {
-    std::printf("\ntracehealth-agent binary not found; pass --agent\n");
-    return 0;
+void MeasureFdinfoScan() {
+  HostFs fs("/");
+  CollectorOptions o;
+  o.fgraph.fdinfo_scan_interval = absl::ZeroDuration();
+  absl::Time now = absl::Now();
+  Collector c(&fs, o, [&] { return now; });
+  c.Collect();
+  const int scans = 20;
+  uint64_t opens0 = fs.opens();
+  double t0 = ProcessCpuSeconds();
+  for (int i = 0; i < scans; ++i) {
+    now += absl::Seconds(15);
+    c.Collect();
   }
+  double with_scan = (ProcessCpuSeconds() - t0) * 1e3 / scans;
+  std::printf(
+      "live cycle with fdinfo scan: %.3f ms CPU, %lu opens "
+      "(scan runs every --fdinfo_scan_interval, default 10 min)\n",
+      with_scan, static_cast<unsigned long>((fs.opens() - opens0) / scans));
+}
+
+// The agent binary printing JSON every cycle, on this host and on fixtures.
+void MeasureAgentBinary(const std::string& agent, const std::string& fixtures) {
   const int agent_cycles = absl::GetFlag(FLAGS_agent_cycles);
-  std::string state = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                   "/agent_benchmark_state_", getpid());
+  std::string state =
+      absl::StrCat(std::filesystem::temp_directory_path().string(),
+                   "/agent_benchmark_state_", getpid());
   // The KASAN fixture has page_owner stacks, so the models measure the trie
   // on them instead of generating the seed workload (a one-time ~10 MB).
   for (const std::string& root :
@@ -248,9 +219,10 @@ int Run() {
       std::ifstream in(out_path);
       std::string line;
       while (std::getline(in, line)) {
-        size_t p = line.find("\"rssBytes\": \"");
+        size_t p = line.find("\"rss_bytes\": \"");
         if (p != std::string::npos) {
-          steady_rss_mb = std::strtod(line.c_str() + p + 13, nullptr) / (1 << 20);
+          steady_rss_mb =
+              std::strtod(line.c_str() + p + 14, nullptr) / (1 << 20);
         }
       }
       std::filesystem::remove(out_path);
@@ -264,6 +236,46 @@ int Run() {
         cpu * 1e3 / agent_cycles, wall, ru.ru_maxrss / 1024.0, steady_rss_mb);
   }
   std::filesystem::remove_all(state);
+}
+
+int Run() {
+  const int cycles = absl::GetFlag(FLAGS_cycles);
+  std::printf("RSS at start %.1f MB\n", CurrentRssMb());
+  {
+    HostFs fs("/");
+    Collector c(&fs, CollectorOptions(), [] { return absl::Now(); });
+    v1::HostSnapshot s = c.Collect();
+    std::printf("RSS after the first collection %.1f MB\n", CurrentRssMb());
+    PredictAll(s);
+    std::printf("RSS after the first model evaluation %.1f MB\n",
+                CurrentRssMb());
+  }
+  std::string fixtures = absl::GetFlag(FLAGS_fixture);
+  if (fixtures.empty()) {
+    fixtures = FirstExisting(
+        {Runfiles("tests/fixtures/hosts"), "tests/fixtures/hosts"});
+  }
+  std::string agent = absl::GetFlag(FLAGS_agent);
+  if (agent.empty()) {
+    agent = FirstExisting({Runfiles("agent/tracehealth-agent"),
+                           "bazel-bin/agent/tracehealth-agent"});
+  }
+  std::printf("agent_benchmark: %d cycles per measurement\n\n", cycles);
+
+  Print("live /proc", Measure("/", cycles));
+  if (!fixtures.empty()) MeasureFixtures(fixtures, cycles);
+  // The rare path: one fdinfo scan of every process on this machine.
+  MeasureFdinfoScan();
+  std::printf("in-process peak RSS (benchmark process): %.1f MB\n", [] {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024.0;
+  }());
+  if (agent.empty()) {
+    std::printf("\ntracehealth-agent binary not found; pass --agent\n");
+    return 0;
+  }
+  MeasureAgentBinary(agent, fixtures);
   std::printf("\ntargets: < 2 ms CPU per cycle, < 20 MB RSS\n");
   return 0;
 }

@@ -3,11 +3,11 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -16,25 +16,17 @@
 #include "agent/report/report_maker.h"
 #include "agent/report/report_text.h"
 #include "agent/state/seq_store.h"
-#include "agent/uplink/spool.h"
 #include "agent/state/state_file.h"
+#include "agent/uplink/spool.h"
 #include "agent/uplink/streamer.h"
+#include "common/host_identity.h"
 #include "common/kernel/feature_table.h"
+#include "common/kernel/feature_table_override.h"
 #include "common/models/explain.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tracehealth::agent {
 namespace {
-
-bool ValidHostId(const std::string& id) {
-  if (id.empty() || id.size() > 253) return false;
-  for (char c : id) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
 
 std::string Render(const v1::HostReport& report, const std::string& format) {
   if (format == "json") {
@@ -43,8 +35,10 @@ std::string Render(const v1::HostReport& report, const std::string& format) {
     opts.add_whitespace = true;
     // Field names as in the .proto files, like tracehealthctl --json.
     opts.preserve_proto_field_names = true;
-    auto status = google::protobuf::util::MessageToJsonString(report, &json, opts);
-    if (!status.ok()) return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
+    auto status =
+        google::protobuf::util::MessageToJsonString(report, &json, opts);
+    if (!status.ok())
+      return absl::StrCat("{\"error\": \"", status.ToString(), "\"}\n");
     return json;
   }
   return RenderReportText(report);
@@ -67,7 +61,8 @@ class SignalWaiter {
     });
   }
   ~SignalWaiter() {
-    if (!stop_.HasBeenNotified()) pthread_kill(thread_.native_handle(), SIGUSR2);
+    if (!stop_.HasBeenNotified())
+      pthread_kill(thread_.native_handle(), SIGUSR2);
     thread_.join();
   }
   absl::Notification& stop() { return stop_; }
@@ -78,30 +73,33 @@ class SignalWaiter {
   std::thread thread_;
 };
 
-}  // namespace
-
-int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
+// Exit code 2 with the reason on `err` for a configuration the agent cannot
+// run with; 0 otherwise.
+int CheckConfig(const AgentConfig& config, std::ostream& err) {
   if (config.format != "text" && config.format != "json") {
     err << "tracehealth-agent: --format must be text or json\n";
     return 2;
   }
-  if (!ValidHostId(config.host_id)) {
+  if (!IsValidHostId(config.host_id)) {
     err << "tracehealth-agent: host id '" << config.host_id
-        << "' must match [A-Za-z0-9._-]{1,253} (set --host_id)\n";
+        << "' must match [A-Za-z0-9._-]{1,253} and not be dots only (set "
+           "--host_id)\n";
     return 2;
   }
   if (config.interval <= absl::ZeroDuration()) {
     err << "tracehealth-agent: --interval must be positive\n";
     return 2;
   }
-  if (config.labels.size() > 64) {
-    err << "tracehealth-agent: at most 64 labels\n";
+  if (config.labels.size() > kMaxLabels) {
+    err << "tracehealth-agent: at most " << kMaxLabels << " labels\n";
     return 2;
   }
   for (const auto& [k, v] : config.labels) {
-    if (k.size() > 63 || v.size() > 255) {
+    if (k.size() > kMaxLabelKeyBytes || !IsValidLabelKey(k) ||
+        v.size() > kMaxLabelValueBytes) {
       err << "tracehealth-agent: label '" << k.substr(0, 64)
-          << "': key <= 63 bytes, value <= 255 bytes\n";
+          << "': key [A-Za-z_][A-Za-z0-9_]* of <= " << kMaxLabelKeyBytes
+          << " bytes, value <= " << kMaxLabelValueBytes << " bytes\n";
       return 2;
     }
   }
@@ -109,129 +107,119 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     err << "tracehealth-agent: --tls_cert and --tls_key go together\n";
     return 2;
   }
+  return 0;
+}
 
-  // Feature table, with the operator's override rows.
+// The feature table: the built-in one, or with the operator's override
+// rows, which every report then carries.
+struct Features {
   std::optional<FeatureTable> table;
-  if (!config.feature_table.empty()) {
-    absl::StatusOr<std::string> yaml = ReadWholeFile(config.feature_table);
-    if (!yaml.ok()) {
-      err << "tracehealth-agent: --feature_table: " << yaml.status().message()
-          << "\n";
-      return 2;
-    }
-    absl::StatusOr<FeatureTable> t = FeatureTable::WithOverride(*yaml);
-    if (!t.ok()) {
-      err << "tracehealth-agent: --feature_table: " << t.status().message()
-          << "\n";
-      return 2;
-    }
-    table = std::move(*t);
+  std::optional<v1::FeatureTableOverride> rows;
+  const FeatureTable* get() const {
+    return table ? &*table : &FeatureTable::Builtin();
   }
-  const FeatureTable* features = table.has_value() ? &*table : &FeatureTable::Builtin();
+};
 
-  // The state directory. A one-shot run works without one (nothing is
-  // remembered then); a long-running agent needs it.
-  std::string state_dir = config.state_dir;
-  if (state_dir.empty() && !config.once) state_dir = "/var/lib/tracehealth-agent";
-  if (!state_dir.empty()) {
-    absl::Status state_ok = MakeDirs(state_dir);
-    if (!state_ok.ok()) {
-      if (!config.once) {
-        err << "tracehealth-agent: --state_dir: " << state_ok.message() << "\n";
-        return 1;
-      }
-      err << "tracehealth-agent: warning: --state_dir: " << state_ok.message()
-          << "; nothing is remembered\n";
-      state_dir.clear();
-    }
+int LoadFeatures(const std::string& path, Features* f, std::ostream& err) {
+  if (path.empty()) return 0;
+  absl::StatusOr<std::string> yaml = ReadWholeFile(path);
+  absl::StatusOr<FeatureTable> table =
+      yaml.ok() ? FeatureTable::WithOverride(*yaml)
+                : absl::StatusOr<FeatureTable>(yaml.status());
+  absl::StatusOr<v1::FeatureTableOverride> rows =
+      table.ok() ? FeatureTableOverrideOf(*yaml)
+                 : absl::StatusOr<v1::FeatureTableOverride>(table.status());
+  if (!rows.ok()) {
+    err << "tracehealth-agent: --feature_table: " << rows.status().message()
+        << "\n";
+    return 2;
   }
+  // No rows: the built-in table as it is, and nothing for reports to carry.
+  if (rows->rows_size() == 0) return 0;
+  f->table = *std::move(table);
+  f->rows = *std::move(rows);
+  return 0;
+}
 
-  HostFs fs(config.root);
-  CollectorOptions copts;
-  copts.state_dir = state_dir;
-  copts.features = features;
-  copts.fgraph.fdinfo_scan_interval = config.fdinfo_scan_interval;
-  copts.fgraph.fdinfo_max_files = config.fdinfo_max_files;
-  Collector collector(&fs, copts, [] { return absl::Now(); });
-  ReportOptions ropts;
-  ropts.host_id = config.host_id;
-  ropts.labels = config.labels;
-  ropts.interval_seconds = absl::ToDoubleSeconds(config.interval);
-  ropts.models.features = features;
-  ReportMaker maker(&collector, ropts, [] { return absl::Now(); });
-  auto log_warnings = [&] {
-    for (const std::string& w : collector.TakeWarnings()) {
-      err << "tracehealth-agent: warning: " << w << "\n";
-    }
-  };
-
-  if (config.once) {
-    v1::HostReport report = maker.Make(0, v1::AgentHealth());
-    log_warnings();
-    out << Render(report, config.format);
-    out.flush();
-    return 0;
-  }
-
-  absl::StatusOr<SeqStore> seq = SeqStore::Open(state_dir, config.host_id);
-  if (!seq.ok()) {
-    err << "tracehealth-agent: seq: " << seq.status().message() << "\n";
+// The state directory. A one-shot run works without one (nothing is
+// remembered then); a long-running agent needs it (exit code 1 otherwise).
+int PrepareStateDir(const AgentConfig& config, std::string* state_dir,
+                    std::ostream& err) {
+  *state_dir = config.state_dir;
+  if (state_dir->empty() && !config.once)
+    *state_dir = "/var/lib/tracehealth-agent";
+  if (state_dir->empty()) return 0;
+  absl::Status state_ok = MakeDirs(*state_dir);
+  if (state_ok.ok()) return 0;
+  if (!config.once) {
+    err << "tracehealth-agent: --state_dir: " << state_ok.message() << "\n";
     return 1;
   }
+  err << "tracehealth-agent: warning: --state_dir: " << state_ok.message()
+      << "; nothing is remembered\n";
+  state_dir->clear();
+  return 0;
+}
 
-  SignalWaiter signals;
+// The spool and the streamer that empties it to --server.
+struct Uplink {
   std::unique_ptr<Spool> spool;
   std::unique_ptr<Streamer> streamer;
-  if (!config.server.empty()) {
-    absl::StatusOr<std::unique_ptr<Spool>> s =
-        Spool::Open(state_dir + "/spool", config.spool_max_bytes);
-    if (!s.ok()) {
-      err << "tracehealth-agent: spool: " << s.status().message() << "\n";
-      return 1;
-    }
-    spool = std::move(*s);
-    StreamerOptions sopts;
-    sopts.server = config.server;
-    sopts.tls_ca = config.tls_ca;
-    sopts.tls_cert = config.tls_cert;
-    sopts.tls_key = config.tls_key;
-    sopts.tls_server_name = config.tls_server_name;
-    absl::StatusOr<std::unique_ptr<Streamer>> st =
-        Streamer::Create(sopts, spool.get());
-    if (!st.ok()) {
-      err << "tracehealth-agent: " << st.status().message() << "\n";
-      return 2;
-    }
-    streamer = std::move(*st);
-    streamer->Start();
-  }
+};
 
+int StartUplink(const AgentConfig& config, const std::string& state_dir,
+                Uplink* up, std::ostream& err) {
+  absl::StatusOr<std::unique_ptr<Spool>> s =
+      Spool::Open(state_dir + "/spool", config.spool_max_bytes);
+  if (!s.ok()) {
+    err << "tracehealth-agent: spool: " << s.status().message() << "\n";
+    return 1;
+  }
+  up->spool = std::move(*s);
+  StreamerOptions sopts;
+  sopts.server = config.server;
+  sopts.tls_ca = config.tls_ca;
+  sopts.tls_cert = config.tls_cert;
+  sopts.tls_key = config.tls_key;
+  sopts.tls_server_name = config.tls_server_name;
+  absl::StatusOr<std::unique_ptr<Streamer>> st =
+      Streamer::Create(sopts, up->spool.get());
+  if (!st.ok()) {
+    err << "tracehealth-agent: " << st.status().message() << "\n";
+    return 2;
+  }
+  up->streamer = std::move(*st);
+  up->streamer->Start();
+  return 0;
+}
+
+// One report every interval until a signal or --max_reports: spooled when
+// there is an uplink, printed (by `print`) otherwise. Exit code 1 when the
+// seq cannot be persisted.
+int MakeReports(const AgentConfig& config, SignalWaiter& signals, SeqStore& seq,
+                ReportMaker& maker, Uplink& up,
+                const std::function<void(v1::HostReport*)>& print,
+                const std::function<void()>& log_warnings, std::ostream& err) {
   uint64_t made = 0;
   uint64_t first_seq = 0, last_seq = 0;
   absl::Time next = absl::Now();
   while (!signals.stop().HasBeenNotified()) {
-    absl::StatusOr<uint64_t> n = seq->Next();
+    absl::StatusOr<uint64_t> n = seq.Next();
     if (!n.ok()) {
       err << "tracehealth-agent: seq: " << n.status().message() << "\n";
       return 1;
     }
     v1::AgentHealth health;
-    if (streamer != nullptr) health = streamer->Health();
+    if (up.streamer != nullptr) health = up.streamer->Health();
     v1::HostReport report = maker.Make(*n, health);
     log_warnings();
-    if (spool != nullptr) {
-      // The wire form: summaries and bases are re-derived by the server from
-      // the snapshot (common/models/explain.h), which keeps reports ~5x
-      // smaller.
-      DropExplanations(report.mutable_predictions());
-      absl::Status s = spool->Append(report.seq(), report.SerializeAsString());
-      if (!s.ok()) {
-        err << "tracehealth-agent: spool: " << s.message() << "\n";
-      }
-      streamer->Wake();
+    if (up.spool != nullptr) {
+      absl::Status s =
+          up.spool->Append(report.seq(), report.SerializeAsString());
+      if (!s.ok()) err << "tracehealth-agent: spool: " << s.message() << "\n";
+      up.streamer->Wake();
     } else {
-      out << Render(report, config.format);
-      out.flush();
+      print(&report);
     }
     ++made;
     if (first_seq == 0) first_seq = *n;
@@ -242,19 +230,79 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     if (next < now) next = now;  // a slow cycle: do not burst to catch up
     signals.stop().WaitForNotificationWithTimeout(next - now);
   }
-
   uint64_t left = 0;
-  if (streamer != nullptr) {
+  if (up.streamer != nullptr) {
     // Send what is spooled while the shutdown budget lasts; the rest stays
     // in the spool for the next start.
-    streamer->Flush(config.shutdown_flush_timeout);
-    streamer->Stop();
-    left = spool->depth();
+    up.streamer->Flush(config.shutdown_flush_timeout);
+    up.streamer->Stop();
+    left = up.spool->depth();
   }
   err << "tracehealth-agent: stopped after " << made << " reports";
   if (made > 0) err << " (seq " << first_seq << ".." << last_seq << ")";
   err << ", " << left << " left in the spool\n";
   return 0;
+}
+
+}  // namespace
+
+int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
+  Features features;
+  std::string state_dir;
+  int rc = CheckConfig(config, err);
+  if (rc == 0) rc = LoadFeatures(config.feature_table, &features, err);
+  if (rc == 0) rc = PrepareStateDir(config, &state_dir, err);
+  if (rc != 0) return rc;
+
+  HostFs fs(config.root);
+  CollectorOptions copts;
+  copts.state_dir = state_dir;
+  copts.features = features.get();
+  copts.fgraph.fdinfo_scan_interval = config.fdinfo_scan_interval;
+  copts.fgraph.fdinfo_max_files = config.fdinfo_max_files;
+  Collector collector(&fs, copts, [] { return absl::Now(); });
+  ReportOptions ropts;
+  ropts.host_id = config.host_id;
+  ropts.labels = config.labels;
+  ropts.interval_seconds = absl::ToDoubleSeconds(config.interval);
+  ropts.models.features = features.get();
+  ropts.feature_table_override = features.rows;
+  ReportMaker maker(&collector, ropts, [] { return absl::Now(); });
+  auto log_warnings = [&] {
+    for (const std::string& w : collector.TakeWarnings()) {
+      err << "tracehealth-agent: warning: " << w << "\n";
+    }
+  };
+  // A printed report is explained (summaries and bases); a streamed one
+  // carries numbers only and the server explains it.
+  auto print = [&](v1::HostReport* report) {
+    ExplainPredictions(report->snapshot(), ropts.models,
+                       report->mutable_predictions());
+    out << Render(*report, config.format);
+    out.flush();
+  };
+  if (config.once) {
+    v1::HostReport report = maker.Make(0, v1::AgentHealth());
+    log_warnings();
+    print(&report);
+    return 0;
+  }
+
+  absl::StatusOr<SeqStore> seq = SeqStore::Open(state_dir, config.host_id);
+  if (!seq.ok()) {
+    err << "tracehealth-agent: seq: " << seq.status().message() << "\n";
+    return 1;
+  }
+  // Before any thread starts: threads inherit the blocked signals, which only
+  // the waiter's thread takes.
+  SignalWaiter signals;
+  Uplink up;
+  if (!config.server.empty()) {
+    rc = StartUplink(config, state_dir, &up, err);
+    if (rc != 0) return rc;
+  }
+  return MakeReports(config, signals, *seq, maker, up, print, log_warnings,
+                     err);
 }
 
 }  // namespace tracehealth::agent

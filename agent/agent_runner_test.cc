@@ -30,8 +30,10 @@ TEST(AgentRunnerTest, OncePrintsTextOrJson) {
   json.format = "json";
   std::ostringstream jout, jerr;
   EXPECT_EQ(RunAgent(json, jout, jerr), 0) << jerr.str();
-  EXPECT_TRUE(absl::StrContains(jout.str(), "\"host_id\": \"h1\"")) << jout.str();
-  EXPECT_TRUE(absl::StrContains(jout.str(), "\"total\": \"321\"")) << jout.str();
+  EXPECT_TRUE(absl::StrContains(jout.str(), "\"host_id\": \"h1\""))
+      << jout.str();
+  EXPECT_TRUE(absl::StrContains(jout.str(), "\"total\": \"321\""))
+      << jout.str();
 }
 
 TEST(AgentRunnerTest, RejectsBadConfiguration) {
@@ -65,6 +67,73 @@ TEST(AgentRunnerTest, RejectsBadConfiguration) {
   EXPECT_EQ(run(c), 1);
 }
 
+// The agent starts only with an identity the server accepts
+// (common/host_identity.h): "." and ".." were accepted here and refused on
+// every report.
+TEST(AgentRunnerTest, HostIdAndLabelsFollowTheServersRules) {
+  TestTree t;
+  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
+  auto run = [&](AgentConfig c, std::string* err_text) {
+    std::ostringstream out, err;
+    int rc = RunAgent(c, out, err);
+    *err_text = err.str();
+    return rc;
+  };
+  std::string err;
+  for (const std::string& id : {std::string("."), std::string(".."),
+                                std::string(254, 'h'), std::string("a b")}) {
+    AgentConfig c = OnceConfig(t);
+    c.host_id = id;
+    EXPECT_EQ(run(c, &err), 2) << id;
+    EXPECT_TRUE(absl::StrContains(err, "host id")) << err;
+  }
+  AgentConfig c = OnceConfig(t);
+  c.host_id = std::string(253, 'h');
+  EXPECT_EQ(run(c, &err), 0) << err;
+
+  c = OnceConfig(t);
+  c.labels = {{"rack-1", "a"}};  // '-' is not allowed in a label key
+  EXPECT_EQ(run(c, &err), 2);
+  EXPECT_TRUE(absl::StrContains(err, "label 'rack-1'")) << err;
+  c.labels = {{std::string(63, 'k'), std::string(255, 'v')}};
+  EXPECT_EQ(run(c, &err), 0) << err;
+  c.labels = {{"rack", std::string(256, 'v')}};
+  EXPECT_EQ(run(c, &err), 2);
+}
+
+// Reports carry the override's rows and the file's digest, and nothing when
+// the file has no rows (the packaged agent's default file).
+TEST(AgentRunnerTest, FeatureTableOverrideGoesIntoTheReport) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "6.12.5\n");
+  t.Write("/rows.yaml",
+          "features:\n  kasan_flush_combined:\n    since: \"6.12\"\n");
+  t.Write("/empty.yaml", "# no rows\nfeatures: {}\n");
+  AgentConfig c = OnceConfig(t);
+  c.format = "json";
+  c.feature_table = t.root() + "/rows.yaml";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunAgent(c, out, err), 0) << err.str();
+  // sha256sum of the 52 bytes of rows.yaml.
+  EXPECT_TRUE(absl::StrContains(
+      out.str(),
+      "\"digest\": \"sha256:"
+      "3207a7f00eddd2be84d634f6f08210b1fa92f70c62cc4eb8f7717a04f564634a\""))
+      << out.str();
+  EXPECT_TRUE(
+      absl::StrContains(out.str(), "\"name\": \"kasan_flush_combined\""))
+      << out.str();
+  c.feature_table = t.root() + "/empty.yaml";
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunAgent(c, out2, err2), 0) << err2.str();
+  EXPECT_FALSE(absl::StrContains(out2.str(), "feature_table_override"))
+      << out2.str();
+  c.feature_table = t.root() + "/missing.yaml";
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunAgent(c, out3, err3), 2);
+  EXPECT_TRUE(absl::StrContains(err3.str(), "--feature_table")) << err3.str();
+}
+
 TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
   TestTree t;
   t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
@@ -81,7 +150,8 @@ TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
     ++count;
   }
   EXPECT_EQ(count, 3u);
-  EXPECT_TRUE(absl::StrContains(err.str(), "stopped after 3 reports (seq 1..3)"))
+  EXPECT_TRUE(
+      absl::StrContains(err.str(), "stopped after 3 reports (seq 1..3)"))
       << err.str();
 }
 

@@ -34,7 +34,8 @@ ABSL_FLAG(std::string, format, "text", "Output format: text or json.");
 ABSL_FLAG(uint64_t, spool_max_bytes, 64ull << 20,
           "Bound of the on-disk report spool; the oldest reports are dropped "
           "(and counted) beyond it.");
-ABSL_FLAG(std::string, tls_ca, "", "PEM file of the CA that signed the server.");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM file of the CA that signed the server.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate (mTLS).");
 ABSL_FLAG(std::string, tls_key, "", "PEM client key (mTLS).");
 ABSL_FLAG(std::string, tls_server_name, "",
@@ -73,7 +74,8 @@ int main(int argc, char** argv) {
   }
   std::string labels = absl::GetFlag(FLAGS_labels);
   if (!labels.empty()) {
-    for (absl::string_view kv : absl::StrSplit(labels, ',', absl::SkipEmpty())) {
+    for (absl::string_view kv :
+         absl::StrSplit(labels, ',', absl::SkipEmpty())) {
       std::pair<std::string, std::string> p = absl::StrSplit(kv, '=');
       if (p.first.empty() || kv.find('=') == absl::string_view::npos) {
         std::cerr << "tracehealth-agent: --labels: '" << kv

@@ -17,7 +17,8 @@ struct ClientTls {
   std::string ca_file;    // --tls_ca: PEM CA of the server certificate
   std::string cert_file;  // --tls_cert: PEM client certificate (mTLS)
   std::string key_file;   // --tls_key: its PEM key
-  std::string server_name;  // --tls_server_name: expected name, if not the address
+  std::string
+      server_name;  // --tls_server_name: expected name, if not the address
 };
 
 // Insecure credentials when neither ca_file nor cert_file is set; otherwise

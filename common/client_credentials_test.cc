@@ -16,9 +16,11 @@ TEST(ClientCredentialsTest, UnreadableFilesNameTheFlag) {
   ASSERT_FALSE(c.ok());
   EXPECT_TRUE(absl::IsNotFound(c.status())) << c.status();
   EXPECT_NE(c.status().message().find("--tls_ca"), std::string::npos);
-  EXPECT_NE(c.status().message().find("/nonexistent/ca.pem"), std::string::npos);
+  EXPECT_NE(c.status().message().find("/nonexistent/ca.pem"),
+            std::string::npos);
 
-  c = ClientCredentials({"", "/nonexistent/cert.pem", "/nonexistent/key.pem", ""});
+  c = ClientCredentials(
+      {"", "/nonexistent/cert.pem", "/nonexistent/key.pem", ""});
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("--tls_cert"), std::string::npos);
 }

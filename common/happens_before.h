@@ -27,8 +27,12 @@ namespace tracehealth {
 // HappensAfter(tag): the calling thread's next steps happen after everything
 // that preceded each earlier HappensBefore(tag).
 #ifdef TRACEHEALTH_TSAN_ANNOTATIONS
-inline void HappensBefore(const void* tag) { __tsan_release(const_cast<void*>(tag)); }
-inline void HappensAfter(const void* tag) { __tsan_acquire(const_cast<void*>(tag)); }
+inline void HappensBefore(const void* tag) {
+  __tsan_release(const_cast<void*>(tag));
+}
+inline void HappensAfter(const void* tag) {
+  __tsan_acquire(const_cast<void*>(tag));
+}
 #else
 inline void HappensBefore(const void*) {}
 inline void HappensAfter(const void*) {}

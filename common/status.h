@@ -15,8 +15,9 @@
 namespace tracehealth {
 
 // Maps errno `err` to a Status whose message is "<context>: <strerror>".
-// ENOENT -> NotFound, EACCES/EPERM -> PermissionDenied, EINVAL -> InvalidArgument,
-// ENOSPC/EDQUOT -> ResourceExhausted, others -> Unknown. err == 0 -> Ok.
+// ENOENT -> NotFound, EACCES/EPERM -> PermissionDenied, EINVAL ->
+// InvalidArgument, ENOSPC/EDQUOT -> ResourceExhausted, others -> Unknown. err
+// == 0 -> Ok.
 absl::Status ErrnoToStatus(int err, absl::string_view context);
 
 // Returns `status` with "<context>: " prepended to its message (code kept).
@@ -28,10 +29,10 @@ absl::Status Annotate(const absl::Status& status, absl::string_view context);
 #define TH_CONCAT_(a, b) TH_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function if `expr` (an absl::Status) is not OK.
-#define TH_RETURN_IF_ERROR(expr)                  \
-  do {                                            \
-    ::absl::Status th_status_ = (expr);           \
-    if (!th_status_.ok()) return th_status_;      \
+#define TH_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::absl::Status th_status_ = (expr);      \
+    if (!th_status_.ok()) return th_status_; \
   } while (0)
 
 // `lhs = value of rexpr` (an absl::StatusOr<T>), or returns its error.

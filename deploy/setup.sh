@@ -8,7 +8,7 @@ PACKAGES=(
   # Build
   bazel-bootstrap g++ pkg-config
   protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
-  libabsl-dev prometheus-cpp-dev libsqlite3-dev libyaml-cpp-dev zlib1g-dev
+  libabsl-dev prometheus-cpp-dev libsqlite3-dev libyaml-cpp-dev zlib1g-dev libssl-dev
   libcurl4-openssl-dev libtcmalloc-minimal4
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev

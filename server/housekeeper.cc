@@ -9,7 +9,8 @@ namespace tracehealth::server {
 
 absl::StatusOr<absl::Duration> ParseRetention(const std::string& text) {
   if (text.size() < 2) {
-    return absl::InvalidArgumentError(absl::StrCat("bad retention \"", text, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad retention \"", text, "\""));
   }
   char unit = text.back();
   int64_t n = 0;
@@ -27,8 +28,8 @@ absl::StatusOr<absl::Duration> ParseRetention(const std::string& text) {
     case 'd':
       return absl::Hours(24 * n);
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("bad retention unit in \"", text, "\": use s, m, h or d"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad retention unit in \"", text, "\": use s, m, h or d"));
   }
 }
 
@@ -71,7 +72,8 @@ void Housekeeper::Start() {
       if (leader && absl::Now() >= next_retention) {
         absl::StatusOr<int64_t> n = RunRetention();
         if (!n.ok()) {
-          std::fprintf(stderr, "retention: %s\n", n.status().ToString().c_str());
+          std::fprintf(stderr, "retention: %s\n",
+                       n.status().ToString().c_str());
         } else if (*n > 0) {
           std::fprintf(stderr, "retention: deleted %lld reports\n",
                        static_cast<long long>(*n));

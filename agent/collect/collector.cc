@@ -1,42 +1,25 @@
 #include "agent/collect/collector.h"
 
-#include <sys/utsname.h>
-#include <unistd.h>
-
+#include <functional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "agent/parsers/cpu.h"
-#include "agent/parsers/kconfig.h"
 #include "agent/parsers/preempt.h"
 #include "agent/parsers/proc.h"
 #include "agent/parsers/stackdepot.h"
 #include "agent/parsers/vmallocinfo.h"
 #include "common/kernel/release.h"
 #include "common/models/stackdepot/stack_depot.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 
 namespace tracehealth::agent {
 namespace {
 
 constexpr size_t kSmallFile = 64 * 1024;
-constexpr size_t kConfigGzMax = 4 << 20;
-constexpr size_t kConfigTextMax = 16 << 20;
 constexpr uint64_t kVmallocInfoMax = 256ull << 20;
 constexpr uint64_t kDefaultMaxPools = 8192;
-
-void AddUnknown(google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown,
-                absl::string_view input, absl::string_view reason) {
-  v1::UnknownInput* u = unknown->Add();
-  u->set_input(std::string(input));
-  u->set_reason(std::string(reason));
-}
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      absl::ToUnixNanos(t));
-}
 
 }  // namespace
 
@@ -61,169 +44,6 @@ std::vector<std::string> Collector::TakeWarnings() {
   return out;
 }
 
-void Collector::CollectStatic() {
-  static_done_ = true;
-  v1::KernelInfo* k = &static_kernel_;
-  Unknowns* unknown = &static_unknown_;
-
-  // Release and version string.
-  absl::StatusOr<std::string> rel =
-      fs_->ReadFile("/proc/sys/kernel/osrelease", kSmallFile);
-  if (rel.ok()) {
-    std::string r(absl::StripAsciiWhitespace(*rel));
-    absl::StatusOr<KernelRelease> parsed = ParseKernelRelease(r);
-    if (parsed.ok()) {
-      k->set_release(r);
-      release_ = *parsed;
-    } else {
-      AddUnknown(unknown, "kernel.release", parsed.status().message());
-    }
-  } else {
-    AddUnknown(unknown, "kernel.release", rel.status().message());
-  }
-  absl::StatusOr<std::string> ver =
-      fs_->ReadFile("/proc/sys/kernel/version", kSmallFile);
-  if (ver.ok()) {
-    absl::StatusOr<VersionPreemptFlags> flags = ParseVersionPreemptFlags(*ver);
-    if (flags.ok()) {
-      k->set_version(std::string(absl::StripAsciiWhitespace(*ver)));
-      version_mode_ = ModeFromVersionFlags(*flags);
-      if (flags->dynamic) k->set_preempt_dynamic(true);
-    } else {
-      AddUnknown(unknown, "kernel.version", flags.status().message());
-    }
-  } else {
-    AddUnknown(unknown, "kernel.version", ver.status().message());
-  }
-
-  // Architecture: the arch sysctl, else uname() on the live root only.
-  absl::StatusOr<std::string> arch =
-      fs_->ReadFile("/proc/sys/kernel/arch", kSmallFile);
-  if (arch.ok() && !absl::StripAsciiWhitespace(*arch).empty()) {
-    k->set_arch(std::string(absl::StripAsciiWhitespace(*arch)));
-  } else if (fs_->root() == "/") {
-    struct utsname u;
-    if (uname(&u) == 0) k->set_arch(u.machine);
-  }
-  if (!k->has_arch()) {
-    AddUnknown(unknown, "kernel.arch",
-               arch.ok() ? "/proc/sys/kernel/arch: empty"
-                         : arch.status().message());
-  }
-
-  // Command line.
-  absl::StatusOr<std::string> cmdline = fs_->ReadFile("/proc/cmdline", 4096);
-  std::string cmdline_preempt;
-  if (cmdline.ok()) {
-    k->set_cmdline(std::string(absl::StripTrailingAsciiWhitespace(*cmdline)));
-    cmdline_preempt = CmdlineParam(*cmdline, "preempt").value_or("");
-    absl::StatusOr<std::optional<uint64_t>> pools =
-        ParseStackDepotMaxPools(*cmdline);
-    if (pools.ok()) {
-      cmdline_max_pools_ = *pools;
-    } else {
-      cmdline_max_pools_error_ = std::string(pools.status().message());
-    }
-  } else {
-    AddUnknown(unknown, "kernel.cmdline", cmdline.status().message());
-    cmdline_max_pools_error_ = std::string(cmdline.status().message());
-  }
-
-  // Kernel config: /proc/config.gz, else /boot/config-<release>.
-  std::optional<KernelConfig> config;
-  std::string config_errors;
-  absl::StatusOr<std::string> gz = fs_->ReadFile("/proc/config.gz", kConfigGzMax);
-  if (gz.ok()) {
-    absl::StatusOr<std::string> text = Gunzip(*gz, kConfigTextMax);
-    absl::StatusOr<KernelConfig> parsed =
-        text.ok() ? KernelConfig::Parse(*text)
-                  : absl::StatusOr<KernelConfig>(text.status());
-    if (parsed.ok()) {
-      config = std::move(*parsed);
-      k->set_config_source("/proc/config.gz");
-    } else {
-      config_errors = absl::StrCat("/proc/config.gz: ", parsed.status().message());
-    }
-  } else {
-    config_errors = std::string(gz.status().message());
-  }
-  if (!config.has_value() && k->has_release()) {
-    std::string path = absl::StrCat("/boot/config-", k->release());
-    absl::StatusOr<std::string> text = fs_->ReadFile(path, kConfigTextMax);
-    absl::StatusOr<KernelConfig> parsed =
-        text.ok() ? KernelConfig::Parse(*text)
-                  : absl::StatusOr<KernelConfig>(text.status());
-    if (parsed.ok()) {
-      config = std::move(*parsed);
-      k->set_config_source(path);
-    } else {
-      absl::StrAppend(&config_errors, "; ", parsed.status().message());
-    }
-  }
-  if (config.has_value()) {
-    auto set_bool = [&](const char* name, void (v1::KernelInfo::*setter)(bool)) {
-      std::optional<bool> v = config->Enabled(name);
-      // Options absent from a config are off (Kconfig omits options whose
-      // dependencies are unmet).
-      (k->*setter)(v.value_or(false));
-    };
-    set_bool("CONFIG_KASAN", &v1::KernelInfo::set_config_kasan);
-    set_bool("CONFIG_KASAN_GENERIC", &v1::KernelInfo::set_config_kasan_generic);
-    set_bool("CONFIG_KASAN_VMALLOC", &v1::KernelInfo::set_config_kasan_vmalloc);
-    set_bool("CONFIG_PAGE_OWNER", &v1::KernelInfo::set_config_page_owner);
-    set_bool("CONFIG_STACKDEPOT", &v1::KernelInfo::set_config_stackdepot);
-    set_bool("CONFIG_FUNCTION_GRAPH_TRACER",
-             &v1::KernelInfo::set_config_function_graph_tracer);
-    set_bool("CONFIG_FPROBE", &v1::KernelInfo::set_config_fprobe);
-    std::optional<int64_t> frames = config->Int("CONFIG_STACKDEPOT_MAX_FRAMES");
-    if (frames.has_value() && *frames > 0 && *frames <= 4096) {
-      k->set_config_stackdepot_max_frames(static_cast<uint32_t>(*frames));
-    } else if (k->config_stackdepot()) {
-      AddUnknown(unknown, "kernel.config_stackdepot_max_frames",
-                 "CONFIG_STACKDEPOT_MAX_FRAMES not in the config");
-    }
-    std::optional<bool> dynamic = config->Enabled("CONFIG_PREEMPT_DYNAMIC");
-    kconfig_dynamic_ = dynamic.value_or(false);
-    k->set_preempt_dynamic(*kconfig_dynamic_);
-    config_mode_ = ModeFromConfig(*config, cmdline_preempt);
-    config_mode_source_ =
-        (*kconfig_dynamic_ && PreemptModeFromName(cmdline_preempt) !=
-                                  v1::PREEMPT_MODE_UNKNOWN)
-            ? "config and preempt= boot parameter"
-            : "config";
-    if (config->Enabled("CONFIG_PAGE_SIZE_16KB").value_or(false)) {
-      k->set_page_size(16384);
-    } else if (config->Enabled("CONFIG_PAGE_SIZE_64KB").value_or(false)) {
-      k->set_page_size(65536);
-    } else if (config->Enabled("CONFIG_PAGE_SIZE_4KB").value_or(false) ||
-               config->Enabled("CONFIG_X86").value_or(false)) {
-      k->set_page_size(4096);
-    }
-  } else {
-    AddUnknown(unknown, "kernel.config", config_errors);
-  }
-  if (!k->has_page_size() && fs_->root() == "/") {
-    long ps = sysconf(_SC_PAGESIZE);
-    if (ps > 0) k->set_page_size(static_cast<uint32_t>(ps));
-  }
-  if (!k->has_page_size()) {
-    AddUnknown(unknown, "kernel.page_size", "no page size in the kernel config");
-  }
-
-  // CPU model and invlpgb: fixed for the boot.
-  absl::StatusOr<std::string> cpuinfo =
-      fs_->ReadFile("/proc/cpuinfo", 16 << 20);
-  absl::StatusOr<CpuInfoFacts> facts =
-      cpuinfo.ok() ? ParseCpuInfo(*cpuinfo)
-                   : absl::StatusOr<CpuInfoFacts>(cpuinfo.status());
-  if (facts.ok()) {
-    invlpgb_ = facts->invlpgb;
-    model_name_ = facts->model_name;
-  } else {
-    cpuinfo_error_ = std::string(facts.status().message());
-  }
-}
-
 void Collector::CollectPreempt(const std::optional<std::string>& debugfs,
                                v1::KernelInfo* kernel, Unknowns* unknown) {
   std::string debugfs_error = "debugfs not mounted";
@@ -240,13 +60,13 @@ void Collector::CollectPreempt(const std::optional<std::string>& debugfs,
     }
     debugfs_error = std::string(mode.status().message());
   }
-  if (config_mode_.has_value()) {
-    kernel->set_preempt_mode(*config_mode_);
-    kernel->set_preempt_source(config_mode_source_);
+  if (facts_->config_mode.has_value()) {
+    kernel->set_preempt_mode(*facts_->config_mode);
+    kernel->set_preempt_source(facts_->config_mode_source);
     return;
   }
-  if (version_mode_.has_value()) {
-    kernel->set_preempt_mode(*version_mode_);
+  if (facts_->version_mode.has_value()) {
+    kernel->set_preempt_mode(*facts_->version_mode);
     kernel->set_preempt_source("kernel version string");
     return;
   }
@@ -337,49 +157,53 @@ void Collector::CollectThresholds(v1::Thresholds* t, Unknowns* unknown) {
     }
     return v;
   };
-  auto wd = read_int("/proc/sys/kernel/watchdog_thresh");
-  if (wd.ok()) {
-    t->set_watchdog_thresh_seconds(static_cast<uint32_t>(*wd));
-  } else {
-    AddUnknown(unknown, "thresholds.watchdog_thresh_seconds",
-               wd.status().message());
-  }
-  auto sp = read_int("/proc/sys/kernel/softlockup_panic");
-  if (sp.ok()) {
-    t->set_softlockup_panic(*sp != 0);
-  } else {
-    AddUnknown(unknown, "thresholds.softlockup_panic", sp.status().message());
-  }
-  auto rcu = read_int("/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout");
-  if (rcu.ok()) {
-    t->set_rcu_cpu_stall_timeout_seconds(static_cast<uint32_t>(*rcu));
-  } else {
-    AddUnknown(unknown, "thresholds.rcu_cpu_stall_timeout_seconds",
-               rcu.status().message());
-  }
-  auto rp = read_int("/proc/sys/kernel/panic_on_rcu_stall");
-  if (rp.ok()) {
-    t->set_panic_on_rcu_stall(*rp != 0);
-  } else {
-    AddUnknown(unknown, "thresholds.panic_on_rcu_stall", rp.status().message());
+  struct Threshold {
+    const char* path;
+    const char* input;
+    std::function<void(int64_t)> set;
+  };
+  const Threshold thresholds[] = {
+      {"/proc/sys/kernel/watchdog_thresh", "thresholds.watchdog_thresh_seconds",
+       [t](int64_t v) {
+         t->set_watchdog_thresh_seconds(static_cast<uint32_t>(v));
+       }},
+      {"/proc/sys/kernel/softlockup_panic", "thresholds.softlockup_panic",
+       [t](int64_t v) { t->set_softlockup_panic(v != 0); }},
+      {"/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout",
+       "thresholds.rcu_cpu_stall_timeout_seconds",
+       [t](int64_t v) {
+         t->set_rcu_cpu_stall_timeout_seconds(static_cast<uint32_t>(v));
+       }},
+      {"/proc/sys/kernel/panic_on_rcu_stall", "thresholds.panic_on_rcu_stall",
+       [t](int64_t v) { t->set_panic_on_rcu_stall(v != 0); }},
+  };
+  for (const Threshold& th : thresholds) {
+    absl::StatusOr<int64_t> v = read_int(th.path);
+    if (v.ok()) {
+      th.set(*v);
+    } else {
+      AddUnknown(unknown, th.input, v.status().message());
+    }
   }
 }
 
 void Collector::CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown) {
   absl::StatusOr<std::string> text =
       fs_->ReadFile("/sys/devices/system/cpu/online", kSmallFile);
-  absl::StatusOr<uint32_t> n =
-      text.ok() ? ParseCpuListCount(*text) : absl::StatusOr<uint32_t>(text.status());
+  absl::StatusOr<uint32_t> n = text.ok()
+                                   ? ParseCpuListCount(*text)
+                                   : absl::StatusOr<uint32_t>(text.status());
   if (n.ok()) {
     cpus->set_online(*n);
   } else {
     AddUnknown(unknown, "cpus.online", n.status().message());
   }
-  if (invlpgb_.has_value()) {
-    cpus->set_invlpgb(*invlpgb_);
-    if (model_name_.has_value()) cpus->set_model_name(*model_name_);
+  if (facts_->invlpgb.has_value()) {
+    cpus->set_invlpgb(*facts_->invlpgb);
+    if (facts_->model_name.has_value())
+      cpus->set_model_name(*facts_->model_name);
   } else {
-    AddUnknown(unknown, "cpus.invlpgb", cpuinfo_error_);
+    AddUnknown(unknown, "cpus.invlpgb", facts_->cpuinfo_error);
   }
 }
 
@@ -389,15 +213,17 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
   Unknowns* unknown = s->mutable_unknown();
   const v1::KernelInfo& k = s->kernel();
   // The pool budget.
-  const bool param = release_.has_value() &&
-                     options_.features
-                         ->Has(feature::kStackdepotMaxPoolsParam, *release_)
-                         .present;
-  if (param && cmdline_max_pools_.has_value()) {
-    d->set_max_pools(*cmdline_max_pools_);
+  const bool param =
+      facts_->release.has_value() &&
+      options_.features
+          ->Has(feature::kStackdepotMaxPoolsParam, *facts_->release)
+          .present;
+  if (param && facts_->cmdline_max_pools.has_value()) {
+    d->set_max_pools(*facts_->cmdline_max_pools);
     d->set_max_pools_source("cmdline stack_depot_max_pools=");
-  } else if (!cmdline_max_pools_error_.empty() && param) {
-    AddUnknown(unknown, "stackdepot.max_pools", cmdline_max_pools_error_);
+  } else if (!facts_->cmdline_max_pools_error.empty() && param) {
+    AddUnknown(unknown, "stackdepot.max_pools",
+               facts_->cmdline_max_pools_error);
   } else {
     d->set_max_pools(kDefaultMaxPools);
     d->set_max_pools_source(param ? "kernel default" : "hard cap before 6.17");
@@ -417,8 +243,9 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
                 : absl::StatusOr<StackDepotCounters>(text.status());
   if (!c.ok()) {
     std::string reason(c.status().message());
-    if (absl::IsNotFound(c.status()) && release_.has_value() &&
-        !options_.features->Has(feature::kStackdepotStats, *release_).present) {
+    if (absl::IsNotFound(c.status()) && facts_->release.has_value() &&
+        !options_.features->Has(feature::kStackdepotStats, *facts_->release)
+             .present) {
       reason = absl::StrCat(path, ": not provided before 6.8");
     }
     AddUnknown(unknown, "stackdepot.pools", reason);
@@ -435,9 +262,8 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
   if (c->persistent_bytes) d->set_persistent_bytes(*c->persistent_bytes);
 
   absl::Status persist;
-  for (v1::DepotSample& sample :
-       depot_history_.Observe(boot_, now, c->pools,
-                              c->persistent_bytes.value_or(0), &persist)) {
+  for (v1::DepotSample& sample : depot_history_.Observe(
+           boot_, now, c->pools, c->persistent_bytes.value_or(0), &persist)) {
     *s->add_depot_history() = std::move(sample);
   }
   if (!persist.ok()) warnings_.push_back(std::string(persist.message()));
@@ -446,7 +272,8 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
 void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
   v1::VmallocState* v = s->mutable_vmalloc();
   Unknowns* unknown = s->mutable_unknown();
-  const uint64_t page = s->kernel().has_page_size() ? s->kernel().page_size() : 0;
+  const uint64_t page =
+      s->kernel().has_page_size() ? s->kernel().page_size() : 0;
   const bool every_cycle = !s->kernel().has_config_kasan_vmalloc() ||
                            s->kernel().config_kasan_vmalloc();
   if (every_cycle || !last_vmallocinfo_.has_value() ||
@@ -457,9 +284,9 @@ void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
     // Generic KASAN: one shadow byte per 8 bytes, so an area of 8 pages owns
     // a whole shadow page.
     VmallocInfoCounter counter(page > 0 ? 8 * page : UINT64_MAX);
-    absl::StatusOr<uint64_t> lines = fs_->ReadLines(
-        "/proc/vmallocinfo", kVmallocInfoMax,
-        [&](absl::string_view line) { counter.AddLine(line); });
+    absl::StatusOr<uint64_t> lines =
+        fs_->ReadLines("/proc/vmallocinfo", kVmallocInfoMax,
+                       [&](absl::string_view line) { counter.AddLine(line); });
     absl::StatusOr<VmallocCounts> counts =
         lines.ok() ? counter.Result()
                    : absl::StatusOr<VmallocCounts>(lines.status());
@@ -518,8 +345,8 @@ void Collector::CollectTrie(const std::optional<std::string>& debugfs,
         trie_error_.clear();
       } else {
         trie_error_ = std::string(m.status().message());
-        if (absl::IsNotFound(m.status()) && release_.has_value() &&
-            !options_.features->Has(feature::kPageOwnerStacks, *release_)
+        if (absl::IsNotFound(m.status()) && facts_->release.has_value() &&
+            !options_.features->Has(feature::kPageOwnerStacks, *facts_->release)
                  .present) {
           trie_error_ = absl::StrCat(path, ": not provided before 6.9");
         }
@@ -535,10 +362,10 @@ void Collector::CollectTrie(const std::optional<std::string>& debugfs,
 
 v1::HostSnapshot Collector::Collect() {
   const absl::Time now = clock_();
-  if (!static_done_) CollectStatic();
+  if (!facts_.has_value()) facts_ = ReadKernelFacts(*fs_);
   v1::HostSnapshot s;
-  *s.mutable_kernel() = static_kernel_;
-  *s.mutable_unknown() = static_unknown_;
+  *s.mutable_kernel() = facts_->kernel;
+  *s.mutable_unknown() = facts_->unknown;
   Unknowns* unknown = s.mutable_unknown();
 
   // Where tracefs and debugfs are mounted.
@@ -546,7 +373,8 @@ v1::HostSnapshot Collector::Collect() {
   // PID 1's view first: in a container that shares the host's PID namespace
   // and mounts the host's /proc and /sys under --root, the agent's own
   // /proc/mounts names container paths, while PID 1's names the host's.
-  absl::StatusOr<std::string> mounts_text = fs_->ReadFile("/proc/1/mounts", 4 << 20);
+  absl::StatusOr<std::string> mounts_text =
+      fs_->ReadFile("/proc/1/mounts", 4 << 20);
   if (!mounts_text.ok()) mounts_text = fs_->ReadFile("/proc/mounts", 4 << 20);
   absl::StatusOr<TracingMounts> mounts =
       mounts_text.ok() ? ParseMounts(*mounts_text)
@@ -564,7 +392,7 @@ v1::HostSnapshot Collector::Collect() {
   }
 
   CollectPreempt(debugfs, s.mutable_kernel(), unknown);
-  fgraph_.Collect(tracefs, release_, now, s.mutable_fgraph(), unknown);
+  fgraph_.Collect(tracefs, facts_->release, now, s.mutable_fgraph(), unknown);
   CollectThreads(&s);
   CollectThresholds(s.mutable_thresholds(), unknown);
   CollectCpus(s.mutable_cpus(), unknown);

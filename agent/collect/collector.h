@@ -21,10 +21,12 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/state/depot_history.h"
 #include "agent/collect/fgraph_collector.h"
-#include "agent/state/fgraph_memory.h"
 #include "agent/collect/host_fs.h"
+#include "agent/collect/kernel_facts.h"
+#include "agent/collect/unknown_input.h"
+#include "agent/state/depot_history.h"
+#include "agent/state/fgraph_memory.h"
 #include "common/kernel/feature_table.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
@@ -62,10 +64,8 @@ class Collector {
   std::vector<std::string> TakeWarnings();
 
  private:
-  using Unknowns = google::protobuf::RepeatedPtrField<v1::UnknownInput>;
+  using Unknowns = UnknownInputs;
 
-  // Inputs fixed for this boot, read on the first cycle.
-  void CollectStatic();
   void CollectPreempt(const std::optional<std::string>& debugfs,
                       v1::KernelInfo* kernel, Unknowns* unknown);
   void CollectThreads(v1::HostSnapshot* s);
@@ -84,19 +84,8 @@ class Collector {
   FgraphMemory memory_;
   std::vector<std::string> warnings_;
 
-  bool static_done_ = false;
-  v1::KernelInfo static_kernel_;
-  Unknowns static_unknown_;
-  std::optional<KernelRelease> release_;
-  std::optional<bool> kconfig_dynamic_;
-  std::optional<v1::PreemptMode> config_mode_;
-  std::string config_mode_source_;
-  std::optional<v1::PreemptMode> version_mode_;
-  std::optional<bool> invlpgb_;
-  std::optional<std::string> model_name_;
-  std::string cpuinfo_error_;
-  std::optional<uint64_t> cmdline_max_pools_;
-  std::string cmdline_max_pools_error_;
+  // Inputs fixed for this boot, read on the first cycle.
+  std::optional<KernelFacts> facts_;
 
   DepotHistory depot_history_;
   BootIdentity boot_;

@@ -49,7 +49,8 @@ TEST(CollectorTest, PreemptionSourcesInOrder) {
     Collector c(&fs, CollectorOptions(), [] { return kT0; });
     v1::HostSnapshot s = c.Collect();
     EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_FULL);
-    EXPECT_EQ(s.kernel().preempt_source(), "config and preempt= boot parameter");
+    EXPECT_EQ(s.kernel().preempt_source(),
+              "config and preempt= boot parameter");
     EXPECT_EQ(s.kernel().config_source(), "/boot/config-6.16.0");
   }
 }
@@ -68,7 +69,8 @@ TEST(CollectorTest, MountsFromPid1WhenReadable) {
   v1::HostSnapshot s = c.Collect();
   EXPECT_EQ(s.fgraph().tracefs_path(), "/sys/kernel/tracing");
   ASSERT_GE(s.fgraph().users_size(), 1);
-  EXPECT_EQ(s.fgraph().users(0).kind(), v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_EQ(s.fgraph().users(0).kind(),
+            v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER);
 }
 
 TEST(CollectorTest, VersionStringWhenNoConfig) {
@@ -95,7 +97,8 @@ TEST(CollectorTest, StackDepotBudgetFromCmdlineFrom617) {
   v1::HostSnapshot s = c.Collect();
   EXPECT_EQ(s.stackdepot().pools(), 9000u);
   EXPECT_EQ(s.stackdepot().max_pools(), 16384u);
-  EXPECT_EQ(s.stackdepot().max_pools_source(), "cmdline stack_depot_max_pools=");
+  EXPECT_EQ(s.stackdepot().max_pools_source(),
+            "cmdline stack_depot_max_pools=");
   // History grows on the spacing schedule, always ending with now.
   t.Write("/sys/kernel/debug/stackdepot/stats", "pools: 9100\n");
   now += absl::Minutes(6);

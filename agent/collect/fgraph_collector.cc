@@ -6,22 +6,16 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/collect/unknown_input.h"
 #include "agent/parsers/fdinfo.h"
 #include "agent/parsers/tracefs.h"
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 
 namespace tracehealth::agent {
 namespace {
 
 constexpr size_t kSmallFile = 64 * 1024;
 constexpr uint64_t kFunctionListMax = 64ull << 20;
-
-void AddUnknown(google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown,
-                absl::string_view input, absl::string_view reason) {
-  v1::UnknownInput* u = unknown->Add();
-  u->set_input(std::string(input));
-  u->set_reason(std::string(reason));
-}
 
 bool AllDigits(absl::string_view s) {
   if (s.empty()) return false;
@@ -31,15 +25,9 @@ bool AllDigits(absl::string_view s) {
   return true;
 }
 
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      absl::ToUnixNanos(t));
-}
-
 }  // namespace
 
-FgraphCollector::FgraphCollector(const HostFs* fs,
-                                 const FeatureTable* features,
+FgraphCollector::FgraphCollector(const HostFs* fs, const FeatureTable* features,
                                  FgraphCollectorOptions options)
     : fs_(fs), features_(features), options_(options) {}
 
@@ -73,7 +61,8 @@ bool FgraphCollector::ScanFdinfo(const std::optional<KernelRelease>& release,
     // file is read instead.
     const std::string dir = absl::StrCat("/proc/", pid, "/fdinfo");
     const std::string fd_dir = absl::StrCat("/proc/", pid, "/fd");
-    absl::StatusOr<std::vector<std::string>> fds = fs_->ListDir(fd_dir, 1 << 20);
+    absl::StatusOr<std::vector<std::string>> fds =
+        fs_->ListDir(fd_dir, 1 << 20);
     const bool filter_by_link = fds.ok();
     // Processes exit and some fdinfo directories are unreadable: skip them.
     if (!filter_by_link) fds = fs_->ListDir(dir, 1 << 20);
@@ -139,7 +128,8 @@ void FgraphCollector::Collect(
   bool fprobe_on_fgraph = true;
   bool entry_only_off = false;
   if (release.has_value()) {
-    fprobe_on_fgraph = features_->Has(feature::kFprobeOnFgraph, *release).present;
+    fprobe_on_fgraph =
+        features_->Has(feature::kFprobeOnFgraph, *release).present;
     entry_only_off =
         features_->Has(feature::kFprobeEntryOnlyOffFgraph, *release).present;
   }
@@ -273,7 +263,8 @@ void FgraphCollector::Collect(
     if (available_filter_functions_.has_value()) {
       fgraph->set_available_filter_functions(*available_filter_functions_);
     } else {
-      AddUnknown(unknown, "fgraph.available_filter_functions", available_error_);
+      AddUnknown(unknown, "fgraph.available_filter_functions",
+                 available_error_);
     }
     if (enabled_functions_.has_value()) {
       fgraph->set_enabled_functions(*enabled_functions_);

@@ -16,7 +16,7 @@ namespace {
 
 std::string MakeTree() {
   std::string base = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR")
-                                                 : std::string("/tmp");
+                                                : std::string("/tmp");
   std::string tmpl = base + "/hostfsXXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
@@ -52,10 +52,11 @@ TEST(HostFsTest, MissingFileIsNotFoundNamingPath) {
 TEST(HostFsTest, RefusesEscapingAndRelativePaths) {
   std::string root = MakeTree();
   HostFs fs(root + "/proc");
-  for (const char* bad : {"../secret", "/../secret", "/sys/../../secret",
-                          "secret", ""}) {
+  for (const char* bad :
+       {"../secret", "/../secret", "/sys/../../secret", "secret", ""}) {
     auto r = fs.ReadFile(bad, 4096);
-    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << bad << " " << r.status();
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status()))
+        << bad << " " << r.status();
     EXPECT_FALSE(fs.Exists(bad)) << bad;
   }
   EXPECT_FALSE(fs.ListDir("/..").ok());
@@ -70,13 +71,13 @@ TEST(HostFsTest, SizeLimit) {
 TEST(HostFsTest, ReadLinesStreamsEveryLine) {
   HostFs fs(MakeTree());
   std::vector<std::string> lines;
-  auto n = fs.ReadLines("/proc/sys/lines", 1024, [&](absl::string_view l) {
-    lines.emplace_back(l);
-  });
+  auto n = fs.ReadLines("/proc/sys/lines", 1024,
+                        [&](absl::string_view l) { lines.emplace_back(l); });
   ASSERT_TRUE(n.ok()) << n.status();
   EXPECT_EQ(*n, 4u);
   EXPECT_EQ(lines, (std::vector<std::string>{"a", "bb", "", "ccc"}));
-  EXPECT_FALSE(fs.ReadLines("/proc/sys/lines", 3, [](absl::string_view) {}).ok());
+  EXPECT_FALSE(
+      fs.ReadLines("/proc/sys/lines", 3, [](absl::string_view) {}).ok());
 }
 
 TEST(HostFsTest, ReadLinesAcrossChunkBoundaries) {

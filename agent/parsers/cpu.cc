@@ -59,7 +59,8 @@ absl::StatusOr<CpuInfoFacts> ParseCpuInfo(absl::string_view text) {
     size_t colon = line.find(':');
     if (colon == absl::string_view::npos) continue;
     absl::string_view key = absl::StripAsciiWhitespace(line.substr(0, colon));
-    absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    absl::string_view value =
+        absl::StripAsciiWhitespace(line.substr(colon + 1));
     if (key == "model name" && !out.model_name.has_value()) {
       out.model_name = std::string(value);
     } else if ((key == "flags" || key == "Features") && !have_flags) {

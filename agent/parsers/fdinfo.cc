@@ -31,7 +31,8 @@ absl::StatusOr<std::optional<BpfLinkFdinfo>> ParseBpfLinkFdinfo(
     size_t colon = line.find(':');
     if (colon == absl::string_view::npos) continue;  // "cookie\t func" table
     absl::string_view key = line.substr(0, colon);
-    absl::string_view value = absl::StripAsciiWhitespace(line.substr(colon + 1));
+    absl::string_view value =
+        absl::StripAsciiWhitespace(line.substr(colon + 1));
     absl::Status s;
     if (key == "link_type") {
       if (value.empty()) {

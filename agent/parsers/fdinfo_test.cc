@@ -46,7 +46,8 @@ TEST(FdinfoTest, OtherLinkTypes) {
   ASSERT_TRUE(r.ok());
   ASSERT_TRUE(r->has_value());
   EXPECT_FALSE(IsKprobeMultiLink(**r));
-  auto ret = ParseBpfLinkFdinfo("link_type:\tkretprobe_multi\nkprobe_cnt:\t7\n");
+  auto ret =
+      ParseBpfLinkFdinfo("link_type:\tkretprobe_multi\nkprobe_cnt:\t7\n");
   EXPECT_TRUE(IsKprobeMultiLink(**ret));
 }
 

@@ -22,7 +22,8 @@ absl::StatusOr<KernelConfig> KernelConfig::Parse(absl::string_view text) {
     absl::string_view line = absl::StripAsciiWhitespace(raw);
     if (line.empty()) continue;
     if (line[0] == '#') {
-      absl::string_view rest = absl::StripLeadingAsciiWhitespace(line.substr(1));
+      absl::string_view rest =
+          absl::StripLeadingAsciiWhitespace(line.substr(1));
       if (absl::StartsWith(rest, "CONFIG_") &&
           absl::EndsWith(rest, " is not set")) {
         rest.remove_suffix(strlen(" is not set"));
@@ -33,9 +34,9 @@ absl::StatusOr<KernelConfig> KernelConfig::Parse(absl::string_view text) {
     size_t eq = line.find('=');
     if (!absl::StartsWith(line, "CONFIG_") || eq == absl::string_view::npos ||
         eq == strlen("CONFIG_")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "kernel config line ", line_no, ": '", line.substr(0, 80),
-          "' is not CONFIG_NAME=value"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel config line ", line_no, ": '",
+                       line.substr(0, 80), "' is not CONFIG_NAME=value"));
     }
     config.values_[std::string(line.substr(0, eq))] =
         std::string(line.substr(eq + 1));

@@ -6,43 +6,27 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/enum_names.h"
 
 namespace tracehealth::agent {
 
-v1::PreemptMode PreemptModeFromName(absl::string_view name) {
-  if (name == "none") return v1::PREEMPT_MODE_NONE;
-  if (name == "voluntary") return v1::PREEMPT_MODE_VOLUNTARY;
-  if (name == "full") return v1::PREEMPT_MODE_FULL;
-  if (name == "lazy") return v1::PREEMPT_MODE_LAZY;
-  return v1::PREEMPT_MODE_UNKNOWN;
-}
-
-const char* PreemptModeName(v1::PreemptMode mode) {
-  switch (mode) {
-    case v1::PREEMPT_MODE_NONE:
-      return "none";
-    case v1::PREEMPT_MODE_VOLUNTARY:
-      return "voluntary";
-    case v1::PREEMPT_MODE_FULL:
-      return "full";
-    case v1::PREEMPT_MODE_LAZY:
-      return "lazy";
-    case v1::PREEMPT_MODE_RT:
-      return "rt";
-    default:
-      return "unknown";
-  }
+v1::PreemptMode SchedPreemptMode(absl::string_view name) {
+  // Both offer every mode but rt: PREEMPT_RT is chosen when building.
+  const std::optional<v1::PreemptMode> mode = PreemptModeFromName(name);
+  return mode.has_value() && *mode != v1::PREEMPT_MODE_RT
+             ? *mode
+             : v1::PREEMPT_MODE_UNKNOWN;
 }
 
 absl::StatusOr<v1::PreemptMode> ParseSchedPreempt(absl::string_view text) {
-  std::vector<absl::string_view> words = absl::StrSplit(
-      absl::StripAsciiWhitespace(text), absl::ByAnyChar(" \t"),
-      absl::SkipEmpty());
+  std::vector<absl::string_view> words =
+      absl::StrSplit(absl::StripAsciiWhitespace(text), absl::ByAnyChar(" \t"),
+                     absl::SkipEmpty());
   std::optional<v1::PreemptMode> active;
   for (absl::string_view w : words) {
     bool paren = w.size() >= 3 && w.front() == '(' && w.back() == ')';
     absl::string_view name = paren ? w.substr(1, w.size() - 2) : w;
-    v1::PreemptMode mode = PreemptModeFromName(name);
+    v1::PreemptMode mode = SchedPreemptMode(name);
     if (mode == v1::PREEMPT_MODE_UNKNOWN) {
       return absl::InvalidArgumentError(
           absl::StrCat("sched/preempt: unknown mode '", w, "'"));
@@ -56,9 +40,9 @@ absl::StatusOr<v1::PreemptMode> ParseSchedPreempt(absl::string_view text) {
     }
   }
   if (!active.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "sched/preempt: no active (parenthesised) mode in '",
-        absl::StripAsciiWhitespace(text).substr(0, 80), "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("sched/preempt: no active (parenthesised) mode in '",
+                     absl::StripAsciiWhitespace(text).substr(0, 80), "'"));
   }
   return *active;
 }
@@ -94,7 +78,7 @@ std::optional<v1::PreemptMode> ModeFromConfig(
     return v1::PREEMPT_MODE_RT;
   }
   if (config.Enabled("CONFIG_PREEMPT_DYNAMIC").value_or(false)) {
-    v1::PreemptMode boot = PreemptModeFromName(cmdline_preempt);
+    v1::PreemptMode boot = SchedPreemptMode(cmdline_preempt);
     if (boot != v1::PREEMPT_MODE_UNKNOWN) return boot;
   }
   // The Kconfig choice: exactly one of these is "y".

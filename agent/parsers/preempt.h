@@ -22,9 +22,9 @@ namespace tracehealth::agent {
 // parenthesised words, or an unknown mode name.
 absl::StatusOr<v1::PreemptMode> ParseSchedPreempt(absl::string_view text);
 
-// A mode name as used by sched/preempt and preempt= ("none", "voluntary",
-// "full", "lazy"); PREEMPT_MODE_UNKNOWN for anything else.
-v1::PreemptMode PreemptModeFromName(absl::string_view name);
+// A mode as sched/preempt and preempt= name it ("none", "voluntary", "full",
+// "lazy"; common/enum_names.h); PREEMPT_MODE_UNKNOWN for anything else.
+v1::PreemptMode SchedPreemptMode(absl::string_view name);
 
 // Flags of the version string.
 struct VersionPreemptFlags {
@@ -49,9 +49,6 @@ std::optional<v1::PreemptMode> ModeFromVersionFlags(
 // config names no model.
 std::optional<v1::PreemptMode> ModeFromConfig(
     const KernelConfig& config, absl::string_view cmdline_preempt);
-
-// "none", "voluntary", "full", "lazy", "rt", "unknown".
-const char* PreemptModeName(v1::PreemptMode mode);
 
 }  // namespace tracehealth::agent
 

@@ -14,9 +14,20 @@ TEST(SchedPreemptTest, ReadsActiveMode) {
             v1::PREEMPT_MODE_LAZY);
 }
 
+TEST(SchedPreemptTest, ModeNames) {
+  EXPECT_EQ(SchedPreemptMode("none"), v1::PREEMPT_MODE_NONE);
+  EXPECT_EQ(SchedPreemptMode("voluntary"), v1::PREEMPT_MODE_VOLUNTARY);
+  EXPECT_EQ(SchedPreemptMode("full"), v1::PREEMPT_MODE_FULL);
+  EXPECT_EQ(SchedPreemptMode("lazy"), v1::PREEMPT_MODE_LAZY);
+  // PREEMPT_RT is a build choice: neither sched/preempt nor preempt= offer it.
+  EXPECT_EQ(SchedPreemptMode("rt"), v1::PREEMPT_MODE_UNKNOWN);
+  EXPECT_EQ(SchedPreemptMode("Full"), v1::PREEMPT_MODE_UNKNOWN);
+  EXPECT_EQ(SchedPreemptMode(""), v1::PREEMPT_MODE_UNKNOWN);
+}
+
 TEST(SchedPreemptTest, RejectsMalformed) {
   for (const char* bad : {"", "none voluntary full\n", "(none) (full)\n",
-                          "none (turbo)\n", "() none\n"}) {
+                          "none (turbo)\n", "() none\n", "none (rt)\n"}) {
     EXPECT_FALSE(ParseSchedPreempt(bad).ok()) << bad;
   }
 }

@@ -36,9 +36,9 @@ std::string DecodeOctalEscapes(absl::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() &&
-        s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' &&
-        s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' &&
+        s[i + 1] <= '3' && s[i + 2] >= '0' && s[i + 2] <= '7' &&
+        s[i + 3] >= '0' && s[i + 3] <= '7') {
       out.push_back(static_cast<char>((s[i + 1] - '0') * 64 +
                                       (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
       i += 3;
@@ -107,8 +107,8 @@ absl::StatusOr<int64_t> ParseSingleInteger(absl::string_view text) {
   absl::string_view t = absl::StripAsciiWhitespace(text);
   int64_t v;
   if (t.empty() || !absl::SimpleAtoi(t, &v)) {
-    return Bad("integer file", absl::StrCat("'", t.substr(0, 32),
-                                            "' is not one integer"));
+    return Bad("integer file",
+               absl::StrCat("'", t.substr(0, 32), "' is not one integer"));
   }
   return v;
 }
@@ -167,8 +167,8 @@ std::optional<std::string> CmdlineParam(absl::string_view cmdline,
     // One token; double quotes group spaces, as the kernel's next_arg().
     size_t i = 0;
     bool quoted = false;
-    while (i < rest.size() && (quoted || (rest[i] != ' ' && rest[i] != '\t' &&
-                                          rest[i] != '\n'))) {
+    while (i < rest.size() &&
+           (quoted || (rest[i] != ' ' && rest[i] != '\t' && rest[i] != '\n'))) {
       if (rest[i] == '"') quoted = !quoted;
       ++i;
     }
@@ -195,9 +195,8 @@ absl::StatusOr<std::optional<uint64_t>> ParseStackDepotMaxPools(
   if (!v.has_value()) return std::optional<uint64_t>();
   uint64_t n;
   if (!absl::SimpleAtoi(*v, &n) || n == 0) {
-    return Bad("/proc/cmdline",
-               absl::StrCat("stack_depot_max_pools='", *v,
-                            "' is not a positive integer"));
+    return Bad("/proc/cmdline", absl::StrCat("stack_depot_max_pools='", *v,
+                                             "' is not a positive integer"));
   }
   return std::optional<uint64_t>(n);
 }

@@ -67,7 +67,8 @@ absl::StatusOr<std::vector<DynamicEvent>> ParseDynamicEvents(
           "dynamic_events: no event name in '", line.substr(0, 80), "'"));
     }
     if (sp != absl::string_view::npos) {
-      absl::string_view args = absl::StripLeadingAsciiWhitespace(rest.substr(sp));
+      absl::string_view args =
+          absl::StripLeadingAsciiWhitespace(rest.substr(sp));
       ev.target = std::string(args.substr(0, args.find(' ')));
     }
     ev.is_return = (ev.type == 'f' && absl::EndsWith(ev.target, "%return")) ||

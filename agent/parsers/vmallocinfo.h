@@ -1,8 +1,8 @@
 // Counts /proc/vmallocinfo lines (mm/vmalloc.c vmalloc_info_show):
 //
-//   0x000000004bd15d8e-0x000000001aea3136   12288 acpi_os_map_iomem+0x1bc/0x1e0 phys=0x9f000 ioremap
-//   0x00000000b628df3a-0x00000000d6a50f80   20480 unpurged vm_area
-//   0x...-0x...    8192 vm_map_ram
+//   0x000000004bd15d8e-0x000000001aea3136   12288 acpi_os_map_iomem+0x1bc/0x1e0
+//   phys=0x9f000 ioremap 0x00000000b628df3a-0x00000000d6a50f80   20480 unpurged
+//   vm_area 0x...-0x...    8192 vm_map_ram
 //
 // Lazily freed areas waiting for a purge are the "unpurged vm_area" lines;
 // the third field is the area size in bytes. Fed line by line so a large

@@ -8,7 +8,8 @@ namespace {
 constexpr char kInfo[] =
     "0x00000000b628df3a-0x00000000d6a50f80   20480 "
     "irq_init_percpu_irqstack+0xed/0x120 vmap\n"
-    "0x00000000d6a50f80-0x00000000ecab4f2a    8192 acpi_os_map_iomem+0x1bc/0x1e0 "
+    "0x00000000d6a50f80-0x00000000ecab4f2a    8192 "
+    "acpi_os_map_iomem+0x1bc/0x1e0 "
     "phys=0x00000000000a0000 ioremap\n"
     "0x0000000011111111-0x0000000022222222   40960 unpurged vm_area\n"
     "0x0000000022222222-0x0000000033333333    8192 unpurged vm_area\n"
@@ -30,8 +31,7 @@ TEST(VmallocInfoTest, ToleratesAFewOddLinesRejectsGarbage) {
   ASSERT_TRUE(few.ok());
   EXPECT_EQ(few->malformed_lines, 1u);
   EXPECT_FALSE(ParseVmallocInfo("MemTotal: 5 kB\nfoo\n", 32768).ok());
-  EXPECT_FALSE(
-      ParseVmallocInfo("0x1-0x2 big unpurged vm_area\n", 32768).ok());
+  EXPECT_FALSE(ParseVmallocInfo("0x1-0x2 big unpurged vm_area\n", 32768).ok());
   auto empty = ParseVmallocInfo("", 32768);
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(empty->areas, 0u);

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 
 namespace tracehealth::agent {
 
@@ -50,15 +50,16 @@ v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
   v1::HostReport r;
   r.set_host_id(options_.host_id);
   if (seq > 0) r.set_seq(seq);
-  *r.mutable_observed_at() =
-      google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-          absl::ToUnixNanos(start));
+  *r.mutable_observed_at() = ToProto(start);
   r.set_agent_version(kAgentVersion);
   r.set_model_version(kModelVersion);
   for (const auto& [k, v] : options_.labels) (*r.mutable_labels())[k] = v;
   r.set_interval_seconds(options_.interval_seconds);
+  if (options_.feature_table_override) {
+    *r.mutable_feature_table_override() = *options_.feature_table_override;
+  }
   *r.mutable_snapshot() = collector_->Collect();
-  EvaluateAllInto(r.snapshot(), options_.models, r.mutable_predictions());
+  PredictAllInto(r.snapshot(), options_.models, r.mutable_predictions());
 
   if (!trimmed_) {
     // The first evaluation builds the models' one-time tables (e.g. the

@@ -1,5 +1,6 @@
 // ReportMaker: one agent cycle. Collects a HostSnapshot, runs the models
-// (common/models EvaluateAll) and wraps both in a HostReport with the host
+// (common/models PredictAll: numbers, risks and checks, no explanations; the
+// caller explains what it prints) and wraps both in a HostReport with the host
 // identity, labels, seq and the agent's own health (cycle wall and CPU time,
 // RSS; the caller adds spool and ack figures).
 //
@@ -26,7 +27,12 @@ struct ReportOptions {
   std::string host_id;
   std::map<std::string, std::string> labels;
   double interval_seconds = 15;
+  // models.features is the table the predictions use; with an operator's
+  // override, `feature_table_override` holds its rows and every report
+  // carries them, so that the server explains the predictions with the
+  // same table.
   ModelOptions models;
+  std::optional<v1::FeatureTableOverride> feature_table_override;
 };
 
 class ReportMaker {

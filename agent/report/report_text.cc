@@ -1,85 +1,37 @@
 #include "agent/report/report_text.h"
 
-#include <cmath>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "agent/parsers/preempt.h"
+#include "common/enum_names.h"
+#include "common/format.h"
 
 namespace tracehealth::agent {
 namespace {
 
-// The parsers' name, and why the mode matters for a long kernel loop.
+// The kernel's name, and why the mode matters for a long kernel loop.
 std::string ModeName(v1::PreemptMode m) {
   std::string name = PreemptModeName(m);
   if (m == v1::PREEMPT_MODE_NONE) return name + " (non-preemptible)";
-  if (m == v1::PREEMPT_MODE_VOLUNTARY) return name + " (non-preemptible in kernel loops)";
+  if (m == v1::PREEMPT_MODE_VOLUNTARY)
+    return name + " (non-preemptible in kernel loops)";
   return name;
 }
 
-const char* KindName(v1::ProbeKind k) {
-  switch (k) {
-    case v1::PROBE_KIND_FUNCTION_GRAPH_TRACER:
-      return "function_graph tracer";
-    case v1::PROBE_KIND_FUNCTION_PROFILER:
-      return "function profiler";
-    case v1::PROBE_KIND_GRAPH_LATENCY_TRACER:
-      return "irqsoff/wakeup + display-graph";
-    case v1::PROBE_KIND_KPROBE_MULTI:
-      return "BPF kprobe_multi (entry)";
-    case v1::PROBE_KIND_KPROBE_MULTI_RETURN:
-      return "BPF kprobe_multi (return)";
-    case v1::PROBE_KIND_KPROBE_SESSION:
-      return "BPF kprobe session";
-    case v1::PROBE_KIND_FPROBE_EVENT:
-      return "fprobe event";
-    case v1::PROBE_KIND_FPROBE_RETURN_EVENT:
-      return "fprobe event %return";
-    case v1::PROBE_KIND_KRETPROBE:
-      return "kretprobe";
-    case v1::PROBE_KIND_FENTRY_FEXIT:
-      return "BPF fentry/fexit";
-    default:
-      return "?";
-  }
+// The shared risk name, loud from WARNING up.
+std::string RiskText(v1::Risk r) {
+  return r >= v1::RISK_WARNING ? absl::AsciiStrToUpper(RiskName(r))
+                               : RiskName(r);
 }
 
-const char* RiskName(v1::Risk r) {
-  switch (r) {
-    case v1::RISK_NONE:
-      return "none";
-    case v1::RISK_LATENCY:
-      return "latency";
-    case v1::RISK_WARNING:
-      return "WARNING";
-    case v1::RISK_STALL:
-      return "STALL";
-    default:
-      return "unknown";
-  }
-}
-
-const char* UserName(v1::FgraphUser::Kind k) {
-  switch (k) {
-    case v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER:
-      return "function_graph tracer";
-    case v1::FgraphUser::KIND_FUNCTION_PROFILER:
-      return "function profiler";
-    case v1::FgraphUser::KIND_GRAPH_LATENCY_TRACER:
-      return "latency tracer with display-graph";
-    case v1::FgraphUser::KIND_FPROBE_EVENT:
-      return "fprobe event";
-    case v1::FgraphUser::KIND_FPROBE_RETURN_EVENT:
-      return "fprobe %return event";
-    case v1::FgraphUser::KIND_BPF_KPROBE_MULTI:
-      return "BPF kprobe_multi link";
-    case v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN:
-      return "BPF kprobe_multi return link";
-    default:
-      return "unknown user";
-  }
+// A prediction's summary under its section, with its risk.
+void AppendSummary(const std::string& summary, v1::Risk risk,
+                   std::string* out) {
+  if (summary.empty()) return;
+  absl::StrAppend(out, "            ", summary, "  [risk ", RiskText(risk),
+                  "]\n");
 }
 
 std::string Duration(double s) {
@@ -88,72 +40,54 @@ std::string Duration(double s) {
                          (t / 60) % 60);
 }
 
-}  // namespace
-
-std::string FormatSeconds(double s) {
-  double a = std::fabs(s);
-  if (a >= 1) return absl::StrFormat("%.2f s", s);
-  if (a >= 1e-3) return absl::StrFormat("%.1f ms", s * 1e3);
-  if (a >= 1e-6) return absl::StrFormat("%.0f us", s * 1e6);
-  return absl::StrFormat("%.0f ns", s * 1e9);
-}
-
-std::string RenderReportText(const v1::HostReport& r) {
-  const v1::HostSnapshot& s = r.snapshot();
+// Kernel, preemption, config, threads, CPUs and watchdog thresholds.
+void AppendHost(const v1::HostSnapshot& s, std::string* out) {
   const v1::KernelInfo& k = s.kernel();
   const v1::ThreadCounts& t = s.threads();
-  const v1::FgraphState& fg = s.fgraph();
-  std::string out;
-  absl::StrAppend(&out, "tracehealth ", r.agent_version(), " (models ",
-                  r.model_version(), ") - host ", r.host_id(), "\n\n");
-
-  absl::StrAppend(&out, "Kernel      ",
+  absl::StrAppend(out, "Kernel      ",
                   k.has_release() ? k.release() : "release unknown",
                   k.has_arch() ? absl::StrCat(" ", k.arch()) : "", "\n");
-  absl::StrAppend(&out, "Preemption  ", ModeName(k.preempt_mode()));
+  absl::StrAppend(out, "Preemption  ", ModeName(k.preempt_mode()));
   if (!k.preempt_source().empty()) {
-    absl::StrAppend(&out, "  [from ", k.preempt_source(), "]");
+    absl::StrAppend(out, "  [from ", k.preempt_source(), "]");
   }
   if (k.has_preempt_dynamic() && k.preempt_dynamic()) {
-    absl::StrAppend(&out, "  PREEMPT_DYNAMIC");
+    absl::StrAppend(out, "  PREEMPT_DYNAMIC");
   }
-  absl::StrAppend(&out, "\n");
+  absl::StrAppend(out, "\n");
   if (k.has_config_kasan()) {
-    absl::StrAppend(&out, "Config      ", k.config_source(), ": KASAN ",
-                    k.config_kasan() ? (k.config_kasan_generic() ? "generic"
-                                                                 : "on")
-                                     : "off",
-                    k.config_kasan_vmalloc() ? " +VMALLOC" : "",
-                    ", PAGE_OWNER ", k.config_page_owner() ? "on" : "off",
-                    ", FUNCTION_GRAPH_TRACER ",
-                    k.config_function_graph_tracer() ? "on" : "off",
-                    ", FPROBE ", k.config_fprobe() ? "on" : "off", "\n");
+    absl::StrAppend(
+        out, "Config      ", k.config_source(), ": KASAN ",
+        k.config_kasan() ? (k.config_kasan_generic() ? "generic" : "on")
+                         : "off",
+        k.config_kasan_vmalloc() ? " +VMALLOC" : "", ", PAGE_OWNER ",
+        k.config_page_owner() ? "on" : "off", ", FUNCTION_GRAPH_TRACER ",
+        k.config_function_graph_tracer() ? "on" : "off", ", FPROBE ",
+        k.config_fprobe() ? "on" : "off", "\n");
   }
-  absl::StrAppend(&out, "Threads     ",
-                  t.has_total() ? absl::StrCat(t.total()) : "unknown",
-                  t.has_running() ? absl::StrCat(" (", t.running(), " running)")
-                                  : "",
-                  t.has_forks_since_boot()
-                      ? absl::StrCat(", ", t.forks_since_boot(),
-                                     " forks since boot")
-                      : "",
-                  t.has_uptime_seconds()
-                      ? absl::StrCat(", up ", Duration(t.uptime_seconds()))
-                      : "",
-                  "\n");
+  absl::StrAppend(
+      out, "Threads     ", t.has_total() ? absl::StrCat(t.total()) : "unknown",
+      t.has_running() ? absl::StrCat(" (", t.running(), " running)") : "",
+      t.has_forks_since_boot()
+          ? absl::StrCat(", ", t.forks_since_boot(), " forks since boot")
+          : "",
+      t.has_uptime_seconds()
+          ? absl::StrCat(", up ", Duration(t.uptime_seconds()))
+          : "",
+      "\n");
   if (s.cpus().has_online()) {
-    absl::StrAppend(&out, "CPUs        ", s.cpus().online(), " online");
+    absl::StrAppend(out, "CPUs        ", s.cpus().online(), " online");
     if (s.cpus().has_model_name()) {
-      absl::StrAppend(&out, ", ", s.cpus().model_name());
+      absl::StrAppend(out, ", ", s.cpus().model_name());
     }
     if (s.cpus().has_invlpgb()) {
-      absl::StrAppend(&out, ", invlpgb ", s.cpus().invlpgb() ? "yes" : "no");
+      absl::StrAppend(out, ", invlpgb ", s.cpus().invlpgb() ? "yes" : "no");
     }
-    absl::StrAppend(&out, "\n");
+    absl::StrAppend(out, "\n");
   }
   const v1::Thresholds& th = s.thresholds();
   absl::StrAppend(
-      &out, "Watchdog    ",
+      out, "Watchdog    ",
       th.has_watchdog_thresh_seconds()
           ? absl::StrCat("soft lockup after ", 2 * th.watchdog_thresh_seconds(),
                          " s", th.softlockup_panic() ? " (panics)" : "")
@@ -164,9 +98,10 @@ std::string RenderReportText(const v1::HostReport& r) {
                          " s", th.panic_on_rcu_stall() ? " (panics)" : "")
           : "rcu_cpu_stall_timeout unknown",
       "\n");
+}
 
-  // fgraph.
-  absl::StrAppend(&out, "fgraph      ",
+void AppendFgraph(const v1::FgraphState& fg, std::string* out) {
+  absl::StrAppend(out, "fgraph      ",
                   !fg.has_active() ? "activity unknown"
                   : fg.active()    ? "ACTIVE"
                                    : "inactive",
@@ -175,109 +110,125 @@ std::string RenderReportText(const v1::HostReport& r) {
                       : "  [tracefs not mounted]",
                   "\n");
   for (const v1::FgraphUser& u : fg.users()) {
-    absl::StrAppend(&out, "            user: ", UserName(u.kind()),
-                    u.where().empty() ? " (top level)"
-                                      : absl::StrCat(" (", u.where(), ")"),
-                    "\n");
+    absl::StrAppend(
+        out, "            user: ", FgraphUserName(u.kind()),
+        u.where().empty() ? " (top level)" : absl::StrCat(" (", u.where(), ")"),
+        "\n");
   }
   if (fg.has_null_threads_bound()) {
-    absl::StrAppend(&out, "            threads without a shadow stack <= ",
+    absl::StrAppend(out, "            threads without a shadow stack <= ",
                     fg.null_threads_bound(), " (", fg.null_threads_basis(),
                     ")\n");
   }
   if (fg.has_available_filter_functions()) {
-    absl::StrAppend(&out, "            ", fg.available_filter_functions(),
+    absl::StrAppend(out, "            ", fg.available_filter_functions(),
                     " traceable functions, ",
                     fg.has_enabled_functions()
                         ? absl::StrCat(fg.enabled_functions())
                         : "unknown",
                     " patched now\n");
   }
+}
 
-  // Attach table.
-  const v1::Predictions& p = r.predictions();
-  absl::StrAppend(&out, "\nFirst attach of each probe kind\n");
-  absl::StrAppend(&out,
-                  absl::StrFormat("  %-32s %-6s %10s %8s %10s  %s\n",
-                                  "probe kind", "fgraph", "latency", "passes",
-                                  "walk", "risk"));
+void AppendAttachTable(const v1::Predictions& p, std::string* out) {
+  absl::StrAppend(out, "\nFirst attach of each probe kind\n");
+  absl::StrAppend(
+      out, absl::StrFormat("  %-32s %-6s %10s %8s %10s  %s\n", "probe kind",
+                           "fgraph", "latency", "passes", "walk", "risk"));
   for (const v1::AttachPrediction& a : p.attach()) {
     absl::StrAppend(
-        &out, absl::StrFormat(
-                  "  %-32s %-6s %10s %8d %10s  %s\n", KindName(a.probe_kind()),
-                  !a.uses_fgraph()            ? "no"
-                  : a.fgraph_already_active() ? "active"
-                                              : "yes",
-                  FormatSeconds(a.latency_seconds()), a.passes(),
-                  FormatSeconds(a.walk_seconds()), RiskName(a.risk())));
+        out,
+        absl::StrFormat("  %-32s %-6s %10s %8d %10s  %s\n",
+                        ProbeKindLabel(a.probe_kind()),
+                        !a.uses_fgraph()            ? "no"
+                        : a.fgraph_already_active() ? "active"
+                                                    : "yes",
+                        FormatSeconds(a.latency_seconds()), a.passes(),
+                        FormatSeconds(a.walk_seconds()), RiskText(a.risk())));
   }
   for (const v1::AttachPrediction& a : p.attach()) {
     if (a.probe_kind() == v1::PROBE_KIND_FUNCTION_GRAPH_TRACER ||
         a.probe_kind() == v1::PROBE_KIND_KPROBE_MULTI_RETURN) {
-      absl::StrAppend(&out, "  ", a.summary(), "\n");
+      absl::StrAppend(out, "  ", a.summary(), "\n");
     }
   }
+}
 
-  // Stack depot.
+void AppendStackDepot(const v1::HostSnapshot& s, const v1::Predictions& p,
+                      std::string* out) {
   const v1::StackDepotStats& d = s.stackdepot();
-  absl::StrAppend(&out, "\nStack depot ");
+  absl::StrAppend(out, "\nStack depot ");
   if (d.has_pools()) {
-    absl::StrAppend(&out, d.pools(), " of ",
-                    d.has_max_pools() ? absl::StrCat(d.max_pools())
-                                      : "unknown",
+    absl::StrAppend(out, d.pools(), " of ",
+                    d.has_max_pools() ? absl::StrCat(d.max_pools()) : "unknown",
                     " pools");
     if (d.has_max_pools() && d.max_pools() > 0) {
-      absl::StrAppend(&out, absl::StrFormat(" (%.1f%%)", 100.0 * d.pools() /
-                                                             d.max_pools()));
+      absl::StrAppend(
+          out, absl::StrFormat(" (%.1f%%)", 100.0 * d.pools() / d.max_pools()));
     }
     if (d.has_persistent_count()) {
-      absl::StrAppend(&out, ", ", d.persistent_count(), " persistent records");
+      absl::StrAppend(out, ", ", d.persistent_count(), " persistent records");
     }
   } else {
-    absl::StrAppend(&out, "not readable");
+    absl::StrAppend(out, "not readable");
   }
-  absl::StrAppend(&out, "\n");
-  if (!p.stack_depot().summary().empty()) {
-    absl::StrAppend(&out, "            ", p.stack_depot().summary(), "  [risk ",
-                    RiskName(p.stack_depot().risk()), "]\n");
-  }
+  absl::StrAppend(out, "\n");
+  AppendSummary(p.stack_depot().summary(), p.stack_depot().risk(), out);
+}
 
-  // vmap purge.
+void AppendVmapPurge(const v1::HostSnapshot& s, const v1::Predictions& p,
+                     std::string* out) {
   const v1::VmallocState& v = s.vmalloc();
-  absl::StrAppend(&out, "vmap purge  ");
+  absl::StrAppend(out, "vmap purge  ");
   if (v.has_unpurged_areas()) {
-    absl::StrAppend(&out, v.unpurged_areas(), " unpurged areas (",
+    absl::StrAppend(out, v.unpurged_areas(), " unpurged areas (",
                     v.unpurged_bytes() / 1024, " KiB)");
     if (v.has_unpurged_shadow_page_areas()) {
-      absl::StrAppend(&out, ", ", v.unpurged_shadow_page_areas(),
+      absl::StrAppend(out, ", ", v.unpurged_shadow_page_areas(),
                       " owning a whole shadow page");
     }
   } else {
-    absl::StrAppend(&out, "vmallocinfo not readable");
+    absl::StrAppend(out, "vmallocinfo not readable");
   }
-  absl::StrAppend(&out, "\n");
-  if (!p.vmap_purge().summary().empty()) {
-    absl::StrAppend(&out, "            ", p.vmap_purge().summary(), "  [risk ",
-                    RiskName(p.vmap_purge().risk()), "]\n");
-  }
-  absl::StrAppend(&out, "\nWorst risk  ", RiskName(p.worst_risk()), "\n");
+  absl::StrAppend(out, "\n");
+  AppendSummary(p.vmap_purge().summary(), p.vmap_purge().risk(), out);
+}
+
+// Worst risk, unknown inputs and the agent's own cycle.
+void AppendFooter(const v1::HostReport& r, std::string* out) {
+  const v1::HostSnapshot& s = r.snapshot();
+  absl::StrAppend(out, "\nWorst risk  ", RiskText(r.predictions().worst_risk()),
+                  "\n");
 
   if (s.unknown_size() > 0) {
-    absl::StrAppend(&out, "\nUnknown inputs (", s.unknown_size(), ")\n");
+    absl::StrAppend(out, "\nUnknown inputs (", s.unknown_size(), ")\n");
     for (const v1::UnknownInput& u : s.unknown()) {
-      absl::StrAppend(&out, "  ", u.input(), ": ", u.reason(), "\n");
+      absl::StrAppend(out, "  ", u.input(), ": ", u.reason(), "\n");
     }
   }
   if (r.has_health()) {
-    absl::StrAppend(&out, "\nCycle       ",
-                    FormatSeconds(r.health().cycle_seconds()), " wall, ",
-                    FormatSeconds(r.health().cycle_cpu_seconds()), " CPU",
-                    r.health().has_rss_bytes()
-                        ? absl::StrCat(", RSS ", r.health().rss_bytes() >> 10,
-                                       " KiB")
-                        : "",
-                    "\n");
+    absl::StrAppend(
+        out, "\nCycle       ", FormatSeconds(r.health().cycle_seconds()),
+        " wall, ", FormatSeconds(r.health().cycle_cpu_seconds()), " CPU",
+        r.health().has_rss_bytes()
+            ? absl::StrCat(", RSS ", r.health().rss_bytes() >> 10, " KiB")
+            : "",
+        "\n");
   }
+}
+
+}  // namespace
+
+std::string RenderReportText(const v1::HostReport& r) {
+  std::string out;
+  absl::StrAppend(&out, "tracehealth ", r.agent_version(), " (models ",
+                  r.model_version(), ") - host ", r.host_id(), "\n\n");
+  AppendHost(r.snapshot(), &out);
+  AppendFgraph(r.snapshot().fgraph(), &out);
+  AppendAttachTable(r.predictions(), &out);
+  AppendStackDepot(r.snapshot(), r.predictions(), &out);
+  AppendVmapPurge(r.snapshot(), r.predictions(), &out);
+  AppendFooter(r, &out);
   return out;
 }
 

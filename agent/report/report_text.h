@@ -15,9 +15,6 @@ namespace tracehealth::agent {
 
 std::string RenderReportText(const v1::HostReport& report);
 
-// "1.23 s", "45.6 ms", "789 us", "12 ns".
-std::string FormatSeconds(double seconds);
-
 }  // namespace tracehealth::agent
 
 #endif  // TRACEHEALTH_AGENT_REPORT_REPORT_TEXT_H_

@@ -6,14 +6,6 @@
 namespace tracehealth::agent {
 namespace {
 
-TEST(FormatSecondsTest, PicksUnits) {
-  EXPECT_EQ(FormatSeconds(79.864), "79.86 s");
-  EXPECT_EQ(FormatSeconds(0.0453), "45.3 ms");
-  EXPECT_EQ(FormatSeconds(0.000789), "789 us");
-  EXPECT_EQ(FormatSeconds(12e-9), "12 ns");
-  EXPECT_EQ(FormatSeconds(0), "0 ns");
-}
-
 TEST(RenderReportTextTest, ShowsStateTableAndUnknowns) {
   v1::HostReport r;
   r.set_host_id("web-7");

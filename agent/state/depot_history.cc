@@ -10,8 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "agent/state/state_file.h"
+#include "common/proto_time.h"
 #include "common/status.h"
-#include "google/protobuf/util/time_util.h"
 
 namespace tracehealth::agent {
 
@@ -34,7 +34,8 @@ absl::Status DepotHistory::Load() {
     std::vector<absl::string_view> f = absl::StrSplit(value, ',');
     int64_t ns;
     Sample s;
-    if (f.size() != 3 || !absl::SimpleAtoi(f[0], &ns) || !absl::SimpleAtoi(f[1], &s.pools) ||
+    if (f.size() != 3 || !absl::SimpleAtoi(f[0], &ns) ||
+        !absl::SimpleAtoi(f[1], &s.pools) ||
         !absl::SimpleAtoi(f[2], &s.persistent_bytes)) {
       return absl::InvalidArgumentError(
           absl::StrCat(path_, ": malformed ", key, ", history dropped"));
@@ -58,9 +59,8 @@ absl::Status DepotHistory::Save() {
   PutBootIdentity(boot_, &kv);
   int i = 0;
   for (const Sample& s : samples_) {
-    kv[absl::StrFormat("sample_%06d", i++)] =
-        absl::StrCat(absl::ToUnixNanos(s.at), ",", s.pools, ",",
-                     s.persistent_bytes);
+    kv[absl::StrFormat("sample_%06d", i++)] = absl::StrCat(
+        absl::ToUnixNanos(s.at), ",", s.pools, ",", s.persistent_bytes);
   }
   return WriteFileAtomically(path_, FormatKeyValues(kv));
 }
@@ -81,8 +81,7 @@ std::vector<v1::DepotSample> DepotHistory::Observe(
   std::vector<v1::DepotSample> out;
   auto add = [&](const Sample& s) {
     v1::DepotSample d;
-    *d.mutable_at() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-        absl::ToUnixNanos(s.at));
+    *d.mutable_at() = ToProto(s.at);
     d.set_pools(s.pools);
     d.set_persistent_bytes(s.persistent_bytes);
     out.push_back(std::move(d));

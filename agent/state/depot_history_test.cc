@@ -54,7 +54,8 @@ TEST(DepotHistoryTest, SurvivesRestartButNotReboot) {
 TEST(DepotHistoryTest, CorruptFileIsReportedAndIgnored) {
   std::string dir = TestTempDir("depot");
   ASSERT_TRUE(WriteFileAtomically(dir + "/depot_history",
-                                  "boot_id=b1\nsample_000000=x,1,2\n").ok());
+                                  "boot_id=b1\nsample_000000=x,1,2\n")
+                  .ok());
   DepotHistory h(dir, 64, absl::Minutes(5));
   EXPECT_FALSE(h.Load().ok());
   absl::Status err;

@@ -22,7 +22,8 @@ bool BootIdentity::Same(const BootIdentity& other) const {
   return false;
 }
 
-void PutBootIdentity(const BootIdentity& boot, std::map<std::string, std::string>* kv) {
+void PutBootIdentity(const BootIdentity& boot,
+                     std::map<std::string, std::string>* kv) {
   (*kv)["boot_id"] = boot.boot_id;
   if (boot.btime.has_value()) (*kv)["btime"] = absl::StrCat(*boot.btime);
 }
@@ -31,7 +32,8 @@ BootIdentity GetBootIdentity(const std::map<std::string, std::string>& kv) {
   BootIdentity boot;
   if (auto it = kv.find("boot_id"); it != kv.end()) boot.boot_id = it->second;
   int64_t btime;
-  if (auto it = kv.find("btime"); it != kv.end() && absl::SimpleAtoi(it->second, &btime)) {
+  if (auto it = kv.find("btime");
+      it != kv.end() && absl::SimpleAtoi(it->second, &btime)) {
     boot.btime = btime;
   }
   return boot;
@@ -52,7 +54,8 @@ absl::Status FgraphMemory::Load() {
   uint64_t forks = 0;
   auto at = values.find("last_active_unix_ns");
   auto f = values.find("forks_at_last_active");
-  if (at == values.end() || f == values.end() || !absl::SimpleAtoi(at->second, &at_unix_ns) ||
+  if (at == values.end() || f == values.end() ||
+      !absl::SimpleAtoi(at->second, &at_unix_ns) ||
       !absl::SimpleAtoi(f->second, &forks) || !boot.known()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ": incomplete record, ignored"));

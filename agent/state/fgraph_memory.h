@@ -28,7 +28,7 @@ namespace tracehealth::agent {
 
 // Identity of the running boot.
 struct BootIdentity {
-  std::string boot_id;         // /proc/sys/kernel/random/boot_id, or ""
+  std::string boot_id;           // /proc/sys/kernel/random/boot_id, or ""
   std::optional<int64_t> btime;  // /proc/stat btime
   bool known() const { return !boot_id.empty() || btime.has_value(); }
   // Same boot: equal boot ids when both have one, else btime within 2 s.
@@ -36,7 +36,8 @@ struct BootIdentity {
 };
 
 // The boot identity as "boot_id" and "btime" keys of a key=value state file.
-void PutBootIdentity(const BootIdentity& boot, std::map<std::string, std::string>* kv);
+void PutBootIdentity(const BootIdentity& boot,
+                     std::map<std::string, std::string>* kv);
 BootIdentity GetBootIdentity(const std::map<std::string, std::string>& kv);
 
 struct NullBound {

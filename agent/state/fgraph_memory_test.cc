@@ -33,8 +33,8 @@ TEST(FgraphMemoryTest, ActiveNowIsZeroThenForkDeltaPersisted) {
   FgraphMemory m(dir);  // a restarted agent
   ASSERT_TRUE(m.Load().ok());
   absl::Status err;
-  auto b = m.Observe(Boot("b1"), false, kT0 + absl::Minutes(5), 1000, 50300,
-                     &err);
+  auto b =
+      m.Observe(Boot("b1"), false, kT0 + absl::Minutes(5), 1000, 50300, &err);
   EXPECT_EQ(b->bound, 300u);
   EXPECT_NE(b->basis.find("fork delta"), std::string::npos);
   // The bound never exceeds the thread count.
@@ -59,8 +59,8 @@ TEST(FgraphMemoryTest, UnknownActivityAndInputs) {
   auto b = m.Observe(Boot("b1"), std::nullopt, kT0, 10, 20, &err);
   EXPECT_EQ(b->bound, 10u);
   EXPECT_NE(b->basis.find("partly unknown"), std::string::npos);
-  EXPECT_FALSE(m.Observe(Boot("b1"), false, kT0, std::nullopt, 20, &err)
-                   .has_value());
+  EXPECT_FALSE(
+      m.Observe(Boot("b1"), false, kT0, std::nullopt, 20, &err).has_value());
 }
 
 TEST(FgraphMemoryTest, CorruptRecordIsReported) {

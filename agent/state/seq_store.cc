@@ -37,8 +37,8 @@ absl::StatusOr<SeqStore> SeqStore::Open(const std::string& state_dir,
 }
 
 absl::Status SeqStore::Reserve(uint64_t upto) {
-  std::map<std::string, std::string> kv = {
-      {"host_id", host_id_}, {"reserved", absl::StrCat(upto)}};
+  std::map<std::string, std::string> kv = {{"host_id", host_id_},
+                                           {"reserved", absl::StrCat(upto)}};
   TH_RETURN_IF_ERROR(WriteFileAtomically(path_, FormatKeyValues(kv)));
   reserved_ = upto;
   return absl::OkStatus();

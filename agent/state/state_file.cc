@@ -52,7 +52,8 @@ absl::Status MakeDirs(const std::string& dir) {
     return ::tracehealth::ErrnoToStatus(errno, dir);
   }
   if (!S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(absl::StrCat(dir, ": not a directory"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(dir, ": not a directory"));
   }
   return absl::OkStatus();
 }
@@ -93,8 +94,8 @@ absl::StatusOr<std::map<std::string, std::string>> ParseKeyValues(
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     size_t eq = line.find('=');
     if (eq == absl::string_view::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("state file: malformed line '", line.substr(0, 64), "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "state file: malformed line '", line.substr(0, 64), "'"));
     }
     absl::string_view key = line.substr(0, eq);
     for (char c : key) {
@@ -114,8 +115,8 @@ std::string FormatKeyValues(const std::map<std::string, std::string>& kv) {
   return out;
 }
 
-absl::StatusOr<std::optional<std::map<std::string, std::string>>> ReadKeyValueFile(
-    const std::string& path) {
+absl::StatusOr<std::optional<std::map<std::string, std::string>>>
+ReadKeyValueFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadWholeFile(path);
   if (absl::IsNotFound(text.status())) return std::nullopt;
   if (!text.ok()) return text.status();

@@ -15,8 +15,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "common/read_file.h"
 #include "absl/strings/string_view.h"
+#include "common/read_file.h"
 
 namespace tracehealth::agent {
 
@@ -41,8 +41,8 @@ std::string FormatKeyValues(const std::map<std::string, std::string>& kv);
 
 // ReadWholeFile + ParseKeyValues: nullopt when `path` does not exist; other
 // errors carry the path.
-absl::StatusOr<std::optional<std::map<std::string, std::string>>> ReadKeyValueFile(
-    const std::string& path);
+absl::StatusOr<std::optional<std::map<std::string, std::string>>>
+ReadKeyValueFile(const std::string& path);
 
 }  // namespace tracehealth::agent
 

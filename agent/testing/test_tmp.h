@@ -11,8 +11,8 @@ namespace tracehealth::agent {
 
 inline std::string TestTempDir(const std::string& prefix) {
   const char* base = getenv("TEST_TMPDIR");
-  std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/" +
-                     prefix + "XXXXXX";
+  std::string tmpl =
+      std::string(base != nullptr ? base : "/tmp") + "/" + prefix + "XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   return mkdtemp(buf.data());

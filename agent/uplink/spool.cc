@@ -68,7 +68,8 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir,
   if (max_bytes < 4096) {
     return absl::InvalidArgumentError("spool: max_bytes must be >= 4096");
   }
-  if (segment_bytes == 0) segment_bytes = std::max<uint64_t>(64 << 10, max_bytes / 8);
+  if (segment_bytes == 0)
+    segment_bytes = std::max<uint64_t>(64 << 10, max_bytes / 8);
   TH_RETURN_IF_ERROR(MakeDirs(dir));
   std::unique_ptr<Spool> spool(new Spool(dir, max_bytes, segment_bytes));
   absl::MutexLock lock(&spool->mu_);
@@ -101,8 +102,8 @@ absl::Status Spool::Load() {
   while (struct dirent* e = readdir(d)) {
     absl::string_view name(e->d_name);
     uint64_t first;
-    if (absl::ConsumePrefix(&name, "seg-") && absl::ConsumeSuffix(&name, ".log") &&
-        absl::SimpleAtoi(name, &first)) {
+    if (absl::ConsumePrefix(&name, "seg-") &&
+        absl::ConsumeSuffix(&name, ".log") && absl::SimpleAtoi(name, &first)) {
       files.emplace_back(first, absl::StrCat(dir_, "/", e->d_name));
     }
   }
@@ -157,7 +158,8 @@ void Spool::LoadSegment(Segment* seg, const std::string& data) {
       if (!in_garbage) ++corrupt_;
       in_garbage = true;
       ++pos;
-      while (pos + 4 <= data.size() && GetU32(data.data() + pos) != kMagic) ++pos;
+      while (pos + 4 <= data.size() && GetU32(data.data() + pos) != kMagic)
+        ++pos;
       if (pos + 4 > data.size()) break;
       continue;
     }
@@ -184,7 +186,8 @@ absl::Status Spool::StartSegment(uint64_t first_seq) {
   auto seg = std::make_unique<Segment>();
   seg->first_seq = first_seq;
   seg->path = absl::StrFormat("%s/seg-%020u.log", dir_, first_seq);
-  seg->fd = open(seg->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  seg->fd =
+      open(seg->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (seg->fd < 0) return Errno(seg->path);
   FsyncDir(dir_);
   segments_.push_back(std::move(seg));
@@ -213,7 +216,8 @@ absl::Status Spool::Append(uint64_t seq, absl::string_view payload) {
   PutU32(record.data() + 4, static_cast<uint32_t>(payload.size()));
   PutU64(record.data() + 8, seq);
   PutU32(record.data() + 16, RecordCrc(record.data() + 8, payload));
-  std::memcpy(record.data() + kSpoolRecordHeader, payload.data(), payload.size());
+  std::memcpy(record.data() + kSpoolRecordHeader, payload.data(),
+              payload.size());
   size_t done = 0;
   while (done < record.size()) {
     ssize_t n = write(seg->fd, record.data() + done, record.size() - done);
@@ -274,7 +278,8 @@ absl::Status Spool::WriteFloor() {
                              /*durable=*/false);
 }
 
-std::optional<std::pair<uint64_t, std::string>> Spool::NextAfter(uint64_t after) {
+std::optional<std::pair<uint64_t, std::string>> Spool::NextAfter(
+    uint64_t after) {
   absl::MutexLock lock(&mu_);
   while (true) {
     auto it = index_.upper_bound(after);
@@ -285,7 +290,8 @@ std::optional<std::pair<uint64_t, std::string>> Spool::NextAfter(uint64_t after)
     bool ok = false;
     if (fd >= 0) {
       char header[kSpoolRecordHeader];
-      ssize_t h = pread(fd, header, sizeof(header), loc.offset - kSpoolRecordHeader);
+      ssize_t h =
+          pread(fd, header, sizeof(header), loc.offset - kSpoolRecordHeader);
       ssize_t n = pread(fd, payload.data(), loc.length, loc.offset);
       close(fd);
       ok = h == static_cast<ssize_t>(sizeof(header)) &&

@@ -46,9 +46,8 @@ class Spool {
  public:
   // Opens or creates the spool in `dir`. `max_bytes` must be >= 4096.
   // `segment_bytes` 0 picks max(64 KiB, max_bytes / 8).
-  static absl::StatusOr<std::unique_ptr<Spool>> Open(const std::string& dir,
-                                                     uint64_t max_bytes,
-                                                     uint64_t segment_bytes = 0);
+  static absl::StatusOr<std::unique_ptr<Spool>> Open(
+      const std::string& dir, uint64_t max_bytes, uint64_t segment_bytes = 0);
   ~Spool();
 
   // Appends a record. `seq` must be greater than every seq appended or
@@ -89,11 +88,14 @@ class Spool {
   };
 
   Spool(std::string dir, uint64_t max_bytes, uint64_t segment_bytes)
-      : dir_(std::move(dir)), max_bytes_(max_bytes), segment_bytes_(segment_bytes) {}
+      : dir_(std::move(dir)),
+        max_bytes_(max_bytes),
+        segment_bytes_(segment_bytes) {}
   absl::Status Load() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void LoadSegment(Segment* seg, const std::string& data)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status StartSegment(uint64_t first_seq) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StartSegment(uint64_t first_seq)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets `it`, deleting its segment when nothing live remains in it.
   std::map<uint64_t, Loc>::iterator Erase(std::map<uint64_t, Loc>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

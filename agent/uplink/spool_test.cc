@@ -37,7 +37,8 @@ std::vector<std::string> Segments(const std::string& dir) {
   std::vector<std::string> out;
   DIR* d = opendir(dir.c_str());
   while (struct dirent* e = readdir(d)) {
-    if (absl::StartsWith(e->d_name, "seg-")) out.push_back(dir + "/" + e->d_name);
+    if (absl::StartsWith(e->d_name, "seg-"))
+      out.push_back(dir + "/" + e->d_name);
   }
   closedir(d);
   std::sort(out.begin(), out.end());

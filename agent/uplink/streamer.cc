@@ -8,36 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/client_credentials.h"
+#include "common/grpc_code_name.h"
+#include "common/proto_time.h"
 #include "common/status.h"
-#include "google/protobuf/util/time_util.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 
 namespace tracehealth::agent {
-namespace {
-
-const char* grpc_status_name(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::UNAVAILABLE:
-      return "UNAVAILABLE";
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return "PERMISSION_DENIED";
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return "UNAUTHENTICATED";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::CANCELLED:
-      return "CANCELLED";
-    default:
-      return "error";
-  }
-}
-
-}  // namespace
 
 class Streamer::Impl {
  public:
@@ -97,9 +74,7 @@ class Streamer::Impl {
     h.set_rejected_total(rejected_);
     if (last_acked_.has_value()) {
       h.set_last_acked_seq(*last_acked_);
-      *h.mutable_last_ack_at() =
-          google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-              absl::ToUnixNanos(*last_ack_at_));
+      *h.mutable_last_ack_at() = ToProto(*last_ack_at_);
     }
     return h;
   }
@@ -191,7 +166,8 @@ class Streamer::Impl {
           return stopping_ || stream_broken_ || wakes_ != wakes ||
                  progress_ != progress;
         };
-        mu_.AwaitWithTimeout(absl::Condition(&changed), absl::Milliseconds(200));
+        mu_.AwaitWithTimeout(absl::Condition(&changed),
+                             absl::Milliseconds(200));
         continue;
       }
       v1::HostReport report;
@@ -217,10 +193,10 @@ class Streamer::Impl {
     context_ = nullptr;
     if (stopping_) return;
     // Log each new kind of failure once, not once per retry.
-    std::string error =
-        status.ok() ? std::string("server closed the stream")
-                    : absl::StrCat(grpc_status_name(status.error_code()), ": ",
-                                   status.error_message());
+    std::string error = status.ok()
+                            ? std::string("server closed the stream")
+                            : absl::StrCat(GrpcCodeName(status.error_code()),
+                                           ": ", status.error_message());
     if (error != last_error_) {
       std::cerr << "tracehealth-agent: stream to " << options_.server
                 << " ended: " << error << "; reconnecting with backoff\n";
@@ -287,8 +263,9 @@ absl::StatusOr<std::unique_ptr<Streamer>> Streamer::Create(
   if (options.server.empty()) {
     return absl::InvalidArgumentError("streamer: empty server address");
   }
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds = ClientCredentials(
-      {options.tls_ca, options.tls_cert, options.tls_key, options.tls_server_name});
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds =
+      ClientCredentials({options.tls_ca, options.tls_cert, options.tls_key,
+                         options.tls_server_name});
   if (!creds.ok()) return creds.status();
   if (!options.random) {
     auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "agent/uplink/spool.h"
 #include "agent/testing/test_tmp.h"
+#include "agent/uplink/spool.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
@@ -175,7 +175,8 @@ TEST(StreamerTest, BacksOffWhileDownThenReplaysExactlyOnceInOrder) {
   {
     absl::MutexLock lock(&mu);
     auto enough = [&] { return delays.size() >= 6; };
-    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(30)));
+    ASSERT_TRUE(
+        mu.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(30)));
     // Exponential from 20 ms, doubling, capped at 160 ms.
     EXPECT_EQ(delays[0], absl::Milliseconds(20));
     EXPECT_EQ(delays[1], absl::Milliseconds(40));

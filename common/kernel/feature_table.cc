@@ -12,12 +12,36 @@ namespace tracehealth {
 extern const char kBuiltinFeaturesYaml[];
 
 std::string FeatureRow::ToString() const {
-  std::string out = absl::StrCat(name, ": since ",
-                                  since ? since->Version() : std::string("never"));
+  std::string out = absl::StrCat(
+      name, ": since ", since ? since->Version() : std::string("never"));
   for (const KernelRelease& b : backports) {
     absl::StrAppend(&out, "; ", b.major, ".", b.minor, ".y from ", b.Version());
   }
   return out;
+}
+
+absl::StatusOr<FeatureRow> MakeFeatureRow(
+    absl::string_view name, absl::string_view description,
+    absl::string_view since, const std::vector<std::string>& backports) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("feature table row ", name, ": ", why));
+  };
+  if (name.empty()) return bad("no name");
+  FeatureRow row;
+  row.name = std::string(name);
+  row.description = std::string(description);
+  if (since != "never") {
+    absl::StatusOr<KernelRelease> r = ParseKernelRelease(since);
+    if (!r.ok()) return bad(r.status().message());
+    row.since = *r;
+  }
+  for (const std::string& b : backports) {
+    absl::StatusOr<KernelRelease> r = ParseKernelRelease(b);
+    if (!r.ok()) return bad(r.status().message());
+    row.backports.push_back(*r);
+  }
+  return row;
 }
 
 absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
@@ -25,10 +49,12 @@ absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
   try {
     root = YAML::Load(std::string(yaml));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("feature table: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("feature table: ", e.what()));
   }
   if (!root.IsMap()) {
-    return absl::InvalidArgumentError("feature table: the document is not a map");
+    return absl::InvalidArgumentError(
+        "feature table: the document is not a map");
   }
   YAML::Node features = root["features"];
   if (!features || !features.IsMap()) {
@@ -37,35 +63,29 @@ absl::StatusOr<FeatureTable> FeatureTable::Parse(absl::string_view yaml) {
   FeatureTable table;
   try {
     for (const auto& entry : features) {
-      FeatureRow row;
-      row.name = entry.first.as<std::string>();
+      const std::string name = entry.first.as<std::string>();
       const YAML::Node& body = entry.second;
       auto bad = [&](absl::string_view why) {
         return absl::InvalidArgumentError(
-            absl::StrCat("feature table row ", row.name, ": ", why));
+            absl::StrCat("feature table row ", name, ": ", why));
       };
       if (!body.IsMap()) return bad("not a map");
-      if (body["description"]) row.description = body["description"].as<std::string>();
       if (!body["since"]) return bad("missing `since`");
-      std::string since = body["since"].as<std::string>();
-      if (since != "never") {
-        absl::StatusOr<KernelRelease> r = ParseKernelRelease(since);
-        if (!r.ok()) return bad(r.status().message());
-        row.since = *r;
-      }
+      std::vector<std::string> backports;
       if (const YAML::Node& bp = body["backports"]) {
         if (!bp.IsSequence()) return bad("`backports` is not a list");
-        for (const auto& b : bp) {
-          absl::StatusOr<KernelRelease> r = ParseKernelRelease(b.as<std::string>());
-          if (!r.ok()) return bad(r.status().message());
-          row.backports.push_back(*r);
-        }
+        for (const auto& b : bp) backports.push_back(b.as<std::string>());
       }
-      std::string name = row.name;
-      table.rows_[name] = std::move(row);
+      absl::StatusOr<FeatureRow> row = MakeFeatureRow(
+          name,
+          body["description"] ? body["description"].as<std::string>() : "",
+          body["since"].as<std::string>(), backports);
+      if (!row.ok()) return row.status();
+      table.rows_[name] = *std::move(row);
     }
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("feature table: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("feature table: ", e.what()));
   }
   return table;
 }
@@ -86,6 +106,12 @@ absl::StatusOr<FeatureTable> FeatureTable::WithOverride(
   if (!over.ok()) return over.status();
   FeatureTable merged = Builtin();
   for (auto& [name, row] : over->rows_) merged.rows_[name] = row;
+  return merged;
+}
+
+FeatureTable FeatureTable::BuiltinWith(const std::vector<FeatureRow>& rows) {
+  FeatureTable merged = Builtin();
+  for (const FeatureRow& row : rows) merged.rows_[row.name] = row;
   return merged;
 }
 
@@ -111,7 +137,8 @@ absl::StatusOr<FeatureAnswer> FeatureTable::Query(
     }
     if (!answer.present) why = "no";
   }
-  answer.row = absl::StrCat(row.ToString(), " -> ", release.Version(), ": ", why);
+  answer.row =
+      absl::StrCat(row.ToString(), " -> ", release.Version(), ": ", why);
   return answer;
 }
 

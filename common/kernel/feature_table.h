@@ -27,7 +27,8 @@ inline constexpr char kShadowStack4k[] = "shadow_stack_4k";
 inline constexpr char kShadowStackPageKmalloc[] = "shadow_stack_page_kmalloc";
 inline constexpr char kRetstackBatch1024[] = "retstack_batch_1024";
 inline constexpr char kFprobeOnFgraph[] = "fprobe_on_fgraph";
-inline constexpr char kFprobeEntryOnlyOffFgraph[] = "fprobe_entry_only_off_fgraph";
+inline constexpr char kFprobeEntryOnlyOffFgraph[] =
+    "fprobe_entry_only_off_fgraph";
 inline constexpr char kKretprobeMultiLinkType[] = "kretprobe_multi_link_type";
 inline constexpr char kStackdepotStats[] = "stackdepot_stats";
 inline constexpr char kPageOwnerStacks[] = "page_owner_stacks";
@@ -49,10 +50,18 @@ struct FeatureRow {
   std::string ToString() const;
 };
 
+// A row from its written form: `since` a release or "never", `backports`
+// releases. Errors: InvalidArgument naming the row, for an empty name or a
+// release that does not parse.
+absl::StatusOr<FeatureRow> MakeFeatureRow(
+    absl::string_view name, absl::string_view description,
+    absl::string_view since, const std::vector<std::string>& backports);
+
 struct FeatureAnswer {
   bool present = false;
   // The row used, as FeatureRow::ToString(), plus why it matched, e.g.
-  // "fprobe_entry_only_off_fgraph: since 6.19; 6.18.y from 6.18.35 -> 6.18.2: no".
+  // "fprobe_entry_only_off_fgraph: since 6.19; 6.18.y from 6.18.35 -> 6.18.2:
+  // no".
   std::string row;
 };
 
@@ -67,7 +76,12 @@ class FeatureTable {
 
   // The built-in table with rows of `override_yaml` replacing (or adding)
   // rows of the same name.
-  static absl::StatusOr<FeatureTable> WithOverride(absl::string_view override_yaml);
+  static absl::StatusOr<FeatureTable> WithOverride(
+      absl::string_view override_yaml);
+
+  // The built-in table with `rows` replacing (or adding) rows of the same
+  // name.
+  static FeatureTable BuiltinWith(const std::vector<FeatureRow>& rows);
 
   // Whether `release` has `feature`: release >= since, or a backport on the
   // same stable branch at or below the release. NotFound for an unknown row.
@@ -76,7 +90,8 @@ class FeatureTable {
 
   // Query(), for the built-in row names above (which always exist; an unknown
   // name answers not present with the reason in `row`).
-  FeatureAnswer Has(absl::string_view feature, const KernelRelease& release) const;
+  FeatureAnswer Has(absl::string_view feature,
+                    const KernelRelease& release) const;
 
   const std::map<std::string, FeatureRow>& rows() const { return rows_; }
 

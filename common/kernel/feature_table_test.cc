@@ -66,13 +66,14 @@ TEST(FeatureTableTest, NeverMeansNoRelease) {
 }
 
 TEST(FeatureTableTest, AnswersNameTheRowUsed) {
-  FeatureAnswer a = FeatureTable::Builtin().Has(feature::kFprobeEntryOnlyOffFgraph,
-                                                R("6.18.35"));
+  FeatureAnswer a = FeatureTable::Builtin().Has(
+      feature::kFprobeEntryOnlyOffFgraph, R("6.18.35"));
   EXPECT_TRUE(a.present);
   EXPECT_EQ(a.row,
             "fprobe_entry_only_off_fgraph: since 6.19; 6.18.y from 6.18.35 -> "
             "6.18.35: yes (6.18.y backport)");
-  EXPECT_TRUE(absl::IsNotFound(FeatureTable::Builtin().Query("nope", R("6.1")).status()));
+  EXPECT_TRUE(absl::IsNotFound(
+      FeatureTable::Builtin().Query("nope", R("6.1")).status()));
 }
 
 TEST(FeatureTableTest, OperatorOverrideReplacesRows) {
@@ -86,7 +87,9 @@ features:
 )");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_TRUE(t->Has(feature::kFprobeOnFgraph, R("6.12.44-vendor")).present);
-  EXPECT_FALSE(FeatureTable::Builtin().Has(feature::kFprobeOnFgraph, R("6.12.44")).present);
+  EXPECT_FALSE(FeatureTable::Builtin()
+                   .Has(feature::kFprobeOnFgraph, R("6.12.44"))
+                   .present);
   // Other rows are kept.
   EXPECT_TRUE(t->Has(feature::kStackdepotStats, R("6.8.0")).present);
 }
@@ -99,10 +102,13 @@ TEST(FeatureTableTest, RejectsBadTables) {
   EXPECT_FALSE(FeatureTable::Parse("# only a comment\n").ok());
   EXPECT_FALSE(FeatureTable::Parse("- a\n- b\n").ok());
   EXPECT_FALSE(FeatureTable::Parse("").ok());
-  EXPECT_FALSE(FeatureTable::Parse("features:\n  x:\n    description: d\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse("features:\n  x:\n    since: banana\n").ok());
   EXPECT_FALSE(
-      FeatureTable::Parse("features:\n  x:\n    since: \"6.1\"\n    backports: 3\n").ok());
+      FeatureTable::Parse("features:\n  x:\n    description: d\n").ok());
+  EXPECT_FALSE(
+      FeatureTable::Parse("features:\n  x:\n    since: banana\n").ok());
+  EXPECT_FALSE(FeatureTable::Parse(
+                   "features:\n  x:\n    since: \"6.1\"\n    backports: 3\n")
+                   .ok());
   absl::StatusOr<FeatureTable> bad =
       FeatureTable::Parse("features:\n  x:\n    since: banana\n");
   EXPECT_NE(bad.status().message().find("row x"), std::string::npos);

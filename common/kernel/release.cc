@@ -57,7 +57,8 @@ absl::StatusOr<KernelRelease> ParseKernelRelease(absl::string_view text) {
     r.has_patch = true;
   }
   if (r.major < 2 || r.major > 99) return bad("major version out of range");
-  if (r.minor > 9999 || r.patch > 9999) return bad("version number out of range");
+  if (r.minor > 9999 || r.patch > 9999)
+    return bad("version number out of range");
   r.suffix = std::string(s.substr(pos));
   if (!r.suffix.empty()) {
     char sep = r.suffix[0];

@@ -26,17 +26,17 @@ TEST_P(ReleaseParseTest, ParsesRealReleaseStrings) {
 
 INSTANTIATE_TEST_SUITE_P(
     RealStrings, ReleaseParseTest,
-    ::testing::Values(
-        Case{"6.1.0-57-cloud-amd64", 6, 1, 0, "-57-cloud-amd64"},
-        Case{"6.18.44-fc-v669", 6, 18, 44, "-fc-v669"},
-        Case{"6.14.0-1012-aws", 6, 14, 0, "-1012-aws"},
-        Case{"7.1.5", 7, 1, 5, ""},
-        Case{"5.14.0-427.13.1.el9_4.x86_64", 5, 14, 0, "-427.13.1.el9_4.x86_64"},
-        Case{"6.8.0-1015-gcp", 6, 8, 0, "-1015-gcp"},
-        Case{"6.19", 6, 19, 0, ""},
-        Case{"6.19-rc3", 6, 19, 0, "-rc3"},
-        Case{"6.12.5+deb13-amd64", 6, 12, 5, "+deb13-amd64"},
-        Case{"4.19.0_custom", 4, 19, 0, "_custom"}));
+    ::testing::Values(Case{"6.1.0-57-cloud-amd64", 6, 1, 0, "-57-cloud-amd64"},
+                      Case{"6.18.44-fc-v669", 6, 18, 44, "-fc-v669"},
+                      Case{"6.14.0-1012-aws", 6, 14, 0, "-1012-aws"},
+                      Case{"7.1.5", 7, 1, 5, ""},
+                      Case{"5.14.0-427.13.1.el9_4.x86_64", 5, 14, 0,
+                           "-427.13.1.el9_4.x86_64"},
+                      Case{"6.8.0-1015-gcp", 6, 8, 0, "-1015-gcp"},
+                      Case{"6.19", 6, 19, 0, ""},
+                      Case{"6.19-rc3", 6, 19, 0, "-rc3"},
+                      Case{"6.12.5+deb13-amd64", 6, 12, 5, "+deb13-amd64"},
+                      Case{"4.19.0_custom", 4, 19, 0, "_custom"}));
 
 TEST(ReleaseParseTest, StripsWhitespaceAndNewline) {
   absl::StatusOr<KernelRelease> r = ParseKernelRelease("6.16.0\n");

@@ -1,17 +1,11 @@
 #include "common/models/basis.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-
 #include "absl/strings/str_cat.h"
-
-#include "absl/strings/str_format.h"
 
 namespace tracehealth {
 
-void AddInput(v1::Basis* basis, absl::string_view name,
-              absl::string_view value, v1::InputSource source) {
+void AddInput(v1::Basis* basis, absl::string_view name, absl::string_view value,
+              v1::InputSource source) {
   // Assigning into the (possibly reused) element's strings keeps their
   // capacity: a message refilled in place allocates nothing here.
   v1::BasisInput* input = basis->add_inputs();
@@ -41,34 +35,6 @@ std::string* NewNote(v1::Basis* basis) {
 
 void AddFeatureRow(v1::Basis* basis, absl::string_view row) {
   basis->add_feature_rows()->assign(row.data(), row.size());
-}
-
-void SetConfidence(v1::Basis* basis, int unknown_inputs, double per_default,
-                   double per_unknown) {
-  double confidence = 1.0;
-  for (const v1::BasisInput& input : basis->inputs()) {
-    if (input.source() == v1::INPUT_SOURCE_DEFAULT) confidence -= per_default;
-  }
-  confidence -= per_unknown * unknown_inputs;
-  basis->set_confidence(std::clamp(confidence, 0.05, 1.0));
-}
-
-std::string FormatNumber(double value) { return absl::StrFormat("%.6g", value); }
-
-std::string FormatFixed(double value, int decimals) {
-  if (!(std::fabs(value) < 1e15) || decimals < 0 || decimals > 9) {
-    return absl::StrFormat("%.*f", decimals < 0 ? 0 : decimals, value);
-  }
-  int64_t scale = 1;
-  for (int i = 0; i < decimals; ++i) scale *= 10;
-  const int64_t r = std::llround(std::fabs(value) * static_cast<double>(scale));
-  std::string out = value < 0 && r != 0 ? "-" : "";
-  absl::StrAppend(&out, r / scale);
-  if (decimals > 0) {
-    const std::string frac = absl::StrCat(r % scale);
-    out.append(".").append(static_cast<size_t>(decimals) - frac.size(), '0').append(frac);
-  }
-  return out;
 }
 
 }  // namespace tracehealth

@@ -1,6 +1,6 @@
-// Helpers that fill a v1::Basis: the inputs, constants, feature rows and
-// notes a prediction was computed from, and the confidence derived from how
-// many of its inputs were assumed rather than measured.
+// Helpers that fill a v1::Basis, for the models' explanations: the inputs,
+// constants, feature rows and notes a prediction was computed from. (Its
+// confidence is the numbers' part: model_inputs.h.)
 //
 // The helpers assign into the elements they add, so a Basis cleared and
 // refilled in place reuses its elements' memory.
@@ -18,8 +18,8 @@
 namespace tracehealth {
 
 // Appends an input `name` = `value` with its `source`.
-void AddInput(v1::Basis* basis, absl::string_view name,
-              absl::string_view value, v1::InputSource source);
+void AddInput(v1::Basis* basis, absl::string_view name, absl::string_view value,
+              v1::InputSource source);
 
 // Appends a constant with its unit and where the value comes from.
 void AddConstant(v1::Basis* basis, absl::string_view name, double value,
@@ -29,13 +29,6 @@ void AddNote(v1::Basis* basis, absl::string_view note);
 // Appends an empty note and returns it, to be built in place (StrAppend).
 std::string* NewNote(v1::Basis* basis);
 void AddFeatureRow(v1::Basis* basis, absl::string_view row);
-
-// Sets basis->confidence: 1.0 minus `per_default` for every DEFAULT input,
-// minus `per_unknown` for each of `unknown_inputs` (inputs the model needed
-// but could not get at all), clamped to [0.05, 1]. MEASURED, DERIVED and
-// OVERRIDDEN inputs do not lower it (an override is what the caller asked).
-void SetConfidence(v1::Basis* basis, int unknown_inputs = 0,
-                   double per_default = 0.1, double per_unknown = 0.3);
 
 // Clears `*message` (a prediction with a `basis` field) but keeps its basis
 // allocated, cleared, so the basis's elements are reused when refilled.
@@ -52,12 +45,18 @@ void ResetKeepingBasis(Message* message) {
   message->set_allocated_basis(basis);
 }
 
-// Renders a double compactly for BasisInput.value ("400000", "9e-08").
-std::string FormatNumber(double value);
-
-// Fixed-point rendering with `decimals` digits ("12.35"), cheaper than
-// printf-style formatting; falls back to it beyond 1e15.
-std::string FormatFixed(double value, int decimals);
+// Clears the explanation of `*message` (a prediction): its summary and its
+// basis's inputs, constants, feature rows and notes; basis.confidence and
+// every number stay. The cleared elements' memory is kept for reuse.
+template <typename Message>
+void ClearExplanation(Message* message) {
+  message->clear_summary();
+  v1::Basis* basis = message->mutable_basis();
+  basis->clear_inputs();
+  basis->clear_constants();
+  basis->clear_feature_rows();
+  basis->clear_notes();
+}
 
 }  // namespace tracehealth
 

@@ -5,22 +5,6 @@
 namespace tracehealth {
 namespace {
 
-TEST(BasisTest, ConfidenceDropsPerAssumedInput) {
-  v1::Basis b;
-  AddInput(&b, "threads.total", "400000", v1::INPUT_SOURCE_MEASURED);
-  AddInput(&b, "batch", "1024", v1::INPUT_SOURCE_OVERRIDDEN);
-  SetConfidence(&b);
-  EXPECT_DOUBLE_EQ(b.confidence(), 1.0);
-  AddInput(&b, "watchdog_thresh", "10", v1::INPUT_SOURCE_DEFAULT);
-  AddInput(&b, "rcu", "21", v1::INPUT_SOURCE_DEFAULT);
-  SetConfidence(&b);
-  EXPECT_DOUBLE_EQ(b.confidence(), 0.8);
-  SetConfidence(&b, 1);
-  EXPECT_DOUBLE_EQ(b.confidence(), 0.5);
-  SetConfidence(&b, 10);
-  EXPECT_DOUBLE_EQ(b.confidence(), 0.05);
-}
-
 TEST(BasisTest, FieldsAreFilled) {
   v1::Basis b;
   AddConstant(&b, "c_visit", 9e-8, "s", "seed 000");
@@ -31,23 +15,6 @@ TEST(BasisTest, FieldsAreFilled) {
   EXPECT_EQ(b.constants(0).origin(), "seed 000");
   EXPECT_EQ(b.notes(0), "n");
   EXPECT_EQ(b.feature_rows(0), "row");
-  EXPECT_EQ(FormatNumber(400000), "400000");
-  EXPECT_EQ(FormatNumber(9e-8), "9e-08");
-}
-
-}  // namespace
-}  // namespace tracehealth
-
-namespace tracehealth {
-namespace {
-
-TEST(BasisTest, FormatFixed) {
-  EXPECT_EQ(FormatFixed(12.345, 2), "12.35");
-  EXPECT_EQ(FormatFixed(0.05, 1), "0.1");
-  EXPECT_EQ(FormatFixed(-3.14159, 3), "-3.142");
-  EXPECT_EQ(FormatFixed(120082.4, 0), "120082");
-  EXPECT_EQ(FormatFixed(1.005, 1), "1.0");
-  EXPECT_EQ(FormatFixed(2e20, 1), "200000000000000000000.0");
 }
 
 TEST(BasisTest, ResetKeepingBasisClearsEverything) {
@@ -65,6 +32,25 @@ TEST(BasisTest, ResetKeepingBasisClearsEverything) {
   AddInput(p.mutable_basis(), "b", "2", v1::INPUT_SOURCE_DEFAULT);
   EXPECT_EQ(p.basis().inputs(0).name(), "b");
   EXPECT_EQ(p.basis().inputs(0).value(), "2");
+}
+
+TEST(BasisTest, ClearExplanationKeepsNumbersAndConfidence) {
+  v1::AttachPrediction p;
+  p.set_passes(5);
+  p.set_summary("x");
+  p.mutable_basis()->set_confidence(0.7);
+  AddInput(p.mutable_basis(), "a", "1", v1::INPUT_SOURCE_MEASURED);
+  AddConstant(p.mutable_basis(), "c", 1, "s", "o");
+  AddFeatureRow(p.mutable_basis(), "row");
+  AddNote(p.mutable_basis(), "n");
+  ClearExplanation(&p);
+  EXPECT_EQ(p.passes(), 5u);
+  EXPECT_TRUE(p.summary().empty());
+  EXPECT_DOUBLE_EQ(p.basis().confidence(), 0.7);
+  EXPECT_EQ(p.basis().inputs_size(), 0);
+  EXPECT_EQ(p.basis().constants_size(), 0);
+  EXPECT_EQ(p.basis().feature_rows_size(), 0);
+  EXPECT_EQ(p.basis().notes_size(), 0);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ TEST(EvaluateTest, OneAttachPredictionPerKindInOrder) {
   for (int i = 0; i < p.attach_size(); ++i) {
     EXPECT_EQ(p.attach(i).probe_kind(), i + 1);
     EXPECT_EQ(p.attach(i).SerializeAsString(),
-              PredictAttach(s, p.attach(i).probe_kind()).SerializeAsString());
+              EvaluateAttach(s, p.attach(i).probe_kind()).SerializeAsString());
   }
   EXPECT_EQ(p.worst_risk(), v1::RISK_STALL);
 }
@@ -80,7 +80,8 @@ TEST(EvaluateTest, IntoAReusedMessageEqualsByValue) {
   for (int round = 0; round < 3; ++round) {
     for (const v1::HostSnapshot* s : {&a, &b}) {
       EvaluateAllInto(*s, {}, &reused);
-      EXPECT_EQ(reused.SerializeAsString(), EvaluateAll(*s).SerializeAsString());
+      EXPECT_EQ(reused.SerializeAsString(),
+                EvaluateAll(*s).SerializeAsString());
     }
   }
   // Whatever the message held before is replaced.
@@ -100,27 +101,34 @@ TEST(EvaluateTest, OddSnapshotsNeverBreakTheModels) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return state >> 11;
   };
-  const uint64_t extremes[] = {0, 1, 31, 32, 33, 1024, 240000, 400080, 1ull << 32,
-                               ~0ull};
+  const uint64_t extremes[] = {0,    1,      31,     32,         33,
+                               1024, 240000, 400080, 1ull << 32, ~0ull};
   auto pick = [&] { return extremes[next() % 10]; };
-  const char* releases[] = {"6.1.0", "6.13.0", "6.14", "6.18.2", "6.18.35-x", "6.19-rc3",
-                            "7.1.5", "banana", "", "99.9999.9999"};
+  const char* releases[] = {"6.1.0",     "6.13.0",      "6.14",  "6.18.2",
+                            "6.18.35-x", "6.19-rc3",    "7.1.5", "banana",
+                            "",          "99.9999.9999"};
   for (int i = 0; i < 3000; ++i) {
     v1::HostSnapshot s;
     if (next() % 4) s.mutable_kernel()->set_release(releases[next() % 10]);
-    s.mutable_kernel()->set_preempt_mode(static_cast<v1::PreemptMode>(next() % 6));
+    s.mutable_kernel()->set_preempt_mode(
+        static_cast<v1::PreemptMode>(next() % 6));
     if (next() % 2) s.mutable_kernel()->set_config_kasan_vmalloc(next() % 2);
     if (next() % 2) s.mutable_kernel()->set_config_kasan(next() % 2);
-    if (next() % 2) s.mutable_kernel()->set_page_size(static_cast<uint32_t>(pick()));
+    if (next() % 2)
+      s.mutable_kernel()->set_page_size(static_cast<uint32_t>(pick()));
     if (next() % 2) {
-      s.mutable_kernel()->set_config_stackdepot_max_frames(static_cast<uint32_t>(pick()));
+      s.mutable_kernel()->set_config_stackdepot_max_frames(
+          static_cast<uint32_t>(pick()));
     }
     if (next() % 2) s.mutable_threads()->set_total(pick());
     if (next() % 2) s.mutable_fgraph()->set_active(next() % 2);
     if (next() % 2) s.mutable_fgraph()->set_null_threads_bound(pick());
     if (next() % 2) s.mutable_fgraph()->set_available_filter_functions(pick());
-    if (next() % 2) s.mutable_thresholds()->set_watchdog_thresh_seconds(next() % 3 * 10);
-    if (next() % 2) s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(next() % 3 * 21);
+    if (next() % 2)
+      s.mutable_thresholds()->set_watchdog_thresh_seconds(next() % 3 * 10);
+    if (next() % 2)
+      s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(next() % 3 *
+                                                                21);
     if (next() % 2) s.mutable_cpus()->set_online(static_cast<uint32_t>(pick()));
     if (next() % 2) s.mutable_cpus()->set_invlpgb(next() % 2);
     if (next() % 2) s.mutable_stackdepot()->set_pools(pick());
@@ -135,7 +143,8 @@ TEST(EvaluateTest, OddSnapshotsNeverBreakTheModels) {
     if (next() % 2) s.mutable_vmalloc()->set_unpurged_shadow_page_areas(pick());
     ModelOptions options;
     if (next() % 4 == 0) options.batch = static_cast<uint32_t>(pick());
-    if (next() % 4 == 0) options.latency_budget_seconds = static_cast<double>(next() % 100);
+    if (next() % 4 == 0)
+      options.latency_budget_seconds = static_cast<double>(next() % 100);
     v1::Predictions p = EvaluateAll(s, options);
     ASSERT_EQ(p.attach_size(), 10);
     for (const auto& a : p.attach()) {
@@ -155,11 +164,49 @@ TEST(EvaluateTest, OddSnapshotsNeverBreakTheModels) {
   }
 }
 
+template <typename P>
+void StripProse(P* p) {
+  p->clear_summary();
+  const double confidence = p->basis().confidence();
+  p->mutable_basis()->Clear();
+  p->mutable_basis()->set_confidence(confidence);
+}
+
+// What a report carries (PredictAll) is EvaluateAll without its prose, to
+// the byte: the explanations add text and never change a number.
+TEST(EvaluateTest, PredictAllIsEvaluateAllWithoutProse) {
+  v1::HostSnapshot s;
+  s.mutable_kernel()->set_release("6.12.5");
+  s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_NONE);
+  s.mutable_kernel()->set_config_kasan(true);
+  s.mutable_kernel()->set_config_kasan_vmalloc(true);
+  s.mutable_threads()->set_total(61000);
+  s.mutable_cpus()->set_online(256);
+  s.mutable_stackdepot()->set_pools(7950);
+  s.mutable_vmalloc()->set_unpurged_areas(3000);
+  for (const v1::HostSnapshot& snapshot : {s, v1::HostSnapshot()}) {
+    v1::Predictions full = EvaluateAll(snapshot);
+    const v1::Predictions numbers = PredictAll(snapshot);
+    for (v1::AttachPrediction& a : *full.mutable_attach()) {
+      EXPECT_FALSE(a.summary().empty());
+      StripProse(&a);
+    }
+    StripProse(full.mutable_stack_depot());
+    StripProse(full.mutable_vmap_purge());
+    EXPECT_EQ(numbers.SerializeAsString(), full.SerializeAsString());
+    EXPECT_EQ(
+        PredictAttach(snapshot, v1::PROBE_KIND_KPROBE_MULTI)
+            .SerializeAsString(),
+        numbers.attach(v1::PROBE_KIND_KPROBE_MULTI - 1).SerializeAsString());
+  }
+}
+
 TEST(EvaluateTest, Deterministic) {
   v1::HostSnapshot s;
   s.mutable_kernel()->set_release("6.19");
   s.mutable_threads()->set_total(5000);
-  EXPECT_EQ(EvaluateAll(s).SerializeAsString(), EvaluateAll(s).SerializeAsString());
+  EXPECT_EQ(EvaluateAll(s).SerializeAsString(),
+            EvaluateAll(s).SerializeAsString());
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
+#include "common/models/model_options.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth {
@@ -34,6 +35,9 @@ struct KernelFeatures {
 
 KernelFeatures ResolveKernelFeatures(const v1::KernelInfo& kernel,
                                      const FeatureTable& table);
+// The same with options.features (nullptr: the built-in table).
+KernelFeatures ResolveKernelFeatures(const v1::KernelInfo& kernel,
+                                     const ModelOptions& options);
 
 }  // namespace tracehealth
 

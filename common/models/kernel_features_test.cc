@@ -45,12 +45,16 @@ namespace {
 TEST(KernelFeaturesTest, MemoFollowsTheRelease) {
   v1::KernelInfo k;
   k.set_release("6.13.0");
-  EXPECT_FALSE(ResolveKernelFeatures(k, FeatureTable::Builtin()).fprobe_on_fgraph.present);
+  EXPECT_FALSE(ResolveKernelFeatures(k, FeatureTable::Builtin())
+                   .fprobe_on_fgraph.present);
   k.set_release("6.14.0");
-  EXPECT_TRUE(ResolveKernelFeatures(k, FeatureTable::Builtin()).fprobe_on_fgraph.present);
-  EXPECT_TRUE(ResolveKernelFeatures(k, FeatureTable::Builtin()).fprobe_on_fgraph.present);
+  EXPECT_TRUE(ResolveKernelFeatures(k, FeatureTable::Builtin())
+                  .fprobe_on_fgraph.present);
+  EXPECT_TRUE(ResolveKernelFeatures(k, FeatureTable::Builtin())
+                  .fprobe_on_fgraph.present);
   k.clear_release();
-  EXPECT_FALSE(ResolveKernelFeatures(k, FeatureTable::Builtin()).release.has_value());
+  EXPECT_FALSE(
+      ResolveKernelFeatures(k, FeatureTable::Builtin()).release.has_value());
   // An override table is never served from the built-in table's memo.
   k.set_release("6.14.0");
   absl::StatusOr<FeatureTable> table = FeatureTable::WithOverride(

@@ -4,7 +4,9 @@
 //    fetches, against a hash-table baseline measured in the same run;
 //  - hash vs trie bytes and pools on that workload (both generator shapes),
 //    next to seed 003's field figures;
-//  - full EvaluateAll() calls per second on a complete snapshot.
+//  - full EvaluateAll() calls per second on a complete snapshot (numbers and
+//    explanations), and PredictAllInto(), the numbers alone that the agent
+//    computes every cycle.
 //
 // Usage: models_benchmark [--rounds=N] [--only=trie|memory|evaluate]
 // (N workload rounds, default 5; --only runs one section)
@@ -18,12 +20,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
-#include "common/models/stackdepot/depot_trie.h"
 #include "common/models/evaluate.h"
 #include "common/models/fgraph/fgraph_attach.h"
-#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/fgraph/fgraph_explain.h"
 #include "common/models/stackdepot/stack_depot.h"
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
+#include "common/models/stackdepot/trie/pool_accounting.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 #include "common/models/vmap/vmap_purge.h"
 
 namespace tracehealth {
@@ -50,14 +53,17 @@ struct TraceKey {
   bool operator==(const TraceKey& o) const { return *trace == *o.trace; }
   template <typename H>
   friend H AbslHashValue(H h, const TraceKey& k) {
-    return H::combine_contiguous(std::move(h), k.trace->data(), k.trace->size());
+    return H::combine_contiguous(std::move(h), k.trace->data(),
+                                 k.trace->size());
   }
 };
 
 void BenchTrie(int rounds) {
   const auto traces = GenerateSeedWorkload();
-  std::printf("\n== trie insert (seed 003 shape: %zu distinct 32-frame stacks, shuffled)\n",
-              traces.size());
+  std::printf(
+      "\n== trie insert (seed 003 shape: %zu distinct 32-frame stacks, "
+      "shuffled)\n",
+      traces.size());
   // Clock overhead of one timed call, subtracted from per-insert samples.
   std::vector<double> empty;
   for (int i = 0; i < 100000; ++i) {
@@ -84,7 +90,8 @@ void BenchTrie(int rounds) {
       hash.reserve(traces.size());
       auto a = Clock::now();
       for (const auto& t : traces) {
-        g_sink += hash.try_emplace(TraceKey{&t}, static_cast<uint32_t>(hash.size() + 1))
+        g_sink += hash.try_emplace(TraceKey{&t},
+                                   static_cast<uint32_t>(hash.size() + 1))
                       .first->second;
       }
       hash_bulk_seconds += Seconds(a, Clock::now());
@@ -100,7 +107,8 @@ void BenchTrie(int rounds) {
     absl::flat_hash_map<TraceKey, uint32_t> hash;
     for (const auto& t : traces) {
       auto a = Clock::now();
-      auto it = hash.try_emplace(TraceKey{&t}, static_cast<uint32_t>(hash.size() + 1));
+      auto it = hash.try_emplace(TraceKey{&t},
+                                 static_cast<uint32_t>(hash.size() + 1));
       auto b = Clock::now();
       g_sink += it.first->second;
       hash_ns.push_back(Seconds(a, b) * 1e9 - overhead);
@@ -121,39 +129,52 @@ void BenchTrie(int rounds) {
     }
   }
   const double median_insert = Percentile(insert_ns, 0.5);
-  std::printf("rounds %d, clock overhead %.0f ns (subtracted)\n", rounds, overhead);
-  std::printf("trie insert: %.0f inserts/s (bulk), median %.0f ns, p90 %.0f ns, p99 %.0f ns "
-              "per 32-frame insert  [target < 1000 ns median]\n",
-              bulk_inserts / bulk_seconds, median_insert, Percentile(insert_ns, 0.9),
-              Percentile(insert_ns, 0.99));
-  std::printf("hash-table baseline insert (absl::flat_hash_map of traces): %.0f inserts/s, "
-              "median %.0f ns; trie/hash insert time %.1fx\n",
-              bulk_inserts / hash_bulk_seconds, Percentile(hash_ns, 0.5),
-              median_insert / std::max(1.0, Percentile(hash_ns, 0.5)));
-  std::printf("trie warm lookup (save hit): median %.0f ns; fetch: median %.0f ns\n",
-              Percentile(hit_ns, 0.5), Percentile(fetch_ns, 0.5));
-  std::printf("seed 003 in-kernel trie under KASAN: 9,417 ns (arm64) / 11,269 ns (x86-64) per "
-              "insert; this run: %.1fx faster than the x86-64 figure\n",
-              11269.0 / std::max(1.0, median_insert));
+  std::printf("rounds %d, clock overhead %.0f ns (subtracted)\n", rounds,
+              overhead);
+  std::printf(
+      "trie insert: %.0f inserts/s (bulk), median %.0f ns, p90 %.0f ns, p99 "
+      "%.0f ns "
+      "per 32-frame insert  [target < 1000 ns median]\n",
+      bulk_inserts / bulk_seconds, median_insert, Percentile(insert_ns, 0.9),
+      Percentile(insert_ns, 0.99));
+  std::printf(
+      "hash-table baseline insert (absl::flat_hash_map of traces): %.0f "
+      "inserts/s, "
+      "median %.0f ns; trie/hash insert time %.1fx\n",
+      bulk_inserts / hash_bulk_seconds, Percentile(hash_ns, 0.5),
+      median_insert / std::max(1.0, Percentile(hash_ns, 0.5)));
+  std::printf(
+      "trie warm lookup (save hit): median %.0f ns; fetch: median %.0f ns\n",
+      Percentile(hit_ns, 0.5), Percentile(fetch_ns, 0.5));
+  std::printf(
+      "seed 003 in-kernel trie under KASAN: 9,417 ns (arm64) / 11,269 ns "
+      "(x86-64) per "
+      "insert; this run: %.1fx faster than the x86-64 figure\n",
+      11269.0 / std::max(1.0, median_insert));
 }
 
-void PrintMemory(const char* name, const std::vector<std::vector<uint64_t>>& traces,
+void PrintMemory(const char* name,
+                 const std::vector<std::vector<uint64_t>>& traces,
                  bool seed_shape) {
   TrieComparison c = CompareTrieWithHash(traces);
   DepotTrie trie;
   for (const auto& t : traces) g_sink += trie.Insert(t).ok();
   const DepotTrieStats s = trie.stats();
-  std::printf("%s: %llu records, %llu nodes (%.2f per record), max children %u\n", name,
-              static_cast<unsigned long long>(c.records),
-              static_cast<unsigned long long>(s.nodes), double(s.nodes) / c.records,
-              s.max_children_seen);
+  std::printf(
+      "%s: %llu records, %llu nodes (%.2f per record), max children %u\n", name,
+      static_cast<unsigned long long>(c.records),
+      static_cast<unsigned long long>(s.nodes), double(s.nodes) / c.records,
+      s.max_children_seen);
   std::printf("  hash: %llu B = %.1f B/record in %llu pools\n",
-              static_cast<unsigned long long>(c.hash_bytes), double(c.hash_bytes) / c.records,
+              static_cast<unsigned long long>(c.hash_bytes),
+              double(c.hash_bytes) / c.records,
               static_cast<unsigned long long>(c.hash_pools));
-  std::printf("  trie: %llu B = %.1f B/record in %llu pools; trie/hash = %.3f%s\n",
-              static_cast<unsigned long long>(c.trie_bytes), double(c.trie_bytes) / c.records,
-              static_cast<unsigned long long>(c.trie_pools), c.ratio,
-              seed_shape ? " [target 0.5-0.7]" : "");
+  std::printf(
+      "  trie: %llu B = %.1f B/record in %llu pools; trie/hash = %.3f%s\n",
+      static_cast<unsigned long long>(c.trie_bytes),
+      double(c.trie_bytes) / c.records,
+      static_cast<unsigned long long>(c.trie_pools), c.ratio,
+      seed_shape ? " [target 0.5-0.7]" : "");
 }
 
 void BenchMemory() {
@@ -161,14 +182,17 @@ void BenchMemory() {
   PrintMemory("branching shape (default)", GenerateSeedWorkload(), true);
   WorkloadOptions flat;
   flat.shape = WorkloadShape::kFlat;
-  PrintMemory("flat shape (one 24-frame prefix per group)", GenerateSeedWorkload(flat), false);
+  PrintMemory("flat shape (one 24-frame prefix per group)",
+              GenerateSeedWorkload(flat), false);
   WorkloadOptions full;
   full.compressible = false;
-  PrintMemory("branching shape, no frame compressible", GenerateSeedWorkload(full), false);
+  PrintMemory("branching shape, no frame compressible",
+              GenerateSeedWorkload(full), false);
   const TrieComparison& g = GeneratedWorkloadEstimate();
-  std::printf("seed 003 field figures: hash 266-270 B/record, trie 146-174 B/record; "
-              "at 268 B/record hash the generated ratio gives %.0f B/record trie\n",
-              268 * g.ratio);
+  std::printf(
+      "seed 003 field figures: hash 266-270 B/record, trie 146-174 B/record; "
+      "at 268 B/record hash the generated ratio gives %.0f B/record trie\n",
+      268 * g.ratio);
 }
 
 }  // namespace
@@ -229,14 +253,17 @@ double MicrosPerCall(int calls, F&& f) {
 }
 
 void BenchEvaluate() {
-  std::printf("== EvaluateAll (10 attach kinds + stack depot + vmap purge, full basis each)\n");
+  std::printf(
+      "== EvaluateAll (10 attach kinds + stack depot + vmap purge, full basis "
+      "each)\n");
   const v1::HostSnapshot snapshot = FullSnapshot();
   auto first_start = Clock::now();
   v1::Predictions first = EvaluateAll(snapshot);
   const double first_seconds = Seconds(first_start, Clock::now());
   g_sink += first.attach_size();
-  std::printf("first call (computes the generated-shape trie ratio once): %.1f ms\n",
-              first_seconds * 1e3);
+  std::printf(
+      "first call (computes the generated-shape trie ratio once): %.1f ms\n",
+      first_seconds * 1e3);
   const int kBatches = 200, kPerBatch = 100;
   const int calls = kBatches * kPerBatch;
 
@@ -250,8 +277,11 @@ void BenchEvaluate() {
     }));
   }
   const double by_value = Percentile(per_batch, 0.5);
-  std::printf("EvaluateAll by value: %.0f evaluations/s, %.2f us per snapshot (median of %d "
-              "batches)\n", 1e6 / by_value, by_value, kBatches);
+  std::printf(
+      "EvaluateAll by value: %.0f evaluations/s, %.2f us per snapshot (median "
+      "of %d "
+      "batches)\n",
+      1e6 / by_value, by_value, kBatches);
 
   // Into one reused message: the memory of every element is reused.
   v1::Predictions reused;
@@ -263,27 +293,55 @@ void BenchEvaluate() {
     }));
   }
   const double into = Percentile(per_batch, 0.5);
-  std::printf("EvaluateAllInto, reused message: %.0f evaluations/s, %.2f us per snapshot "
-              "[target < 10 us]; %.1fx faster than by value\n", 1e6 / into, into,
-              by_value / into);
+  std::printf(
+      "EvaluateAllInto, reused message: %.0f evaluations/s, %.2f us per "
+      "snapshot "
+      "[target < 10 us]; %.1fx faster than by value\n",
+      1e6 / into, into, by_value / into);
   g_sink += reused.SerializeAsString() == first.SerializeAsString();
+
+  // The numbers alone (what a streamed report carries).
+  v1::Predictions numbers;
+  per_batch.clear();
+  for (int b = 0; b < kBatches; ++b) {
+    per_batch.push_back(MicrosPerCall(kPerBatch, [&] {
+      PredictAllInto(snapshot, {}, &numbers);
+      g_sink += numbers.worst_risk();
+    }));
+  }
+  const double predict = Percentile(per_batch, 0.5);
+  std::printf(
+      "PredictAllInto (numbers only, the agent's cycle), reused message: %.2f "
+      "us per "
+      "snapshot; explaining them costs the other %.2f us\n",
+      predict, into - predict);
 
   const ModelOptions options;
   const FeatureTable& table = FeatureTable::Builtin();
-  std::printf("breakdown per snapshot: resolve features %.2f us",
-              MicrosPerCall(calls, [&] {
-                g_sink += ResolveKernelFeatures(snapshot.kernel(), table).release->minor;
-              }));
-  const KernelFeatures features = ResolveKernelFeatures(snapshot.kernel(), table);
+  std::printf(
+      "breakdown per snapshot: resolve features %.2f us",
+      MicrosPerCall(calls, [&] {
+        g_sink +=
+            ResolveKernelFeatures(snapshot.kernel(), table).release->minor;
+      }));
+  const KernelFeatures features =
+      ResolveKernelFeatures(snapshot.kernel(), table);
   std::printf(", attach context %.2f us", MicrosPerCall(calls, [&] {
-                g_sink += MakeAttachContext(snapshot, options, features).walk.passes;
+                g_sink +=
+                    MakeAttachContext(snapshot, options, features).walk.passes;
               }));
   const AttachContext context = MakeAttachContext(snapshot, options, features);
   v1::AttachPrediction attach;
   std::printf(", one attach kind (reused) %.2f us", MicrosPerCall(calls, [&] {
-                PredictFgraphAttach(snapshot, v1::PROBE_KIND_KPROBE_MULTI_RETURN, options,
+                PredictFgraphAttach(snapshot,
+                                    v1::PROBE_KIND_KPROBE_MULTI_RETURN, options,
                                     context, &attach);
                 g_sink += attach.passes();
+              }));
+  const AttachTexts texts = MakeAttachTexts(snapshot, context);
+  std::printf(" + its explanation %.2f us", MicrosPerCall(calls, [&] {
+                ExplainFgraphAttach(snapshot, options, context, texts, &attach);
+                g_sink += attach.summary().size();
               }));
   v1::StackDepotPrediction depot;
   std::printf(", stack depot %.2f us", MicrosPerCall(calls, [&] {
@@ -295,8 +353,8 @@ void BenchEvaluate() {
                 PredictVmapPurge(snapshot, options, features, &vmap);
                 g_sink += vmap.risk();
               }));
-  std::printf("worst risk of the benchmark snapshot: %d; %s\n", first.worst_risk(),
-              first.attach(4).summary().c_str());
+  std::printf("worst risk of the benchmark snapshot: %d; %s\n",
+              first.worst_risk(), first.attach(4).summary().c_str());
 }
 
 }  // namespace
@@ -311,7 +369,9 @@ int main(int argc, char** argv) {
     } else if (std::strncmp(argv[i], "--only=", 7) == 0) {
       only = argv[i] + 7;
     } else {
-      std::fprintf(stderr, "usage: %s [--rounds=N] [--only=trie|memory|evaluate]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--rounds=N] [--only=trie|memory|evaluate]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -323,7 +383,8 @@ int main(int argc, char** argv) {
     // A long EvaluateAllInto loop for profilers.
     const tracehealth::v1::HostSnapshot snapshot = tracehealth::FullSnapshot();
     tracehealth::v1::Predictions p;
-    for (int i = 0; i < 300000; ++i) tracehealth::EvaluateAllInto(snapshot, {}, &p);
+    for (int i = 0; i < 300000; ++i)
+      tracehealth::EvaluateAllInto(snapshot, {}, &p);
   }
   return 0;
 }

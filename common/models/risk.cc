@@ -35,8 +35,8 @@ namespace {
 
 const v1::ThresholdCheck& AddCheck(
     google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks,
-    v1::ThresholdCheck::Kind kind, double threshold, double predicted, bool applies,
-    bool panics) {
+    v1::ThresholdCheck::Kind kind, double threshold, double predicted,
+    bool applies, bool panics) {
   v1::ThresholdCheck* check = checks->Add();
   check->set_kind(kind);
   check->set_threshold(threshold);
@@ -57,16 +57,20 @@ StallAssessment AssessStall(
   // Stall checks are evaluated as if non-preemptible when the mode is
   // unknown, so the caller can see what would happen; they "apply" only
   // when the kernel is known to be non-preemptible.
-  const bool could_stall = !input.yields && preempt != Preemptibility::kPreemptible;
-  const bool applies = !input.yields && preempt == Preemptibility::kNonPreemptible;
+  const bool could_stall =
+      !input.yields && preempt != Preemptibility::kPreemptible;
+  const bool applies =
+      !input.yields && preempt == Preemptibility::kNonPreemptible;
 
   double worst_if_nonpreemptible = 0;
   const double soft = SoftLockupThresholdSeconds(thresholds);
   if (soft > 0) {
     const v1::ThresholdCheck& check = AddCheck(
-        checks, v1::ThresholdCheck::KIND_SOFT_LOCKUP, soft, input.non_yielding_seconds,
-        applies, thresholds.softlockup_panic());
-    if (could_stall) worst_if_nonpreemptible = std::max(worst_if_nonpreemptible, check.margin());
+        checks, v1::ThresholdCheck::KIND_SOFT_LOCKUP, soft,
+        input.non_yielding_seconds, applies, thresholds.softlockup_panic());
+    if (could_stall)
+      worst_if_nonpreemptible =
+          std::max(worst_if_nonpreemptible, check.margin());
     if (applies) {
       out.worst_stall_margin = std::max(out.worst_stall_margin, check.margin());
       out.lowest_stall_threshold = soft;
@@ -75,20 +79,24 @@ StallAssessment AssessStall(
   const double rcu = RcuStallThresholdSeconds(thresholds);
   if (input.check_rcu && rcu > 0) {
     const v1::ThresholdCheck& check = AddCheck(
-        checks, v1::ThresholdCheck::KIND_RCU_STALL, rcu, input.non_yielding_seconds,
-        applies, thresholds.panic_on_rcu_stall());
-    if (could_stall) worst_if_nonpreemptible = std::max(worst_if_nonpreemptible, check.margin());
+        checks, v1::ThresholdCheck::KIND_RCU_STALL, rcu,
+        input.non_yielding_seconds, applies, thresholds.panic_on_rcu_stall());
+    if (could_stall)
+      worst_if_nonpreemptible =
+          std::max(worst_if_nonpreemptible, check.margin());
     if (applies) {
       out.worst_stall_margin = std::max(out.worst_stall_margin, check.margin());
       out.lowest_stall_threshold =
-          out.lowest_stall_threshold ? std::min(*out.lowest_stall_threshold, rcu) : rcu;
+          out.lowest_stall_threshold
+              ? std::min(*out.lowest_stall_threshold, rcu)
+              : rcu;
     }
   }
   bool over_budget = false;
   if (input.latency_budget_seconds && *input.latency_budget_seconds > 0) {
-    const v1::ThresholdCheck& check =
-        AddCheck(checks, v1::ThresholdCheck::KIND_LATENCY, *input.latency_budget_seconds,
-                 input.blocking_seconds, true, false);
+    const v1::ThresholdCheck& check = AddCheck(
+        checks, v1::ThresholdCheck::KIND_LATENCY, *input.latency_budget_seconds,
+        input.blocking_seconds, true, false);
     over_budget = check.margin() >= 1.0;
   }
 
@@ -110,53 +118,6 @@ StallAssessment AssessStall(
     out.risk = base;
   }
   return out;
-}
-
-const char* CheckKindName(v1::ThresholdCheck::Kind kind) {
-  switch (kind) {
-    case v1::ThresholdCheck::KIND_SOFT_LOCKUP:
-      return "soft lockup";
-    case v1::ThresholdCheck::KIND_RCU_STALL:
-      return "RCU stall";
-    case v1::ThresholdCheck::KIND_LATENCY:
-      return "latency budget";
-    case v1::ThresholdCheck::KIND_POOL_BUDGET:
-      return "pool budget";
-    default:
-      return "unspecified";
-  }
-}
-
-const char* RiskName(v1::Risk risk) {
-  switch (risk) {
-    case v1::RISK_NONE:
-      return "none";
-    case v1::RISK_LATENCY:
-      return "latency";
-    case v1::RISK_WARNING:
-      return "warning";
-    case v1::RISK_STALL:
-      return "stall";
-    default:
-      return "unknown";
-  }
-}
-
-const char* PreemptModeName(v1::PreemptMode mode) {
-  switch (mode) {
-    case v1::PREEMPT_MODE_NONE:
-      return "PREEMPT_NONE";
-    case v1::PREEMPT_MODE_VOLUNTARY:
-      return "PREEMPT_VOLUNTARY";
-    case v1::PREEMPT_MODE_FULL:
-      return "PREEMPT";
-    case v1::PREEMPT_MODE_LAZY:
-      return "PREEMPT_LAZY";
-    case v1::PREEMPT_MODE_RT:
-      return "PREEMPT_RT";
-    default:
-      return "preemption unknown";
-  }
 }
 
 }  // namespace tracehealth

@@ -18,7 +18,6 @@
 #include <optional>
 
 #include "google/protobuf/repeated_ptr_field.h"
-
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
@@ -73,11 +72,6 @@ StallAssessment AssessStall(
 // Soft-lockup threshold 2 * watchdog_thresh in seconds (0: disabled).
 double SoftLockupThresholdSeconds(const v1::Thresholds& thresholds);
 double RcuStallThresholdSeconds(const v1::Thresholds& thresholds);
-
-// "soft lockup", "RCU stall", ... for summaries.
-const char* CheckKindName(v1::ThresholdCheck::Kind kind);
-const char* RiskName(v1::Risk risk);
-const char* PreemptModeName(v1::PreemptMode mode);
 
 }  // namespace tracehealth
 

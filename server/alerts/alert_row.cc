@@ -11,7 +11,9 @@ int64_t Nanos(const google::protobuf::Timestamp& ts) {
   return TimeUtil::TimestampToNanoseconds(ts);
 }
 
-google::protobuf::Timestamp Ts(int64_t ns) { return TimeUtil::NanosecondsToTimestamp(ns); }
+google::protobuf::Timestamp Ts(int64_t ns) {
+  return TimeUtil::NanosecondsToTimestamp(ns);
+}
 
 }  // namespace
 
@@ -37,7 +39,8 @@ v1::Alert FromAlertRow(const AlertRow& row) {
   a.set_state(static_cast<v1::AlertState>(row.state));
   a.set_severity(row.severity);
   a.mutable_labels()->insert(row.labels.begin(), row.labels.end());
-  a.mutable_annotations()->insert(row.annotations.begin(), row.annotations.end());
+  a.mutable_annotations()->insert(row.annotations.begin(),
+                                  row.annotations.end());
   a.set_value(row.value);
   *a.mutable_active_since() = Ts(row.active_since_ns);
   if (row.fired_at_ns) *a.mutable_fired_at() = Ts(*row.fired_at_ns);

@@ -14,7 +14,8 @@ namespace tracehealth::server {
 namespace {
 
 std::string StateLabel(v1::AlertState s) {
-  return absl::AsciiStrToLower(absl::StripPrefix(v1::AlertState_Name(s), "ALERT_STATE_"));
+  return absl::AsciiStrToLower(
+      absl::StripPrefix(v1::AlertState_Name(s), "ALERT_STATE_"));
 }
 
 }  // namespace
@@ -46,7 +47,8 @@ class Alerting::Collector : public prometheus::Collectable {
     prometheus::ClientMetric r;
     r.gauge.value = static_cast<double>(owner_->engine_.rules().size());
     rules.metric.push_back(r);
-    std::vector<prometheus::MetricFamily> out = {std::move(alerts), std::move(rules)};
+    std::vector<prometheus::MetricFamily> out = {std::move(alerts),
+                                                 std::move(rules)};
     // Stop() may be taking the notifier away on the owner's thread meanwhile.
     std::optional<AlertmanagerNotifier::Stats> stats;
     {
@@ -60,7 +62,8 @@ class Alerting::Collector : public prometheus::Collectable {
       posts.help = "Posts to Alertmanager's v2 API, by result.";
       posts.type = prometheus::MetricType::Counter;
       for (const auto& [result, value] :
-           {std::pair<const char*, uint64_t>{"ok", s.posts_ok}, {"failed", s.posts_failed}}) {
+           {std::pair<const char*, uint64_t>{"ok", s.posts_ok},
+            {"failed", s.posts_failed}}) {
         prometheus::ClientMetric m;
         m.label = {{"result", result}};
         m.counter.value = static_cast<double>(value);
@@ -92,17 +95,21 @@ Alerting::Alerting(std::vector<AlertRule> rules, AlertStore* storage,
       options_(std::move(options)),
       now_(std::move(now)) {
   if (options_.alertmanager) {
-    notifier_ = std::make_unique<AlertmanagerNotifier>(*options_.alertmanager, now_);
+    notifier_ =
+        std::make_unique<AlertmanagerNotifier>(*options_.alertmanager, now_);
   }
   collector_ = std::make_shared<Collector>(this);
 }
 
 Alerting::~Alerting() { Stop(); }
 
-std::shared_ptr<prometheus::Collectable> Alerting::collector() const { return collector_; }
+std::shared_ptr<prometheus::Collectable> Alerting::collector() const {
+  return collector_;
+}
 
 absl::Status Alerting::Start() {
-  absl::StatusOr<std::vector<AlertRow>> stored = storage_->ListAlerts(AlertFilter{});
+  absl::StatusOr<std::vector<AlertRow>> stored =
+      storage_->ListAlerts(AlertFilter{});
   if (!stored.ok()) return stored.status();
   std::vector<v1::Alert> alerts;
   for (const AlertRow& row : *stored) {
@@ -216,8 +223,8 @@ void Alerting::Publish(const std::vector<v1::Alert>& changed) {
                          ? absl::OkStatus()  // PutAlert cannot remove it
                          : storage_->PutAlert(ToAlertRow(a));
     if (!s.ok()) {
-      std::fprintf(stderr, "tracehealth-server: storing alert %s/%s: %s\n", a.rule().c_str(),
-                   a.host_id().c_str(), s.ToString().c_str());
+      std::fprintf(stderr, "tracehealth-server: storing alert %s/%s: %s\n",
+                   a.rule().c_str(), a.host_id().c_str(), s.ToString().c_str());
     }
     notify.push_back(a);
   }
@@ -234,8 +241,9 @@ void Alerting::Run() {
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stopping_ || !changed_.empty();
       };
-      mu_.AwaitWithTimeout(absl::Condition(&ready),
-                           std::min(options_.eval_interval, absl::Milliseconds(250)));
+      mu_.AwaitWithTimeout(
+          absl::Condition(&ready),
+          std::min(options_.eval_interval, absl::Milliseconds(250)));
       stopping = stopping_;
       changed.swap(changed_);
     }

@@ -37,7 +37,8 @@ CommittedReport Report(const std::string& host, uint64_t seq, double latency,
 std::vector<AlertRow> WaitStored(AlertStore* storage, size_t n) {
   absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (true) {
-    absl::StatusOr<std::vector<AlertRow>> rows = storage->ListAlerts(AlertFilter{});
+    absl::StatusOr<std::vector<AlertRow>> rows =
+        storage->ListAlerts(AlertFilter{});
     if ((rows.ok() && rows->size() == n) || absl::Now() > deadline) {
       return rows.ok() ? *rows : std::vector<AlertRow>{};
     }
@@ -53,7 +54,8 @@ TEST(AlertingTest, EvaluatesCommittedReportsStoresAndRestores) {
   HostIndex index;
   absl::Time t0 = absl::Now();
   {
-    Alerting alerting(Rules(), storage->get(), &index, {absl::Milliseconds(50), {}});
+    Alerting alerting(Rules(), storage->get(), &index,
+                      {absl::Milliseconds(50), {}});
     ASSERT_TRUE(alerting.Start().ok());
     // The writer hook order: alerting sees the batch before the index does.
     std::vector<CommittedReport> batch = {Report("h1", 1, 9, 0, t0),
@@ -74,11 +76,13 @@ TEST(AlertingTest, EvaluatesCommittedReportsStoresAndRestores) {
     EXPECT_EQ(WaitStored(storage->get(), 2).size(), 2u);
   }
   // After a restart the firing alert is still there and resolves normally.
-  Alerting restarted(Rules(), storage->get(), &index, {absl::Milliseconds(50), {}});
+  Alerting restarted(Rules(), storage->get(), &index,
+                     {absl::Milliseconds(50), {}});
   ASSERT_TRUE(restarted.Start().ok());
   std::vector<v1::Alert> live = restarted.Alerts();
   ASSERT_EQ(live.size(), 2u);
-  std::vector<CommittedReport> recover = {Report("h1", 2, 1, 0, t0 + absl::Seconds(15))};
+  std::vector<CommittedReport> recover = {
+      Report("h1", 2, 1, 0, t0 + absl::Seconds(15))};
   restarted.OnCommitted(recover);
   index.Apply(recover);
   std::vector<AlertRow> rows = WaitStored(storage->get(), 1);
@@ -92,7 +96,8 @@ TEST(AlertingTest, EvaluatesCommittedReportsStoresAndRestores) {
   EXPECT_EQ((*done)[0].host_id, "h1");
   EXPECT_TRUE((*done)[0].resolved_at_ns.has_value());
   // The metric shows one firing alert.
-  std::vector<prometheus::MetricFamily> families = restarted.collector()->Collect();
+  std::vector<prometheus::MetricFamily> families =
+      restarted.collector()->Collect();
   ASSERT_FALSE(families.empty());
   EXPECT_EQ(families[0].name, "tracehealth_alerts");
   ASSERT_EQ(families[0].metric.size(), 1u);

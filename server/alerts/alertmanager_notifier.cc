@@ -3,19 +3,13 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/proto_time.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "google/protobuf/util/time_util.h"
 #include "server/alerts/http_client.h"
 
 namespace tracehealth {
 namespace {
-
-using google::protobuf::util::TimeUtil;
-
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(ts));
-}
 
 std::string Rfc3339(absl::Time t) {
   return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone());
@@ -40,7 +34,8 @@ AlertmanagerNotifier::~AlertmanagerNotifier() {
 void AlertmanagerNotifier::Update(const std::vector<v1::Alert>& alerts) {
   absl::MutexLock lock(&mu_);
   for (const v1::Alert& a : alerts) {
-    if (a.state() != v1::ALERT_STATE_FIRING && a.state() != v1::ALERT_STATE_RESOLVED) {
+    if (a.state() != v1::ALERT_STATE_FIRING &&
+        a.state() != v1::ALERT_STATE_RESOLVED) {
       continue;
     }
     Entry& e = entries_[{a.rule(), a.host_id()}];
@@ -70,7 +65,8 @@ AlertmanagerNotifier::Stats AlertmanagerNotifier::stats() const {
 }
 
 std::string AlertmanagerNotifier::ToJson(const std::vector<v1::Alert>& alerts,
-                                         absl::Time now, absl::Duration resend_interval,
+                                         absl::Time now,
+                                         absl::Duration resend_interval,
                                          const std::string& generator_url) {
   google::protobuf::ListValue list;
   for (const v1::Alert& a : alerts) {
@@ -80,7 +76,8 @@ std::string AlertmanagerNotifier::ToJson(const std::vector<v1::Alert>& alerts,
     for (const auto& [k, v] : a.labels()) {
       (*labels->mutable_fields())[k].set_string_value(v);
     }
-    google::protobuf::Struct* annotations = fields["annotations"].mutable_struct_value();
+    google::protobuf::Struct* annotations =
+        fields["annotations"].mutable_struct_value();
     for (const auto& [k, v] : a.annotations()) {
       (*annotations->mutable_fields())[k].set_string_value(v);
     }
@@ -91,7 +88,8 @@ std::string AlertmanagerNotifier::ToJson(const std::vector<v1::Alert>& alerts,
                           ? FromProto(a.resolved_at())
                           : now + 4 * resend_interval;
     fields["endsAt"].set_string_value(Rfc3339(ends));
-    if (!generator_url.empty()) fields["generatorURL"].set_string_value(generator_url);
+    if (!generator_url.empty())
+      fields["generatorURL"].set_string_value(generator_url);
   }
   std::string json;
   // Serializing a Struct/ListValue of strings cannot fail.
@@ -111,9 +109,10 @@ bool AlertmanagerNotifier::SendDue() {
     }
   }
   if (due.empty()) return true;
-  std::string body = ToJson(due, now, options_.resend_interval, options_.generator_url);
-  absl::StatusOr<HttpResponse> r =
-      HttpPostJson(absl::StrCat(options_.url, "/api/v2/alerts"), body, options_.timeout);
+  std::string body =
+      ToJson(due, now, options_.resend_interval, options_.generator_url);
+  absl::StatusOr<HttpResponse> r = HttpPostJson(
+      absl::StrCat(options_.url, "/api/v2/alerts"), body, options_.timeout);
   absl::MutexLock lock(&mu_);
   if (!r.ok() || r->status / 100 != 2) {
     ++stats_.posts_failed;
@@ -127,7 +126,8 @@ bool AlertmanagerNotifier::SendDue() {
     auto it = entries_.find({sent.rule(), sent.host_id()});
     if (it == entries_.end()) continue;
     // An Update that arrived during the post keeps the entry dirty.
-    if (it->second.alert.SerializeAsString() != sent.SerializeAsString()) continue;
+    if (it->second.alert.SerializeAsString() != sent.SerializeAsString())
+      continue;
     if (sent.state() == v1::ALERT_STATE_RESOLVED) {
       entries_.erase(it);
     } else {

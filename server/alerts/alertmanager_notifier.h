@@ -52,7 +52,8 @@ class AlertmanagerNotifier {
   };
 
   // `now` is the clock (injected for tests). Starts the sender thread.
-  AlertmanagerNotifier(Options options, std::function<absl::Time()> now = absl::Now);
+  AlertmanagerNotifier(Options options,
+                       std::function<absl::Time()> now = absl::Now);
   // Stops the sender thread after one last attempt to deliver pending work.
   ~AlertmanagerNotifier();
 
@@ -67,8 +68,8 @@ class AlertmanagerNotifier {
 
   // The JSON body Alertmanager gets for `alerts` at time `now` (exposed for
   // tests).
-  static std::string ToJson(const std::vector<v1::Alert>& alerts, absl::Time now,
-                            absl::Duration resend_interval,
+  static std::string ToJson(const std::vector<v1::Alert>& alerts,
+                            absl::Time now, absl::Duration resend_interval,
                             const std::string& generator_url);
 
  private:
@@ -84,7 +85,8 @@ class AlertmanagerNotifier {
   const Options options_;
   const std::function<absl::Time()> now_;
   mutable absl::Mutex mu_;
-  std::map<std::pair<std::string, std::string>, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, Entry> entries_
+      ABSL_GUARDED_BY(mu_);
   Stats stats_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

@@ -33,30 +33,34 @@ v1::Alert MakeAlert(const std::string& host, v1::AlertState state) {
   (*a.mutable_labels())["severity"] = "critical";
   (*a.mutable_annotations())["summary"] = host + ": stall";
   absl::Time t = absl::Now() - absl::Minutes(1);
-  *a.mutable_active_since() = google::protobuf::util::TimeUtil::SecondsToTimestamp(
-      absl::ToUnixSeconds(t));
+  *a.mutable_active_since() =
+      google::protobuf::util::TimeUtil::SecondsToTimestamp(
+          absl::ToUnixSeconds(t));
   *a.mutable_fired_at() = a.active_since();
   if (state == v1::ALERT_STATE_RESOLVED) {
-    *a.mutable_resolved_at() = google::protobuf::util::TimeUtil::SecondsToTimestamp(
-        absl::ToUnixSeconds(absl::Now()));
+    *a.mutable_resolved_at() =
+        google::protobuf::util::TimeUtil::SecondsToTimestamp(
+            absl::ToUnixSeconds(absl::Now()));
   }
   return a;
 }
 
 // Hosts of the active alerts Alertmanager holds for our rule.
 std::vector<std::string> ActiveHosts(const std::string& base) {
-  absl::StatusOr<HttpResponse> r =
-      HttpGet(base + "/api/v2/alerts?active=true&silenced=false&inhibited=false",
-              absl::Seconds(5));
+  absl::StatusOr<HttpResponse> r = HttpGet(
+      base + "/api/v2/alerts?active=true&silenced=false&inhibited=false",
+      absl::Seconds(5));
   std::vector<std::string> hosts;
   if (!r.ok() || r->status != 200) return hosts;
   google::protobuf::ListValue list;
-  if (!google::protobuf::util::JsonStringToMessage(r->body, &list).ok()) return hosts;
+  if (!google::protobuf::util::JsonStringToMessage(r->body, &list).ok())
+    return hosts;
   for (const auto& v : list.values()) {
     const auto& f = v.struct_value().fields();
     const auto& labels = f.at("labels").struct_value().fields();
     const auto& status = f.at("status").struct_value().fields();
-    if (labels.at("alertname").string_value() != "TracehealthAttachStallRisk") continue;
+    if (labels.at("alertname").string_value() != "TracehealthAttachStallRisk")
+      continue;
     if (status.at("state").string_value() != "active") continue;
     hosts.push_back(labels.at("host").string_value());
   }
@@ -85,7 +89,8 @@ class AlertmanagerNotifierTest : public ::testing::Test {
     ASSERT_GT(port, 0);
     base_ = absl::StrCat("http://127.0.0.1:", port);
     auto p = Subprocess::Start(
-        {kAlertmanager, "--config.file=" + dir + "/am.yml", "--storage.path=" + dir,
+        {kAlertmanager, "--config.file=" + dir + "/am.yml",
+         "--storage.path=" + dir,
          absl::StrCat("--web.listen-address=127.0.0.1:", port),
          "--cluster.listen-address="},
         dir + "/am.log");
@@ -93,7 +98,8 @@ class AlertmanagerNotifierTest : public ::testing::Test {
     am_ = *std::move(p);
     ASSERT_TRUE(WaitFor(
         [&] {
-          absl::StatusOr<HttpResponse> r = HttpGet(base_ + "/-/ready", absl::Seconds(1));
+          absl::StatusOr<HttpResponse> r =
+              HttpGet(base_ + "/-/ready", absl::Seconds(1));
           return r.ok() && r->status == 200;
         },
         absl::Seconds(30)))
@@ -112,12 +118,16 @@ TEST_F(AlertmanagerNotifierTest, FiringThenResolvedReachAlertmanager) {
   notifier.Update({MakeAlert("h1", v1::ALERT_STATE_FIRING),
                    MakeAlert("h2", v1::ALERT_STATE_FIRING),
                    MakeAlert("h3", v1::ALERT_STATE_PENDING)});
-  EXPECT_TRUE(WaitFor([&] { return ActiveHosts(base_) == std::vector<std::string>{"h1", "h2"}; },
-                      absl::Seconds(20)))
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return ActiveHosts(base_) == std::vector<std::string>{"h1", "h2"};
+      },
+      absl::Seconds(20)))
       << "active: " << ActiveHosts(base_).size();
   notifier.Update({MakeAlert("h1", v1::ALERT_STATE_RESOLVED)});
-  EXPECT_TRUE(WaitFor([&] { return ActiveHosts(base_) == std::vector<std::string>{"h2"}; },
-                      absl::Seconds(20)));
+  EXPECT_TRUE(WaitFor(
+      [&] { return ActiveHosts(base_) == std::vector<std::string>{"h2"}; },
+      absl::Seconds(20)));
   AlertmanagerNotifier::Stats s = notifier.stats();
   EXPECT_GE(s.posts_ok, 2u);
   EXPECT_EQ(s.posts_failed, 0u);
@@ -125,7 +135,8 @@ TEST_F(AlertmanagerNotifierTest, FiringThenResolvedReachAlertmanager) {
 
 TEST(AlertmanagerNotifierDownTest, FailuresAreCountedAndNeverBlock) {
   AlertmanagerNotifier::Options opts;
-  opts.url = absl::StrCat("http://127.0.0.1:", PickFreePort());  // nothing listens
+  opts.url =
+      absl::StrCat("http://127.0.0.1:", PickFreePort());  // nothing listens
   opts.poll = absl::Milliseconds(20);
   opts.timeout = absl::Milliseconds(500);
   AlertmanagerNotifier notifier(opts);
@@ -134,22 +145,26 @@ TEST(AlertmanagerNotifierDownTest, FailuresAreCountedAndNeverBlock) {
     notifier.Update({MakeAlert(absl::StrCat("h", i), v1::ALERT_STATE_FIRING)});
   }
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  EXPECT_TRUE(WaitFor([&] { return notifier.stats().posts_failed >= 1; }, absl::Seconds(10)));
+  EXPECT_TRUE(WaitFor([&] { return notifier.stats().posts_failed >= 1; },
+                      absl::Seconds(10)));
   EXPECT_EQ(notifier.stats().posts_ok, 0u);
   EXPECT_FALSE(notifier.stats().last_error.empty());
 }
 
 TEST(AlertmanagerJsonTest, FiringEndsInTheFutureResolvedAtResolution) {
   absl::Time now = absl::FromUnixSeconds(1800000000);
-  std::string json = AlertmanagerNotifier::ToJson(
-      {MakeAlert("h1", v1::ALERT_STATE_FIRING)}, now, absl::Minutes(1), "http://x/");
+  std::string json =
+      AlertmanagerNotifier::ToJson({MakeAlert("h1", v1::ALERT_STATE_FIRING)},
+                                   now, absl::Minutes(1), "http://x/");
   google::protobuf::ListValue list;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &list).ok()) << json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &list).ok())
+      << json;
   ASSERT_EQ(list.values_size(), 1);
   const auto& f = list.values(0).struct_value().fields();
   EXPECT_EQ(f.at("endsAt").string_value(), "2027-01-15T08:04:00+00:00");
   EXPECT_EQ(f.at("generatorURL").string_value(), "http://x/");
-  EXPECT_EQ(f.at("labels").struct_value().fields().at("host").string_value(), "h1");
+  EXPECT_EQ(f.at("labels").struct_value().fields().at("host").string_value(),
+            "h1");
 }
 
 }  // namespace

@@ -89,7 +89,7 @@ absl::StatusOr<Condition> Condition::Parse(absl::string_view text) {
     c.op_ = Op::kIncreased;
   } else if (parts.size() == 3) {
     static const std::pair<const char*, Op> kOps[] = {
-        {">", Op::kGt}, {">=", Op::kGe}, {"<", Op::kLt},
+        {">", Op::kGt},  {">=", Op::kGe}, {"<", Op::kLt},
         {"<=", Op::kLe}, {"==", Op::kEq}, {"!=", Op::kNe}};
     bool found = false;
     for (const auto& [name, op] : kOps) {
@@ -105,10 +105,12 @@ absl::StatusOr<Condition> Condition::Parse(absl::string_view text) {
 
   const std::string& path = parts[0];
   if (path == "host.silent_seconds" || path == "host.silent_intervals") {
-    c.virtual_field_ = path == "host.silent_seconds" ? VirtualField::kSilentSeconds
-                                                      : VirtualField::kSilentIntervals;
+    c.virtual_field_ = path == "host.silent_seconds"
+                           ? VirtualField::kSilentSeconds
+                           : VirtualField::kSilentIntervals;
     if (c.op_ == Op::kIncreased) return bad("`increased` needs a report field");
-    if (!absl::SimpleAtod(parts[2], &c.threshold_) || !std::isfinite(c.threshold_)) {
+    if (!absl::SimpleAtod(parts[2], &c.threshold_) ||
+        !std::isfinite(c.threshold_)) {
       return bad("threshold is not a number");
     }
     return c;
@@ -118,12 +120,14 @@ absl::StatusOr<Condition> Condition::Parse(absl::string_view text) {
   const FieldDescriptor* leaf = nullptr;
   std::vector<std::string> segments = absl::StrSplit(path, '.');
   for (size_t i = 0; i < segments.size(); ++i) {
-    if (d == nullptr) return bad(absl::StrCat("`", segments[i - 1], "` has no fields"));
+    if (d == nullptr)
+      return bad(absl::StrCat("`", segments[i - 1], "` has no fields"));
     std::string name = segments[i];
     std::string selector;
     size_t open = name.find('[');
     if (open != std::string::npos) {
-      if (name.back() != ']') return bad(absl::StrCat("bad selector in ", name));
+      if (name.back() != ']')
+        return bad(absl::StrCat("bad selector in ", name));
       selector = name.substr(open + 1, name.size() - open - 2);
       name = name.substr(0, open);
     }
@@ -138,14 +142,17 @@ absl::StatusOr<Condition> Condition::Parse(absl::string_view text) {
         return bad(absl::StrCat("`", name, "` is a repeated scalar"));
       }
       if (selector.empty()) {
-        return bad(absl::StrCat("`", name, "` is repeated: select with [kind] or [*]"));
+        return bad(absl::StrCat("`", name,
+                                "` is repeated: select with [kind] or [*]"));
       }
       const Descriptor* elem = step.field->message_type();
       step.selector_field = elem->FindFieldByName("probe_kind");
-      if (step.selector_field == nullptr) step.selector_field = elem->FindFieldByName("kind");
+      if (step.selector_field == nullptr)
+        step.selector_field = elem->FindFieldByName("kind");
       if (step.selector_field == nullptr ||
           step.selector_field->cpp_type() != FieldDescriptor::CPPTYPE_ENUM) {
-        return bad(absl::StrCat("`", name, "` elements have no kind to select by"));
+        return bad(
+            absl::StrCat("`", name, "` elements have no kind to select by"));
       }
       if (selector != "*") {
         const EnumValueDescriptor* v =
@@ -162,7 +169,8 @@ absl::StatusOr<Condition> Condition::Parse(absl::string_view text) {
     } else {
       d = nullptr;
       leaf = step.field;
-      if (i + 1 != segments.size()) return bad(absl::StrCat("`", name, "` has no fields"));
+      if (i + 1 != segments.size())
+        return bad(absl::StrCat("`", name, "` has no fields"));
     }
   }
   if (leaf == nullptr || !IsScalarLeaf(leaf)) {
@@ -173,12 +181,14 @@ absl::StatusOr<Condition> Condition::Parse(absl::string_view text) {
         !absl::SimpleAtod(parts[2], &c.threshold_)) {
       const EnumValueDescriptor* v = FindEnumValue(leaf->enum_type(), parts[2]);
       if (v == nullptr) {
-        return bad(absl::StrCat(parts[2], " is not a value of ", leaf->enum_type()->name()));
+        return bad(absl::StrCat(parts[2], " is not a value of ",
+                                leaf->enum_type()->name()));
       }
       c.threshold_ = v->number();
     } else if (parts[2] == "true" || parts[2] == "false") {
       c.threshold_ = parts[2] == "true" ? 1 : 0;
-    } else if (!absl::SimpleAtod(parts[2], &c.threshold_) || !std::isfinite(c.threshold_)) {
+    } else if (!absl::SimpleAtod(parts[2], &c.threshold_) ||
+               !std::isfinite(c.threshold_)) {
       return bad("threshold is not a number");
     }
   }
@@ -208,11 +218,13 @@ Condition::ValueList Condition::Values(const v1::HostReport& report) const {
         next.push_back(&r->GetMessage(*m, step.field));
       } else {
         // Unset optional (explicit presence) scalars are unknown, not 0.
-        if (step.field->has_presence() && !r->HasField(*m, step.field)) continue;
+        if (step.field->has_presence() && !r->HasField(*m, step.field))
+          continue;
         leaves.push_back(ScalarValue(*m, step.field));
       }
     }
-    if (step.field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return leaves;
+    if (step.field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE)
+      return leaves;
     level = std::move(next);
   }
   return {};
@@ -243,7 +255,8 @@ EvalResult Condition::Evaluate(const EvalInput& input) const {
   if (virtual_field_ != VirtualField::kNone) {
     double v = input.silent_seconds;
     if (virtual_field_ == VirtualField::kSilentIntervals) {
-      double interval = input.report != nullptr ? input.report->interval_seconds() : 0;
+      double interval =
+          input.report != nullptr ? input.report->interval_seconds() : 0;
       if (!(interval > 0)) return result;
       v = input.silent_seconds / interval;
     }

@@ -32,12 +32,14 @@ EvalResult Eval(const char* text, const v1::HostReport& r,
 
 TEST(ConditionTest, SelectsRepeatedElementsByKind) {
   v1::HostReport r = Report();
-  EvalResult e = Eval("predictions.attach[kprobe_multi_return].latency_seconds > 5", r);
+  EvalResult e =
+      Eval("predictions.attach[kprobe_multi_return].latency_seconds > 5", r);
   EXPECT_FALSE(e.matched);
   EXPECT_DOUBLE_EQ(*e.value, 3.5);
   e = Eval("predictions.attach[KPROBE_MULTI_RETURN].latency_seconds > 3", r);
   EXPECT_TRUE(e.matched);
-  e = Eval("predictions.attach[function_graph_tracer].latency_seconds >= 81", r);
+  e = Eval("predictions.attach[function_graph_tracer].latency_seconds >= 81",
+           r);
   EXPECT_TRUE(e.matched);
   EXPECT_DOUBLE_EQ(*e.value, 81.0);
 }
@@ -55,21 +57,26 @@ TEST(ConditionTest, WildcardMatchesAnyElementAndEnumNames) {
 TEST(ConditionTest, UnsetOptionalNeverMatches) {
   v1::HostReport r = Report();
   // seconds_to_exhaustion is unset: unknown, not 0 (which would be < 86400).
-  EvalResult e = Eval("predictions.stack_depot.seconds_to_exhaustion < 86400", r);
+  EvalResult e =
+      Eval("predictions.stack_depot.seconds_to_exhaustion < 86400", r);
   EXPECT_FALSE(e.matched);
   EXPECT_FALSE(e.value.has_value());
-  r.mutable_predictions()->mutable_stack_depot()->set_seconds_to_exhaustion(3600);
-  EXPECT_TRUE(Eval("predictions.stack_depot.seconds_to_exhaustion < 86400", r).matched);
+  r.mutable_predictions()->mutable_stack_depot()->set_seconds_to_exhaustion(
+      3600);
+  EXPECT_TRUE(
+      Eval("predictions.stack_depot.seconds_to_exhaustion < 86400", r).matched);
   EXPECT_TRUE(Eval("predictions.stack_depot.budget_ratio > 0.8", r).matched);
 }
 
 TEST(ConditionTest, IncreasedComparesWithPreviousReport) {
   v1::HostReport prev = Report();
   v1::HostReport now = Report();
-  EXPECT_FALSE(Eval("health.spool_dropped_total increased", now, &prev).matched);
+  EXPECT_FALSE(
+      Eval("health.spool_dropped_total increased", now, &prev).matched);
   now.mutable_health()->set_spool_dropped_total(9);
   EXPECT_TRUE(Eval("health.spool_dropped_total increased", now, &prev).matched);
-  EXPECT_FALSE(Eval("health.spool_dropped_total increased", now, nullptr).matched);
+  EXPECT_FALSE(
+      Eval("health.spool_dropped_total increased", now, nullptr).matched);
 }
 
 TEST(ConditionTest, SilenceIsMeasuredInIntervals) {
@@ -79,24 +86,25 @@ TEST(ConditionTest, SilenceIsMeasuredInIntervals) {
   EXPECT_TRUE(e.matched);
   EXPECT_DOUBLE_EQ(*e.value, 3.0);
   r.set_interval_seconds(0);
-  EXPECT_FALSE(Eval("host.silent_intervals >= 3", r, nullptr, 1e6).value.has_value());
+  EXPECT_FALSE(
+      Eval("host.silent_intervals >= 3", r, nullptr, 1e6).value.has_value());
   EXPECT_TRUE(Eval("host.silent_seconds > 60", r, nullptr, 61).matched);
 }
 
 TEST(ConditionTest, RejectsBadConditions) {
   for (const char* bad : {
            "",
-           "predictions.attach.latency_seconds > 5",           // repeated, no selector
+           "predictions.attach.latency_seconds > 5",  // repeated, no selector
            "predictions.attach[nonsense].latency_seconds > 5",  // unknown kind
            "predictions.nope > 1",                              // unknown field
            "predictions.stack_depot > 1",                       // not a leaf
-           "predictions.attach[*].risk >= RISK_BANANA",         // unknown enum value
-           "predictions.stack_depot.budget_ratio >> 1",         // bad op
-           "predictions.stack_depot.budget_ratio > abc",        // bad number
-           "predictions.stack_depot.budget_ratio > nan",        // not finite
-           "host_id > 1",                                       // string leaf
-           "labels > 1",                                        // map
-           "predictions.stack_depot.budget_ratio[x] > 1",       // selector on scalar
+           "predictions.attach[*].risk >= RISK_BANANA",    // unknown enum value
+           "predictions.stack_depot.budget_ratio >> 1",    // bad op
+           "predictions.stack_depot.budget_ratio > abc",   // bad number
+           "predictions.stack_depot.budget_ratio > nan",   // not finite
+           "host_id > 1",                                  // string leaf
+           "labels > 1",                                   // map
+           "predictions.stack_depot.budget_ratio[x] > 1",  // selector on scalar
            "host.silent_intervals increased",
        }) {
     EXPECT_FALSE(Condition::Parse(bad).ok()) << bad;

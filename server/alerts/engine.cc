@@ -1,23 +1,11 @@
 #include "server/alerts/engine.h"
 
-#include "google/protobuf/util/time_util.h"
+#include "common/proto_time.h"
 
 namespace tracehealth {
-namespace {
 
-using google::protobuf::util::TimeUtil;
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  return TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(t));
-}
-
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixNanos(TimeUtil::TimestampToNanoseconds(ts));
-}
-
-}  // namespace
-
-AlertEngine::AlertEngine(std::vector<AlertRule> rules, absl::Duration keep_resolved)
+AlertEngine::AlertEngine(std::vector<AlertRule> rules,
+                         absl::Duration keep_resolved)
     : rules_(std::move(rules)), keep_resolved_(keep_resolved) {}
 
 const AlertRule* AlertEngine::FindRule(const std::string& name) const {
@@ -119,21 +107,24 @@ std::vector<v1::Alert> AlertEngine::OnReport(const v1::HostReport& report,
       continue;
     }
     EvalResult r = rule.condition.Evaluate(input);
-    Apply(rule, report.host_id(), labels, r.matched, r.value.value_or(0), now, &changed);
+    Apply(rule, report.host_id(), labels, r.matched, r.value.value_or(0), now,
+          &changed);
   }
   return changed;
 }
 
-std::vector<v1::Alert> AlertEngine::Tick(absl::Time now,
-                                         const std::vector<HostLiveness>& hosts) {
+std::vector<v1::Alert> AlertEngine::Tick(
+    absl::Time now, const std::vector<HostLiveness>& hosts) {
   std::vector<v1::Alert> changed;
   absl::MutexLock lock(&mu_);
   for (const HostLiveness& h : hosts) {
     std::map<std::string, std::string> labels;
-    if (h.latest != nullptr) labels.insert(h.latest->labels().begin(), h.latest->labels().end());
+    if (h.latest != nullptr)
+      labels.insert(h.latest->labels().begin(), h.latest->labels().end());
     for (const AlertRule& rule : rules_) {
       if (!rule.condition.is_silence()) continue;
-      EvalInput input{h.latest, nullptr, absl::ToDoubleSeconds(now - h.last_seen)};
+      EvalInput input{h.latest, nullptr,
+                      absl::ToDoubleSeconds(now - h.last_seen)};
       EvalResult r = rule.condition.Evaluate(input);
       if (!r.value) continue;  // interval unknown: cannot tell
       Apply(rule, h.host_id, labels, r.matched, *r.value, now, &changed);

@@ -56,11 +56,13 @@ class AlertEngine {
   // Evaluates every report rule for `report`'s host (`previous` is that
   // host's report before it, or null). Returns changed alerts.
   std::vector<v1::Alert> OnReport(const v1::HostReport& report,
-                                  const v1::HostReport* previous, absl::Time now);
+                                  const v1::HostReport* previous,
+                                  absl::Time now);
 
   // Evaluates silence rules for `hosts`, promotes pending alerts whose `for`
   // has elapsed, forgets old resolved alerts. Returns changed alerts.
-  std::vector<v1::Alert> Tick(absl::Time now, const std::vector<HostLiveness>& hosts);
+  std::vector<v1::Alert> Tick(absl::Time now,
+                              const std::vector<HostLiveness>& hosts);
 
   // Takes `current` as the alert of (rule, host) instead of what this engine
   // had (another server stored it first); nullopt forgets the pair. Returns
@@ -83,11 +85,13 @@ class AlertEngine {
 
   // Applies one evaluation result; appends to `changed` when state moved.
   void Apply(const AlertRule& rule, const std::string& host,
-             const std::map<std::string, std::string>& host_labels, bool matched,
-             double value, absl::Time now, std::vector<v1::Alert>* changed)
+             const std::map<std::string, std::string>& host_labels,
+             bool matched, double value, absl::Time now,
+             std::vector<v1::Alert>* changed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Promote(Instance& inst, const AlertRule& rule, absl::Time now,
-               std::vector<v1::Alert>* changed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+               std::vector<v1::Alert>* changed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   const AlertRule* FindRule(const std::string& name) const;
 
   const std::vector<AlertRule> rules_;

@@ -23,7 +23,8 @@ rules:
   return *rules;
 }
 
-v1::HostReport Report(const std::string& host, double attach_s, double purge_s = 1) {
+v1::HostReport Report(const std::string& host, double attach_s,
+                      double purge_s = 1) {
   v1::HostReport r;
   r.set_host_id(host);
   r.set_interval_seconds(15);
@@ -48,19 +49,22 @@ TEST(AlertEngineTest, PendingThenFiringAfterForThenResolved) {
   EXPECT_EQ(c[0].labels().at("host"), "h1");
 
   // Still matching but `for` not elapsed: nothing changes.
-  EXPECT_TRUE(engine.OnReport(Report("h1", 9), nullptr, t0 + absl::Minutes(4)).empty());
+  EXPECT_TRUE(
+      engine.OnReport(Report("h1", 9), nullptr, t0 + absl::Minutes(4)).empty());
   EXPECT_TRUE(engine.Tick(t0 + absl::Minutes(4), {}).empty());
   // `for` elapsed: Tick promotes without a new report.
   c = engine.Tick(t0 + absl::Minutes(5), {});
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].state(), v1::ALERT_STATE_FIRING);
-  EXPECT_EQ(c[0].fired_at().seconds(), absl::ToUnixSeconds(t0 + absl::Minutes(5)));
+  EXPECT_EQ(c[0].fired_at().seconds(),
+            absl::ToUnixSeconds(t0 + absl::Minutes(5)));
   EXPECT_TRUE(engine.Tick(t0 + absl::Minutes(6), {}).empty());
 
   c = engine.OnReport(Report("h1", 2), nullptr, t0 + absl::Minutes(7));
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].state(), v1::ALERT_STATE_RESOLVED);
-  EXPECT_EQ(c[0].resolved_at().seconds(), absl::ToUnixSeconds(t0 + absl::Minutes(7)));
+  EXPECT_EQ(c[0].resolved_at().seconds(),
+            absl::ToUnixSeconds(t0 + absl::Minutes(7)));
   EXPECT_EQ(engine.Alerts().size(), 1u);
   // Resolved alerts are forgotten after keep_resolved (15 min).
   engine.Tick(t0 + absl::Minutes(30), {});
@@ -81,7 +85,8 @@ TEST(AlertEngineTest, FlappingFasterThanForNeverFires) {
   for (int i = 0; i < 20; ++i) {
     absl::Time t = t0 + absl::Minutes(2 * i);
     double latency = (i % 2 == 0) ? 9 : 1;
-    for (const v1::Alert& a : engine.OnReport(Report("h1", latency), nullptr, t)) {
+    for (const v1::Alert& a :
+         engine.OnReport(Report("h1", latency), nullptr, t)) {
       EXPECT_NE(a.state(), v1::ALERT_STATE_FIRING) << "flap " << i;
       EXPECT_NE(a.state(), v1::ALERT_STATE_RESOLVED) << "flap " << i;
     }
@@ -128,7 +133,9 @@ TEST(AlertEngineTest, RestoreKeepsStateWithoutRenotifying) {
   AlertEngine restarted(Rules());
   restarted.Restore(stored);
   // Still firing after the restart: a matching report changes nothing.
-  EXPECT_TRUE(restarted.OnReport(Report("h1", 9), nullptr, t0 + absl::Minutes(6)).empty());
+  EXPECT_TRUE(
+      restarted.OnReport(Report("h1", 9), nullptr, t0 + absl::Minutes(6))
+          .empty());
   EXPECT_TRUE(restarted.Tick(t0 + absl::Minutes(7), {}).empty());
   std::vector<v1::Alert> c =
       restarted.OnReport(Report("h1", 1), nullptr, t0 + absl::Minutes(8));

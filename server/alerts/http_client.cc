@@ -14,7 +14,8 @@ constexpr size_t kMaxBody = 1 << 20;
 size_t Append(char* data, size_t size, size_t nmemb, void* user) {
   auto* body = static_cast<std::string*>(user);
   size_t n = size * nmemb;
-  if (body->size() < kMaxBody) body->append(data, std::min(n, kMaxBody - body->size()));
+  if (body->size() < kMaxBody)
+    body->append(data, std::min(n, kMaxBody - body->size()));
   return n;
 }
 
@@ -23,7 +24,8 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-absl::StatusOr<HttpResponse> Perform(const std::string& url, const std::string* post,
+absl::StatusOr<HttpResponse> Perform(const std::string& url,
+                                     const std::string* post,
                                      absl::Duration timeout) {
   GlobalInit();
   CURL* curl = curl_easy_init();
@@ -41,7 +43,8 @@ absl::StatusOr<HttpResponse> Perform(const std::string& url, const std::string* 
     headers = curl_slist_append(headers, "Content-Type: application/json");
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post->data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(post->size()));
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE,
+                     static_cast<long>(post->size()));
   }
   CURLcode rc = curl_easy_perform(curl);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
@@ -66,13 +69,15 @@ absl::StatusOr<HttpResponse> Perform(const std::string& url, const std::string* 
 
 }  // namespace
 
-absl::StatusOr<HttpResponse> HttpPostJson(const std::string& url, absl::string_view json,
+absl::StatusOr<HttpResponse> HttpPostJson(const std::string& url,
+                                          absl::string_view json,
                                           absl::Duration timeout) {
   std::string body(json);
   return Perform(url, &body, timeout);
 }
 
-absl::StatusOr<HttpResponse> HttpGet(const std::string& url, absl::Duration timeout) {
+absl::StatusOr<HttpResponse> HttpGet(const std::string& url,
+                                     absl::Duration timeout) {
   return Perform(url, nullptr, timeout);
 }
 

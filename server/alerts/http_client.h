@@ -24,11 +24,13 @@ struct HttpResponse {
 // connection failures and timeouts, Internal for other curl errors. A non-2xx
 // status is returned as a response, not an error. Responses larger than
 // 1 MiB are truncated.
-absl::StatusOr<HttpResponse> HttpPostJson(const std::string& url, absl::string_view json,
+absl::StatusOr<HttpResponse> HttpPostJson(const std::string& url,
+                                          absl::string_view json,
                                           absl::Duration timeout);
 
 // GETs `url`; same error mapping.
-absl::StatusOr<HttpResponse> HttpGet(const std::string& url, absl::Duration timeout);
+absl::StatusOr<HttpResponse> HttpGet(const std::string& url,
+                                     absl::Duration timeout);
 
 }  // namespace tracehealth
 

@@ -23,10 +23,12 @@ bool ValidName(absl::string_view s) {
 absl::Status StringMap(const YAML::Node& node, absl::string_view what,
                        std::map<std::string, std::string>* out) {
   if (!node) return absl::OkStatus();
-  if (!node.IsMap()) return absl::InvalidArgumentError(absl::StrCat(what, " is not a map"));
+  if (!node.IsMap())
+    return absl::InvalidArgumentError(absl::StrCat(what, " is not a map"));
   for (const auto& kv : node) {
     if (!kv.second.IsScalar()) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " values must be strings"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " values must be strings"));
     }
     (*out)[kv.first.as<std::string>()] = kv.second.as<std::string>();
   }
@@ -46,7 +48,8 @@ absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view yaml) {
     return absl::InvalidArgumentError(absl::StrCat("alert rules: ", e.what()));
   }
   if (!root.IsMap() || !root["rules"] || !root["rules"].IsSequence()) {
-    return absl::InvalidArgumentError("alert rules: want a top-level `rules:` list");
+    return absl::InvalidArgumentError(
+        "alert rules: want a top-level `rules:` list");
   }
   std::vector<AlertRule> rules;
   std::set<std::string> names;
@@ -56,20 +59,26 @@ absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view yaml) {
       ++index;
       std::string label = absl::StrCat("rule #", index);
       auto bad = [&](absl::string_view why) {
-        return absl::InvalidArgumentError(absl::StrCat("alert rules: ", label, ": ", why));
+        return absl::InvalidArgumentError(
+            absl::StrCat("alert rules: ", label, ": ", why));
       };
       if (!r.IsMap()) return bad("not a map");
       if (!r["name"] || !r["name"].IsScalar()) return bad("missing name");
       std::string name = r["name"].as<std::string>();
       label = name;
-      if (!ValidName(name)) return bad("name must match [A-Za-z_][A-Za-z0-9_]*");
+      if (!ValidName(name))
+        return bad("name must match [A-Za-z_][A-Za-z0-9_]*");
       if (!names.insert(name).second) return bad("duplicate name");
-      if (!r["condition"] || !r["condition"].IsScalar()) return bad("missing condition");
-      absl::StatusOr<Condition> cond = Condition::Parse(r["condition"].as<std::string>());
+      if (!r["condition"] || !r["condition"].IsScalar())
+        return bad("missing condition");
+      absl::StatusOr<Condition> cond =
+          Condition::Parse(r["condition"].as<std::string>());
       if (!cond.ok()) return bad(cond.status().message());
-      AlertRule rule{name, *std::move(cond), absl::ZeroDuration(), "warning", {}, {}};
+      AlertRule rule{
+          name, *std::move(cond), absl::ZeroDuration(), "warning", {}, {}};
       if (r["for"]) {
-        if (!absl::ParseDuration(r["for"].as<std::string>(), &rule.for_duration) ||
+        if (!absl::ParseDuration(r["for"].as<std::string>(),
+                                 &rule.for_duration) ||
             rule.for_duration < absl::ZeroDuration()) {
           return bad("`for` is not a duration like 30s, 5m, 1h");
         }
@@ -79,7 +88,8 @@ absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view yaml) {
       if (!s.ok()) return bad(s.message());
       for (const char* reserved : {"alertname", "host", "severity"}) {
         if (rule.labels.count(reserved) != 0) {
-          return bad(absl::StrCat("label `", reserved, "` is set by the server"));
+          return bad(
+              absl::StrCat("label `", reserved, "` is set by the server"));
         }
       }
       s = StringMap(r["annotations"], "annotations", &rule.annotations);
@@ -92,15 +102,16 @@ absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view yaml) {
   return rules;
 }
 
-std::string ExpandTemplate(absl::string_view tmpl, const std::string& rule,
-                           const std::string& host, double value, double threshold,
-                           const std::string& severity,
-                           const std::map<std::string, std::string>& host_labels) {
-  std::string out = absl::StrReplaceAll(tmpl, {{"{{host}}", host},
-                                               {"{{rule}}", rule},
-                                               {"{{value}}", Num(value)},
-                                               {"{{threshold}}", Num(threshold)},
-                                               {"{{severity}}", severity}});
+std::string ExpandTemplate(
+    absl::string_view tmpl, const std::string& rule, const std::string& host,
+    double value, double threshold, const std::string& severity,
+    const std::map<std::string, std::string>& host_labels) {
+  std::string out =
+      absl::StrReplaceAll(tmpl, {{"{{host}}", host},
+                                 {"{{rule}}", rule},
+                                 {"{{value}}", Num(value)},
+                                 {"{{threshold}}", Num(threshold)},
+                                 {"{{severity}}", severity}});
   for (const auto& [k, v] : host_labels) {
     out = absl::StrReplaceAll(out, {{absl::StrCat("{{label.", k, "}}"), v}});
   }

@@ -41,10 +41,10 @@ struct AlertRule {
 absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view yaml);
 
 // Fills an annotation template (see above).
-std::string ExpandTemplate(absl::string_view tmpl, const std::string& rule,
-                           const std::string& host, double value, double threshold,
-                           const std::string& severity,
-                           const std::map<std::string, std::string>& host_labels);
+std::string ExpandTemplate(
+    absl::string_view tmpl, const std::string& rule, const std::string& host,
+    double value, double threshold, const std::string& severity,
+    const std::map<std::string, std::string>& host_labels);
 
 }  // namespace tracehealth
 

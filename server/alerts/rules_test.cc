@@ -9,7 +9,8 @@ namespace tracehealth {
 namespace {
 
 std::string ReadRunfile(const std::string& path) {
-  std::string full = std::string(std::getenv("TEST_SRCDIR")) + "/tracehealth/" + path;
+  std::string full =
+      std::string(std::getenv("TEST_SRCDIR")) + "/tracehealth/" + path;
   std::ifstream in(full);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -23,12 +24,13 @@ TEST(RulesTest, ShippedDefaultRulesParse) {
   ASSERT_TRUE(rules.ok()) << rules.status();
   std::vector<std::string> names;
   for (const AlertRule& r : *rules) names.push_back(r.name);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "TracehealthAttachLatencyHigh", "TracehealthAttachStallRisk",
-                       "TracehealthStackDepotBudgetHigh",
-                       "TracehealthStackDepotExhaustionSoon",
-                       "TracehealthVmapPurgeLockupRisk", "TracehealthHostSilent",
-                       "TracehealthAgentSpoolDropping"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "TracehealthAttachLatencyHigh", "TracehealthAttachStallRisk",
+                "TracehealthStackDepotBudgetHigh",
+                "TracehealthStackDepotExhaustionSoon",
+                "TracehealthVmapPurgeLockupRisk", "TracehealthHostSilent",
+                "TracehealthAgentSpoolDropping"}));
   EXPECT_EQ((*rules)[0].for_duration, absl::Minutes(5));
   EXPECT_DOUBLE_EQ((*rules)[0].condition.threshold(), 5.0);
   EXPECT_EQ((*rules)[1].severity, "critical");
@@ -39,15 +41,20 @@ TEST(RulesTest, RejectsBadRules) {
       "rules: [",
       "other: []",
       "rules:\n  - condition: predictions.vmap_purge.purge_seconds > 1\n",
-      "rules:\n  - name: 1bad\n    condition: predictions.vmap_purge.purge_seconds > 1\n",
-      "rules:\n  - name: A\n    condition: predictions.vmap_purge.purge_seconds > 1\n"
+      "rules:\n  - name: 1bad\n    condition: "
+      "predictions.vmap_purge.purge_seconds > 1\n",
+      "rules:\n  - name: A\n    condition: "
+      "predictions.vmap_purge.purge_seconds > 1\n"
       "  - name: A\n    condition: predictions.vmap_purge.purge_seconds > 2\n",
       "rules:\n  - name: A\n    condition: predictions.vmap_purge.nope > 1\n",
-      "rules:\n  - name: A\n    condition: predictions.vmap_purge.purge_seconds > 1\n"
+      "rules:\n  - name: A\n    condition: "
+      "predictions.vmap_purge.purge_seconds > 1\n"
       "    for: soon\n",
-      "rules:\n  - name: A\n    condition: predictions.vmap_purge.purge_seconds > 1\n"
+      "rules:\n  - name: A\n    condition: "
+      "predictions.vmap_purge.purge_seconds > 1\n"
       "    labels: {host: x}\n",
-      "rules:\n  - name: A\n    condition: predictions.vmap_purge.purge_seconds > 1\n"
+      "rules:\n  - name: A\n    condition: "
+      "predictions.vmap_purge.purge_seconds > 1\n"
       "    annotations: [a]\n",
   };
   for (const char* yaml : bad) {
@@ -60,10 +67,11 @@ TEST(RulesTest, RejectsBadRules) {
 }
 
 TEST(RulesTest, ExpandsTemplates) {
-  EXPECT_EQ(ExpandTemplate("{{host}} {{rule}} {{value}}>{{threshold}} {{severity}} "
-                           "{{label.rack}} {{label.none}}",
-                           "R", "h1", 7.25, 5, "warning", {{"rack", "r7"}}),
-            "h1 R 7.25>5 warning r7 {{label.none}}");
+  EXPECT_EQ(
+      ExpandTemplate("{{host}} {{rule}} {{value}}>{{threshold}} {{severity}} "
+                     "{{label.rack}} {{label.none}}",
+                     "R", "h1", 7.25, 5, "warning", {{"rack", "r7"}}),
+      "h1 R 7.25>5 warning r7 {{label.none}}");
 }
 
 }  // namespace

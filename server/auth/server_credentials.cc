@@ -14,7 +14,8 @@ absl::StatusOr<std::string> Slurp(const std::string& path) {
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
   std::stringstream ss;
   ss << in.rdbuf();
-  if (ss.str().empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": empty"));
+  if (ss.str().empty())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": empty"));
   return ss.str();
 }
 
@@ -25,7 +26,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const std::string& client_ca_path) {
   if (cert_path.empty() && key_path.empty()) {
     if (!client_ca_path.empty()) {
-      return absl::InvalidArgumentError("--tls_client_ca needs --tls_cert and --tls_key");
+      return absl::InvalidArgumentError(
+          "--tls_client_ca needs --tls_cert and --tls_key");
     }
     return grpc::InsecureServerCredentials();
   }
@@ -36,7 +38,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   if (!cert.ok()) return cert.status();
   absl::StatusOr<std::string> key = Slurp(key_path);
   if (!key.ok()) return key.status();
-  grpc::SslServerCredentialsOptions opts(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  grpc::SslServerCredentialsOptions opts(
+      GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   opts.pem_key_cert_pairs.push_back({*key, *cert});
   if (!client_ca_path.empty()) {
     absl::StatusOr<std::string> ca = Slurp(client_ca_path);

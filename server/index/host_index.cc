@@ -16,13 +16,15 @@ absl::Status HostIndex::LoadFrom(ReportStore& storage) {
     // perhaps under other limits.
     if (absl::IsDataLoss(CheckReportWire(row.blob, WireLimits{}))) {
       if (first_error.ok()) {
-        first_error = absl::DataLossError(absl::StrCat(
-            "stored report ", row.host_id, "/", row.latest_seq, " does not parse"));
+        first_error = absl::DataLossError(
+            absl::StrCat("stored report ", row.host_id, "/", row.latest_seq,
+                         " does not parse"));
       }
       return;
     }
     Entry e;
-    e.latest = std::make_shared<StoredReport>(row.host_id, row.latest_seq, std::move(row.blob));
+    e.latest = std::make_shared<StoredReport>(row.host_id, row.latest_seq,
+                                              std::move(row.blob));
     e.first_seen = absl::FromUnixNanos(row.first_seen_ns);
     e.last_seen = absl::FromUnixNanos(row.last_seen_ns);
     e.reports = row.reports;
@@ -115,7 +117,8 @@ std::vector<HostEntry> HostIndex::Select(const LabelSelector& selector) const {
   out.reserve(all.size());
   for (const auto& [id, e] : all) {
     HostEntry h = ToHostEntry(id, e);
-    if (selector.empty() || selector.Matches(h.latest->labels())) out.push_back(std::move(h));
+    if (selector.empty() || selector.Matches(h.latest->labels()))
+      out.push_back(std::move(h));
   }
   return out;
 }

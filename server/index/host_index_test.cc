@@ -7,7 +7,8 @@
 namespace tracehealth::server {
 namespace {
 
-std::shared_ptr<const StoredReport> Report(const std::string& host, uint64_t seq,
+std::shared_ptr<const StoredReport> Report(const std::string& host,
+                                           uint64_t seq,
                                            const std::string& role) {
   v1::HostReport r;
   r.set_host_id(host);
@@ -19,7 +20,8 @@ std::shared_ptr<const StoredReport> Report(const std::string& host, uint64_t seq
 TEST(HostIndexTest, ApplyKeepsNewestSeqAndCounts) {
   HostIndex index;
   absl::Time t0 = absl::FromUnixSeconds(1000);
-  index.Apply({{Report("a", 2, "db"), t0}, {Report("a", 1, "old"), t0 + absl::Seconds(5)},
+  index.Apply({{Report("a", 2, "db"), t0},
+               {Report("a", 1, "old"), t0 + absl::Seconds(5)},
                {Report("b", 1, "web"), t0}});
   ASSERT_EQ(index.size(), 2u);
   auto a = index.Get("a");
@@ -49,7 +51,8 @@ TEST(HostIndexTest, RebuildsFromStorage) {
     row.host_id = "h1";
     row.seq = seq;
     row.received_at_ns = seq * 1000000000;
-    row.blob = Report("h1", seq, seq == 3 ? "db" : "x")->report()->SerializeAsString();
+    row.blob =
+        Report("h1", seq, seq == 3 ? "db" : "x")->report()->SerializeAsString();
     rows.push_back(row);
   }
   ASSERT_TRUE((*storage)->WriteBatch(rows).ok());

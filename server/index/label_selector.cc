@@ -87,7 +87,8 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view text) {
     if (m.op == Op::kRe || m.op == Op::kNre) {
       RE2::Options opts;
       opts.set_log_errors(false);
-      auto re = std::make_shared<re2::RE2>(absl::StrCat("^(?:", m.value, ")$"), opts);
+      auto re =
+          std::make_shared<re2::RE2>(absl::StrCat("^(?:", m.value, ")$"), opts);
       if (!re->ok()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "selector: bad regex \"", m.value, "\": ", re->error()));

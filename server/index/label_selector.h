@@ -41,7 +41,8 @@ class LabelSelector {
   bool empty() const { return matchers_.empty(); }
   const std::vector<Matcher>& matchers() const { return matchers_; }
 
-  bool Matches(const google::protobuf::Map<std::string, std::string>& labels) const;
+  bool Matches(
+      const google::protobuf::Map<std::string, std::string>& labels) const;
 
  private:
   std::vector<Matcher> matchers_;

@@ -23,13 +23,16 @@ TEST(LabelSelectorTest, AllOperators) {
   auto s = LabelSelector::Parse("role=db, rack!=r7,zone=~us-.*,env!~dev|test");
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ(s->matchers().size(), 4u);
-  EXPECT_TRUE(s->Matches(L({{"role", "db"}, {"rack", "r1"}, {"zone", "us-east"}})));
-  EXPECT_FALSE(s->Matches(L({{"role", "web"}, {"rack", "r1"}, {"zone", "us-east"}})));
-  EXPECT_FALSE(s->Matches(L({{"role", "db"}, {"rack", "r7"}, {"zone", "us-east"}})));
+  EXPECT_TRUE(
+      s->Matches(L({{"role", "db"}, {"rack", "r1"}, {"zone", "us-east"}})));
+  EXPECT_FALSE(
+      s->Matches(L({{"role", "web"}, {"rack", "r1"}, {"zone", "us-east"}})));
+  EXPECT_FALSE(
+      s->Matches(L({{"role", "db"}, {"rack", "r7"}, {"zone", "us-east"}})));
   // Regexes are anchored.
   EXPECT_FALSE(s->Matches(L({{"role", "db"}, {"zone", "eu-us-1"}})));
-  EXPECT_FALSE(s->Matches(
-      L({{"role", "db"}, {"zone", "us-1"}, {"env", "dev"}})));
+  EXPECT_FALSE(
+      s->Matches(L({{"role", "db"}, {"zone", "us-1"}, {"env", "dev"}})));
   EXPECT_TRUE(s->Matches(
       L({{"role", "db"}, {"zone", "us-1"}, {"env", "development"}})));
 }

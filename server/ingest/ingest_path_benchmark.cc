@@ -9,11 +9,11 @@
 
 #include "absl/time/clock.h"
 #include "google/protobuf/arena.h"
-#include "tests/util/sample_report.h"
 #include "server/ingest/report_row.h"
 #include "server/ingest/validate.h"
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
@@ -37,7 +37,8 @@ int Main() {
   });
   double parse_arena = NsPerOp(n, [&](int) {
     google::protobuf::ArenaOptions o;
-    o.start_block_size = std::clamp<size_t>(wire.size() * 5, 4 << 10, 256 << 10);
+    o.start_block_size =
+        std::clamp<size_t>(wire.size() * 5, 4 << 10, 256 << 10);
     google::protobuf::Arena arena(o);
     auto* r = google::protobuf::Arena::CreateMessage<v1::HostReport>(&arena);
     r->ParseFromString(wire);
@@ -52,10 +53,10 @@ int Main() {
     absl::Status st = ValidateReport(head, wire, now, limits);
     if (!st.ok()) std::abort();
   });
-  double serialize = NsPerOp(n, [&](int) {
-    std::string s = report.SerializeAsString();
-  });
-  double row = NsPerOp(n, [&](int) { ReportRow r = MakeReportRow(head, wire, now); });
+  double serialize =
+      NsPerOp(n, [&](int) { std::string s = report.SerializeAsString(); });
+  double row =
+      NsPerOp(n, [&](int) { ReportRow r = MakeReportRow(head, wire, now); });
   const testing::ScopedTempDir dir("path");
   auto storage = SqliteStorage::Open(dir.path() + "/p.db");
   if (!storage.ok()) return 1;
@@ -71,14 +72,16 @@ int Main() {
   });
   {
     google::protobuf::ArenaOptions o;  // as the ingest service sizes it
-    o.start_block_size = std::clamp<size_t>(wire.size() * 5, 4 << 10, 256 << 10);
+    o.start_block_size =
+        std::clamp<size_t>(wire.size() * 5, 4 << 10, 256 << 10);
     o.max_block_size = 256 << 10;
     google::protobuf::Arena arena(o);
     auto* r = google::protobuf::Arena::CreateMessage<v1::HostReport>(&arena);
     r->ParseFromString(wire);
-    std::printf("parsed report: %llu bytes used in %llu bytes of arena blocks\n",
-                static_cast<unsigned long long>(arena.SpaceUsed()),
-                static_cast<unsigned long long>(arena.SpaceAllocated()));
+    std::printf(
+        "parsed report: %llu bytes used in %llu bytes of arena blocks\n",
+        static_cast<unsigned long long>(arena.SpaceUsed()),
+        static_cast<unsigned long long>(arena.SpaceAllocated()));
   }
   std::printf("parse (heap)        %8.0f ns/report\n", parse_heap);
   std::printf("parse (arena)       %8.0f ns/report\n", parse_arena);
@@ -90,8 +93,10 @@ int Main() {
   // What the server does per report: decode the head, validate the bytes,
   // store. It parses a report only when someone reads it.
   double total = head_ns + validate + store;
-  std::printf("server-side sum     %8.0f ns/report -> %.0f reports/s per core, before gRPC\n",
-              total, 1e9 / total);
+  std::printf(
+      "server-side sum     %8.0f ns/report -> %.0f reports/s per core, before "
+      "gRPC\n",
+      total, 1e9 / total);
   return 0;
 }
 

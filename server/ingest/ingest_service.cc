@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/happens_before.h"
+#include "common/host_identity.h"
 #include "grpcpp/grpcpp.h"
 #include "server/ingest/report_row.h"
 
@@ -23,14 +24,16 @@ namespace tracehealth::server {
 // stored as they arrived (no second serialization), and a report that does
 // not decode ends the stream with INVALID_ARGUMENT instead of looking like a
 // half-close.
-class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+class ReportReactor
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   ReportReactor(IngestService* service, grpc::CallbackServerContext* ctx)
       : service_(service), ctx_(ctx) {
     if (service_->options_.require_client_identity) {
       auto auth = ctx_->auth_context();
       if (auth != nullptr) {
-        for (const char* prop : {"x509_common_name", "x509_subject_alternative_name"}) {
+        for (const char* prop :
+             {"x509_common_name", "x509_subject_alternative_name"}) {
           for (const auto& v : auth->FindPropertyValues(prop)) {
             identities_.emplace_back(v.data(), v.size());
           }
@@ -45,7 +48,8 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     {
       absl::MutexLock lock(&mu_);
       if (shutting_down) {
-        stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+        stop_ =
+            grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
         MaybeFinishLocked(a);
       } else {
         read_in_flight_ = true;
@@ -185,7 +189,8 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
   // Starts the next read unless the stream is stopping.
   void MaybeReadLocked(Actions& a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (draining_ && stop_.ok()) {
-      stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+      stop_ =
+          grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
     }
     if (stop_.ok()) {
       read_in_flight_ = true;
@@ -213,9 +218,10 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
         if (opts.require_client_identity &&
             std::find(identities_.begin(), identities_.end(), head->host_id) ==
                 identities_.end()) {
-          stop_ = grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                               absl::StrCat("client certificate does not name host \"",
-                                            head->host_id, "\""));
+          stop_ = grpc::Status(
+              grpc::StatusCode::PERMISSION_DENIED,
+              absl::StrCat("client certificate does not name host \"",
+                           head->host_id, "\""));
           return false;
         }
         // acked_ starts at 0, not at the host's newest stored seq: an earlier
@@ -223,10 +229,10 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
         // what this stream sees committed may be acked.
         host_ = std::string(head->host_id);
       } else if (!host_.empty() && head->host_id != host_) {
-        stop_ = grpc::Status(
-            grpc::StatusCode::PERMISSION_DENIED,
-            absl::StrCat("stream reports for host \"", host_, "\"; got a report for \"",
-                         head->host_id.substr(0, 253), "\""));
+        stop_ = grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                             absl::StrCat("stream reports for host \"", host_,
+                                          "\"; got a report for \"",
+                                          head->host_id.substr(0, 253), "\""));
         return false;
       }
     }
@@ -250,10 +256,11 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
       absl::MutexLock lock(&mu_);
       stop_ = grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
-          absl::StrFormat("host \"%s\" is over its report rate limit (%g/s, burst %g); "
-                          "retry later",
-                          head->host_id, service_->limiter_.per_second(),
-                          service_->limiter_.burst()));
+          absl::StrFormat(
+              "host \"%s\" is over its report rate limit (%g/s, burst %g); "
+              "retry later",
+              head->host_id, service_->limiter_.per_second(),
+              service_->limiter_.burst()));
       return false;
     }
     const uint64_t seq = head->seq;
@@ -271,7 +278,8 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     if (!service_->writer_->Enqueue(std::move(req), &full)) {
       absl::MutexLock lock(&mu_);
       outstanding_--;
-      stop_ = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+      stop_ =
+          grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
       return false;
     }
     return full;
@@ -282,9 +290,10 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
   void EndUndecodable(const absl::Status& why) {
     service_->metrics_->CountRejected();
     absl::MutexLock lock(&mu_);
-    stop_ = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                         absl::StrCat("report does not decode as a tracehealth.v1.HostReport (",
-                                      why.message(), ")"));
+    stop_ = grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("report does not decode as a tracehealth.v1.HostReport (",
+                     why.message(), ")"));
   }
 
   // The report's `done`: on the ReportWriter's publisher thread, or on its
@@ -326,7 +335,8 @@ class ReportReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::Byt
     pending_.set_acked_seq(acked_);
     bool own_buffer = false;
     out_.Clear();
-    (void)grpc::SerializationTraits<v1::Ack>::Serialize(pending_, &out_, &own_buffer);
+    (void)grpc::SerializationTraits<v1::Ack>::Serialize(pending_, &out_,
+                                                        &own_buffer);
     pending_.Clear();
     write_in_flight_ = true;
     a.write = true;
@@ -388,8 +398,8 @@ IngestService::~IngestService() {
   absl::MutexLock lock(&mu_);
 }
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Report(
-    grpc::CallbackServerContext* context) {
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+IngestService::Report(grpc::CallbackServerContext* context) {
   auto* r = new ReportReactor(this, context);
   bool shutting_down;
   {

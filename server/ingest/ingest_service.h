@@ -52,10 +52,12 @@ struct IngestOptions {
 };
 
 class IngestService final
-    : public v1::TelemetryIngest::WithRawCallbackMethod_Report<v1::TelemetryIngest::Service> {
+    : public v1::TelemetryIngest::WithRawCallbackMethod_Report<
+          v1::TelemetryIngest::Service> {
  public:
   // Not owned; all must outlive the service.
-  IngestService(ReportWriter* writer, ServerMetrics* metrics, IngestOptions options);
+  IngestService(ReportWriter* writer, ServerMetrics* metrics,
+                IngestOptions options);
   ~IngestService() override;
 
   // Raw bytes in and out (see ReportReactor).

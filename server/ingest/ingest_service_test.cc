@@ -27,15 +27,17 @@ class IngestServiceTest : public ::testing::Test {
     ReportWriter::Options wopts;
     wopts.queue_capacity = queue_capacity;
     writer_ = std::make_unique<ReportWriter>(storage_.get(), wopts, nullptr);
-    service_ = std::make_unique<IngestService>(writer_.get(), &metrics_, IngestOptions());
+    service_ = std::make_unique<IngestService>(writer_.get(), &metrics_,
+                                               IngestOptions());
     grpc::ServerBuilder b;
     int port = 0;
     b.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     b.RegisterService(service_.get());
     server_ = b.BuildAndStart();
     ASSERT_NE(server_, nullptr);
-    stub_ = v1::TelemetryIngest::NewStub(grpc::CreateChannel(
-        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+    stub_ = v1::TelemetryIngest::NewStub(
+        grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                            grpc::InsecureChannelCredentials()));
   }
 
   void TearDown() override {
@@ -44,7 +46,8 @@ class IngestServiceTest : public ::testing::Test {
     }
     if (service_ != nullptr) service_->BeginShutdown();
     if (server_ != nullptr) {
-      server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+      server_->Shutdown(std::chrono::system_clock::now() +
+                        std::chrono::seconds(5));
     }
     if (writer_ != nullptr) writer_->Stop();
   }
@@ -71,8 +74,10 @@ TEST_F(IngestServiceTest, FailedWriteEndsTheStreamOfAClientWaitingForItsAck) {
   v1::Ack ack;
   EXPECT_FALSE(stream->Read(&ack));  // the server ended the stream
   grpc::Status st = stream->Finish();
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE) << st.error_message();
-  EXPECT_NE(st.error_message().find("disk is full"), std::string::npos) << st.error_message();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << st.error_message();
+  EXPECT_NE(st.error_message().find("disk is full"), std::string::npos)
+      << st.error_message();
 }
 
 TEST_F(IngestServiceTest, AFullWriterQueuePausesReadingWithoutLosingReports) {

@@ -13,7 +13,9 @@ bool HostRateLimiter::Allow(absl::string_view host, absl::Time now) {
   auto [it, inserted] = buckets_.try_emplace(host, Bucket{burst_, now});
   Bucket& b = it->second;
   if (!inserted && now > b.updated) {
-    b.tokens = std::min(burst_, b.tokens + absl::ToDoubleSeconds(now - b.updated) * per_second_);
+    b.tokens =
+        std::min(burst_, b.tokens + absl::ToDoubleSeconds(now - b.updated) *
+                                        per_second_);
     b.updated = now;
   }
   if (b.tokens < 1) return false;

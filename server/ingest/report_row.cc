@@ -4,11 +4,13 @@
 
 namespace tracehealth::server {
 
-ReportRow MakeReportRow(const ReportHead& head, std::string blob, absl::Time received_at) {
+ReportRow MakeReportRow(const ReportHead& head, std::string blob,
+                        absl::Time received_at) {
   ReportRow row;
   row.host_id = std::string(head.host_id);
   row.seq = head.seq;
-  row.observed_at_ns = head.observed_at_seconds * 1000000000LL + head.observed_at_nanos;
+  row.observed_at_ns =
+      head.observed_at_seconds * 1000000000LL + head.observed_at_nanos;
   row.received_at_ns = absl::ToUnixNanos(received_at);
   row.worst_risk = head.worst_risk;
   row.attach_latency_seconds = head.attach_latency_seconds;

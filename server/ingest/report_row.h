@@ -13,7 +13,8 @@ namespace tracehealth::server {
 
 // `head` is DecodeReportHead(blob); its views are read before `blob` moves
 // into the row.
-ReportRow MakeReportRow(const ReportHead& head, std::string blob, absl::Time received_at);
+ReportRow MakeReportRow(const ReportHead& head, std::string blob,
+                        absl::Time received_at);
 
 }  // namespace tracehealth::server
 

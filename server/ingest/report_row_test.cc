@@ -40,10 +40,13 @@ TEST(ReportRowTest, PurgeColumnOnlyWhenTheModelApplies) {
   r.set_host_id("h");
   r.mutable_predictions()->mutable_vmap_purge()->set_purge_seconds(3);
   std::string wire = r.SerializeAsString();
-  EXPECT_FALSE(MakeReportRow(*DecodeReportHead(wire), wire, absl::Now()).purge_seconds);
+  EXPECT_FALSE(
+      MakeReportRow(*DecodeReportHead(wire), wire, absl::Now()).purge_seconds);
   r.mutable_predictions()->mutable_vmap_purge()->set_applies(true);
   wire = r.SerializeAsString();
-  EXPECT_EQ(MakeReportRow(*DecodeReportHead(wire), wire, absl::Now()).purge_seconds, 3.0);
+  EXPECT_EQ(
+      MakeReportRow(*DecodeReportHead(wire), wire, absl::Now()).purge_seconds,
+      3.0);
 }
 
 }  // namespace

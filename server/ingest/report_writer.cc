@@ -70,7 +70,8 @@ void ReportWriter::Run() {
     for (size_t i = 0; i < batch.size(); ++i) {
       if (batch[i].cancelled != nullptr && batch[i].cancelled->load()) {
         if (batch[i].done) {
-          batch[i].done(absl::AbortedError("an earlier report of this stream was not stored"));
+          batch[i].done(absl::AbortedError(
+              "an earlier report of this stream was not stored"));
         }
         continue;
       }
@@ -115,7 +116,8 @@ void ReportWriter::RunPublisher() {
         return writer_done_ || !unpublished_.empty();
       };
       pub_mu_.Await(absl::Condition(&ready));
-      if (unpublished_.empty()) return;  // the writer is done and all is published
+      if (unpublished_.empty())
+        return;  // the writer is done and all is published
       c = std::move(unpublished_.front());
       unpublished_.pop_front();
       publishing_ = true;
@@ -140,9 +142,10 @@ void ReportWriter::Publish(Committed& c) {
       if ((*c.outcomes)[i] == WriteOutcome::kStored) {
         stats.stored++;
         ReportRow& row = c.rows[i];
-        committed.push_back({std::make_shared<StoredReport>(std::move(row.host_id), row.seq,
-                                                            std::move(row.blob)),
-                             absl::FromUnixNanos(row.received_at_ns)});
+        committed.push_back(
+            {std::make_shared<StoredReport>(std::move(row.host_id), row.seq,
+                                            std::move(row.blob)),
+             absl::FromUnixNanos(row.received_at_ns)});
       } else {
         stats.duplicates++;
       }

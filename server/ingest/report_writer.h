@@ -123,7 +123,8 @@ class ReportWriter {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex pub_mu_;
   std::deque<Committed> unpublished_ ABSL_GUARDED_BY(pub_mu_);
-  bool publishing_ ABSL_GUARDED_BY(pub_mu_) = false;  // a batch is being published
+  bool publishing_ ABSL_GUARDED_BY(pub_mu_) =
+      false;  // a batch is being published
   bool writer_done_ ABSL_GUARDED_BY(pub_mu_) = false;
   std::thread thread_;
   std::thread publisher_;

@@ -44,17 +44,18 @@ TEST(ReportWriterTest, GroupCommitsFromManyThreadsAndDetectsDuplicates) {
   ASSERT_TRUE(storage.ok());
   std::atomic<int> stored{0}, dup{0}, failed{0}, batches{0}, hooked{0};
   {
-    ReportWriter writer(storage->get(), {},
-                        [&](absl::Span<const CommittedReport> c, const BatchStats& s) {
-                          batches++;
-                          hooked += c.size();
-                          EXPECT_EQ(c.size(), s.stored);
-                          // Each stored row reaches the hook with its bytes.
-                          for (const CommittedReport& r : c) {
-                            EXPECT_EQ(r.report->report()->host_id(), r.report->host_id());
-                            EXPECT_EQ(r.report->report()->seq(), r.report->seq());
-                          }
-                        });
+    ReportWriter writer(
+        storage->get(), {},
+        [&](absl::Span<const CommittedReport> c, const BatchStats& s) {
+          batches++;
+          hooked += c.size();
+          EXPECT_EQ(c.size(), s.stored);
+          // Each stored row reaches the hook with its bytes.
+          for (const CommittedReport& r : c) {
+            EXPECT_EQ(r.report->report()->host_id(), r.report->host_id());
+            EXPECT_EQ(r.report->report()->seq(), r.report->seq());
+          }
+        });
     auto done = [&](absl::StatusOr<WriteOutcome> o) {
       if (!o.ok()) {
         failed++;
@@ -146,16 +147,18 @@ TEST(ReportWriterTest, StorageFailureReachesEveryCallback) {
   failing.fail_ = true;
   std::atomic<int> errors{0}, hooks{0};
   {
-    ReportWriter writer(&failing, {},
-                        [&](absl::Span<const CommittedReport> c, const BatchStats& s) {
-                          EXPECT_TRUE(s.failed);
-                          EXPECT_TRUE(c.empty());
-                          hooks++;
-                        });
+    ReportWriter writer(
+        &failing, {},
+        [&](absl::Span<const CommittedReport> c, const BatchStats& s) {
+          EXPECT_TRUE(s.failed);
+          EXPECT_TRUE(c.empty());
+          hooks++;
+        });
     for (uint64_t seq = 1; seq <= 3; ++seq) {
-      ASSERT_TRUE(Put(writer, Req("h", seq, [&](absl::StatusOr<WriteOutcome> o) {
-        if (absl::IsResourceExhausted(o.status())) errors++;
-      })));
+      ASSERT_TRUE(
+          Put(writer, Req("h", seq, [&](absl::StatusOr<WriteOutcome> o) {
+                if (absl::IsResourceExhausted(o.status())) errors++;
+              })));
     }
     writer.Stop();
   }

@@ -4,23 +4,15 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/kernel/feature_table_override.h"
+#include "proto/tracehealth/v1/features.pb.h"
 #include "server/report/wire_check.h"
 
 namespace tracehealth::server {
 namespace {
 
-bool IsValidLabelKey(absl::string_view k) {
-  if (k.empty()) return false;
-  for (size_t i = 0; i < k.size(); ++i) {
-    char c = k[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-              (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
-
-absl::Status CheckTimestamp(int64_t seconds, int32_t nanos, absl::string_view name) {
+absl::Status CheckTimestamp(int64_t seconds, int32_t nanos,
+                            absl::string_view name) {
   // 0001-01-01 .. 9999-12-31, like google.protobuf.Timestamp requires.
   if (seconds < -62135596800LL || seconds > 253402300799LL || nanos < 0 ||
       nanos > 999999999) {
@@ -31,21 +23,8 @@ absl::Status CheckTimestamp(int64_t seconds, int32_t nanos, absl::string_view na
 
 }  // namespace
 
-bool IsValidHostId(absl::string_view host_id) {
-  if (host_id.empty() || host_id.size() > 253) return false;
-  bool only_dots = true;
-  for (char c : host_id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-    only_dots = only_dots && c == '.';
-  }
-  // ".", ".." and the like name no host (and read as paths).
-  return !only_dots;
-}
-
-absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl::Time now,
-                            const ValidationLimits& limits) {
+absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
+                            absl::Time now, const ValidationLimits& limits) {
   // The whole encoding first: bytes that do not decode end the stream,
   // whatever else is wrong with them.
   WireLimits wire_limits;
@@ -53,26 +32,30 @@ absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl
   absl::Status st = CheckReportWire(wire, wire_limits);
   if (!st.ok()) return st;
   if (!IsValidHostId(head.host_id)) {
-    return absl::InvalidArgumentError("host_id: must match [A-Za-z0-9._-]{1,253}");
+    return absl::InvalidArgumentError(
+        "host_id: must match [A-Za-z0-9._-]{1,253}");
   }
   if (head.seq == 0) return absl::InvalidArgumentError("seq: must be > 0");
   if (head.seq > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return absl::InvalidArgumentError("seq: must be < 2^63");
   }
   if (wire.size() > limits.max_report_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("report is ", wire.size(),
-                                                   " bytes (at most ",
-                                                   limits.max_report_bytes, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("report is ", wire.size(), " bytes (at most ",
+                     limits.max_report_bytes, ")"));
   }
-  if (!head.has_observed_at) return absl::InvalidArgumentError("observed_at: missing");
-  st = CheckTimestamp(head.observed_at_seconds, head.observed_at_nanos, "observed_at");
+  if (!head.has_observed_at)
+    return absl::InvalidArgumentError("observed_at: missing");
+  st = CheckTimestamp(head.observed_at_seconds, head.observed_at_nanos,
+                      "observed_at");
   if (!st.ok()) return st;
   absl::Time observed = absl::FromUnixSeconds(head.observed_at_seconds) +
                         absl::Nanoseconds(head.observed_at_nanos);
   if (observed > now + limits.max_clock_skew) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "observed_at: ", absl::FormatDuration(observed - now),
-        " in the future (at most ", absl::FormatDuration(limits.max_clock_skew), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("observed_at: ", absl::FormatDuration(observed - now),
+                     " in the future (at most ",
+                     absl::FormatDuration(limits.max_clock_skew), ")"));
   }
   if (head.agent_version.size() > limits.max_version_bytes ||
       head.model_version.size() > limits.max_version_bytes) {
@@ -83,16 +66,27 @@ absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl
     return absl::InvalidArgumentError(absl::StrCat(
         "labels: ", head.labels.size(), " (at most ", limits.max_labels, ")"));
   }
+  for (absl::string_view bytes : head.feature_table_override) {
+    // The wire check passed: the bytes parse.
+    v1::FeatureTableOverride rows;
+    rows.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+    absl::Status table = FeatureTableFromOverride(rows).status();
+    if (!table.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("feature_table_override: ", table.message()));
+    }
+  }
   for (const auto& [k, v] : head.labels) {
     if (k.size() > limits.max_label_key_bytes || !IsValidLabelKey(k)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "labels: invalid key \"", k.substr(0, 64),
-          "\" (must match [A-Za-z_][A-Za-z0-9_]*, at most ",
-          limits.max_label_key_bytes, " bytes)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("labels: invalid key \"", k.substr(0, 64),
+                       "\" (must match [A-Za-z_][A-Za-z0-9_]*, at most ",
+                       limits.max_label_key_bytes, " bytes)"));
     }
     if (v.size() > limits.max_label_value_bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "labels[", k, "]: value longer than ", limits.max_label_value_bytes, " bytes"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("labels[", k, "]: value longer than ",
+                       limits.max_label_value_bytes, " bytes"));
     }
   }
   return absl::OkStatus();

@@ -11,14 +11,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/host_identity.h"
 #include "server/report/report_head.h"
 
 namespace tracehealth::server {
 
 struct ValidationLimits {
-  size_t max_labels = 64;
-  size_t max_label_key_bytes = 63;
-  size_t max_label_value_bytes = 255;
+  size_t max_labels = kMaxLabels;
+  size_t max_label_key_bytes = kMaxLabelKeyBytes;
+  size_t max_label_value_bytes = kMaxLabelValueBytes;
   size_t max_version_bytes = 128;
   // Serialized size of one report.
   size_t max_report_bytes = 1 << 20;
@@ -28,19 +29,16 @@ struct ValidationLimits {
   absl::Duration max_clock_skew = absl::Hours(1);
 };
 
-// True when `host_id` matches [A-Za-z0-9._-]{1,253} and is not made of dots
-// only ("." or "..").
-bool IsValidHostId(absl::string_view host_id);
-
 // OK, or InvalidArgument naming the first problem found: host_id charset or
-// length, seq 0 (or above 2^63-1), observed_at missing/out of range/too far
-// in the future, too many or oversized labels, version strings too long,
-// a non-finite number anywhere, a negative number where only >= 0 makes
-// sense, oversized repeated fields or report. DataLoss when `wire` does not
+// length (IsValidHostId), seq 0 (or above 2^63-1), observed_at missing/out of
+// range/too far in the future, too many or oversized labels, version strings
+// too long, a non-finite number anywhere, a negative number where only >= 0
+// makes sense, oversized repeated fields or report, feature_table_override rows
+// that do not parse (FeatureTableFromOverride). DataLoss when `wire` does not
 // decode as a HostReport (see CheckReportWire). `head` must be
 // DecodeReportHead(wire).
-absl::Status ValidateReport(const ReportHead& head, absl::string_view wire, absl::Time now,
-                            const ValidationLimits& limits);
+absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
+                            absl::Time now, const ValidationLimits& limits);
 
 }  // namespace tracehealth::server
 

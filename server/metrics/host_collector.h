@@ -32,8 +32,9 @@ std::string ProbeKindLabel(v1::ProbeKind kind);
 class HostCollector : public prometheus::Collectable {
  public:
   // `index` is not owned and must outlive the collector.
-  HostCollector(const HostIndex* index, double stale_after_intervals,
-                std::function<absl::Time()> now = [] { return absl::Now(); });
+  HostCollector(
+      const HostIndex* index, double stale_after_intervals,
+      std::function<absl::Time()> now = [] { return absl::Now(); });
 
   std::vector<prometheus::MetricFamily> Collect() const override;
 

@@ -35,30 +35,46 @@ TEST(HostCollectorTest, ExportsPerHostGauges) {
   absl::Time seen = absl::FromUnixSeconds(1000);
   index.Apply({{StoredReport::Of(*r), seen}});
   HostCollector collector(&index, 3, [&] { return seen + absl::Seconds(200); });
-  std::string text = prometheus::TextSerializer().Serialize(collector.Collect());
-  EXPECT_NE(text.find("tracehealth_attach_latency_seconds{host=\"db-1\",probe_kind=\"kprobe_multi_return\"} 7.5"),
+  std::string text =
+      prometheus::TextSerializer().Serialize(collector.Collect());
+  EXPECT_NE(text.find("tracehealth_attach_latency_seconds{host=\"db-1\",probe_"
+                      "kind=\"kprobe_multi_return\"} 7.5"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("tracehealth_attach_stall_margin_ratio{check=\"soft_lockup\",host=\"db-1\",probe_kind=\"kprobe_multi_return\"} 0.375"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("tracehealth_attach_stall_margin_ratio{check=\"soft_lockup\","
+                "host=\"db-1\",probe_kind=\"kprobe_multi_return\"} 0.375"),
+      std::string::npos);
   EXPECT_EQ(text.find("rcu_stall"), std::string::npos);
-  EXPECT_NE(text.find("tracehealth_stackdepot_pool_budget_ratio{host=\"db-1\"} 0.25"),
+  EXPECT_NE(
+      text.find("tracehealth_stackdepot_pool_budget_ratio{host=\"db-1\"} 0.25"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "tracehealth_host_last_report_timestamp_seconds{host=\"db-1\"} 1000"),
+      std::string::npos);
+  EXPECT_NE(text.find("tracehealth_host_risk{host=\"db-1\"} 2"),
             std::string::npos);
-  EXPECT_NE(text.find("tracehealth_host_last_report_timestamp_seconds{host=\"db-1\"} 1000"),
-            std::string::npos);
-  EXPECT_NE(text.find("tracehealth_host_risk{host=\"db-1\"} 2"), std::string::npos);
   // 200 s > 3 x 30 s: stale.
-  EXPECT_NE(text.find("tracehealth_host_stale{host=\"db-1\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("tracehealth_host_stale{host=\"db-1\"} 1"),
+            std::string::npos);
   EXPECT_EQ(text.find("tracehealth_vmap_purge_seconds{"), std::string::npos);
-  EXPECT_NE(text.find("tracehealth_vmap_purge_lockup_margin_ratio{host=\"db-1\"} 1.25"),
+  EXPECT_NE(
+      text.find(
+          "tracehealth_vmap_purge_lockup_margin_ratio{host=\"db-1\"} 1.25"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find("tracehealth_host_report_interval_seconds{host=\"db-1\"} 30"),
+      std::string::npos);
+  EXPECT_NE(text.find("tracehealth_host_threads{host=\"db-1\"} 240000"),
             std::string::npos);
-  EXPECT_NE(text.find("tracehealth_host_report_interval_seconds{host=\"db-1\"} 30"),
-            std::string::npos);
-  EXPECT_NE(text.find("tracehealth_host_threads{host=\"db-1\"} 240000"), std::string::npos);
-  EXPECT_NE(text.find("# TYPE tracehealth_agent_spool_dropped_reports_total counter"),
-            std::string::npos);
-  EXPECT_NE(text.find("tracehealth_agent_spool_dropped_reports_total{host=\"db-1\"} 12"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("# TYPE tracehealth_agent_spool_dropped_reports_total counter"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "tracehealth_agent_spool_dropped_reports_total{host=\"db-1\"} 12"),
+      std::string::npos);
 }
 
 }  // namespace

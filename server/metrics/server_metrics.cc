@@ -4,7 +4,8 @@
 
 namespace tracehealth::server {
 
-ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
+ServerMetrics::ServerMetrics()
+    : registry_(std::make_shared<prometheus::Registry>()) {
   reports_family_ = &prometheus::BuildCounter()
                          .Name("tracehealth_ingest_reports_total")
                          .Help("Reports received, by outcome.")
@@ -62,15 +63,16 @@ void ServerMetrics::ObserveCommit(double seconds, double reports) {
   batch_reports_->Observe(reports);
 }
 
-void ServerMetrics::ObserveQuery(absl::string_view method, absl::string_view code,
-                                 double seconds) {
-  query_requests_->Add({{"method", std::string(method)}, {"code", std::string(code)}})
+void ServerMetrics::ObserveQuery(absl::string_view method,
+                                 absl::string_view code, double seconds) {
+  query_requests_
+      ->Add({{"method", std::string(method)}, {"code", std::string(code)}})
       .Increment();
   query_seconds_
       ->Add({{"method", std::string(method)}},
-            prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001,
-                                                    0.0025, 0.005, 0.01, 0.025,
-                                                    0.05, 0.1, 0.25, 1})
+            prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005,
+                                                    0.001, 0.0025, 0.005, 0.01,
+                                                    0.025, 0.05, 0.1, 0.25, 1})
       .Observe(seconds);
 }
 

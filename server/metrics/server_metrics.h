@@ -41,7 +41,8 @@ class ServerMetrics {
   // tracehealth_ingest_commit_failures_total
   void CountCommitFailure() { commit_failures_->Increment(); }
 
-  // tracehealth_query_requests_total{method,code}, tracehealth_query_seconds{method}
+  // tracehealth_query_requests_total{method,code},
+  // tracehealth_query_seconds{method}
   void ObserveQuery(absl::string_view method, absl::string_view code,
                     double seconds);
 

@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_code_name.h"
+#include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
 #include "common/models/explain.h"
+#include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
 #include "server/index/label_selector.h"
@@ -28,32 +32,59 @@ uint32_t Limit(uint32_t requested) {
 }
 
 v1::ProbeKind KindOrDefault(v1::ProbeKind k) {
-  return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN : k;
-}
-
-google::protobuf::Timestamp ToProto(absl::Time t) {
-  google::protobuf::Timestamp ts;
-  int64_t ns = absl::ToUnixNanos(t);
-  ts.set_seconds(ns / 1000000000);
-  ts.set_nanos(static_cast<int32_t>(ns % 1000000000));
-  if (ts.nanos() < 0) {
-    ts.set_seconds(ts.seconds() - 1);
-    ts.set_nanos(ts.nanos() + 1000000000);
-  }
-  return ts;
-}
-
-absl::Time FromProto(const google::protobuf::Timestamp& ts) {
-  return absl::FromUnixSeconds(ts.seconds()) + absl::Nanoseconds(ts.nanos());
+  return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN
+                                         : k;
 }
 
 grpc::Status ToGrpc(const absl::Status& st) {
   if (st.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(st.code()), std::string(st.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(st.code()),
+                      std::string(st.message()));
+}
+
+// The models' options for the host that sent `r`: the feature table its
+// agent used (the report's override rows; ingest refused rows that do not
+// parse), kept in `*table`.
+ModelOptions HostModelOptions(const v1::HostReport& r,
+                              std::optional<FeatureTable>* table) {
+  ModelOptions options;
+  if (!r.has_feature_table_override()) return options;
+  absl::StatusOr<FeatureTable> t =
+      FeatureTableFromOverride(r.feature_table_override());
+  if (t.ok()) {
+    table->emplace(*std::move(t));
+    options.features = &**table;
+  }
+  return options;
+}
+
+// The snapshot and options a host's attach prediction is computed (and
+// explained) with: the stored ones, changed by the what-if. Points into
+// itself: neither copied nor moved.
+struct HostInputs {
+  HostInputs() = default;
+  HostInputs(const HostInputs&) = delete;
+  HostInputs& operator=(const HostInputs&) = delete;
+
+  v1::HostSnapshot what_if_snapshot;
+  const v1::HostSnapshot* snapshot = nullptr;
+  std::optional<FeatureTable> table;
+  ModelOptions options;
+};
+
+void MakeHostInputs(const v1::HostReport& r, const v1::WhatIf* what_if,
+                    HostInputs* in) {
+  in->options = HostModelOptions(r, &in->table);
+  in->snapshot = &r.snapshot();
+  if (what_if == nullptr) return;
+  in->what_if_snapshot = r.snapshot();
+  ApplyWhatIf(*what_if, in->what_if_snapshot, in->options);
+  in->snapshot = &in->what_if_snapshot;
 }
 
 // The stored prediction for `kind`, or nullptr.
-const v1::AttachPrediction* StoredAttach(const v1::HostReport& r, v1::ProbeKind kind) {
+const v1::AttachPrediction* StoredAttach(const v1::HostReport& r,
+                                         v1::ProbeKind kind) {
   for (const auto& a : r.predictions().attach()) {
     if (a.probe_kind() == kind) return &a;
   }
@@ -104,44 +135,46 @@ QueryService::QueryService(const HostIndex* index, AlertStore* storage,
 
 bool QueryService::IsStale(const HostEntry& e, absl::Time now) const {
   double interval = e.latest->interval_seconds();
-  absl::Duration iv = interval > 0 ? absl::Seconds(interval) : options_.default_interval;
+  absl::Duration iv =
+      interval > 0 ? absl::Seconds(interval) : options_.default_interval;
   return now - e.last_seen > iv * options_.stale_after_intervals;
 }
 
-grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
-                                           v1::PredictAttachResponse* resp) const {
+grpc::Status QueryService::DoPredictAttach(
+    const v1::PredictAttachRequest& req,
+    v1::PredictAttachResponse* resp) const {
   absl::Status wi = CheckWhatIf(req.what_if());
   if (!wi.ok()) return ToGrpc(wi);
   v1::ProbeKind kind = KindOrDefault(req.probe_kind());
   if (!v1::ProbeKind_IsValid(kind)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "unknown probe_kind");
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "unknown probe_kind");
   }
   std::vector<HostEntry> hosts;
-  grpc::Status st = Resolve(*index_, req.hosts(), &hosts, resp->mutable_unknown_hosts());
+  grpc::Status st =
+      Resolve(*index_, req.hosts(), &hosts, resp->mutable_unknown_hosts());
   if (!st.ok()) return st;
   resp->set_matched_hosts(static_cast<uint32_t>(hosts.size()));
   const bool what_if = HasOverrides(req.what_if());
   const absl::Time now = options_.now();
   // Rank first on the predictions (stored ones are not copied), then build
   // answers only for the hosts returned.
+  const v1::WhatIf* changes = what_if ? &req.what_if() : nullptr;
   std::vector<v1::AttachPrediction> computed;
   computed.reserve(what_if ? hosts.size() : 0);
   std::vector<const v1::AttachPrediction*> preds(hosts.size());
   for (size_t i = 0; i < hosts.size(); ++i) {
     const HostEntry& e = hosts[i];
     const v1::AttachPrediction* stored = StoredAttach(*e.latest, kind);
-    if (!what_if && stored != nullptr && e.latest->model_version() == kModelVersion) {
+    if (!what_if && stored != nullptr &&
+        e.latest->model_version() == kModelVersion) {
       preds[i] = stored;
       continue;
     }
-    ModelOptions opts;
-    if (what_if) {
-      v1::HostSnapshot snap = e.latest->snapshot();
-      ApplyWhatIf(req.what_if(), snap, opts);
-      computed.push_back(::tracehealth::PredictAttach(snap, kind, opts));
-    } else {
-      computed.push_back(::tracehealth::PredictAttach(e.latest->snapshot(), kind, opts));
-    }
+    HostInputs in;
+    MakeHostInputs(*e.latest, changes, &in);
+    computed.push_back(
+        ::tracehealth::PredictAttach(*in.snapshot, kind, in.options));
     preds[i] = nullptr;  // filled below: `computed` may still reallocate
   }
   for (size_t i = 0, c = 0; i < hosts.size(); ++i) {
@@ -151,7 +184,8 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   // Worst first: risk, then latency, then host id.
   auto worse = [&](size_t x, size_t y) {
-    if (preds[x]->risk() != preds[y]->risk()) return preds[x]->risk() > preds[y]->risk();
+    if (preds[x]->risk() != preds[y]->risk())
+      return preds[x]->risk() > preds[y]->risk();
     if (preds[x]->latency_seconds() != preds[y]->latency_seconds()) {
       return preds[x]->latency_seconds() > preds[y]->latency_seconds();
     }
@@ -164,15 +198,14 @@ grpc::Status QueryService::DoPredictAttach(const v1::PredictAttachRequest& req,
     v1::HostAttachAnswer* a = resp->add_answers();
     a->set_host_id(e.host_id);
     *a->mutable_prediction() = *preds[order[k]];
-    // Stored predictions arrive without summary and basis; add them here,
-    // for the answers returned only.
-    ExplainAttach(e.latest->snapshot(), {}, a->mutable_prediction());
+    // Predictions are explained here, for the answers returned only, from
+    // the inputs they were computed from.
+    HostInputs in;
+    MakeHostInputs(*e.latest, changes, &in);
+    ExplainAttach(*in.snapshot, in.options, a->mutable_prediction());
     a->set_recommendation(Recommend(a->prediction()));
     *a->mutable_observed_at() = e.latest->observed_at();
-    absl::Duration age = now - FromProto(e.latest->observed_at());
-    a->mutable_data_age()->set_seconds(absl::ToInt64Seconds(age));
-    a->mutable_data_age()->set_nanos(static_cast<int32_t>(
-        absl::ToInt64Nanoseconds(age - absl::Seconds(absl::ToInt64Seconds(age)))));
+    *a->mutable_data_age() = ToProto(now - FromProto(e.latest->observed_at()));
     a->set_stale(IsStale(e, now));
   }
   return grpc::Status::OK;
@@ -190,7 +223,8 @@ v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
   if (r.snapshot().kernel().has_release()) {
     s.set_kernel_release(r.snapshot().kernel().release());
   }
-  if (r.snapshot().threads().has_total()) s.set_threads(r.snapshot().threads().total());
+  if (r.snapshot().threads().has_total())
+    s.set_threads(r.snapshot().threads().total());
   if (const v1::AttachPrediction* a = StoredAttach(r, kind)) {
     s.set_attach_latency_seconds(a->latency_seconds());
     s.set_attach_risk(a->risk());
@@ -216,7 +250,9 @@ grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
   resp->set_reports(e->reports);
   resp->set_stale(IsStale(*e, options_.now()));
   *resp->mutable_latest() = *e->latest;
-  ExplainPredictions(resp->latest().snapshot(), {},
+  std::optional<FeatureTable> table;
+  ExplainPredictions(resp->latest().snapshot(),
+                     HostModelOptions(resp->latest(), &table),
                      resp->mutable_latest()->mutable_predictions());
   return grpc::Status::OK;
 }
@@ -237,7 +273,9 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
   std::function<bool(const v1::HostSummary&, const v1::HostSummary&)> less;
   switch (req.sort()) {
     case v1::HOST_SORT_HOST_ID:
-      less = [](const auto& a, const auto& b) { return a.host_id() < b.host_id(); };
+      less = [](const auto& a, const auto& b) {
+        return a.host_id() < b.host_id();
+      };
       break;
     case v1::HOST_SORT_LAST_SEEN:
       less = [](const auto& a, const auto& b) {
@@ -257,7 +295,8 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
       break;
     default:
       less = [](const auto& a, const auto& b) {
-        if (a.worst_risk() != b.worst_risk()) return a.worst_risk() > b.worst_risk();
+        if (a.worst_risk() != b.worst_risk())
+          return a.worst_risk() > b.worst_risk();
         if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
           return a.attach_latency_seconds() > b.attach_latency_seconds();
         }
@@ -282,8 +321,8 @@ grpc::Status QueryService::DoListAlerts(const v1::ListAlertsRequest& req,
   return grpc::Status::OK;
 }
 
-grpc::Status QueryService::DoFleetSummary(const v1::FleetSummaryRequest& req,
-                                          v1::FleetSummaryResponse* resp) const {
+grpc::Status QueryService::DoFleetSummary(
+    const v1::FleetSummaryRequest& req, v1::FleetSummaryResponse* resp) const {
   std::vector<HostEntry> hosts;
   grpc::Status st = Resolve(*index_, req.hosts(), &hosts, nullptr);
   if (!st.ok()) return st;
@@ -306,18 +345,19 @@ grpc::Status QueryService::DoFleetSummary(const v1::FleetSummaryRequest& req,
     c->set_risk(static_cast<v1::Risk>(r));
     c->set_hosts(by_risk[r]);
   }
-  size_t worst = std::min<size_t>(req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit),
-                                  rows.size());
-  std::partial_sort(rows.begin(), rows.begin() + worst, rows.end(),
-                    [](const auto& a, const auto& b) {
-                      if (a.worst_risk() != b.worst_risk()) {
-                        return a.worst_risk() > b.worst_risk();
-                      }
-                      if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
-                        return a.attach_latency_seconds() > b.attach_latency_seconds();
-                      }
-                      return a.host_id() < b.host_id();
-                    });
+  size_t worst = std::min<size_t>(
+      req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit), rows.size());
+  std::partial_sort(
+      rows.begin(), rows.begin() + worst, rows.end(),
+      [](const auto& a, const auto& b) {
+        if (a.worst_risk() != b.worst_risk()) {
+          return a.worst_risk() > b.worst_risk();
+        }
+        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
+          return a.attach_latency_seconds() > b.attach_latency_seconds();
+        }
+        return a.host_id() < b.host_id();
+      });
   for (size_t i = 0; i < worst; ++i) *resp->add_worst() = std::move(rows[i]);
   AlertFilter f;
   f.states = {v1::ALERT_STATE_FIRING};
@@ -333,7 +373,8 @@ grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
   const auto& md = ctx->client_metadata();
   auto it = md.find("authorization");
   if (it == md.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "bearer token required");
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "bearer token required");
   }
   std::string got(it->second.data(), it->second.size());
   std::string want = "Bearer " + options_.token;
@@ -343,60 +384,57 @@ grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
     diff |= static_cast<unsigned char>(want[i] ^ (i < got.size() ? got[i] : 0));
   }
   if (diff != 0) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "invalid bearer token");
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "invalid bearer token");
   }
   return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* QueryService::Handle(grpc::CallbackServerContext* ctx,
-                                               const char* method,
-                                               const std::function<grpc::Status()>& fn) {
+grpc::ServerUnaryReactor* QueryService::Handle(
+    grpc::CallbackServerContext* ctx, const char* method,
+    const std::function<grpc::Status()>& fn) {
   absl::Time start = absl::Now();
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   grpc::Status st = Authorize(ctx);
   if (st.ok()) st = fn();
   if (metrics_ != nullptr) {
-    static const char* const kCodes[] = {
-        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-        "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-        "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-        "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-    int code = static_cast<int>(st.error_code());
-    metrics_->ObserveQuery(method, code >= 0 && code <= 16 ? kCodes[code] : "UNKNOWN",
+    metrics_->ObserveQuery(method, GrpcCodeName(st.error_code()),
                            absl::ToDoubleSeconds(absl::Now() - start));
   }
   reactor->Finish(st);
   return reactor;
 }
 
-grpc::ServerUnaryReactor* QueryService::PredictAttach(grpc::CallbackServerContext* ctx,
-                                                      const v1::PredictAttachRequest* req,
-                                                      v1::PredictAttachResponse* resp) {
-  return Handle(ctx, "PredictAttach", [&] { return DoPredictAttach(*req, resp); });
+grpc::ServerUnaryReactor* QueryService::PredictAttach(
+    grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
+    v1::PredictAttachResponse* resp) {
+  return Handle(ctx, "PredictAttach",
+                [&] { return DoPredictAttach(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::GetHost(grpc::CallbackServerContext* ctx,
-                                                const v1::GetHostRequest* req,
-                                                v1::HostState* resp) {
+grpc::ServerUnaryReactor* QueryService::GetHost(
+    grpc::CallbackServerContext* ctx, const v1::GetHostRequest* req,
+    v1::HostState* resp) {
   return Handle(ctx, "GetHost", [&] { return DoGetHost(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::ListHosts(grpc::CallbackServerContext* ctx,
-                                                  const v1::ListHostsRequest* req,
-                                                  v1::ListHostsResponse* resp) {
+grpc::ServerUnaryReactor* QueryService::ListHosts(
+    grpc::CallbackServerContext* ctx, const v1::ListHostsRequest* req,
+    v1::ListHostsResponse* resp) {
   return Handle(ctx, "ListHosts", [&] { return DoListHosts(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::ListAlerts(grpc::CallbackServerContext* ctx,
-                                                   const v1::ListAlertsRequest* req,
-                                                   v1::ListAlertsResponse* resp) {
+grpc::ServerUnaryReactor* QueryService::ListAlerts(
+    grpc::CallbackServerContext* ctx, const v1::ListAlertsRequest* req,
+    v1::ListAlertsResponse* resp) {
   return Handle(ctx, "ListAlerts", [&] { return DoListAlerts(*req, resp); });
 }
 
-grpc::ServerUnaryReactor* QueryService::FleetSummary(grpc::CallbackServerContext* ctx,
-                                                     const v1::FleetSummaryRequest* req,
-                                                     v1::FleetSummaryResponse* resp) {
-  return Handle(ctx, "FleetSummary", [&] { return DoFleetSummary(*req, resp); });
+grpc::ServerUnaryReactor* QueryService::FleetSummary(
+    grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
+    v1::FleetSummaryResponse* resp) {
+  return Handle(ctx, "FleetSummary",
+                [&] { return DoFleetSummary(*req, resp); });
 }
 
 }  // namespace tracehealth::server

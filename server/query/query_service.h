@@ -40,7 +40,8 @@ class QueryService final : public v1::FleetQuery::CallbackService {
 
   grpc::Status DoPredictAttach(const v1::PredictAttachRequest& req,
                                v1::PredictAttachResponse* resp) const;
-  grpc::Status DoGetHost(const v1::GetHostRequest& req, v1::HostState* resp) const;
+  grpc::Status DoGetHost(const v1::GetHostRequest& req,
+                         v1::HostState* resp) const;
   grpc::Status DoListHosts(const v1::ListHostsRequest& req,
                            v1::ListHostsResponse* resp) const;
   grpc::Status DoListAlerts(const v1::ListAlertsRequest& req,
@@ -48,9 +49,9 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   grpc::Status DoFleetSummary(const v1::FleetSummaryRequest& req,
                               v1::FleetSummaryResponse* resp) const;
 
-  grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
-                                          const v1::PredictAttachRequest* req,
-                                          v1::PredictAttachResponse* resp) override;
+  grpc::ServerUnaryReactor* PredictAttach(
+      grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
+      v1::PredictAttachResponse* resp) override;
   grpc::ServerUnaryReactor* GetHost(grpc::CallbackServerContext* ctx,
                                     const v1::GetHostRequest* req,
                                     v1::HostState* resp) override;
@@ -60,9 +61,9 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   grpc::ServerUnaryReactor* ListAlerts(grpc::CallbackServerContext* ctx,
                                        const v1::ListAlertsRequest* req,
                                        v1::ListAlertsResponse* resp) override;
-  grpc::ServerUnaryReactor* FleetSummary(grpc::CallbackServerContext* ctx,
-                                         const v1::FleetSummaryRequest* req,
-                                         v1::FleetSummaryResponse* resp) override;
+  grpc::ServerUnaryReactor* FleetSummary(
+      grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
+      v1::FleetSummaryResponse* resp) override;
 
  private:
   grpc::ServerUnaryReactor* Handle(grpc::CallbackServerContext* ctx,

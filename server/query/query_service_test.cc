@@ -2,8 +2,8 @@
 
 #include "common/models/evaluate.h"
 #include "gtest/gtest.h"
-#include "tests/util/sample_report.h"
 #include "server/storage/sqlite/sqlite_storage.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
@@ -22,13 +22,15 @@ class QueryServiceTest : public ::testing::Test {
       h.host_id = "h" + std::to_string(i);
       h.threads = 10000 + 60000 * i;  // h5 is the worst
       h.role = i % 2 == 0 ? "db" : "web";
-      reports.push_back({StoredReport::Of(SampleReport(h, 1, now_ - absl::Seconds(10))),
-                         i == 0 ? now_ - absl::Hours(1) : now_});
+      reports.push_back(
+          {StoredReport::Of(SampleReport(h, 1, now_ - absl::Seconds(10))),
+           i == 0 ? now_ - absl::Hours(1) : now_});
     }
     index_.Apply(reports);
     QueryOptions opts;
     opts.now = [this] { return now_; };
-    service_ = std::make_unique<QueryService>(&index_, storage_.get(), nullptr, opts);
+    service_ =
+        std::make_unique<QueryService>(&index_, storage_.get(), nullptr, opts);
   }
 
   absl::Time now_;
@@ -56,9 +58,10 @@ TEST_F(QueryServiceTest, PredictAttachRanksWorstFirstAndLimits) {
   const v1::HostReport& stored = *index_.Get("h5")->latest;
   EXPECT_TRUE(stored.predictions().attach(0).summary().empty());
   const v1::AttachPrediction& p = resp.answers(0).prediction();
-  EXPECT_EQ(p.SerializeAsString(),
-            PredictAttach(stored.snapshot(), v1::PROBE_KIND_FUNCTION_GRAPH_TRACER)
-                .SerializeAsString());
+  EXPECT_EQ(
+      p.SerializeAsString(),
+      EvaluateAttach(stored.snapshot(), v1::PROBE_KIND_FUNCTION_GRAPH_TRACER)
+          .SerializeAsString());
   EXPECT_FALSE(p.summary().empty());
   EXPECT_GT(p.basis().inputs_size(), 0);
 }
@@ -70,7 +73,8 @@ TEST_F(QueryServiceTest, GetHostExplainsTheStoredPredictions) {
   ASSERT_TRUE(service_->DoGetHost(req, &resp).ok());
   EXPECT_EQ(resp.latest().predictions().SerializeAsString(),
             EvaluateAll(resp.latest().snapshot()).SerializeAsString());
-  EXPECT_TRUE(index_.Get("h3")->latest->predictions().vmap_purge().summary().empty());
+  EXPECT_TRUE(
+      index_.Get("h3")->latest->predictions().vmap_purge().summary().empty());
 }
 
 TEST_F(QueryServiceTest, WhatIfRecomputesEveryHost) {
@@ -112,7 +116,8 @@ TEST_F(QueryServiceTest, StaleUnknownAndSummary) {
   v1::GetHostRequest gh;
   gh.set_host_id("nope");
   v1::HostState hs;
-  EXPECT_EQ(service_->DoGetHost(gh, &hs).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(service_->DoGetHost(gh, &hs).error_code(),
+            grpc::StatusCode::NOT_FOUND);
 }
 
 }  // namespace

@@ -2,24 +2,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/enum_names.h"
+#include "common/format.h"
 
 namespace tracehealth::server {
 namespace {
-
-const char* CheckName(v1::ThresholdCheck::Kind k) {
-  switch (k) {
-    case v1::ThresholdCheck::KIND_SOFT_LOCKUP:
-      return "soft-lockup";
-    case v1::ThresholdCheck::KIND_RCU_STALL:
-      return "RCU-stall";
-    case v1::ThresholdCheck::KIND_LATENCY:
-      return "latency-budget";
-    case v1::ThresholdCheck::KIND_POOL_BUDGET:
-      return "pool-budget";
-    default:
-      return "threshold";
-  }
-}
 
 // The applying check with the largest margin, or nullptr.
 const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
@@ -33,39 +20,42 @@ const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
 
 }  // namespace
 
-std::string FormatSeconds(double s) {
-  if (s < 1e-3) return absl::StrFormat("%.0f us", s * 1e6);
-  if (s < 1) return absl::StrFormat("%.1f ms", s * 1e3);
-  return absl::StrFormat("%.2f s", s);
-}
-
 std::string Recommend(const v1::AttachPrediction& p) {
   std::string latency = FormatSeconds(p.latency_seconds());
   if (!p.uses_fgraph()) {
-    return absl::StrCat("safe to attach: this probe kind does not use fgraph on this "
-                        "kernel (about ", latency, ")");
+    return absl::StrCat(
+        "safe to attach: this probe kind does not use fgraph on this "
+        "kernel (about ",
+        latency, ")");
   }
   if (p.fgraph_already_active()) {
-    return absl::StrCat("safe to attach: fgraph is already active, no shadow-stack "
-                        "walk (about ", latency, ")");
+    return absl::StrCat(
+        "safe to attach: fgraph is already active, no shadow-stack "
+        "walk (about ",
+        latency, ")");
   }
   const v1::ThresholdCheck* worst = WorstCheck(p);
   switch (p.risk()) {
     case v1::RISK_STALL:
       return absl::StrCat(
           "do not attach now: ", latency, " without yielding crosses the ",
-          worst != nullptr ? CheckName(worst->kind()) : "stall", " threshold",
-          worst != nullptr ? absl::StrCat(" (", FormatSeconds(worst->threshold()), ")")
-                           : "",
-          worst != nullptr && worst->panics() ? " and the host panics on it" : "",
-          "; attach while another fgraph user is active, or on a preemptible kernel");
+          worst != nullptr ? CheckKindAdjective(worst->kind()) : "stall",
+          " threshold",
+          worst != nullptr
+              ? absl::StrCat(" (", FormatSeconds(worst->threshold()), ")")
+              : "",
+          worst != nullptr && worst->panics() ? " and the host panics on it"
+                                              : "",
+          "; attach while another fgraph user is active, or on a preemptible "
+          "kernel");
     case v1::RISK_WARNING:
       return absl::StrCat(
           "attach with care, outside peak: ", latency, " is within 2x of the ",
-          worst != nullptr ? CheckName(worst->kind()) : "stall", " threshold");
+          worst != nullptr ? CheckKindAdjective(worst->kind()) : "stall",
+          " threshold");
     case v1::RISK_LATENCY:
-      return absl::StrCat("attach outside peak: the attaching call blocks for ", latency,
-                          ", latency only");
+      return absl::StrCat("attach outside peak: the attaching call blocks for ",
+                          latency, ", latency only");
     case v1::RISK_NONE:
       return absl::StrCat("safe to attach: ", latency);
     default:

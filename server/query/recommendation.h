@@ -12,9 +12,6 @@ namespace tracehealth::server {
 // soft-lockup threshold (20 s) on a non-preemptible kernel; ...".
 std::string Recommend(const v1::AttachPrediction& p);
 
-// "850 us", "12.3 ms", "7.31 s".
-std::string FormatSeconds(double seconds);
-
 }  // namespace tracehealth::server
 
 #endif  // TRACEHEALTH_SERVER_QUERY_RECOMMENDATION_H_

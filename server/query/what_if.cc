@@ -9,9 +9,9 @@ namespace tracehealth::server {
 
 bool HasOverrides(const v1::WhatIf& w) {
   return w.has_threads() || w.has_null_threads() || w.has_batch() ||
-         w.preempt_mode() != v1::PREEMPT_MODE_UNKNOWN || w.has_kernel_release() ||
-         w.has_c_visit_seconds() || w.has_latency_budget_seconds() ||
-         w.has_fgraph_active();
+         w.preempt_mode() != v1::PREEMPT_MODE_UNKNOWN ||
+         w.has_kernel_release() || w.has_c_visit_seconds() ||
+         w.has_latency_budget_seconds() || w.has_fgraph_active();
 }
 
 absl::Status CheckWhatIf(const v1::WhatIf& w) {
@@ -22,16 +22,20 @@ absl::Status CheckWhatIf(const v1::WhatIf& w) {
       (!std::isfinite(w.c_visit_seconds()) || w.c_visit_seconds() <= 0)) {
     return absl::InvalidArgumentError("what_if.c_visit_seconds: must be > 0");
   }
-  if (w.has_latency_budget_seconds() && (!std::isfinite(w.latency_budget_seconds()) ||
-                                         w.latency_budget_seconds() <= 0)) {
-    return absl::InvalidArgumentError("what_if.latency_budget_seconds: must be > 0");
+  if (w.has_latency_budget_seconds() &&
+      (!std::isfinite(w.latency_budget_seconds()) ||
+       w.latency_budget_seconds() <= 0)) {
+    return absl::InvalidArgumentError(
+        "what_if.latency_budget_seconds: must be > 0");
   }
-  if (w.has_threads() && w.has_null_threads() && w.null_threads() > w.threads()) {
-    return absl::InvalidArgumentError("what_if.null_threads: more than threads");
+  if (w.has_threads() && w.has_null_threads() &&
+      w.null_threads() > w.threads()) {
+    return absl::InvalidArgumentError(
+        "what_if.null_threads: more than threads");
   }
   if (w.has_kernel_release() && !ParseKernelRelease(w.kernel_release()).ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("what_if.kernel_release: cannot parse \"", w.kernel_release(), "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "what_if.kernel_release: cannot parse \"", w.kernel_release(), "\""));
   }
   return absl::OkStatus();
 }

@@ -13,7 +13,8 @@ v1::HostSnapshot Stored() {
   s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_NONE);
   s.mutable_threads()->set_total(1000);
   s.mutable_fgraph()->set_active(true);
-  s.mutable_fgraph()->add_users()->set_kind(v1::FgraphUser::KIND_FUNCTION_PROFILER);
+  s.mutable_fgraph()->add_users()->set_kind(
+      v1::FgraphUser::KIND_FUNCTION_PROFILER);
   s.mutable_fgraph()->set_null_threads_bound(10);
   s.mutable_fgraph()->set_null_threads_basis("fork delta");
   return s;

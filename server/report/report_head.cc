@@ -20,8 +20,10 @@ bool Is(const Field& f, int number, int wire_type) {
 absl::Status DecodeTimestamp(absl::string_view msg, ReportHead& head) {
   head.has_observed_at = true;
   return ForEachField(msg, [&](const Field& f) {
-    if (Is(f, 1, kVarint)) head.observed_at_seconds = static_cast<int64_t>(f.varint);
-    if (Is(f, 2, kVarint)) head.observed_at_nanos = static_cast<int32_t>(f.varint);
+    if (Is(f, 1, kVarint))
+      head.observed_at_seconds = static_cast<int64_t>(f.varint);
+    if (Is(f, 2, kVarint))
+      head.observed_at_nanos = static_cast<int32_t>(f.varint);
     return absl::OkStatus();
   });
 }
@@ -43,7 +45,8 @@ absl::Status DecodeAttach(absl::string_view msg, ReportHead& head) {
   int kind = 0;
   double latency = 0;
   absl::Status st = ForEachField(msg, [&](const Field& f) {
-    if (Is(f, A::kProbeKindFieldNumber, kVarint)) kind = static_cast<int32_t>(f.varint);
+    if (Is(f, A::kProbeKindFieldNumber, kVarint))
+      kind = static_cast<int32_t>(f.varint);
     if (Is(f, A::kLatencySecondsFieldNumber, kFixed64)) latency = f.AsDouble();
     return absl::OkStatus();
   });
@@ -59,7 +62,8 @@ struct VmapPurge {
   double purge_seconds = 0;
 };
 
-absl::Status DecodePredictions(absl::string_view msg, ReportHead& head, VmapPurge& purge) {
+absl::Status DecodePredictions(absl::string_view msg, ReportHead& head,
+                               VmapPurge& purge) {
   using P = v1::Predictions;
   return ForEachField(msg, [&](const Field& f) -> absl::Status {
     if (Is(f, P::kWorstRiskFieldNumber, kVarint)) {
@@ -68,7 +72,8 @@ absl::Status DecodePredictions(absl::string_view msg, ReportHead& head, VmapPurg
       return DecodeAttach(f.bytes, head);
     } else if (Is(f, P::kStackDepotFieldNumber, kLengthDelimited)) {
       return ForEachField(f.bytes, [&](const Field& g) {
-        if (Is(g, v1::StackDepotPrediction::kBudgetRatioFieldNumber, kFixed64)) {
+        if (Is(g, v1::StackDepotPrediction::kBudgetRatioFieldNumber,
+               kFixed64)) {
           head.pool_budget_ratio = g.AsDouble();
         }
         return absl::OkStatus();
@@ -76,8 +81,10 @@ absl::Status DecodePredictions(absl::string_view msg, ReportHead& head, VmapPurg
     } else if (Is(f, P::kVmapPurgeFieldNumber, kLengthDelimited)) {
       using V = v1::VmapPurgePrediction;
       return ForEachField(f.bytes, [&](const Field& g) {
-        if (Is(g, V::kAppliesFieldNumber, kVarint)) purge.applies = g.varint != 0;
-        if (Is(g, V::kPurgeSecondsFieldNumber, kFixed64)) purge.purge_seconds = g.AsDouble();
+        if (Is(g, V::kAppliesFieldNumber, kVarint))
+          purge.applies = g.varint != 0;
+        if (Is(g, V::kPurgeSecondsFieldNumber, kFixed64))
+          purge.purge_seconds = g.AsDouble();
         return absl::OkStatus();
       });
     }
@@ -100,7 +107,8 @@ absl::StatusOr<ReportHead> DecodeReportHead(absl::string_view wire) {
         if (f.wire_type == kVarint) head.seq = f.varint;
         break;
       case R::kObservedAtFieldNumber:
-        if (f.wire_type == kLengthDelimited) return DecodeTimestamp(f.bytes, head);
+        if (f.wire_type == kLengthDelimited)
+          return DecodeTimestamp(f.bytes, head);
         break;
       case R::kAgentVersionFieldNumber:
         if (f.wire_type == kLengthDelimited) head.agent_version = f.bytes;
@@ -112,7 +120,12 @@ absl::StatusOr<ReportHead> DecodeReportHead(absl::string_view wire) {
         if (f.wire_type == kLengthDelimited) return DecodeLabel(f.bytes, head);
         break;
       case R::kPredictionsFieldNumber:
-        if (f.wire_type == kLengthDelimited) return DecodePredictions(f.bytes, head, purge);
+        if (f.wire_type == kLengthDelimited)
+          return DecodePredictions(f.bytes, head, purge);
+        break;
+      case R::kFeatureTableOverrideFieldNumber:
+        if (f.wire_type == kLengthDelimited)
+          head.feature_table_override.push_back(f.bytes);
         break;
       default:
         break;

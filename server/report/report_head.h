@@ -1,6 +1,7 @@
 // ReportHead: the few fields of a tracehealth.v1.HostReport that ingest
-// needs (identity, sequence, time, labels and the stored prediction
-// columns), read straight from the wire bytes without parsing the report.
+// needs (identity, sequence, time, labels, the stored prediction columns and
+// the feature-table override to check), read straight from the wire bytes
+// without parsing the report.
 //
 // Decoding follows protobuf's rules for these fields: the last value of a
 // field wins, repeated occurrences of a sub-message merge, a field with an
@@ -25,7 +26,8 @@ struct ReportHead {
   absl::string_view agent_version;
   absl::string_view model_version;
   // Label entries in wire order (a key may repeat; the last one wins).
-  absl::InlinedVector<std::pair<absl::string_view, absl::string_view>, 4> labels;
+  absl::InlinedVector<std::pair<absl::string_view, absl::string_view>, 4>
+      labels;
   uint64_t seq = 0;
   bool has_observed_at = false;
   int64_t observed_at_seconds = 0;
@@ -38,6 +40,9 @@ struct ReportHead {
   std::optional<double> pool_budget_ratio;
   // predictions.vmap_purge.purge_seconds, when the purge model applies.
   std::optional<double> purge_seconds;
+  // The encoded feature_table_override, one view per occurrence (they merge);
+  // empty without one.
+  absl::InlinedVector<absl::string_view, 1> feature_table_override;
 };
 
 // The head of `wire`; DataLoss when a field it reads (or passes over at

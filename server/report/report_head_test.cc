@@ -24,12 +24,15 @@ void ExpectMatchesParse(const std::string& wire) {
   EXPECT_EQ(head->agent_version, r.agent_version());
   EXPECT_EQ(head->model_version, r.model_version());
   std::map<std::string, std::string> labels;
-  for (const auto& [k, v] : head->labels) labels[std::string(k)] = std::string(v);
-  EXPECT_EQ(labels, (std::map<std::string, std::string>(r.labels().begin(), r.labels().end())));
+  for (const auto& [k, v] : head->labels)
+    labels[std::string(k)] = std::string(v);
+  EXPECT_EQ(labels, (std::map<std::string, std::string>(r.labels().begin(),
+                                                        r.labels().end())));
   EXPECT_EQ(head->worst_risk, r.predictions().worst_risk());
   std::optional<double> attach;
   for (const v1::AttachPrediction& a : r.predictions().attach()) {
-    if (a.probe_kind() == v1::PROBE_KIND_KPROBE_MULTI_RETURN) attach = a.latency_seconds();
+    if (a.probe_kind() == v1::PROBE_KIND_KPROBE_MULTI_RETURN)
+      attach = a.latency_seconds();
   }
   EXPECT_EQ(head->attach_latency_seconds, attach);
   std::optional<double> ratio;
@@ -38,30 +41,55 @@ void ExpectMatchesParse(const std::string& wire) {
   }
   EXPECT_EQ(head->pool_budget_ratio, ratio);
   std::optional<double> purge;
-  if (r.predictions().vmap_purge().applies()) purge = r.predictions().vmap_purge().purge_seconds();
+  if (r.predictions().vmap_purge().applies())
+    purge = r.predictions().vmap_purge().purge_seconds();
   EXPECT_EQ(head->purge_seconds, purge);
+  // The override's occurrences, merged as protobuf merges them.
+  v1::FeatureTableOverride merged;
+  for (absl::string_view bytes : head->feature_table_override) {
+    ASSERT_TRUE(merged.MergeFromString(std::string(bytes)));
+  }
+  EXPECT_EQ(merged.SerializeAsString(),
+            r.feature_table_override().SerializeAsString());
+  EXPECT_EQ(head->feature_table_override.empty(),
+            !r.has_feature_table_override());
+}
+
+v1::FeatureTableOverride Override(const std::string& digest,
+                                  const std::string& row) {
+  v1::FeatureTableOverride o;
+  o.set_digest(digest);
+  o.add_rows()->set_name(row);
+  o.mutable_rows(0)->set_since("6.13");
+  return o;
 }
 
 TEST(ReportHeadTest, MatchesTheParsedReport) {
   for (int i = 0; i < 16; ++i) {
-    v1::HostReport r = SampleReport(FleetHost(i), 100 + i, absl::FromUnixSeconds(1800000000));
+    v1::HostReport r =
+        SampleReport(FleetHost(i), 100 + i, absl::FromUnixSeconds(1800000000));
     r.mutable_observed_at()->set_nanos(12345);
-    if (i % 2 == 0) r.mutable_predictions()->mutable_stack_depot()->set_budget_ratio(0.5 + i);
+    if (i % 2 == 0)
+      r.mutable_predictions()->mutable_stack_depot()->set_budget_ratio(0.5 + i);
     if (i % 3 == 0) {
       r.mutable_predictions()->mutable_vmap_purge()->set_applies(true);
       r.mutable_predictions()->mutable_vmap_purge()->set_purge_seconds(i * 1.5);
     }
+    if (i % 4 == 0)
+      *r.mutable_feature_table_override() = Override("sha256:ab", "row");
     SCOPED_TRACE(i);
     ExpectMatchesParse(r.SerializeAsString());
     // The sample reports carry a kprobe_multi_return prediction.
-    EXPECT_TRUE(DecodeReportHead(r.SerializeAsString())->attach_latency_seconds.has_value());
+    EXPECT_TRUE(DecodeReportHead(r.SerializeAsString())
+                    ->attach_latency_seconds.has_value());
   }
 }
 
 // Concatenated messages merge: the last scalar wins, sub-messages merge,
 // repeated fields and map entries accumulate (a later key wins).
 TEST(ReportHeadTest, FollowsProtobufMergeRules) {
-  v1::HostReport a = SampleReport(FleetHost(1), 5, absl::FromUnixSeconds(1800000000));
+  v1::HostReport a =
+      SampleReport(FleetHost(1), 5, absl::FromUnixSeconds(1800000000));
   a.mutable_predictions()->mutable_vmap_purge()->set_applies(true);
   a.mutable_predictions()->mutable_vmap_purge()->set_purge_seconds(2);
   v1::HostReport b;
@@ -75,23 +103,30 @@ TEST(ReportHeadTest, FollowsProtobufMergeRules) {
   auto* k = b.mutable_predictions()->add_attach();
   k->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   k->set_latency_seconds(42);
+  *a.mutable_feature_table_override() =
+      Override("sha256:aa", "kasan_flush_combined");
+  *b.mutable_feature_table_override() =
+      Override("sha256:bb", "invlpgb_kernel_flush");
   ExpectMatchesParse(a.SerializeAsString() + b.SerializeAsString());
   ExpectMatchesParse(b.SerializeAsString() + a.SerializeAsString());
 }
 
 // A known field number with an unexpected wire type is an unknown field.
 TEST(ReportHeadTest, SkipsFieldsWithAnotherWireType) {
-  v1::HostReport r = SampleReport(FleetHost(2), 5, absl::FromUnixSeconds(1800000000));
+  v1::HostReport r =
+      SampleReport(FleetHost(2), 5, absl::FromUnixSeconds(1800000000));
   std::string wire = r.SerializeAsString();
   wire += std::string("\x12\x01x", 3);  // field 2 (seq) as length-delimited
-  wire += std::string("\x09", 1) + std::string(8, '\0');  // field 1 (host_id) as fixed64
+  wire += std::string("\x09", 1) +
+          std::string(8, '\0');  // field 1 (host_id) as fixed64
   ExpectMatchesParse(wire);
   EXPECT_EQ(DecodeReportHead(wire)->seq, 5u);
 }
 
 TEST(ReportHeadTest, TruncatedHeadIsDataLoss) {
   const std::string wire =
-      SampleReport(FleetHost(2), 5, absl::FromUnixSeconds(1800000000)).SerializeAsString();
+      SampleReport(FleetHost(2), 5, absl::FromUnixSeconds(1800000000))
+          .SerializeAsString();
   EXPECT_TRUE(absl::IsDataLoss(DecodeReportHead(wire.substr(0, 5)).status()));
   EXPECT_TRUE(absl::IsDataLoss(DecodeReportHead(wire + "\x0b").status()));
 }

@@ -10,7 +10,8 @@ namespace tracehealth::server {
 StoredReport::StoredReport(std::string host_id, uint64_t seq, std::string blob)
     : host_id_(std::move(host_id)), seq_(seq), blob_(std::move(blob)) {}
 
-std::shared_ptr<const StoredReport> StoredReport::Of(const v1::HostReport& report) {
+std::shared_ptr<const StoredReport> StoredReport::Of(
+    const v1::HostReport& report) {
   return std::make_shared<StoredReport>(report.host_id(), report.seq(),
                                         report.SerializeAsString());
 }
@@ -21,10 +22,12 @@ std::shared_ptr<const v1::HostReport> StoredReport::report() const {
     // string and sub-message, released with the last holder. A parsed
     // report takes about 4x its wire size.
     google::protobuf::ArenaOptions opts;
-    opts.start_block_size = std::clamp<size_t>(blob_.size() * 5, 4 << 10, 256 << 10);
+    opts.start_block_size =
+        std::clamp<size_t>(blob_.size() * 5, 4 << 10, 256 << 10);
     opts.max_block_size = 256 << 10;
     auto arena = std::make_shared<google::protobuf::Arena>(opts);
-    auto* r = google::protobuf::Arena::CreateMessage<v1::HostReport>(arena.get());
+    auto* r =
+        google::protobuf::Arena::CreateMessage<v1::HostReport>(arena.get());
     if (!r->ParseFromString(blob_)) {
       r->Clear();
       r->set_host_id(host_id_);

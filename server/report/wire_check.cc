@@ -33,8 +33,8 @@ constexpr int kMaxCountedFields = 64;
 struct WireMessage;
 struct WireField {
   enum Kind : uint8_t {
-    kUnknown,       // not in the contract: skipped by wire type
-    kPlain,         // bytes, or a scalar with nothing to check
+    kUnknown,  // not in the contract: skipped by wire type
+    kPlain,    // bytes, or a scalar with nothing to check
     kDouble,
     kFloat,
     kString,        // UTF-8
@@ -85,7 +85,8 @@ WireField::Kind KindOf(const FieldDescriptor* f) {
 // The table of HostReport, linked to those of every message type below it;
 // built on first use.
 const WireMessage& ReportTable() {
-  using Tables = std::map<const google::protobuf::Descriptor*, std::unique_ptr<WireMessage>>;
+  using Tables = std::map<const google::protobuf::Descriptor*,
+                          std::unique_ptr<WireMessage>>;
   const google::protobuf::Descriptor* root = v1::HostReport::descriptor();
   static const Tables* tables = [root] {
     auto* t = new Tables();
@@ -97,7 +98,8 @@ const WireMessage& ReportTable() {
       WireMessage& m = *(*t)[d];
       for (int i = 0; i < d->field_count(); ++i) {
         const FieldDescriptor* f = d->field(i);
-        if (f->number() >= 1024) continue;  // none in the contract; walked as unknown
+        if (f->number() >= 1024)
+          continue;  // none in the contract; walked as unknown
         if (static_cast<size_t>(f->number()) >= m.by_number.size()) {
           m.by_number.resize(f->number() + 1);
         }
@@ -107,7 +109,8 @@ const WireMessage& ReportTable() {
         w.may_be_negative = f->name() == "growth_pools_per_second";
         w.counted = f->is_repeated() && f->index() < kMaxCountedFields;
         w.index = f->index();
-        if (w.kind == WireField::kMessage && t->find(f->message_type()) == t->end()) {
+        if (w.kind == WireField::kMessage &&
+            t->find(f->message_type()) == t->end()) {
           (*t)[f->message_type()] = std::make_unique<WireMessage>();
           todo.push_back(f->message_type());
         }
@@ -116,7 +119,8 @@ const WireMessage& ReportTable() {
     // Sub-message links, now that every table exists.
     for (auto& [d, m] : *t) {
       for (WireField& w : m->by_number) {
-        if (w.kind == WireField::kMessage) w.message = t->at(w.field->message_type()).get();
+        if (w.kind == WireField::kMessage)
+          w.message = t->at(w.field->message_type()).get();
       }
     }
     return t;
@@ -125,7 +129,7 @@ const WireMessage& ReportTable() {
 }
 
 // Fields from the report down to the message being walked, for messages.
-using Path = const FieldDescriptor*[kMaxDepth + 1];
+using Path = const FieldDescriptor * [kMaxDepth + 1];
 
 std::string Join(const Path& path, int depth, const FieldDescriptor* f) {
   std::string out;
@@ -151,7 +155,8 @@ inline bool ValueOk(double v, const WireField& w) {
   return std::isfinite(v) && (v >= 0 || w.may_be_negative);
 }
 
-absl::Status BadValue(double v, const WireField& w, const Path& path, int depth) {
+absl::Status BadValue(double v, const WireField& w, const Path& path,
+                      int depth) {
   if (!std::isfinite(v)) {
     return absl::InvalidArgumentError(
         absl::StrCat(Join(path, depth, w.field), ": not a finite number"));
@@ -180,8 +185,9 @@ struct Found {
   }
 };
 
-absl::Status CheckPacked(const WireField& w, absl::string_view bytes, const WireLimits& limits,
-                         const Path& path, int depth, Found& found) {
+absl::Status CheckPacked(const WireField& w, absl::string_view bytes,
+                         const WireLimits& limits, const Path& path, int depth,
+                         Found& found) {
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
   const uint8_t* const end = p + bytes.size();
   const size_t len = bytes.size();
@@ -218,8 +224,9 @@ absl::Status CheckPacked(const WireField& w, absl::string_view bytes, const Wire
       return absl::OkStatus();
   }
   if (static_cast<int64_t>(n) > limits.max_repeated) {
-    found.Note(absl::InvalidArgumentError(absl::StrCat(
-        Join(path, depth, w.field), ": more than ", limits.max_repeated, " entries")));
+    found.Note(absl::InvalidArgumentError(
+        absl::StrCat(Join(path, depth, w.field), ": more than ",
+                     limits.max_repeated, " entries")));
   }
   return absl::OkStatus();
 }
@@ -227,8 +234,9 @@ absl::Status CheckPacked(const WireField& w, absl::string_view bytes, const Wire
 // Returns DataLoss at once; value problems go to `found`. A hand-written
 // loop rather than wire::ForEachField: this runs for every field of every
 // report, and the loop is a quarter faster.
-absl::Status Walk(const WireMessage& msg, absl::string_view bytes, const WireLimits& limits,
-                  Path& path, int depth, Found& found) {
+absl::Status Walk(const WireMessage& msg, absl::string_view bytes,
+                  const WireLimits& limits, Path& path, int depth,
+                  Found& found) {
   if (depth > kMaxDepth) return Malformed("nested too deeply");
   const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
   const uint8_t* const end = p + bytes.size();
@@ -244,8 +252,9 @@ absl::Status Walk(const WireMessage& msg, absl::string_view bytes, const WireLim
         counted_any = true;
       }
       if (++counts[w.index] == limits.max_repeated + 1) {
-        found.Note(absl::InvalidArgumentError(absl::StrCat(
-            Join(path, depth, w.field), ": more than ", limits.max_repeated, " entries")));
+        found.Note(absl::InvalidArgumentError(
+            absl::StrCat(Join(path, depth, w.field), ": more than ",
+                         limits.max_repeated, " entries")));
       }
     }
     // A known field arriving with another wire type is an unknown field to
@@ -260,7 +269,8 @@ absl::Status Walk(const WireMessage& msg, absl::string_view bytes, const WireLim
       case wire::kFixed64:
       case wire::kFixed32: {
         const size_t width = wire_type == wire::kFixed64 ? 8 : 4;
-        if (static_cast<size_t>(end - p) < width) return Malformed("truncated fixed field");
+        if (static_cast<size_t>(end - p) < width)
+          return Malformed("truncated fixed field");
         if (w.kind == (width == 8 ? WireField::kDouble : WireField::kFloat)) {
           const double v = ReadFloating(p, width);
           if (!ValueOk(v, w)) found.Note(BadValue(v, w, path, depth));
@@ -270,7 +280,8 @@ absl::Status Walk(const WireMessage& msg, absl::string_view bytes, const WireLim
       }
       case wire::kLengthDelimited: {
         uint64_t len;
-        if (!wire::ReadLength(p, end, &len)) return Malformed("bad length-delimited field");
+        if (!wire::ReadLength(p, end, &len))
+          return Malformed("bad length-delimited field");
         const absl::string_view sub(reinterpret_cast<const char*>(p), len);
         p += len;
         absl::Status st;
@@ -281,7 +292,8 @@ absl::Status Walk(const WireMessage& msg, absl::string_view bytes, const WireLim
             break;
           case WireField::kString:
             if (!ValidUtf8(sub)) {
-              return Malformed(absl::StrCat("invalid UTF-8 in ", Join(path, depth, w.field)));
+              return Malformed(absl::StrCat("invalid UTF-8 in ",
+                                            Join(path, depth, w.field)));
             }
             break;
           case WireField::kDouble:
@@ -289,7 +301,8 @@ absl::Status Walk(const WireMessage& msg, absl::string_view bytes, const WireLim
           case WireField::kPackedVarint:
           case WireField::kPackedFixed32:
           case WireField::kPackedFixed64:
-            if (w.field->is_repeated()) st = CheckPacked(w, sub, limits, path, depth, found);
+            if (w.field->is_repeated())
+              st = CheckPacked(w, sub, limits, path, depth, found);
             break;
           default:
             break;

@@ -12,7 +12,12 @@
 
 namespace tracehealth::server::wire {
 
-enum WireType : int { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+enum WireType : int {
+  kVarint = 0,
+  kFixed64 = 1,
+  kLengthDelimited = 2,
+  kFixed32 = 5
+};
 
 // Reads a varint of at most 10 bytes (as protobuf does) and advances `p`;
 // false when truncated or longer.
@@ -95,7 +100,8 @@ absl::Status ForEachField(absl::string_view msg, Fn fn) {
     f.wire_type = static_cast<int>(tag & 7);
     switch (f.wire_type) {
       case kVarint:
-        if (!ReadVarint(p, end, &f.varint)) return Malformed("truncated varint");
+        if (!ReadVarint(p, end, &f.varint))
+          return Malformed("truncated varint");
         break;
       case kFixed64:
         if (end - p < 8) return Malformed("truncated fixed64");
@@ -112,7 +118,8 @@ absl::Status ForEachField(absl::string_view msg, Fn fn) {
       }
       case kLengthDelimited: {
         uint64_t len;
-        if (!ReadLength(p, end, &len)) return Malformed("bad length-delimited field");
+        if (!ReadLength(p, end, &len))
+          return Malformed("bad length-delimited field");
         f.bytes = absl::string_view(reinterpret_cast<const char*>(p), len);
         p += len;
         break;

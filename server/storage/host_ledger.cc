@@ -10,8 +10,8 @@ bool HostLedger::Seen(absl::string_view host, uint64_t seq) const {
   return it != hosts_.end() && it->second.seqs.Contains(seq);
 }
 
-void HostLedger::Record(absl::string_view host, uint64_t seq, int64_t received_at_ns,
-                        int64_t rowid) {
+void HostLedger::Record(absl::string_view host, uint64_t seq,
+                        int64_t received_at_ns, int64_t rowid) {
   auto [it, inserted] = hosts_.try_emplace(host);
   LedgerEntry& e = it->second;
   if (inserted) {
@@ -43,7 +43,8 @@ const LedgerEntry* HostLedger::Find(absl::string_view host) const {
 }
 
 void HostLedger::ClearChanged() {
-  for (const std::string& host : changed_) hosts_.find(host)->second.changed = false;
+  for (const std::string& host : changed_)
+    hosts_.find(host)->second.changed = false;
   changed_.clear();
 }
 

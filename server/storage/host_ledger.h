@@ -26,11 +26,11 @@ namespace tracehealth::server {
 struct LedgerEntry {
   int64_t first_seen_ns = 0;  // receive time of the first stored report
   int64_t last_seen_ns = 0;   // receive time of the newest stored report
-  uint64_t reports = 0;       // reports ever stored (retention does not lower it)
-  uint64_t latest_seq = 0;    // the highest stored seq ...
-  int64_t latest_rowid = 0;   // ... and its row
-  SeqRuns seqs;               // every stored seq
-  bool changed = false;       // since the last HostLedger::ClearChanged
+  uint64_t reports = 0;     // reports ever stored (retention does not lower it)
+  uint64_t latest_seq = 0;  // the highest stored seq ...
+  int64_t latest_rowid = 0;  // ... and its row
+  SeqRuns seqs;              // every stored seq
+  bool changed = false;      // since the last HostLedger::ClearChanged
 };
 
 class HostLedger {
@@ -39,7 +39,8 @@ class HostLedger {
   bool Seen(absl::string_view host, uint64_t seq) const;
 
   // Records a newly stored row and marks the host changed.
-  void Record(absl::string_view host, uint64_t seq, int64_t received_at_ns, int64_t rowid);
+  void Record(absl::string_view host, uint64_t seq, int64_t received_at_ns,
+              int64_t rowid);
 
   // Sets a host's entry as read from a checkpoint (not marked changed).
   void Restore(std::string host, LedgerEntry entry);

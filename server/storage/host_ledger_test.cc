@@ -40,7 +40,8 @@ TEST(HostLedgerTest, TracksHostsChangedSinceTheLastCheckpoint) {
   l.Record("a", 2, 2, 2);
   l.Record("old", 8, 3, 3);
   std::map<std::string, uint64_t> seen;
-  l.ForEachChanged([&](const std::string& h, const LedgerEntry& e) { seen[h] = e.reports; });
+  l.ForEachChanged(
+      [&](const std::string& h, const LedgerEntry& e) { seen[h] = e.reports; });
   EXPECT_EQ(seen, (std::map<std::string, uint64_t>{{"a", 2}, {"old", 8}}));
   l.ClearChanged();
   EXPECT_EQ(l.changed(), 0u);

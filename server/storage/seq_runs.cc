@@ -11,8 +11,9 @@ namespace tracehealth::server {
 
 bool SeqRuns::Contains(uint64_t seq) const {
   // The first run ending at or after seq.
-  auto it = std::lower_bound(runs_.begin(), runs_.end(), seq,
-                             [](const auto& run, uint64_t s) { return run.second < s; });
+  auto it = std::lower_bound(
+      runs_.begin(), runs_.end(), seq,
+      [](const auto& run, uint64_t s) { return run.second < s; });
   return it != runs_.end() && it->first <= seq;
 }
 
@@ -25,11 +26,13 @@ uint64_t SeqRuns::Insert(uint64_t seq) {
     runs_.emplace_back(seq, seq);
     return Bound();
   }
-  auto next = std::lower_bound(runs_.begin(), runs_.end(), seq,
-                               [](const auto& run, uint64_t s) { return run.second < s; });
+  auto next = std::lower_bound(
+      runs_.begin(), runs_.end(), seq,
+      [](const auto& run, uint64_t s) { return run.second < s; });
   // next->first > seq (seq is not contained). Join the neighbours it touches.
   const bool joins_next = next->first == seq + 1;
-  const bool joins_prev = next != runs_.begin() && std::prev(next)->second + 1 == seq;
+  const bool joins_prev =
+      next != runs_.begin() && std::prev(next)->second + 1 == seq;
   if (joins_prev && joins_next) {
     std::prev(next)->second = next->second;
     runs_.erase(next);
@@ -70,9 +73,11 @@ absl::StatusOr<SeqRuns> SeqRuns::Decode(absl::string_view text) {
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     const size_t dash = part.find('-');
     const absl::string_view head = part.substr(0, dash);
-    const absl::string_view tail = dash == part.npos ? head : part.substr(dash + 1);
+    const absl::string_view tail =
+        dash == part.npos ? head : part.substr(dash + 1);
     uint64_t first = 0, last = 0;
-    if (!absl::SimpleAtoi(head, &first) || !absl::SimpleAtoi(tail, &last) || last < first) {
+    if (!absl::SimpleAtoi(head, &first) || !absl::SimpleAtoi(tail, &last) ||
+        last < first) {
       return absl::DataLossError(absl::StrCat("bad seq run \"", part, "\""));
     }
     out.runs_.emplace_back(first, last);
@@ -81,7 +86,8 @@ absl::StatusOr<SeqRuns> SeqRuns::Decode(absl::string_view text) {
   std::vector<std::pair<uint64_t, uint64_t>> joined;
   for (const auto& run : out.runs_) {
     if (!joined.empty() && run.first <= joined.back().second) {
-      return absl::DataLossError(absl::StrCat("overlapping seq runs in \"", text, "\""));
+      return absl::DataLossError(
+          absl::StrCat("overlapping seq runs in \"", text, "\""));
     }
     if (!joined.empty() && run.first == joined.back().second + 1) {
       joined.back().second = run.second;

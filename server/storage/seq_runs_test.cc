@@ -44,21 +44,24 @@ TEST(SeqRunsTest, GapsAndLateArrivals) {
 TEST(SeqRunsTest, MatchesASetUnderRandomOrder) {
   std::mt19937_64 rng(7);
   std::vector<uint64_t> seqs(400);
-  for (size_t i = 0; i < seqs.size(); ++i) seqs[i] = i * 2 + 1 + rng() % 2;  // distinct
+  for (size_t i = 0; i < seqs.size(); ++i)
+    seqs[i] = i * 2 + 1 + rng() % 2;  // distinct
   std::shuffle(seqs.begin(), seqs.end(), rng);
   SeqRuns s;
   std::set<uint64_t> want;
   for (size_t i = 0; i < seqs.size() && s.runs() < SeqRuns::kMaxRuns; ++i) {
     s.Insert(seqs[i]);
     want.insert(seqs[i]);
-    for (uint64_t q = 0; q <= 802; ++q) ASSERT_EQ(s.Contains(q), want.count(q) == 1) << q;
+    for (uint64_t q = 0; q <= 802; ++q)
+      ASSERT_EQ(s.Contains(q), want.count(q) == 1) << q;
   }
 }
 
 TEST(SeqRunsTest, MoreThanMaxRunsForgetsTheOldestGap) {
   SeqRuns s;
   // Every other seq: each insert opens a new run.
-  for (uint64_t i = 0; i < SeqRuns::kMaxRuns; ++i) EXPECT_EQ(s.Insert(2 * i + 1), 0u);
+  for (uint64_t i = 0; i < SeqRuns::kMaxRuns; ++i)
+    EXPECT_EQ(s.Insert(2 * i + 1), 0u);
   EXPECT_EQ(s.runs(), SeqRuns::kMaxRuns);
   EXPECT_FALSE(s.Contains(2));
   EXPECT_EQ(s.Insert(1000), 1u);  // the gap {2} closes

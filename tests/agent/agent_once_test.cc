@@ -44,17 +44,16 @@ TEST(AgentOnceTest, ReadableTextOnAFixture) {
   for (const char* want :
        {"host k1", "Kernel      6.12.5 x86_64", "Preemption  none",
         "Threads     61000", "256 online", "fgraph      inactive",
-        "First attach of each probe kind", "function_graph tracer",
-        "kretprobe", "Stack depot 7950 of 8192 pools", "vmap purge  3000 unpurged",
+        "First attach of each probe kind", "function_graph tracer", "kretprobe",
+        "Stack depot 7950 of 8192 pools", "vmap purge  3000 unpurged",
         "Worst risk  STALL"}) {
     EXPECT_TRUE(absl::StrContains(r.out, want)) << want << "\n" << r.out;
   }
 }
 
 TEST(AgentOnceTest, JsonIsTheHostReport) {
-  Result r = RunAgent(
-      {"--once", "--format=json", Fixture("kprobe-multi-6.14"), "--host_id=k2",
-       "--labels=rack=r7,role=db"});
+  Result r = RunAgent({"--once", "--format=json", Fixture("kprobe-multi-6.14"),
+                       "--host_id=k2", "--labels=rack=r7,role=db"});
   ASSERT_EQ(r.rc, 0) << r.out;
   v1::HostReport report;
   auto st = google::protobuf::util::JsonStringToMessage(r.out, &report);
@@ -100,9 +99,11 @@ TEST(AgentOnceTest, FeatureTableOverrideChangesThePrediction) {
                         "    description: vendor backport\n"
                         "    since: \"6.14\"\n    backports: [\"6.12.1\"]\n")
                   .ok());
-  Result base = RunAgent({"--once", "--format=json", Fixture("kasan-6.12-256cpu")});
-  Result vendor = RunAgent({"--once", "--format=json", Fixture("kasan-6.12-256cpu"),
-                            "--feature_table=" + dir + "/features.yaml"});
+  Result base =
+      RunAgent({"--once", "--format=json", Fixture("kasan-6.12-256cpu")});
+  Result vendor =
+      RunAgent({"--once", "--format=json", Fixture("kasan-6.12-256cpu"),
+                "--feature_table=" + dir + "/features.yaml"});
   ASSERT_EQ(base.rc, 0) << base.out;
   ASSERT_EQ(vendor.rc, 0) << vendor.out;
   v1::HostReport b, v;

@@ -3,8 +3,8 @@
 // stopped with SIGTERM and restarted; every report the agent made arrives
 // exactly once, in seq order.
 #include <signal.h>
-#include <stdlib.h>
 #include <sqlite3.h>
+#include <stdlib.h>
 
 #include <memory>
 #include <string>
@@ -37,7 +37,8 @@ Server StartServer(const std::string& data_dir, const std::string& listen,
   options.listen = listen;
   options.log_path = log;
   options.flags = extra;
-  absl::StatusOr<ServerProcess> sp = testing::StartServerWith(data_dir, options);
+  absl::StatusOr<ServerProcess> sp =
+      testing::StartServerWith(data_dir, options);
   EXPECT_TRUE(sp.ok()) << sp.status();
   Server s;
   if (!sp.ok()) return s;
@@ -46,18 +47,20 @@ Server StartServer(const std::string& data_dir, const std::string& listen,
   return s;
 }
 
-std::unique_ptr<Subprocess> StartAgent(const std::string& server,
-                                       const std::string& state_dir,
-                                       const std::string& log,
-                                       uint64_t max_reports,
-                                       const std::vector<std::string>& extra = {},
-                                       const std::string& host_id = "itest-1") {
+std::unique_ptr<Subprocess> StartAgent(
+    const std::string& server, const std::string& state_dir,
+    const std::string& log, uint64_t max_reports,
+    const std::vector<std::string>& extra = {},
+    const std::string& host_id = "itest-1") {
   std::vector<std::string> argv = {
       Runfile("agent/tracehealth-agent"),
       "--root=" + Runfile("tests/fixtures/hosts/kasan-6.12-256cpu"),
-      "--state_dir=" + state_dir, "--host_id=" + host_id,
-      "--labels=rack=r1,role=test", "--server=" + server,
-      "--interval=100ms", absl::StrCat("--max_reports=", max_reports),
+      "--state_dir=" + state_dir,
+      "--host_id=" + host_id,
+      "--labels=rack=r1,role=test",
+      "--server=" + server,
+      "--interval=100ms",
+      absl::StrCat("--max_reports=", max_reports),
       "--shutdown_flush_timeout=60s"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto p = Subprocess::Start(argv, log);
@@ -93,9 +96,9 @@ std::vector<uint64_t> StoredSeqs(const std::string& db_path,
     return out;
   }
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db,
-                     "SELECT seq FROM reports WHERE host_id = ?1 ORDER BY rowid",
-                     -1, &st, nullptr);
+  sqlite3_prepare_v2(
+      db, "SELECT seq FROM reports WHERE host_id = ?1 ORDER BY rowid", -1, &st,
+      nullptr);
   sqlite3_bind_text(st, 1, host.c_str(), -1, SQLITE_TRANSIENT);
   while (sqlite3_step(st) == SQLITE_ROW) {
     out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
@@ -106,21 +109,26 @@ std::vector<uint64_t> StoredSeqs(const std::string& db_path,
 }
 
 absl::StatusOr<v1::HostReport> StoredReport(const std::string& db_path,
-                                            const std::string& host, uint64_t seq) {
+                                            const std::string& host,
+                                            uint64_t seq) {
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+      SQLITE_OK) {
     sqlite3_close(db);
     return absl::NotFoundError(db_path);
   }
   sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", -1,
-                     &st, nullptr);
+  sqlite3_prepare_v2(
+      db, "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", -1, &st,
+      nullptr);
   sqlite3_bind_text(st, 1, host.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 2, static_cast<int64_t>(seq));
   absl::StatusOr<v1::HostReport> out = absl::NotFoundError("no such report");
   if (sqlite3_step(st) == SQLITE_ROW) {
     v1::HostReport r;
-    if (r.ParseFromArray(sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0))) out = r;
+    if (r.ParseFromArray(sqlite3_column_blob(st, 0),
+                         sqlite3_column_bytes(st, 0)))
+      out = r;
   }
   sqlite3_finalize(st);
   sqlite3_close(db);
@@ -165,7 +173,8 @@ TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
   EXPECT_GT(run2.first, run1.last);
 
   // The query API: every report counted once, the latest is the last made.
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   auto stub = v1::FleetQuery::NewStub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
@@ -218,8 +227,9 @@ namespace {
 // accepts.
 TEST(AgentServerTest, MutualTlsReportsOnlyAsTheCertifiedHost) {
   const std::string d = NewTempDir("pki-");
-  const std::string cmd = absl::StrCat("bash '", Runfile("deploy/tls/make-certs.sh"), "' '", d,
-                                       "' tracehealth.test tls-host-a >/dev/null 2>&1");
+  const std::string cmd =
+      absl::StrCat("bash '", Runfile("deploy/tls/make-certs.sh"), "' '", d,
+                   "' tracehealth.test tls-host-a >/dev/null 2>&1");
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const std::string data_dir = NewTempDir("server-data-");
   const std::string logs = NewTempDir("logs-");
@@ -230,7 +240,8 @@ TEST(AgentServerTest, MutualTlsReportsOnlyAsTheCertifiedHost) {
   ASSERT_FALSE(server.grpc_address.empty());
   const std::vector<std::string> tls = {
       "--tls_ca=" + d + "/ca.crt", "--tls_cert=" + d + "/hosts/tls-host-a.crt",
-      "--tls_key=" + d + "/hosts/tls-host-a.key", "--tls_server_name=tracehealth.test"};
+      "--tls_key=" + d + "/hosts/tls-host-a.key",
+      "--tls_server_name=tracehealth.test"};
 
   // As the host the certificate names: stored.
   auto agent = StartAgent(server.grpc_address, NewTempDir("state-a-"),
@@ -258,12 +269,11 @@ TEST(AgentServerTest, MutualTlsReportsOnlyAsTheCertifiedHost) {
   EXPECT_TRUE(absl::StrContains(log_b, "PERMISSION_DENIED")) << log_b;
 
   // Without a client certificate the agent cannot report at all.
-  agent = StartAgent(server.grpc_address, NewTempDir("state-c-"),
-                     logs + "/agent-c.log", 1,
-                     {"--tls_ca=" + d + "/ca.crt",
-                      "--tls_server_name=tracehealth.test",
-                      "--shutdown_flush_timeout=2s"},
-                     "tls-host-a");
+  agent = StartAgent(
+      server.grpc_address, NewTempDir("state-c-"), logs + "/agent-c.log", 1,
+      {"--tls_ca=" + d + "/ca.crt", "--tls_server_name=tracehealth.test",
+       "--shutdown_flush_timeout=2s"},
+      "tls-host-a");
   rc = agent->Wait(absl::Seconds(90));
   ASSERT_TRUE(rc.ok());
   EXPECT_EQ(ParseAgentLog(*ReadFile(logs + "/agent-c.log")).left, 1u);

@@ -5,7 +5,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
-
 #include "absl/time/clock.h"
 #include "agent/collect/collector.h"
 #include "agent/collect/host_fs.h"
@@ -66,8 +65,8 @@ TEST(FixtureHostsTest, PreemptNone616With240kThreads) {
   EXPECT_EQ(s.stackdepot().pools(), 3u);
   EXPECT_EQ(s.stackdepot().max_pools(), 8192u);
   // Everything is read; only the trie input does not exist on this kernel.
-  ASSERT_EQ(s.unknown_size(), 1) << s.unknown(0).input() << ": "
-                                 << s.unknown(0).reason();
+  ASSERT_EQ(s.unknown_size(), 1)
+      << s.unknown(0).input() << ": " << s.unknown(0).reason();
   EXPECT_EQ(UnknownReason(s, "trie"), "CONFIG_PAGE_OWNER is off");
   EXPECT_FALSE(s.has_trie());
 
@@ -179,7 +178,8 @@ TEST(FixtureHostsTest, Kasan612With256Cpus) {
       absl::StrAppend(&block, line, "\n");
       ++frames;
     } else if (absl::StartsWith(line, "nr_base_pages:")) {
-      if (distinct.insert(block).second) hash_bytes += (32 + 8 * frames + 15) / 16 * 16;
+      if (distinct.insert(block).second)
+        hash_bytes += (32 + 8 * frames + 15) / 16 * 16;
       block.clear();
       frames = 0;
     }
@@ -188,8 +188,8 @@ TEST(FixtureHostsTest, Kasan612With256Cpus) {
   EXPECT_EQ(s.trie().hash_bytes(), hash_bytes);
   EXPECT_GT(s.trie().trie_bytes(), 0u);
   EXPECT_GE(s.trie().trie_pools(), 1u);
-  EXPECT_EQ(s.unknown_size(), 0) << s.unknown(0).input() << ": "
-                                 << s.unknown(0).reason();
+  EXPECT_EQ(s.unknown_size(), 0)
+      << s.unknown(0).input() << ": " << s.unknown(0).reason();
 
   v1::Predictions p = EvaluateAll(s);
   EXPECT_TRUE(p.vmap_purge().applies());
@@ -219,8 +219,9 @@ TEST(FixtureHostsTest, NoTracefsMakesFgraphUnknownNotZero) {
   // N_null is still bounded (an upper bound: all threads).
   EXPECT_EQ(s.fgraph().null_threads_bound(), 412u);
   v1::Predictions p = EvaluateAll(s);
-  EXPECT_LT(Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER).basis().confidence(),
-            1.0);
+  EXPECT_LT(
+      Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER).basis().confidence(),
+      1.0);
 }
 
 TEST(FixtureHostsTest, ForkDeltaAfterFgraphStopped) {
@@ -236,8 +237,10 @@ TEST(FixtureHostsTest, ForkDeltaAfterFgraphStopped) {
     Collector c(&fs, o, [&] { return now; });
     EXPECT_TRUE(c.Collect().fgraph().active());
   }
-  ASSERT_TRUE(WriteFile(root + "/sys/kernel/tracing/instances/foo/current_tracer",
-                        "nop\n").ok());
+  ASSERT_TRUE(
+      WriteFile(root + "/sys/kernel/tracing/instances/foo/current_tracer",
+                "nop\n")
+          .ok());
   auto stat = ReadFile(root + "/proc/stat");
   ASSERT_TRUE(stat.ok());
   std::string s2 = *stat;

@@ -19,15 +19,23 @@ namespace {
 TEST(MalformedHostTest, BadFilesBecomeUnknownWithReasons) {
   std::string root = CopyFixture("preempt-none-6.16-240k");
   ASSERT_TRUE(WriteFile(root + "/proc/loadavg", "garbage\n").ok());
-  ASSERT_TRUE(WriteFile(root + "/sys/kernel/debug/sched/preempt", "(turbo)\n").ok());
+  ASSERT_TRUE(
+      WriteFile(root + "/sys/kernel/debug/sched/preempt", "(turbo)\n").ok());
   auto gz = ReadFile(root + "/proc/config.gz");
-  ASSERT_TRUE(WriteFile(root + "/proc/config.gz", gz->substr(0, gz->size() / 2)).ok());
+  ASSERT_TRUE(
+      WriteFile(root + "/proc/config.gz", gz->substr(0, gz->size() / 2)).ok());
   ASSERT_TRUE(WriteFile(root + "/sys/devices/system/cpu/online", "3-1\n").ok());
-  ASSERT_TRUE(WriteFile(root + "/sys/kernel/debug/stackdepot/stats", "pools: lots\n").ok());
+  ASSERT_TRUE(
+      WriteFile(root + "/sys/kernel/debug/stackdepot/stats", "pools: lots\n")
+          .ok());
   ASSERT_TRUE(WriteFile(root + "/proc/vmallocinfo", "not\nvmallocinfo\n").ok());
-  ASSERT_TRUE(WriteFile(root + "/sys/kernel/tracing/dynamic_events", "???\n").ok());
-  ASSERT_TRUE(WriteFile(root + "/proc/sys/kernel/watchdog_thresh", "ten\n").ok());
-  ASSERT_TRUE(WriteFile(root + "/proc/1/fdinfo/1", "link_type:\tkprobe_multi\nkprobe_cnt:\tx\n").ok());
+  ASSERT_TRUE(
+      WriteFile(root + "/sys/kernel/tracing/dynamic_events", "???\n").ok());
+  ASSERT_TRUE(
+      WriteFile(root + "/proc/sys/kernel/watchdog_thresh", "ten\n").ok());
+  ASSERT_TRUE(WriteFile(root + "/proc/1/fdinfo/1",
+                        "link_type:\tkprobe_multi\nkprobe_cnt:\tx\n")
+                  .ok());
   std::filesystem::remove(root + "/proc/cpuinfo");
   std::filesystem::remove(root + "/proc/sys/kernel/osrelease");
 
@@ -37,7 +45,8 @@ TEST(MalformedHostTest, BadFilesBecomeUnknownWithReasons) {
   v1::HostSnapshot s = c.Collect();
 
   EXPECT_FALSE(s.threads().has_total());
-  EXPECT_NE(UnknownReason(s, "threads.total").find("loadavg"), std::string::npos);
+  EXPECT_NE(UnknownReason(s, "threads.total").find("loadavg"),
+            std::string::npos);
   EXPECT_FALSE(s.kernel().has_release());
   EXPECT_NE(UnknownReason(s, "kernel.release"), "");
   EXPECT_NE(UnknownReason(s, "kernel.config").find("gzip"), std::string::npos);
@@ -48,7 +57,8 @@ TEST(MalformedHostTest, BadFilesBecomeUnknownWithReasons) {
             std::string::npos);
   EXPECT_FALSE(s.cpus().has_online());
   EXPECT_NE(UnknownReason(s, "cpus.online"), "");
-  EXPECT_NE(UnknownReason(s, "cpus.invlpgb").find("cpuinfo"), std::string::npos);
+  EXPECT_NE(UnknownReason(s, "cpus.invlpgb").find("cpuinfo"),
+            std::string::npos);
   EXPECT_FALSE(s.stackdepot().has_pools());
   EXPECT_NE(UnknownReason(s, "stackdepot.pools"), "");
   EXPECT_FALSE(s.vmalloc().has_unpurged_areas());

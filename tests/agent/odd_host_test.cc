@@ -37,7 +37,8 @@ void Damage(const std::string& path, std::mt19937* rng) {
       }
       break;
     case 2:  // garbage appended
-      for (int i = 0; i < 64; ++i) data.push_back(static_cast<char>((*rng)() % 256));
+      for (int i = 0; i < 64; ++i)
+        data.push_back(static_cast<char>((*rng)() % 256));
       break;
     case 3:  // emptied
       data.clear();

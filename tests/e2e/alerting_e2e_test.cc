@@ -33,7 +33,8 @@ const std::set<std::string> kCrossing = {"TracehealthAttachLatencyHigh",
                                          "TracehealthAttachStallRisk"};
 
 std::string NoWait(const std::string& rules) {
-  return absl::StrReplaceAll(rules, {{"for: 5m", "for: 0s"}, {"for: 15m", "for: 0s"}});
+  return absl::StrReplaceAll(rules,
+                             {{"for: 5m", "for: 0s"}, {"for: 15m", "for: 0s"}});
 }
 
 void SetThreads(const std::string& root, int threads) {
@@ -49,8 +50,10 @@ google::protobuf::Value ParseJson(const std::string& body) {
 }
 
 // v[key] of a JSON object, or an empty value (never aborts on odd JSON).
-const google::protobuf::Value& Field(const google::protobuf::Value& v, const std::string& key) {
-  static const google::protobuf::Value* const kEmpty = new google::protobuf::Value();
+const google::protobuf::Value& Field(const google::protobuf::Value& v,
+                                     const std::string& key) {
+  static const google::protobuf::Value* const kEmpty =
+      new google::protobuf::Value();
   const auto& fields = v.struct_value().fields();
   auto it = fields.find(key);
   return it == fields.end() ? *kEmpty : it->second;
@@ -60,7 +63,8 @@ const google::protobuf::Value& Field(const google::protobuf::Value& v, const std
 std::set<std::string> AlertmanagerActive(const std::string& base) {
   std::set<std::string> names;
   absl::StatusOr<HttpResponse> r = tracehealth::HttpGet(
-      base + "/api/v2/alerts?active=true&silenced=false&inhibited=false", absl::Seconds(5));
+      base + "/api/v2/alerts?active=true&silenced=false&inhibited=false",
+      absl::Seconds(5));
   if (!r.ok() || r->status != 200) return names;
   const google::protobuf::Value alerts = ParseJson(r->body);
   for (const auto& a : alerts.list_value().values()) {
@@ -79,7 +83,8 @@ std::set<std::string> PrometheusFiring(const std::string& base) {
       tracehealth::HttpGet(base + "/api/v1/alerts", absl::Seconds(5));
   if (!r.ok() || r->status != 200) return names;
   google::protobuf::Value v = ParseJson(r->body);
-  for (const auto& a : Field(Field(v, "data"), "alerts").list_value().values()) {
+  for (const auto& a :
+       Field(Field(v, "data"), "alerts").list_value().values()) {
     const google::protobuf::Value& labels = Field(a, "labels");
     if (Field(labels, "host").string_value() != kHost) continue;
     if (Field(a, "state").string_value() == "firing") {
@@ -98,14 +103,16 @@ bool Eventually(const std::function<bool()>& cond, absl::Duration timeout) {
   return cond();
 }
 
-bool Contains(const std::set<std::string>& have, const std::set<std::string>& want) {
+bool Contains(const std::set<std::string>& have,
+              const std::set<std::string>& want) {
   for (const std::string& w : want) {
     if (have.count(w) == 0) return false;
   }
   return true;
 }
 
-bool Disjoint(const std::set<std::string>& have, const std::set<std::string>& want) {
+bool Disjoint(const std::set<std::string>& have,
+              const std::set<std::string>& want) {
   for (const std::string& w : want) {
     if (have.count(w) != 0) return false;
   }
@@ -113,17 +120,20 @@ bool Disjoint(const std::set<std::string>& have, const std::set<std::string>& wa
 }
 
 std::unique_ptr<Subprocess> StartReady(const std::vector<std::string>& argv,
-                                       const std::string& log, const std::string& ready_url) {
+                                       const std::string& log,
+                                       const std::string& ready_url) {
   absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start(argv, log);
   EXPECT_TRUE(p.ok()) << p.status();
   if (!p.ok()) return nullptr;
   bool ready = Eventually(
       [&] {
-        absl::StatusOr<HttpResponse> r = tracehealth::HttpGet(ready_url, absl::Seconds(1));
+        absl::StatusOr<HttpResponse> r =
+            tracehealth::HttpGet(ready_url, absl::Seconds(1));
         return r.ok() && r->status == 200;
       },
       absl::Seconds(60));
-  EXPECT_TRUE(ready) << argv[0] << " not ready; log: " << ReadFile(log).value_or("");
+  EXPECT_TRUE(ready) << argv[0]
+                     << " not ready; log: " << ReadFile(log).value_or("");
   return *std::move(p);
 }
 
@@ -136,25 +146,29 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
   int am_port = PickFreePort();
   ASSERT_GT(am_port, 0);
   const std::string am = absl::StrCat("http://127.0.0.1:", am_port);
-  ASSERT_TRUE(WriteFile(dir + "/am/am.yml",
-                        "route:\n  receiver: r\n  group_wait: 1s\nreceivers:\n  - name: r\n")
-                  .ok());
+  ASSERT_TRUE(
+      WriteFile(
+          dir + "/am/am.yml",
+          "route:\n  receiver: r\n  group_wait: 1s\nreceivers:\n  - name: r\n")
+          .ok());
   std::unique_ptr<Subprocess> am_proc = StartReady(
-      {"/usr/bin/prometheus-alertmanager", "--config.file=" + dir + "/am/am.yml",
-       "--storage.path=" + dir + "/am", absl::StrCat("--web.listen-address=127.0.0.1:", am_port),
+      {"/usr/bin/prometheus-alertmanager",
+       "--config.file=" + dir + "/am/am.yml", "--storage.path=" + dir + "/am",
+       absl::StrCat("--web.listen-address=127.0.0.1:", am_port),
        "--cluster.listen-address="},
       dir + "/am.log", am + "/-/ready");
   ASSERT_NE(am_proc, nullptr);
 
   // Server with the shipped rules, pushing to Alertmanager.
-  absl::StatusOr<std::string> rules = ReadFile(Runfile("deploy/alerts/rules.yaml"));
+  absl::StatusOr<std::string> rules =
+      ReadFile(Runfile("deploy/alerts/rules.yaml"));
   ASSERT_TRUE(rules.ok());
   ASSERT_TRUE(WriteFile(dir + "/server-rules.yaml", NoWait(*rules)).ok());
   std::filesystem::create_directories(dir + "/server");
   absl::StatusOr<ServerProcess> server = StartServer(
-      dir + "/server",
-      {"--alert_rules=" + dir + "/server-rules.yaml", "--alertmanager_url=" + am,
-       "--alert_eval_interval=1s", "--alert_resend_interval=2s"});
+      dir + "/server", {"--alert_rules=" + dir + "/server-rules.yaml",
+                        "--alertmanager_url=" + am, "--alert_eval_interval=1s",
+                        "--alert_resend_interval=2s"});
   ASSERT_TRUE(server.ok()) << server.status();
 
   // Prometheus scraping the server every second with the shipped rules.
@@ -162,14 +176,16 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
       ReadFile(Runfile("deploy/prometheus/tracehealth.rules.yml"));
   ASSERT_TRUE(prom_rules.ok());
   ASSERT_TRUE(WriteFile(dir + "/prom/rules.yml", NoWait(*prom_rules)).ok());
-  ASSERT_TRUE(WriteFile(dir + "/prom/prometheus.yml",
-                        absl::StrCat("global:\n  scrape_interval: 1s\n"
-                                     "  evaluation_interval: 1s\n"
-                                     "rule_files: [rules.yml]\n"
-                                     "scrape_configs:\n  - job_name: tracehealth-server\n"
-                                     "    static_configs:\n      - targets: ['",
-                                     server->metrics_addr, "']\n"))
-                  .ok());
+  ASSERT_TRUE(
+      WriteFile(
+          dir + "/prom/prometheus.yml",
+          absl::StrCat("global:\n  scrape_interval: 1s\n"
+                       "  evaluation_interval: 1s\n"
+                       "rule_files: [rules.yml]\n"
+                       "scrape_configs:\n  - job_name: tracehealth-server\n"
+                       "    static_configs:\n      - targets: ['",
+                       server->metrics_addr, "']\n"))
+          .ok());
   int prom_port = PickFreePort();
   ASSERT_GT(prom_port, 0);
   const std::string prom = absl::StrCat("http://127.0.0.1:", prom_port);
@@ -182,8 +198,9 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
 
   // The agent on the fixture host, reporting every second.
   absl::StatusOr<std::unique_ptr<Subprocess>> agent = Subprocess::Start(
-      {Runfile("agent/tracehealth-agent"), "--root=" + root, "--state_dir=" + dir + "/agent",
-       "--server=" + server->grpc_addr, std::string("--host_id=") + kHost, "--interval=1s"},
+      {Runfile("agent/tracehealth-agent"), "--root=" + root,
+       "--state_dir=" + dir + "/agent", "--server=" + server->grpc_addr,
+       std::string("--host_id=") + kHost, "--interval=1s"},
       dir + "/agent.log");
   ASSERT_TRUE(agent.ok()) << agent.status();
 
@@ -191,35 +208,41 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
   ASSERT_TRUE(Eventually(
       [&] {
         absl::StatusOr<HttpResponse> r = tracehealth::HttpGet(
-            prom + "/api/v1/query?query=tracehealth_host_risk", absl::Seconds(2));
+            prom + "/api/v1/query?query=tracehealth_host_risk",
+            absl::Seconds(2));
         return r.ok() && r->body.find(kHost) != std::string::npos;
       },
       absl::Seconds(60)))
-      << "Prometheus never scraped the host; agent log: " << *ReadFile(dir + "/agent.log");
+      << "Prometheus never scraped the host; agent log: "
+      << *ReadFile(dir + "/agent.log");
   absl::SleepFor(absl::Seconds(3));
   EXPECT_TRUE(Disjoint(AlertmanagerActive(am), kCrossing));
   EXPECT_TRUE(Disjoint(PrometheusFiring(prom), kCrossing));
 
   // Crossing: 400,000 threads on this PREEMPT_NONE 6.16 host.
   SetThreads(root, 400000);
-  EXPECT_TRUE(Eventually([&] { return Contains(AlertmanagerActive(am), kCrossing); },
-                         absl::Seconds(60)))
-      << "Alertmanager has: " << AlertmanagerActive(am).size() << " alerts; server log: "
-      << *ReadFile(server->log_path);
-  EXPECT_TRUE(Eventually([&] { return Contains(PrometheusFiring(prom), kCrossing); },
-                         absl::Seconds(60)))
+  EXPECT_TRUE(
+      Eventually([&] { return Contains(AlertmanagerActive(am), kCrossing); },
+                 absl::Seconds(60)))
+      << "Alertmanager has: " << AlertmanagerActive(am).size()
+      << " alerts; server log: " << *ReadFile(server->log_path);
+  EXPECT_TRUE(
+      Eventually([&] { return Contains(PrometheusFiring(prom), kCrossing); },
+                 absl::Seconds(60)))
       << "Prometheus firing: " << PrometheusFiring(prom).size();
 
   // The server's real /metrics, with hosts and firing alerts in it, passes
   // Prometheus' own linter.
   absl::StatusOr<HttpResponse> metrics = tracehealth::HttpGet(
-      absl::StrCat("http://", server->metrics_addr, "/metrics"), absl::Seconds(5));
+      absl::StrCat("http://", server->metrics_addr, "/metrics"),
+      absl::Seconds(5));
   ASSERT_TRUE(metrics.ok() && metrics->status == 200);
   EXPECT_NE(metrics->body.find("tracehealth_alerts{"), std::string::npos);
   ASSERT_TRUE(WriteFile(dir + "/metrics.txt", metrics->body).ok());
-  absl::StatusOr<std::unique_ptr<Subprocess>> lint = Subprocess::Start(
-      {"/bin/sh", "-c", "promtool check metrics < \"$0\"", dir + "/metrics.txt"},
-      dir + "/promtool.log");
+  absl::StatusOr<std::unique_ptr<Subprocess>> lint =
+      Subprocess::Start({"/bin/sh", "-c", "promtool check metrics < \"$0\"",
+                         dir + "/metrics.txt"},
+                        dir + "/promtool.log");
   ASSERT_TRUE(lint.ok());
   EXPECT_EQ((*lint)->Wait(absl::Seconds(30)).value_or(-1), 0)
       << ReadFile(dir + "/promtool.log").value_or("");
@@ -227,10 +250,12 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
 
   // Recovery: back to 2,000 threads; both sides resolve.
   SetThreads(root, 2000);
-  EXPECT_TRUE(Eventually([&] { return Disjoint(AlertmanagerActive(am), kCrossing); },
-                         absl::Seconds(60)));
-  EXPECT_TRUE(Eventually([&] { return Disjoint(PrometheusFiring(prom), kCrossing); },
-                         absl::Seconds(60)));
+  EXPECT_TRUE(
+      Eventually([&] { return Disjoint(AlertmanagerActive(am), kCrossing); },
+                 absl::Seconds(60)));
+  EXPECT_TRUE(
+      Eventually([&] { return Disjoint(PrometheusFiring(prom), kCrossing); },
+                 absl::Seconds(60)));
 
   // The server's own view: resolved alerts are listed as such.
   (*agent)->Signal(SIGTERM).IgnoreError();

@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define FUZZ_CHECK(cond)                                                 \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      std::fprintf(stderr, "%s:%d: FUZZ_CHECK failed: %s\n", __FILE__,   \
-                   __LINE__, #cond);                                     \
-      std::abort();                                                      \
-    }                                                                    \
+#define FUZZ_CHECK(cond)                                               \
+  do {                                                                 \
+    if (!(cond)) {                                                     \
+      std::fprintf(stderr, "%s:%d: FUZZ_CHECK failed: %s\n", __FILE__, \
+                   __LINE__, #cond);                                   \
+      std::abort();                                                    \
+    }                                                                  \
   } while (0)
 
 #endif  // TRACEHEALTH_TESTS_FUZZ_FUZZ_CHECK_H_

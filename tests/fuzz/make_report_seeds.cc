@@ -13,11 +13,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const tracehealth::server::SampleHost host =
         tracehealth::server::FleetHost(i * 7);
-    const tracehealth::v1::HostReport report = tracehealth::server::SampleReport(
-        host, static_cast<uint64_t>(i), absl::FromUnixSeconds(1764000000));
+    const tracehealth::v1::HostReport report =
+        tracehealth::server::SampleReport(host, static_cast<uint64_t>(i),
+                                          absl::FromUnixSeconds(1764000000));
     std::string bytes;
     if (!report.SerializeToString(&bytes)) {
-      std::fprintf(stderr, "make_report_seeds: cannot serialize report %d\n", i);
+      std::fprintf(stderr, "make_report_seeds: cannot serialize report %d\n",
+                   i);
       return 1;
     }
     std::ofstream out(argv[i], std::ios::binary | std::ios::trunc);

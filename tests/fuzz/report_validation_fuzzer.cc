@@ -8,6 +8,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/host_identity.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/ingest/validate.h"
 #include "server/report/report_head.h"
@@ -27,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(head->host_id == report.host_id());
   FUZZ_CHECK(head->seq == report.seq());
   if (s.ok()) {
-    FUZZ_CHECK(tracehealth::server::IsValidHostId(report.host_id()));
+    FUZZ_CHECK(tracehealth::IsValidHostId(report.host_id()));
     FUZZ_CHECK(report.seq() > 0);
   }
   return 0;

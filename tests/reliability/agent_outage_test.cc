@@ -5,9 +5,9 @@
 // stored seqs are contiguous, without duplicates, in order.
 //
 // Why this is quick to catch up and loses nothing: the agent's reconnect
-// backoff is capped at 30 s (agent/uplink/backoff.h), so the first reconnect comes at
-// most ~30 s after the restart; its spool (--spool_max_bytes, 64 MiB by
-// default) holds the ~180 reports made during the outage with room to spare
+// backoff is capped at 30 s (agent/uplink/backoff.h), so the first reconnect
+// comes at most ~30 s after the restart; its spool (--spool_max_bytes, 64 MiB
+// by default) holds the ~180 reports made during the outage with room to spare
 // (nothing is dropped: the test checks every seq arrives).
 //
 // Printed per agent: reports made during the outage (by their observed_at),
@@ -43,7 +43,8 @@ struct OutageAgent {
   absl::Time caught_up_at = absl::InfiniteFuture();
 };
 
-absl::Time ObservedAt(const std::string& db, const std::string& host_id, uint64_t seq) {
+absl::Time ObservedAt(const std::string& db, const std::string& host_id,
+                      uint64_t seq) {
   auto blob = StoredReport(db, host_id, seq);
   v1::HostReport report;
   if (!blob.ok() || !report.ParseFromString(*blob)) return absl::InfinitePast();
@@ -56,7 +57,8 @@ TEST(AgentOutageTest, EveryReportDeliveredExactlyOnceAfterOutage) {
   const std::string logs = NewTempDir("outage-logs");
   const std::string db = data + "/tracehealth.db";
 
-  absl::StatusOr<ServerRun> server = StartServerAt(data, "127.0.0.1:0", logs + "/server1.log");
+  absl::StatusOr<ServerRun> server =
+      StartServerAt(data, "127.0.0.1:0", logs + "/server1.log");
   ASSERT_TRUE(server.ok()) << server.status();
   const std::string address = server->grpc_address;
 
@@ -68,8 +70,9 @@ TEST(AgentOutageTest, EveryReportDeliveredExactlyOnceAfterOutage) {
     a.host_id = absl::StrCat("outage-", i + 1);
     a.state_dir = NewTempDir(absl::StrCat("outage-agent", i + 1));
     a.log = absl::StrCat(logs, "/agent", i + 1, ".log");
-    auto p = StartAgent(a.fixture, address, a.state_dir, a.host_id, absl::Seconds(1), a.log,
-                        {"--shutdown_flush_timeout=30s"});
+    auto p =
+        StartAgent(a.fixture, address, a.state_dir, a.host_id, absl::Seconds(1),
+                   a.log, {"--shutdown_flush_timeout=30s"});
     ASSERT_TRUE(p.ok()) << p.status();
     a.process = std::move(*p);
   }
@@ -104,7 +107,8 @@ TEST(AgentOutageTest, EveryReportDeliveredExactlyOnceAfterOutage) {
   const absl::Time deadline = absl::Now() + absl::Seconds(90);
   for (OutageAgent& a : agents) {
     const uint64_t made_by_restart =
-        a.before.front() + static_cast<uint64_t>(absl::ToDoubleSeconds(up_at - down_at)) +
+        a.before.front() +
+        static_cast<uint64_t>(absl::ToDoubleSeconds(up_at - down_at)) +
         a.before.size() - 1;
     while (absl::Now() < deadline) {
       auto seqs = StoredSeqs(db, a.host_id);
@@ -146,15 +150,20 @@ TEST(AgentOutageTest, EveryReportDeliveredExactlyOnceAfterOutage) {
       if (t >= down_at && t < up_at) ++during;
     }
     std::printf(
-        "outage %s, %s (%s): made %llu reports (seq %llu..%llu), %llu of them during the "
-        "outage; delivered %zu, duplicates %zu; caught up %.1f s after the restart\n",
-        absl::FormatDuration(kOutage).c_str(), a.host_id.c_str(), a.fixture.c_str(),
-        static_cast<unsigned long long>(run->reports),
-        static_cast<unsigned long long>(run->first), static_cast<unsigned long long>(run->last),
+        "outage %s, %s (%s): made %llu reports (seq %llu..%llu), %llu of them "
+        "during the "
+        "outage; delivered %zu, duplicates %zu; caught up %.1f s after the "
+        "restart\n",
+        absl::FormatDuration(kOutage).c_str(), a.host_id.c_str(),
+        a.fixture.c_str(), static_cast<unsigned long long>(run->reports),
+        static_cast<unsigned long long>(run->first),
+        static_cast<unsigned long long>(run->last),
         static_cast<unsigned long long>(during), distinct.size(),
-        seqs->size() - distinct.size(), absl::ToDoubleSeconds(a.caught_up_at - up_at));
+        seqs->size() - distinct.size(),
+        absl::ToDoubleSeconds(a.caught_up_at - up_at));
     // One report a second: nearly every second of the outage has its report.
-    EXPECT_GE(during, static_cast<uint64_t>(absl::ToInt64Seconds(kOutage)) * 9 / 10);
+    EXPECT_GE(during,
+              static_cast<uint64_t>(absl::ToInt64Seconds(kOutage)) * 9 / 10);
   }
 }
 

@@ -19,9 +19,9 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
-#include "tests/util/sample_report.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/reliability/processes.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -45,7 +45,8 @@ void FillDiskThenLift(bool check_acked_stored) {
       {"/bin/sh", "-c", "trap '' XFSZ; exec \"$@\"", "sh", "/usr/bin/prlimit",
        absl::StrCat("--fsize=", kLimitBytes, ":unlimited"), "--"});
   ASSERT_TRUE(server.ok()) << server.status();
-  auto channel = grpc::CreateChannel(server->grpc_address, grpc::InsecureChannelCredentials());
+  auto channel = grpc::CreateChannel(server->grpc_address,
+                                     grpc::InsecureChannelCredentials());
   auto stub = v1::TelemetryIngest::NewStub(channel);
 
   // Several hosts, each well inside the per-host rate limit's burst.
@@ -55,8 +56,8 @@ void FillDiskThenLift(bool check_acked_stored) {
     host.host_id = absl::StrCat("full-", h);
     reports.push_back(server::SampleReport(host, 1, absl::Now()));
   }
-  std::printf("report size %zu bytes, limit %lld bytes\n", reports[0].ByteSizeLong(),
-              static_cast<long long>(kLimitBytes));
+  std::printf("report size %zu bytes, limit %lld bytes\n",
+              reports[0].ByteSizeLong(), static_cast<long long>(kLimitBytes));
 
   std::vector<uint64_t> acked(kHosts, 0);
   int stream_errors = 0;
@@ -80,11 +81,13 @@ void FillDiskThenLift(bool check_acked_stored) {
       if (st.ok()) continue;
       ++stream_errors;
       if (first_error.empty()) first_error = st.error_message();
-      errors[absl::StrCat(lifted ? "after lift: " : "full: ", st.error_message())]++;
+      errors[absl::StrCat(lifted ? "after lift: " : "full: ",
+                          st.error_message())]++;
       ASSERT_TRUE(server->process->running());
       auto exited = server->process->Wait(absl::Milliseconds(1));
       ASSERT_EQ(exited.status().code(), absl::StatusCode::kDeadlineExceeded)
-          << "server died when the disk filled: exit " << (exited.ok() ? *exited : -1) << "\n"
+          << "server died when the disk filled: exit "
+          << (exited.ok() ? *exited : -1) << "\n"
           << *ReadFile(logs + "/server.log");
       if (!lifted && stream_errors >= 1) {
         // Nothing acked is missing while full.
@@ -93,7 +96,8 @@ void FillDiskThenLift(bool check_acked_stored) {
           auto seqs = StoredSeqs(db, absl::StrCat("full-", i));
           ASSERT_TRUE(seqs.ok()) << seqs.status();
           if (check_acked_stored) {
-            EXPECT_EQ(CheckContiguous(*seqs, 1, acked[i]), "") << "acked but not stored";
+            EXPECT_EQ(CheckContiguous(*seqs, 1, acked[i]), "")
+                << "acked but not stored";
           }
         }
         // Space returns.
@@ -107,7 +111,8 @@ void FillDiskThenLift(bool check_acked_stored) {
       absl::SleepFor(absl::Milliseconds(200));
     }
   }
-  for (const auto& [msg, n] : errors) std::printf("stream error x%d: %s\n", n, msg.c_str());
+  for (const auto& [msg, n] : errors)
+    std::printf("stream error x%d: %s\n", n, msg.c_str());
   EXPECT_TRUE(lifted) << "the file-size limit was never reached";
   EXPECT_GE(stream_errors, 1);
   for (int h = 0; h < kHosts; ++h) EXPECT_EQ(acked[h], kPerHost) << h;
@@ -127,21 +132,27 @@ void FillDiskThenLift(bool check_acked_stored) {
       // Recovered: the newest report of every host is stored, once each.
       ASSERT_FALSE(seqs->empty()) << h;
       EXPECT_EQ(seqs->back(), kPerHost) << h;
-      EXPECT_EQ(std::set<uint64_t>(seqs->begin(), seqs->end()).size(), seqs->size()) << h;
+      EXPECT_EQ(std::set<uint64_t>(seqs->begin(), seqs->end()).size(),
+                seqs->size())
+          << h;
     }
     stored += seqs->size();
   }
-  auto check = Subprocess::Start({"/bin/sh", "-c",
-                                  absl::StrCat("sqlite3 '", db, "' 'PRAGMA integrity_check;'")},
-                                 logs + "/integrity.log");
+  auto check = Subprocess::Start(
+      {"/bin/sh", "-c",
+       absl::StrCat("sqlite3 '", db, "' 'PRAGMA integrity_check;'")},
+      logs + "/integrity.log");
   ASSERT_TRUE(check.ok());
   ASSERT_TRUE((*check)->Wait(absl::Seconds(30)).ok());
   EXPECT_EQ(*ReadFile(logs + "/integrity.log"), "ok\n");
-  std::printf("disk full at %lld bytes: %llu acked when full, %d stream errors (first: %s); "
-              "after the limit was lifted %zu of %llu stored, integrity ok\n",
-              static_cast<long long>(kLimitBytes),
-              static_cast<unsigned long long>(acked_when_full), stream_errors,
-              first_error.c_str(), stored, static_cast<unsigned long long>(kHosts * kPerHost));
+  std::printf(
+      "disk full at %lld bytes: %llu acked when full, %d stream errors (first: "
+      "%s); "
+      "after the limit was lifted %zu of %llu stored, integrity ok\n",
+      static_cast<long long>(kLimitBytes),
+      static_cast<unsigned long long>(acked_when_full), stream_errors,
+      first_error.c_str(), stored,
+      static_cast<unsigned long long>(kHosts * kPerHost));
 }
 
 // The server survives a full disk, refuses with the storage error, keeps the

@@ -19,17 +19,19 @@
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
-#include "tests/util/sample_report.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/server/server_process.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
 namespace {
 
-constexpr int kInvalidArgument = static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT);
+constexpr int kInvalidArgument =
+    static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT);
 
-v1::HostReport Report(const std::string& host_id, uint64_t seq, absl::Time at = absl::Now()) {
+v1::HostReport Report(const std::string& host_id, uint64_t seq,
+                      absl::Time at = absl::Now()) {
   server::SampleHost host = server::FleetHost(3);
   host.host_id = host_id;
   return server::SampleReport(host, seq, at);
@@ -59,15 +61,17 @@ class HostileInputTest : public ::testing::Test {
 
   // The bystander was served during the attack and ends cleanly.
   void ExpectBystanderServed() {
-    ASSERT_TRUE(bystander_->WaitProgress(5)) << "bystander not served after the attack";
+    ASSERT_TRUE(bystander_->WaitProgress(5))
+        << "bystander not served after the attack";
     grpc::Status st = bystander_->Stop();
     EXPECT_TRUE(st.ok()) << st.error_message();
     EXPECT_EQ(bystander_->acked(), bystander_->sent());
     EXPECT_LT(bystander_->max_ack_latency(), absl::Seconds(5));
-    std::printf("bystander: %llu reports sent, %llu acked, max ack latency %s\n",
-                static_cast<unsigned long long>(bystander_->sent()),
-                static_cast<unsigned long long>(bystander_->acked()),
-                absl::FormatDuration(bystander_->max_ack_latency()).c_str());
+    std::printf(
+        "bystander: %llu reports sent, %llu acked, max ack latency %s\n",
+        static_cast<unsigned long long>(bystander_->sent()),
+        static_cast<unsigned long long>(bystander_->acked()),
+        absl::FormatDuration(bystander_->max_ack_latency()).c_str());
   }
 
   void TearDown() override {
@@ -81,7 +85,8 @@ class HostileInputTest : public ::testing::Test {
   }
 
   // Number of stored reports of `host_id` (0 when the host is unknown).
-  uint64_t StoredReports(const std::string& host_id, grpc::ClientContext* ctx = nullptr) {
+  uint64_t StoredReports(const std::string& host_id,
+                         grpc::ClientContext* ctx = nullptr) {
     grpc::ClientContext own;
     v1::GetHostRequest req;
     req.set_host_id(host_id);
@@ -108,7 +113,8 @@ class HostileInputTest : public ::testing::Test {
     if (!host_id.empty()) {
       const uint64_t next = StoredReports(host_id) + 100;
       ASSERT_TRUE(s.Send(Report(host_id, next)));
-      EXPECT_TRUE(s.WaitAcked(next)) << "stream did not continue after the rejection";
+      EXPECT_TRUE(s.WaitAcked(next))
+          << "stream did not continue after the rejection";
     }
     grpc::Status st = s.Finish();
     EXPECT_TRUE(st.ok()) << st.error_message();
@@ -125,22 +131,26 @@ class HostileInputTest : public ::testing::Test {
 TEST_F(HostileInputTest, OversizedMessages) {
   Start({"--max_report_bytes=200000", "--max_message_bytes=1000000"});
   v1::HostReport big = Report("big", 1);
-  big.mutable_snapshot()->mutable_kernel()->set_cmdline(std::string(300000, 'x'));
+  big.mutable_snapshot()->mutable_kernel()->set_cmdline(
+      std::string(300000, 'x'));
   ExpectRejected("big", big, "report above --max_report_bytes");
 
   // Above the transport limit gRPC ends the stream; nothing of it is stored.
   ReportStream s(ingest_.get());
   v1::HostReport huge = Report("huge", 1);
-  huge.mutable_snapshot()->mutable_kernel()->set_cmdline(std::string(1500000, 'x'));
+  huge.mutable_snapshot()->mutable_kernel()->set_cmdline(
+      std::string(1500000, 'x'));
   s.Send(huge);
   grpc::Status st = s.Finish();
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << st.error_message();
   EXPECT_EQ(StoredReports("huge"), 0u);
 
   // Many large repeated entries (each small, the whole over the limit).
   v1::HostReport wide = Report("wide", 1);
   for (int i = 0; i < 5000; ++i) {
-    wide.mutable_snapshot()->add_unknown()->set_input(absl::StrCat("input-", i));
+    wide.mutable_snapshot()->add_unknown()->set_input(
+        absl::StrCat("input-", i));
   }
   ExpectRejected("wide", wide, "repeated field above the limit");
   ExpectBystanderServed();
@@ -149,10 +159,12 @@ TEST_F(HostileInputTest, OversizedMessages) {
 TEST_F(HostileInputTest, HugeLabelSets) {
   Start();
   v1::HostReport many = Report("labels", 1);
-  for (int i = 0; i < 10000; ++i) (*many.mutable_labels())[absl::StrCat("k", i)] = "v";
+  for (int i = 0; i < 10000; ++i)
+    (*many.mutable_labels())[absl::StrCat("k", i)] = "v";
   ExpectRejected("labels", many, "10,000 labels");
   v1::HostReport sixty_five = Report("labels", 1);
-  for (int i = 0; i < 65; ++i) (*sixty_five.mutable_labels())[absl::StrCat("k", i)] = "v";
+  for (int i = 0; i < 65; ++i)
+    (*sixty_five.mutable_labels())[absl::StrCat("k", i)] = "v";
   ExpectRejected("labels", sixty_five, "65 labels");
   v1::HostReport long_key = Report("labels", 1);
   (*long_key.mutable_labels())[std::string(64, 'k')] = "v";
@@ -166,7 +178,8 @@ TEST_F(HostileInputTest, HugeLabelSets) {
   // At the limits it is accepted.
   v1::HostReport ok = Report("labels", 1000);
   ok.mutable_labels()->clear();
-  for (int i = 0; i < 64; ++i) (*ok.mutable_labels())[absl::StrCat("k", i)] = std::string(255, 'v');
+  for (int i = 0; i < 64; ++i)
+    (*ok.mutable_labels())[absl::StrCat("k", i)] = std::string(255, 'v');
   ReportStream s(ingest_.get());
   ASSERT_TRUE(s.Send(ok));
   EXPECT_TRUE(s.WaitAcked(1000));
@@ -177,12 +190,22 @@ TEST_F(HostileInputTest, HugeLabelSets) {
 
 TEST_F(HostileInputTest, PathLikeAndInvalidHostIds) {
   Start();
-  const std::vector<std::string> bad_ids = {
-      "../x",    "a/b",     "/etc/passwd", "../..", "",         "a b",   "host\n2",
-      "x\\y",    "h;rm -rf", "h\x01",      "ü-host", std::string(254, 'h'),
-      std::string("nul\0byte", 8)};
+  const std::vector<std::string> bad_ids = {"../x",
+                                            "a/b",
+                                            "/etc/passwd",
+                                            "../..",
+                                            "",
+                                            "a b",
+                                            "host\n2",
+                                            "x\\y",
+                                            "h;rm -rf",
+                                            "h\x01",
+                                            "ü-host",
+                                            std::string(254, 'h'),
+                                            std::string("nul\0byte", 8)};
   for (const std::string& id : bad_ids) {
-    ExpectRejected("", Report(id, 1), absl::StrCat("host id \"", absl::CEscape(id), "\""));
+    ExpectRejected("", Report(id, 1),
+                   absl::StrCat("host id \"", absl::CEscape(id), "\""));
   }
   // A stream that starts with a bad id may not continue as a good host
   // either way: the rejection does not bind the stream to anything.
@@ -191,13 +214,15 @@ TEST_F(HostileInputTest, PathLikeAndInvalidHostIds) {
     EXPECT_EQ(StoredReports(id), 0u) << absl::CEscape(id);
   }
   // Nothing was created next to the database by a path-like id.
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(data_dir_)) {
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(data_dir_)) {
     const std::string name = entry.path().filename().string();
     EXPECT_TRUE(absl::StartsWith(name, "tracehealth.db") || name == "ports" ||
                 absl::EndsWith(name, ".log"))
         << entry.path();
   }
-  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(data_dir_).parent_path() / "x"));
+  EXPECT_FALSE(std::filesystem::exists(
+      std::filesystem::path(data_dir_).parent_path() / "x"));
 
   // Invalid UTF-8 in a string field: proto3 strings must be UTF-8, so the
   // message does not decode: the stream ends with INVALID_ARGUMENT and
@@ -206,7 +231,8 @@ TEST_F(HostileInputTest, PathLikeAndInvalidHostIds) {
     ReportStream s(ingest_.get());
     s.Send(Report(std::string("bad\xff\xfe"), 1));
     grpc::Status st = s.Finish();
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << st.error_message();
     EXPECT_EQ(s.acked(), 0u);
     std::printf("invalid UTF-8 host id: stream ended with %d (%s)\n",
                 static_cast<int>(st.error_code()), st.error_message().c_str());
@@ -226,7 +252,8 @@ TEST_F(HostileInputTest, SeqZeroHugeAndBackwards) {
   Start();
   ExpectRejected("seq", Report("seq", 0), "seq 0");
   ExpectRejected("seq", Report("seq", uint64_t{1} << 63), "seq 2^63");
-  ExpectRejected("seq", Report("seq", std::numeric_limits<uint64_t>::max()), "seq 2^64-1");
+  ExpectRejected("seq", Report("seq", std::numeric_limits<uint64_t>::max()),
+                 "seq 2^64-1");
 
   const absl::Time t0 = absl::Now();
   ReportStream s(ingest_.get());
@@ -293,8 +320,10 @@ TEST_F(HostileInputTest, TimestampsOutOfRange) {
   Start();
   const absl::Time now = absl::Now();
   ExpectRejected("time", Report("time", 1, now + absl::Hours(2)), "2 h ahead");
-  ExpectRejected("time", Report("time", 1, absl::FromCivil(absl::CivilSecond(9999, 1, 1),
-                                                           absl::UTCTimeZone())),
+  ExpectRejected("time",
+                 Report("time", 1,
+                        absl::FromCivil(absl::CivilSecond(9999, 1, 1),
+                                        absl::UTCTimeZone())),
                  "year 9999");
   v1::HostReport beyond = Report("time", 1);
   beyond.mutable_observed_at()->set_seconds(int64_t{1} << 50);
@@ -354,31 +383,37 @@ TEST_F(HostileInputTest, QueryCredentials) {
 
 // Runs the openssl CLI in `dir`; true on exit 0.
 bool Openssl(const std::string& dir, const std::string& args) {
-  const std::string cmd = absl::StrCat("cd '", dir, "' && openssl ", args, " >/dev/null 2>&1");
+  const std::string cmd =
+      absl::StrCat("cd '", dir, "' && openssl ", args, " >/dev/null 2>&1");
   return std::system(cmd.c_str()) == 0;
 }
 
 // A CA in `dir` (prefix `ca`) and client certificates signed by it.
 bool MakeCa(const std::string& dir, const std::string& ca) {
-  return Openssl(dir, absl::StrCat("req -x509 -newkey rsa:2048 -nodes -keyout ", ca,
-                                   ".key -out ", ca, ".pem -days 1 -subj /CN=", ca));
+  return Openssl(dir,
+                 absl::StrCat("req -x509 -newkey rsa:2048 -nodes -keyout ", ca,
+                              ".key -out ", ca, ".pem -days 1 -subj /CN=", ca));
 }
-bool MakeCert(const std::string& dir, const std::string& ca, const std::string& name,
-              const std::string& cn, const std::string& ext = "") {
-  if (!Openssl(dir, absl::StrCat("req -newkey rsa:2048 -nodes -keyout ", name, ".key -out ",
-                                 name, ".csr -subj /CN=", cn))) {
+bool MakeCert(const std::string& dir, const std::string& ca,
+              const std::string& name, const std::string& cn,
+              const std::string& ext = "") {
+  if (!Openssl(dir, absl::StrCat("req -newkey rsa:2048 -nodes -keyout ", name,
+                                 ".key -out ", name, ".csr -subj /CN=", cn))) {
     return false;
   }
-  return Openssl(dir, absl::StrCat("x509 -req -in ", name, ".csr -CA ", ca, ".pem -CAkey ", ca,
-                                   ".key -CAcreateserial -out ", name, ".pem -days 1",
-                                   ext.empty() ? "" : " -extfile " + ext));
+  return Openssl(
+      dir, absl::StrCat("x509 -req -in ", name, ".csr -CA ", ca, ".pem -CAkey ",
+                        ca, ".key -CAcreateserial -out ", name, ".pem -days 1",
+                        ext.empty() ? "" : " -extfile " + ext));
 }
 
 TEST_F(HostileInputTest, MutualTlsRefusesMissingOrForeignCertificates) {
   const std::string d = NewTempDir("pki");
   ASSERT_TRUE(MakeCa(d, "ca"));
   ASSERT_TRUE(MakeCa(d, "rogue"));
-  ASSERT_TRUE(WriteFile(d + "/server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n").ok());
+  ASSERT_TRUE(WriteFile(d + "/server.ext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+                  .ok());
   ASSERT_TRUE(MakeCert(d, "ca", "server", "localhost", "server.ext"));
   ASSERT_TRUE(MakeCert(d, "ca", "bystander", "bystander"));
   ASSERT_TRUE(MakeCert(d, "ca", "host-a", "host-a"));
@@ -401,12 +436,15 @@ TEST_F(HostileInputTest, MutualTlsRefusesMissingOrForeignCertificates) {
 
   // Each refused client connects on its own channel and gets an error
   // before anything is stored.
-  auto attempt = [&](std::shared_ptr<grpc::ChannelCredentials> c, const std::string& host) {
+  auto attempt = [&](std::shared_ptr<grpc::ChannelCredentials> c,
+                     const std::string& host) {
     grpc::ChannelArguments a = args;
     a.SetInt("tracehealth.attempt", std::rand());
-    auto stub = v1::TelemetryIngest::NewStub(grpc::CreateCustomChannel(server_.grpc_addr, c, a));
+    auto stub = v1::TelemetryIngest::NewStub(
+        grpc::CreateCustomChannel(server_.grpc_addr, c, a));
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(10));
     auto stream = stub->Report(&ctx);
     stream->Write(Report(host, 1));
     stream->WritesDone();
@@ -420,15 +458,20 @@ TEST_F(HostileInputTest, MutualTlsRefusesMissingOrForeignCertificates) {
     return st;
   };
   grpc::Status none = attempt(creds(""), "host-a");
-  EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAVAILABLE) << none.error_message();
+  EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << none.error_message();
   grpc::Status rogue = attempt(creds("rogue-a"), "host-a");
-  EXPECT_EQ(rogue.error_code(), grpc::StatusCode::UNAVAILABLE) << rogue.error_message();
+  EXPECT_EQ(rogue.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << rogue.error_message();
   grpc::Status plain = attempt(grpc::InsecureChannelCredentials(), "host-a");
-  EXPECT_EQ(plain.error_code(), grpc::StatusCode::UNAVAILABLE) << plain.error_message();
+  EXPECT_EQ(plain.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << plain.error_message();
   grpc::Status other = attempt(creds("host-a"), "host-b");
-  EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED) << other.error_message();
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << other.error_message();
   grpc::Status spoof = attempt(creds("host-a"), "bystander");
-  EXPECT_EQ(spoof.error_code(), grpc::StatusCode::PERMISSION_DENIED) << spoof.error_message();
+  EXPECT_EQ(spoof.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << spoof.error_message();
   EXPECT_TRUE(attempt(creds("host-a"), "host-a").ok());
   EXPECT_EQ(StoredReports("host-a"), 1u);
   EXPECT_EQ(StoredReports("host-b"), 0u);
@@ -451,10 +494,13 @@ TEST_F(HostileInputTest, FloodFromOneHostDoesNotStarveOthers) {
   const double secs = absl::ToDoubleSeconds(absl::Now() - start);
   const uint64_t acked = flood.acked();
   grpc::Status st = flood.Finish();
-  std::printf("flood: %llu reports sent by one host in 8 s, %llu acked (%.0f/s), %zu refused, "
-              "stream %s\n",
-              static_cast<unsigned long long>(sent), static_cast<unsigned long long>(acked),
-              acked / secs, flood.rejections().size(), st.ok() ? "OK" : st.error_message().c_str());
+  std::printf(
+      "flood: %llu reports sent by one host in 8 s, %llu acked (%.0f/s), %zu "
+      "refused, "
+      "stream %s\n",
+      static_cast<unsigned long long>(sent),
+      static_cast<unsigned long long>(acked), acked / secs,
+      flood.rejections().size(), st.ok() ? "OK" : st.error_message().c_str());
   ExpectBystanderServed();
 }
 
@@ -473,16 +519,20 @@ TEST_F(HostileInputTest, FloodFromOneHostIsRateLimited) {
   flood.WaitAcked(sent, absl::Seconds(30));
   size_t limited = 0;
   for (const auto& rej : flood.rejections()) {
-    if (rej.code() == static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED)) ++limited;
+    if (rej.code() == static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED))
+      ++limited;
   }
   grpc::Status st = flood.Finish();
-  const bool stream_limited = st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
-  std::printf("flood of %llu: %llu acked, %zu refused RESOURCE_EXHAUSTED, stream: %s\n",
-              static_cast<unsigned long long>(sent),
-              static_cast<unsigned long long>(flood.acked()), limited,
-              st.error_message().c_str());
+  const bool stream_limited =
+      st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
+  std::printf(
+      "flood of %llu: %llu acked, %zu refused RESOURCE_EXHAUSTED, stream: %s\n",
+      static_cast<unsigned long long>(sent),
+      static_cast<unsigned long long>(flood.acked()), limited,
+      st.error_message().c_str());
   EXPECT_TRUE(limited > 0 || stream_limited)
-      << "5,000 reports of one host in a burst were all accepted: no per-host rate limit";
+      << "5,000 reports of one host in a burst were all accepted: no per-host "
+         "rate limit";
   EXPECT_LT(StoredReports("flooder"), 1000u);
   ExpectBystanderServed();
 }
@@ -493,25 +543,31 @@ TEST_F(HostileInputTest, BadQueryRequests) {
   Start();
   auto list = [&](const v1::ListHostsRequest& req) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(10));
     v1::ListHostsResponse resp;
     return query_->ListHosts(&ctx, req, &resp);
   };
-  for (const std::string sel : {"=x", "role=~\"(", "role=\"unterminated", "role"}) {
+  for (const std::string sel :
+       {"=x", "role=~\"(", "role=\"unterminated", "role"}) {
     v1::ListHostsRequest req;
     req.mutable_hosts()->set_labels(sel);
-    EXPECT_EQ(list(req).error_code(), grpc::StatusCode::INVALID_ARGUMENT) << sel;
+    EXPECT_EQ(list(req).error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << sel;
   }
   {
     v1::ListHostsRequest req;
-    for (int i = 0; i < 100000; ++i) req.mutable_hosts()->add_host_ids(absl::StrCat("h", i));
+    for (int i = 0; i < 100000; ++i)
+      req.mutable_hosts()->add_host_ids(absl::StrCat("h", i));
     grpc::Status st = list(req);
-    EXPECT_TRUE(st.ok() || st.error_code() == grpc::StatusCode::INVALID_ARGUMENT)
+    EXPECT_TRUE(st.ok() ||
+                st.error_code() == grpc::StatusCode::INVALID_ARGUMENT)
         << st.error_message();
   }
   auto predict = [&](const v1::WhatIf& w) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(10));
     v1::PredictAttachRequest req;
     req.mutable_hosts()->add_host_ids("bystander");
     *req.mutable_what_if() = w;
@@ -547,10 +603,12 @@ TEST_F(HostileInputTest, BadQueryRequests) {
     auto [st, resp] = predict(w);
     if (st.ok()) {
       for (const auto& a : resp.answers()) {
-        EXPECT_TRUE(std::isfinite(a.prediction().latency_seconds())) << a.DebugString();
+        EXPECT_TRUE(std::isfinite(a.prediction().latency_seconds()))
+            << a.DebugString();
       }
     } else {
-      EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+          << st.error_message();
     }
   }
   ExpectBystanderServed();

@@ -28,11 +28,15 @@ ReportStream::~ReportStream() {
   }
 }
 
-bool ReportStream::Send(const v1::HostReport& report) { return stream_->Write(report); }
+bool ReportStream::Send(const v1::HostReport& report) {
+  return stream_->Write(report);
+}
 
 bool ReportStream::WaitAcked(uint64_t seq, absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
-  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return acked_ >= seq || closed_; };
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return acked_ >= seq || closed_;
+  };
   mu_.AwaitWithTimeout(absl::Condition(&done), timeout);
   return acked_ >= seq;
 }
@@ -71,8 +75,8 @@ grpc::Status ReportStream::Finish() {
   return status_;
 }
 
-Bystander::Bystander(std::shared_ptr<grpc::Channel> channel, std::string host_id,
-                     absl::Duration period)
+Bystander::Bystander(std::shared_ptr<grpc::Channel> channel,
+                     std::string host_id, absl::Duration period)
     : channel_(std::move(channel)),
       stub_(v1::TelemetryIngest::NewStub(channel_)),
       host_id_(std::move(host_id)),

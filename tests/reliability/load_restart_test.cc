@@ -23,9 +23,9 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
-#include "tests/util/sample_report.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/reliability/processes.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -48,7 +48,8 @@ class SimAgent {
 
   // Reports every kPeriod (offset by `phase`) until `stop`, then drains the
   // unacked reports for up to `drain`.
-  void Run(const std::atomic<bool>& stop, absl::Duration phase, absl::Duration drain) {
+  void Run(const std::atomic<bool>& stop, absl::Duration phase,
+           absl::Duration drain) {
     absl::SleepFor(phase);
     absl::Time next = absl::Now();
     while (!stop.load()) {
@@ -91,7 +92,8 @@ class SimAgent {
     const uint64_t a = stream_->acked();
     absl::MutexLock lock(&mu_);
     acked_ = std::max(acked_, a);
-    while (!unacked_.empty() && unacked_.front() <= acked_) unacked_.pop_front();
+    while (!unacked_.empty() && unacked_.front() <= acked_)
+      unacked_.pop_front();
   }
 
   // Sends what is unacked, reconnecting (after a backoff) when the stream
@@ -106,7 +108,8 @@ class SimAgent {
     if (stream_ == nullptr) {
       if (absl::Now() < retry_at_) return;
       if (channel_ == nullptr) {
-        channel_ = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+        channel_ =
+            grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
         stub_ = v1::TelemetryIngest::NewStub(channel_);
       }
       stream_ = std::make_unique<ReportStream>(stub_.get());
@@ -123,7 +126,8 @@ class SimAgent {
     }
     for (uint64_t s : to_send) {
       report_.set_seq(s);
-      report_.mutable_observed_at()->set_seconds(absl::ToUnixSeconds(absl::Now()));
+      report_.mutable_observed_at()->set_seconds(
+          absl::ToUnixSeconds(absl::Now()));
       if (!stream_->Send(report_)) {
         stream_ok_ = false;
         return;
@@ -157,7 +161,8 @@ TEST(LoadRestartTest, ManyAgentsThroughKillAndRestart) {
   const std::string address = server->grpc_address;
 
   std::vector<std::unique_ptr<SimAgent>> agents;
-  for (int i = 0; i < kHosts; ++i) agents.push_back(std::make_unique<SimAgent>(address, i));
+  for (int i = 0; i < kHosts; ++i)
+    agents.push_back(std::make_unique<SimAgent>(address, i));
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
   for (int i = 0; i < kHosts; ++i) {
@@ -182,7 +187,8 @@ TEST(LoadRestartTest, ManyAgentsThroughKillAndRestart) {
       if (!std::binary_search(seqs->begin(), seqs->end(), s)) ++missing_at_kill;
     }
   }
-  EXPECT_EQ(missing_at_kill, 0u) << "acked reports missing from the file after SIGKILL";
+  EXPECT_EQ(missing_at_kill, 0u)
+      << "acked reports missing from the file after SIGKILL";
   absl::SleepFor(absl::Seconds(1));
   server = StartServerAt(data, address, logs + "/server2.log");
   ASSERT_TRUE(server.ok()) << server.status();
@@ -227,17 +233,22 @@ TEST(LoadRestartTest, ManyAgentsThroughKillAndRestart) {
     EXPECT_EQ(agents[i]->acked(), agents[i]->made()) << agents[i]->host_id();
   }
   std::printf(
-      "load: %d hosts every %s for %s, server SIGKILLed at %s and SIGTERMed at %s\n"
+      "load: %d hosts every %s for %s, server SIGKILLed at %s and SIGTERMed at "
+      "%s\n"
       "  at the kill: %llu reports acked, %llu of them missing from the file\n"
-      "  made %llu, acked %llu, held %llu, lost %llu, stored twice %llu, streams opened %d\n",
-      kHosts, absl::FormatDuration(kPeriod).c_str(), absl::FormatDuration(kDuration).c_str(),
+      "  made %llu, acked %llu, held %llu, lost %llu, stored twice %llu, "
+      "streams opened %d\n",
+      kHosts, absl::FormatDuration(kPeriod).c_str(),
+      absl::FormatDuration(kDuration).c_str(),
       absl::FormatDuration(kDuration / 3).c_str(),
       absl::FormatDuration(kDuration * 2 / 3).c_str(),
       static_cast<unsigned long long>(acked_at_kill),
-      static_cast<unsigned long long>(missing_at_kill), static_cast<unsigned long long>(made),
-      static_cast<unsigned long long>(acked), static_cast<unsigned long long>(held),
-      static_cast<unsigned long long>(lost), static_cast<unsigned long long>(duplicates),
-      reconnects);
+      static_cast<unsigned long long>(missing_at_kill),
+      static_cast<unsigned long long>(made),
+      static_cast<unsigned long long>(acked),
+      static_cast<unsigned long long>(held),
+      static_cast<unsigned long long>(lost),
+      static_cast<unsigned long long>(duplicates), reconnects);
   EXPECT_EQ(lost, 0u);
   EXPECT_EQ(duplicates, 0u);
   EXPECT_EQ(held, made);

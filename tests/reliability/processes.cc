@@ -15,10 +15,10 @@
 
 namespace tracehealth::testing {
 
-absl::StatusOr<ServerRun> StartServerAt(const std::string& data_dir, const std::string& listen,
-                                        const std::string& log,
-                                        const std::vector<std::string>& extra_flags,
-                                        const std::vector<std::string>& prefix) {
+absl::StatusOr<ServerRun> StartServerAt(
+    const std::string& data_dir, const std::string& listen,
+    const std::string& log, const std::vector<std::string>& extra_flags,
+    const std::vector<std::string>& prefix) {
   ServerOptions options;
   options.listen = listen;
   options.log_path = log;
@@ -33,8 +33,9 @@ absl::StatusOr<ServerRun> StartServerAt(const std::string& data_dir, const std::
 }
 
 absl::StatusOr<std::unique_ptr<Subprocess>> StartAgent(
-    const std::string& fixture, const std::string& server, const std::string& state_dir,
-    const std::string& host_id, absl::Duration interval, const std::string& log,
+    const std::string& fixture, const std::string& server,
+    const std::string& state_dir, const std::string& host_id,
+    absl::Duration interval, const std::string& log,
     const std::vector<std::string>& extra_flags) {
   std::vector<std::string> argv = {
       Runfile("agent/tracehealth-agent"),
@@ -50,11 +51,13 @@ absl::StatusOr<std::unique_ptr<Subprocess>> StartAgent(
 
 absl::StatusOr<AgentRun> ParseAgentLog(const std::string& log_text) {
   const size_t p = log_text.rfind("stopped after ");
-  if (p == std::string::npos) return absl::NotFoundError("no \"stopped after\" line");
+  if (p == std::string::npos)
+    return absl::NotFoundError("no \"stopped after\" line");
   AgentRun run;
   unsigned long long n = 0, a = 0, b = 0, left = 0;
-  if (std::sscanf(log_text.c_str() + p, "stopped after %llu reports (seq %llu..%llu), %llu left",
-                  &n, &a, &b, &left) != 4) {
+  if (std::sscanf(log_text.c_str() + p,
+                  "stopped after %llu reports (seq %llu..%llu), %llu left", &n,
+                  &a, &b, &left) != 4) {
     return absl::InvalidArgumentError(
         absl::StrCat("unexpected line: ", log_text.substr(p, 120)));
   }
@@ -71,7 +74,8 @@ class Db {
  public:
   static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path) {
     sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+        SQLITE_OK) {
       std::string msg = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
       sqlite3_close(db);
       return absl::UnavailableError(absl::StrCat("open ", path, ": ", msg));
@@ -94,9 +98,10 @@ absl::StatusOr<std::vector<uint64_t>> StoredSeqs(const std::string& db_path,
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(db_path);
   if (!db.ok()) return db.status();
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2((*db)->get(),
-                         "SELECT seq FROM reports WHERE host_id = ?1 ORDER BY rowid", -1, &st,
-                         nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(
+          (*db)->get(),
+          "SELECT seq FROM reports WHERE host_id = ?1 ORDER BY rowid", -1, &st,
+          nullptr) != SQLITE_OK) {
     return absl::InternalError(sqlite3_errmsg((*db)->get()));
   }
   sqlite3_bind_text(st, 1, host_id.c_str(), -1, SQLITE_TRANSIENT);
@@ -106,32 +111,38 @@ absl::StatusOr<std::vector<uint64_t>> StoredSeqs(const std::string& db_path,
     out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
   }
   sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) return absl::InternalError(sqlite3_errmsg((*db)->get()));
+  if (rc != SQLITE_DONE)
+    return absl::InternalError(sqlite3_errmsg((*db)->get()));
   return out;
 }
 
-absl::StatusOr<std::string> StoredReport(const std::string& db_path, const std::string& host_id,
+absl::StatusOr<std::string> StoredReport(const std::string& db_path,
+                                         const std::string& host_id,
                                          uint64_t seq) {
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(db_path);
   if (!db.ok()) return db.status();
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2((*db)->get(),
-                         "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", -1, &st,
-                         nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(
+          (*db)->get(),
+          "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", -1, &st,
+          nullptr) != SQLITE_OK) {
     return absl::InternalError(sqlite3_errmsg((*db)->get()));
   }
   sqlite3_bind_text(st, 1, host_id.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 2, static_cast<int64_t>(seq));
-  absl::StatusOr<std::string> out = absl::NotFoundError(absl::StrCat(host_id, "/", seq));
+  absl::StatusOr<std::string> out =
+      absl::NotFoundError(absl::StrCat(host_id, "/", seq));
   if (sqlite3_step(st) == SQLITE_ROW) {
     const void* blob = sqlite3_column_blob(st, 0);
-    out = std::string(static_cast<const char*>(blob), sqlite3_column_bytes(st, 0));
+    out = std::string(static_cast<const char*>(blob),
+                      sqlite3_column_bytes(st, 0));
   }
   sqlite3_finalize(st);
   return out;
 }
 
-std::string CheckContiguous(const std::vector<uint64_t>& seqs, uint64_t first, uint64_t last) {
+std::string CheckContiguous(const std::vector<uint64_t>& seqs, uint64_t first,
+                            uint64_t last) {
   std::map<uint64_t, int> count;
   for (uint64_t s : seqs) count[s]++;
   std::string problems;
@@ -147,11 +158,13 @@ std::string CheckContiguous(const std::vector<uint64_t>& seqs, uint64_t first, u
     }
   }
   for (const auto& [s, n] : count) {
-    if (s < first || s > last) absl::StrAppend(&problems, "unexpected seq ", s, "; ");
+    if (s < first || s > last)
+      absl::StrAppend(&problems, "unexpected seq ", s, "; ");
   }
   for (size_t i = 1; i < seqs.size(); ++i) {
     if (seqs[i] <= seqs[i - 1]) {
-      absl::StrAppend(&problems, "out of order at ", seqs[i - 1], " -> ", seqs[i], "; ");
+      absl::StrAppend(&problems, "out of order at ", seqs[i - 1], " -> ",
+                      seqs[i], "; ");
       break;
     }
   }

@@ -25,16 +25,17 @@ struct ServerRun {
 // restart on the same address) with its database in `data_dir`; output is
 // appended to `log`. `prefix` is put before the binary (e.g. {"prlimit",
 // "--fsize=..."}). Waits up to 60 s for the port file.
-absl::StatusOr<ServerRun> StartServerAt(const std::string& data_dir, const std::string& listen,
-                                        const std::string& log,
-                                        const std::vector<std::string>& extra_flags = {},
-                                        const std::vector<std::string>& prefix = {});
+absl::StatusOr<ServerRun> StartServerAt(
+    const std::string& data_dir, const std::string& listen,
+    const std::string& log, const std::vector<std::string>& extra_flags = {},
+    const std::vector<std::string>& prefix = {});
 
 // Starts tracehealth-agent on the fixture host `fixture` (a directory of
 // tests/fixtures/hosts) reporting to `server` every `interval`.
 absl::StatusOr<std::unique_ptr<Subprocess>> StartAgent(
-    const std::string& fixture, const std::string& server, const std::string& state_dir,
-    const std::string& host_id, absl::Duration interval, const std::string& log,
+    const std::string& fixture, const std::string& server,
+    const std::string& state_dir, const std::string& host_id,
+    absl::Duration interval, const std::string& log,
     const std::vector<std::string>& extra_flags = {});
 
 // The agent's last "stopped after N reports (seq A..B), K left" log line.
@@ -53,12 +54,14 @@ absl::StatusOr<std::vector<uint64_t>> StoredSeqs(const std::string& db_path,
 
 // Stored HostReport blob of (host_id, seq), or NotFound.
 absl::StatusOr<std::string> StoredReport(const std::string& db_path,
-                                         const std::string& host_id, uint64_t seq);
+                                         const std::string& host_id,
+                                         uint64_t seq);
 
 // Checks `seqs` are exactly first..last, each once, ascending. Returns an
 // empty string when they are, else what is wrong (missing, duplicated or
 // out-of-order seqs).
-std::string CheckContiguous(const std::vector<uint64_t>& seqs, uint64_t first, uint64_t last);
+std::string CheckContiguous(const std::vector<uint64_t>& seqs, uint64_t first,
+                            uint64_t last);
 
 }  // namespace tracehealth::testing
 

@@ -78,27 +78,30 @@ TEST(SpoolCorruptionTest, BadRecordsSkippedAndCountedRestDelivered) {
   // 2. Damage the segment holding them.
   std::vector<std::string> segments;
   for (const auto& e : std::filesystem::directory_iterator(state + "/spool")) {
-    if (e.path().filename().string().rfind("seg-", 0) == 0) segments.push_back(e.path());
+    if (e.path().filename().string().rfind("seg-", 0) == 0)
+      segments.push_back(e.path());
   }
   ASSERT_EQ(segments.size(), 1u);
   std::string seg = *ReadFile(segments[0]);
   std::vector<Record> recs = Records(seg);
   ASSERT_EQ(recs.size(), 10u);
-  const uint64_t flipped = recs[2].seq, unmagic = recs[5].seq, truncated = recs[9].seq;
+  const uint64_t flipped = recs[2].seq, unmagic = recs[5].seq,
+                 truncated = recs[9].seq;
   seg[recs[2].offset + 20 + recs[2].length / 2] ^= 0x5a;  // CRC mismatch
-  seg.replace(recs[5].offset, 4, "XXXX");                // lost sync
-  seg.resize(recs[9].offset + 20 + recs[9].length / 2);  // torn tail
+  seg.replace(recs[5].offset, 4, "XXXX");                 // lost sync
+  seg.resize(recs[9].offset + 20 + recs[9].length / 2);   // torn tail
   ASSERT_TRUE(WriteFile(segments[0], seg).ok());
   std::set<uint64_t> intact;
   for (const Record& r : recs) {
-    if (r.seq != flipped && r.seq != unmagic && r.seq != truncated) intact.insert(r.seq);
+    if (r.seq != flipped && r.seq != unmagic && r.seq != truncated)
+      intact.insert(r.seq);
   }
 
   // 3. Server up; the agent restarts, makes 3 more reports and flushes.
   auto server = StartServerAt(data, "127.0.0.1:0", logs + "/server.log");
   ASSERT_TRUE(server.ok()) << server.status();
-  agent = StartAgent("fgraph-active-6.19", server->grpc_address, state, "spool-1",
-                     absl::Milliseconds(100), logs + "/agent2.log",
+  agent = StartAgent("fgraph-active-6.19", server->grpc_address, state,
+                     "spool-1", absl::Milliseconds(100), logs + "/agent2.log",
                      {"--max_reports=3", "--shutdown_flush_timeout=30s"});
   ASSERT_TRUE(agent.ok()) << agent.status();
   rc = (*agent)->Wait(absl::Seconds(60));
@@ -123,12 +126,14 @@ TEST(SpoolCorruptionTest, BadRecordsSkippedAndCountedRestDelivered) {
   v1::HostReport last;
   ASSERT_TRUE(last.ParseFromString(*blob));
   EXPECT_GE(last.health().spool_corrupt_total(), 3u);
-  std::printf("spool: 10 spooled, 3 damaged (seq %llu flipped, %llu magic, %llu torn); "
-              "stored %zu (%zu intact + %llu new), spool_corrupt_total=%llu\n",
-              static_cast<unsigned long long>(flipped), static_cast<unsigned long long>(unmagic),
-              static_cast<unsigned long long>(truncated), seqs->size(), intact.size(),
-              static_cast<unsigned long long>(run2->reports),
-              static_cast<unsigned long long>(last.health().spool_corrupt_total()));
+  std::printf(
+      "spool: 10 spooled, 3 damaged (seq %llu flipped, %llu magic, %llu torn); "
+      "stored %zu (%zu intact + %llu new), spool_corrupt_total=%llu\n",
+      static_cast<unsigned long long>(flipped),
+      static_cast<unsigned long long>(unmagic),
+      static_cast<unsigned long long>(truncated), seqs->size(), intact.size(),
+      static_cast<unsigned long long>(run2->reports),
+      static_cast<unsigned long long>(last.health().spool_corrupt_total()));
   ASSERT_TRUE(server->process->Signal(SIGTERM).ok());
   ASSERT_TRUE(server->process->Wait(absl::Seconds(30)).ok());
 }

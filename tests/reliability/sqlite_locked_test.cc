@@ -22,7 +22,6 @@
 namespace tracehealth::testing {
 namespace {
 
-
 bool WaitStored(const std::string& db, const std::string& host, size_t n,
                 absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -41,21 +40,26 @@ void LockWhileAgentReports(int lock_seconds) {
   const std::string db = data + "/tracehealth.db";
   auto server = StartServerAt(data, "127.0.0.1:0", logs + "/server.log");
   ASSERT_TRUE(server.ok()) << server.status();
-  auto agent = StartAgent("kprobe-multi-6.14", server->grpc_address, state, "locked-1",
-                          absl::Milliseconds(200), logs + "/agent.log",
-                          {"--shutdown_flush_timeout=60s"});
+  auto agent =
+      StartAgent("kprobe-multi-6.14", server->grpc_address, state, "locked-1",
+                 absl::Milliseconds(200), logs + "/agent.log",
+                 {"--shutdown_flush_timeout=60s"});
   ASSERT_TRUE(agent.ok()) << agent.status();
   ASSERT_TRUE(WaitStored(db, "locked-1", 3, absl::Seconds(30)));
 
   // Another process takes the database.
   const std::string script = absl::StrCat(
       "(echo 'PRAGMA busy_timeout=10000;'; echo 'BEGIN EXCLUSIVE;'; "
-      "echo \"SELECT 'lock-held';\"; sleep ", lock_seconds,
-      "; echo 'COMMIT;'; echo \"SELECT 'lock-released';\") | sqlite3 '", db, "'");
-  auto locker = Subprocess::Start({"/bin/sh", "-c", script}, logs + "/sqlite3.log");
+      "echo \"SELECT 'lock-held';\"; sleep ",
+      lock_seconds,
+      "; echo 'COMMIT;'; echo \"SELECT 'lock-released';\") | sqlite3 '", db,
+      "'");
+  auto locker =
+      Subprocess::Start({"/bin/sh", "-c", script}, logs + "/sqlite3.log");
   ASSERT_TRUE(locker.ok()) << locker.status();
   auto held = WaitForFile(logs + "/sqlite3.log", absl::Seconds(20));
-  ASSERT_TRUE(held.ok() && absl::StrContains(*held, "lock-held")) << (held.ok() ? *held : "");
+  ASSERT_TRUE(held.ok() && absl::StrContains(*held, "lock-held"))
+      << (held.ok() ? *held : "");
   const absl::Time locked_at = absl::Now();
   auto at_lock = StoredSeqs(db, "locked-1");
   ASSERT_TRUE(at_lock.ok()) << at_lock.status();
@@ -64,7 +68,8 @@ void LockWhileAgentReports(int lock_seconds) {
   absl::SleepFor(absl::Seconds(lock_seconds - 3));
   auto during = StoredSeqs(db, "locked-1");
   ASSERT_TRUE(during.ok()) << during.status();
-  EXPECT_EQ(during->size(), at_lock->size()) << "writes committed through an exclusive lock";
+  EXPECT_EQ(during->size(), at_lock->size())
+      << "writes committed through an exclusive lock";
   EXPECT_TRUE(server->process->running());
   auto lrc = (*locker)->Wait(absl::Seconds(30));
   ASSERT_TRUE(lrc.ok()) << lrc.status();
@@ -73,9 +78,12 @@ void LockWhileAgentReports(int lock_seconds) {
 
   // After the release the backlog arrives.
   const size_t backlog_target =
-      at_lock->size() + static_cast<size_t>(absl::ToDoubleSeconds(released_at - locked_at) / 0.2 * 0.8);
+      at_lock->size() +
+      static_cast<size_t>(absl::ToDoubleSeconds(released_at - locked_at) / 0.2 *
+                          0.8);
   ASSERT_TRUE(WaitStored(db, "locked-1", backlog_target, absl::Seconds(60)))
-      << "no recovery after the lock was released\n" << *ReadFile(logs + "/server.log");
+      << "no recovery after the lock was released\n"
+      << *ReadFile(logs + "/server.log");
   const absl::Duration recovery = absl::Now() - released_at;
 
   ASSERT_TRUE((*agent)->Signal(SIGTERM).ok());
@@ -88,7 +96,8 @@ void LockWhileAgentReports(int lock_seconds) {
   auto seqs = StoredSeqs(db, "locked-1");
   ASSERT_TRUE(seqs.ok()) << seqs.status();
   EXPECT_EQ(CheckContiguous(*seqs, run->first, run->last), "")
-      << "agent log:\n" << *ReadFile(logs + "/agent.log") << "\nserver log:\n"
+      << "agent log:\n"
+      << *ReadFile(logs + "/agent.log") << "\nserver log:\n"
       << *ReadFile(logs + "/server.log");
 
   // When a write failed, the agent was told why.
@@ -98,7 +107,9 @@ void LockWhileAgentReports(int lock_seconds) {
     if (absl::StrContains(line, "storage")) storage_lines.emplace_back(line);
   }
   if (lock_seconds > 10) {
-    EXPECT_FALSE(storage_lines.empty()) << "agent never saw the storage error:\n" << agent_log;
+    EXPECT_FALSE(storage_lines.empty())
+        << "agent never saw the storage error:\n"
+        << agent_log;
     for (const std::string& line : storage_lines) {
       EXPECT_TRUE(absl::StrContains(line, "database is locked")) << line;
     }
@@ -112,19 +123,25 @@ void LockWhileAgentReports(int lock_seconds) {
   auto src = server->process->Wait(absl::Seconds(30));
   ASSERT_TRUE(src.ok()) << src.status();
   EXPECT_EQ(*src, 0);
-  std::printf("locked %d s: %llu reports made, %zu stored once each, recovered %.1f s after "
-              "release; agent saw: %s\n",
-              lock_seconds, static_cast<unsigned long long>(run->reports), seqs->size(),
-              absl::ToDoubleSeconds(recovery),
-              storage_lines.empty() ? "(nothing)" : storage_lines.front().c_str());
+  std::printf(
+      "locked %d s: %llu reports made, %zu stored once each, recovered %.1f s "
+      "after "
+      "release; agent saw: %s\n",
+      lock_seconds, static_cast<unsigned long long>(run->reports), seqs->size(),
+      absl::ToDoubleSeconds(recovery),
+      storage_lines.empty() ? "(nothing)" : storage_lines.front().c_str());
 }
 
-TEST(SqliteLockedTest, LockWithinBusyTimeoutDelaysWrites) { LockWhileAgentReports(5); }
+TEST(SqliteLockedTest, LockWithinBusyTimeoutDelaysWrites) {
+  LockWhileAgentReports(5);
+}
 
 // Beyond the busy timeout a batch fails while later ones may commit once the
 // lock is gone; acks must never cover the failed seq (the agent would drop a
 // report that was never stored).
-TEST(SqliteLockedTest, LockBeyondBusyTimeoutLosesNothing) { LockWhileAgentReports(15); }
+TEST(SqliteLockedTest, LockBeyondBusyTimeoutLosesNothing) {
+  LockWhileAgentReports(15);
+}
 
 }  // namespace
 }  // namespace tracehealth::testing

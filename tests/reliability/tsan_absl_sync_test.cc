@@ -41,9 +41,10 @@ TEST(TsanAbslSyncTest, QueueThroughAwaitAndConditionEvaluatedByUnlocker) {
         absl::MutexLock lock(&mu);
         items.push_back(i);
         if (i % 50 == 0) {
-          mu.AwaitWithTimeout(absl::Condition(
-                                  +[](std::vector<int>* v) { return v->size() < 20; }, &items),
-                              absl::Milliseconds(5));
+          mu.AwaitWithTimeout(
+              absl::Condition(
+                  +[](std::vector<int>* v) { return v->size() < 20; }, &items),
+              absl::Milliseconds(5));
         }
       }
     });
@@ -66,7 +67,8 @@ TEST(TsanAbslSyncTest, LockWhen) {
     absl::MutexLock lock(&mu);
     stage = 1;
   });
-  mu.LockWhen(absl::Condition(+[](int* s) { return *s == 1; }, &stage));
+  mu.LockWhen(absl::Condition(
+      +[](int* s) { return *s == 1; }, &stage));
   EXPECT_EQ(payload, 7);
   mu.Unlock();
   t.join();

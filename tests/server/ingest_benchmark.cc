@@ -8,7 +8,8 @@
 //    batched transactions.
 // 3. The ratio of the two.
 //
-//   bazel run -c opt //tests/server:ingest_benchmark -- --hosts=100 --seconds=15
+//   bazel run -c opt //tests/server:ingest_benchmark -- --hosts=100
+//   --seconds=15
 #include <signal.h>
 #include <unistd.h>
 
@@ -18,19 +19,19 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "tools/loadgen/loadgen.h"
-#include "tests/util/sample_report.h"
-#include "server/report/report_head.h"
 #include "server/ingest/report_row.h"
+#include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/server/server_process.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(int32_t, hosts, 100, "Simulated hosts (streams)");
 ABSL_FLAG(double, seconds, 15, "Streaming time");
@@ -80,11 +81,13 @@ absl::StatusOr<double> RawCeiling(int hosts, uint64_t total) {
     auto out = (*storage)->WriteBatch(rows);
     if (!out.ok()) return out.status();
   }
-  return static_cast<double>(total) / absl::ToDoubleSeconds(absl::Now() - start);
+  return static_cast<double>(total) /
+         absl::ToDoubleSeconds(absl::Now() - start);
 }
 
 int Main() {
-  const uint64_t raw_rows = static_cast<uint64_t>(absl::GetFlag(FLAGS_raw_rows));
+  const uint64_t raw_rows =
+      static_cast<uint64_t>(absl::GetFlag(FLAGS_raw_rows));
   auto raw_before = RawCeiling(absl::GetFlag(FLAGS_hosts), raw_rows);
   if (!raw_before.ok()) {
     std::fprintf(stderr, "raw: %s\n", raw_before.status().ToString().c_str());
@@ -93,8 +96,10 @@ int Main() {
   const testing::ScopedTempDir data("ingest_bench");
   const std::string& dir = data.path();
   std::vector<std::string> server_flags = {"--host_report_rate=0"};
-  for (const std::string& f : absl::GetFlag(FLAGS_server_flags)) server_flags.push_back(f);
-  auto sp = testing::StartServer(dir, server_flags, absl::GetFlag(FLAGS_server_binary));
+  for (const std::string& f : absl::GetFlag(FLAGS_server_flags))
+    server_flags.push_back(f);
+  auto sp = testing::StartServer(dir, server_flags,
+                                 absl::GetFlag(FLAGS_server_binary));
   if (!sp.ok()) {
     std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
     return 1;
@@ -109,7 +114,8 @@ int Main() {
   const double server_cpu0 = testing::ProcessCpuSeconds(sp->process->pid());
   const double self_cpu0 = testing::ProcessCpuSeconds(getpid());
   auto r = server::RunLoad(o);
-  const double server_cpu = testing::ProcessCpuSeconds(sp->process->pid()) - server_cpu0;
+  const double server_cpu =
+      testing::ProcessCpuSeconds(sp->process->pid()) - server_cpu0;
   auto threads = testing::ThreadCpuSeconds(sp->process->pid());
   for (const auto& [name, cpu] : threads0) threads[name] -= cpu;
   const double self_cpu = testing::ProcessCpuSeconds(getpid()) - self_cpu0;
@@ -128,10 +134,12 @@ int Main() {
     };
     const double batches = value("tracehealth_ingest_batch_reports_count");
     if (batches > 0 && r.ok()) {
-      std::printf("writer: %.0f commits, %.0f reports per commit, storage busy %.0f%% of the run\n",
-                  batches, value("tracehealth_ingest_batch_reports_sum") / batches,
-                  100 * value("tracehealth_ingest_commit_seconds_sum") /
-                      absl::ToDoubleSeconds(r->elapsed));
+      std::printf(
+          "writer: %.0f commits, %.0f reports per commit, storage busy %.0f%% "
+          "of the run\n",
+          batches, value("tracehealth_ingest_batch_reports_sum") / batches,
+          100 * value("tracehealth_ingest_commit_seconds_sum") /
+              absl::ToDoubleSeconds(r->elapsed));
     }
   }
   (void)sp->process->Signal(SIGTERM);
@@ -140,32 +148,37 @@ int Main() {
     std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
     return 1;
   }
-  std::printf("server: hosts=%d window=%d report_bytes=%lld sent=%llu acked=%llu "
-              "failed_streams=%llu elapsed=%.2fs exit=%d\n",
-              o.hosts, o.window, static_cast<long long>(r->report_bytes),
-              static_cast<unsigned long long>(r->sent),
-              static_cast<unsigned long long>(r->acked),
-              static_cast<unsigned long long>(r->failed_streams),
-              absl::ToDoubleSeconds(r->elapsed), rc.ok() ? *rc : -1);
-  std::printf("server: durable_reports_per_second=%.0f ack_p50=%s ack_p99=%s ack_max=%s\n",
-              r->acked_per_second, absl::FormatDuration(r->ack_p50).c_str(),
-              absl::FormatDuration(r->ack_p99).c_str(),
-              absl::FormatDuration(r->ack_max).c_str());
+  std::printf(
+      "server: hosts=%d window=%d report_bytes=%lld sent=%llu acked=%llu "
+      "failed_streams=%llu elapsed=%.2fs exit=%d\n",
+      o.hosts, o.window, static_cast<long long>(r->report_bytes),
+      static_cast<unsigned long long>(r->sent),
+      static_cast<unsigned long long>(r->acked),
+      static_cast<unsigned long long>(r->failed_streams),
+      absl::ToDoubleSeconds(r->elapsed), rc.ok() ? *rc : -1);
+  std::printf(
+      "server: durable_reports_per_second=%.0f ack_p50=%s ack_p99=%s "
+      "ack_max=%s\n",
+      r->acked_per_second, absl::FormatDuration(r->ack_p50).c_str(),
+      absl::FormatDuration(r->ack_p99).c_str(),
+      absl::FormatDuration(r->ack_max).c_str());
   // CPU per report: a figure that holds even when other work shares the
   // machine (throughput does not).
   if (r->acked > 0) {
-    std::printf("cpu: server=%.2fs (%.1f us/report, %.2f cores) load_generator=%.2fs "
-                "(%.1f us/report)\n",
-                server_cpu, 1e6 * server_cpu / static_cast<double>(r->acked),
-                server_cpu / absl::ToDoubleSeconds(r->elapsed), self_cpu,
-                1e6 * self_cpu / static_cast<double>(r->acked));
+    std::printf(
+        "cpu: server=%.2fs (%.1f us/report, %.2f cores) load_generator=%.2fs "
+        "(%.1f us/report)\n",
+        server_cpu, 1e6 * server_cpu / static_cast<double>(r->acked),
+        server_cpu / absl::ToDoubleSeconds(r->elapsed), self_cpu,
+        1e6 * self_cpu / static_cast<double>(r->acked));
     // Where the server's time goes, by thread name (gRPC's callback threads
     // run the streams: read, parse, validate, ack).
     std::string by_thread;
     for (const auto& [name, cpu] : threads) {
       if (cpu * 1e6 / static_cast<double>(r->acked) < 0.05) continue;
-      absl::StrAppend(&by_thread, " ", name, "=",
-                      absl::SixDigits(1e6 * cpu / static_cast<double>(r->acked)));
+      absl::StrAppend(
+          &by_thread, " ", name, "=",
+          absl::SixDigits(1e6 * cpu / static_cast<double>(r->acked)));
     }
     std::printf("cpu by server thread (us/report):%s\n", by_thread.c_str());
   }
@@ -179,9 +192,11 @@ int Main() {
     return 1;
   }
   const double raw = (*raw_before + *raw_after) / 2;
-  std::printf("raw sqlite: rows=%llu batch=%d rows_per_second before=%.0f after=%.0f mean=%.0f\n",
-              static_cast<unsigned long long>(raw_rows), absl::GetFlag(FLAGS_raw_batch),
-              *raw_before, *raw_after, raw);
+  std::printf(
+      "raw sqlite: rows=%llu batch=%d rows_per_second before=%.0f after=%.0f "
+      "mean=%.0f\n",
+      static_cast<unsigned long long>(raw_rows), absl::GetFlag(FLAGS_raw_batch),
+      *raw_before, *raw_after, raw);
   std::printf("ratio server/raw = %.2f\n", r->acked_per_second / raw);
   return 0;
 }

@@ -19,10 +19,10 @@
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
-#include "tools/loadgen/loadgen.h"
-#include "tests/util/sample_report.h"
 #include "tests/server/server_process.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(int32_t, hosts, 100000, "Hosts to store");
 ABSL_FLAG(int32_t, queries, 5000, "Queries per kind");
@@ -33,9 +33,11 @@ namespace {
 
 void Report(const char* what, std::vector<double>& us) {
   std::sort(us.begin(), us.end());
-  auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))]; };
-  std::printf("%-34s n=%zu p50=%.0fus p90=%.0fus p99=%.0fus max=%.0fus\n", what, us.size(),
-              at(0.5), at(0.9), at(0.99), us.back());
+  auto at = [&](double q) {
+    return us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))];
+  };
+  std::printf("%-34s n=%zu p50=%.0fus p90=%.0fus p99=%.0fus max=%.0fus\n", what,
+              us.size(), at(0.5), at(0.9), at(0.99), us.back());
 }
 
 int Main() {
@@ -60,8 +62,9 @@ int Main() {
     o.window = 1;
     auto r = server::RunLoad(o);
     if (!r.ok() || r->acked != static_cast<uint64_t>(o.hosts)) {
-      std::fprintf(stderr, "fill failed at %d: %s\n", first,
-                   r.ok() ? r->first_error.c_str() : r.status().ToString().c_str());
+      std::fprintf(
+          stderr, "fill failed at %d: %s\n", first,
+          r.ok() ? r->first_error.c_str() : r.status().ToString().c_str());
       return 1;
     }
   }
@@ -81,7 +84,8 @@ int Main() {
       grpc::Status st = stub->PredictAttach(&ctx, req, &resp);
       us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
       if (!st.ok() || resp.answers_size() == 0) {
-        std::fprintf(stderr, "%s: query failed: %s\n", what, st.error_message().c_str());
+        std::fprintf(stderr, "%s: query failed: %s\n", what,
+                     st.error_message().c_str());
         return;
       }
     }
@@ -103,7 +107,8 @@ int Main() {
   run("PredictAttach 10 hosts what-if", [&] {
     v1::PredictAttachRequest req;
     for (int i = 0; i < 10; ++i) {
-      req.mutable_hosts()->add_host_ids(server::FleetHost(rng() % hosts).host_id);
+      req.mutable_hosts()->add_host_ids(
+          server::FleetHost(rng() % hosts).host_id);
     }
     req.mutable_what_if()->set_threads(400000);
     return req;
@@ -118,7 +123,8 @@ int Main() {
     absl::Time t0 = absl::Now();
     grpc::Status st = stub->PredictAttach(&ctx, req, &resp);
     sel.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
-    if (i == 0) std::printf("selector matched %u hosts\n", resp.matched_hosts());
+    if (i == 0)
+      std::printf("selector matched %u hosts\n", resp.matched_hosts());
   }
   Report("PredictAttach selector (fleet scan)", sel);
   std::printf("server %s\n", testing::VmRssLine(sp->process->pid()).c_str());
@@ -129,7 +135,8 @@ int Main() {
     (void)sp->process->Signal(sig);
     (void)sp->process->Wait(absl::Seconds(60));
     const absl::Time t0 = absl::Now();
-    sp = testing::StartServer(dir, {"--host_report_rate=0"}, absl::GetFlag(FLAGS_server_binary));
+    sp = testing::StartServer(dir, {"--host_report_rate=0"},
+                              absl::GetFlag(FLAGS_server_binary));
     if (!sp.ok()) {
       std::fprintf(stderr, "restart: %s\n", sp.status().ToString().c_str());
       return 1;
@@ -139,10 +146,13 @@ int Main() {
         grpc::CreateChannel(sp->grpc_addr, grpc::InsecureChannelCredentials()));
     v1::FleetSummaryResponse summary;
     grpc::ClientContext ctx;
-    grpc::Status st = query->FleetSummary(&ctx, v1::FleetSummaryRequest(), &summary);
-    std::printf("restart after %s: serving in %.2fs, %u hosts (%s)\n",
-                sig == SIGKILL ? "kill -9" : "a clean stop", ready, summary.hosts(),
-                st.ok() && summary.hosts() == static_cast<uint32_t>(hosts) ? "all" : "MISSING");
+    grpc::Status st =
+        query->FleetSummary(&ctx, v1::FleetSummaryRequest(), &summary);
+    std::printf(
+        "restart after %s: serving in %.2fs, %u hosts (%s)\n",
+        sig == SIGKILL ? "kill -9" : "a clean stop", ready, summary.hosts(),
+        st.ok() && summary.hosts() == static_cast<uint32_t>(hosts) ? "all"
+                                                                   : "MISSING");
     if (!st.ok() || summary.hosts() != static_cast<uint32_t>(hosts)) return 1;
   }
   (void)sp->process->Signal(SIGTERM);

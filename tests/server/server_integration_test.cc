@@ -15,10 +15,10 @@
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
-#include "tests/util/sample_report.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/server/server_process.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -28,7 +28,8 @@ using server::FleetHost;
 using server::SampleHost;
 using server::SampleReport;
 
-SampleHost Host(const std::string& id, uint64_t threads, const std::string& role = "db") {
+SampleHost Host(const std::string& id, uint64_t threads,
+                const std::string& role = "db") {
   SampleHost h;
   h.host_id = id;
   h.threads = threads;
@@ -43,7 +44,8 @@ class ServerTest : public ::testing::Test {
     auto sp = StartServer(data_dir_, flags);
     ASSERT_TRUE(sp.ok()) << sp.status();
     server_ = std::move(*sp);
-    channel_ = grpc::CreateChannel(server_.grpc_addr, grpc::InsecureChannelCredentials());
+    channel_ = grpc::CreateChannel(server_.grpc_addr,
+                                   grpc::InsecureChannelCredentials());
     ingest_ = v1::TelemetryIngest::NewStub(channel_);
     query_ = v1::FleetQuery::NewStub(channel_);
   }
@@ -154,12 +156,16 @@ TEST_F(ServerTest, IngestThenQuery) {
 
   auto metrics = HttpGet(server_.metrics_addr, "/metrics");
   ASSERT_TRUE(metrics.ok()) << metrics.status();
-  EXPECT_TRUE(absl::StrContains(
-      *metrics, "tracehealth_attach_latency_seconds{host=\"db-1\",probe_kind=\"function_graph_tracer\"}"))
+  EXPECT_TRUE(absl::StrContains(*metrics,
+                                "tracehealth_attach_latency_seconds{host=\"db-"
+                                "1\",probe_kind=\"function_graph_tracer\"}"))
       << *metrics;
-  EXPECT_TRUE(absl::StrContains(*metrics, "tracehealth_ingest_reports_total{result=\"stored\"} 6"));
-  EXPECT_TRUE(absl::StrContains(*metrics, "tracehealth_ingest_reports_total{result=\"duplicate\"} 1"));
-  EXPECT_TRUE(absl::StrContains(*metrics, "tracehealth_host_risk{host=\"web-1\"}"));
+  EXPECT_TRUE(absl::StrContains(
+      *metrics, "tracehealth_ingest_reports_total{result=\"stored\"} 6"));
+  EXPECT_TRUE(absl::StrContains(
+      *metrics, "tracehealth_ingest_reports_total{result=\"duplicate\"} 1"));
+  EXPECT_TRUE(
+      absl::StrContains(*metrics, "tracehealth_host_risk{host=\"web-1\"}"));
   EXPECT_TRUE(absl::StrContains(*metrics, "tracehealth_query_requests_total{"));
 
   // The index is rebuilt from SQLite after a restart.
@@ -190,7 +196,8 @@ TEST_F(ServerTest, WhatIfAnswersFollowTheModel) {
     v1::PredictAttachResponse resp;
     grpc::Status st = query_->PredictAttach(&ctx, req, &resp);
     EXPECT_TRUE(st.ok()) << st.error_message();
-    return resp.answers_size() == 1 ? resp.answers(0).prediction() : v1::AttachPrediction();
+    return resp.answers_size() == 1 ? resp.answers(0).prediction()
+                                    : v1::AttachPrediction();
   };
   v1::AttachPrediction base = predict({});
   v1::WhatIf doubled;
@@ -200,7 +207,8 @@ TEST_F(ServerTest, WhatIfAnswersFollowTheModel) {
   EXPECT_EQ(twice.null_threads(), 400000u);  // stored N_null bound dropped
   // The walk is quadratic in threads: about 4x the walk time.
   double ratio = twice.walk_seconds() / base.walk_seconds();
-  EXPECT_GT(ratio, 3.6) << base.walk_seconds() << " -> " << twice.walk_seconds();
+  EXPECT_GT(ratio, 3.6) << base.walk_seconds() << " -> "
+                        << twice.walk_seconds();
   EXPECT_LT(ratio, 4.4);
   // The seed-000 batch cuts the walk by about 32x.
   v1::WhatIf batched;
@@ -235,12 +243,14 @@ TEST_F(ServerTest, KillDuringIngestLosesNothingAcked) {
   constexpr int kHosts = 4;
   constexpr uint64_t kPerHost = 400;
   std::vector<v1::HostReport> templates;
-  for (int h = 0; h < kHosts; ++h) templates.push_back(SampleReport(FleetHost(h), 1, absl::Now()));
+  for (int h = 0; h < kHosts; ++h)
+    templates.push_back(SampleReport(FleetHost(h), 1, absl::Now()));
   std::vector<uint64_t> acked(kHosts, 0);
   std::vector<uint64_t> sent(kHosts, 0);
   {
     std::vector<std::unique_ptr<ReportStream>> streams;
-    for (int h = 0; h < kHosts; ++h) streams.push_back(std::make_unique<ReportStream>(ingest_.get()));
+    for (int h = 0; h < kHosts; ++h)
+      streams.push_back(std::make_unique<ReportStream>(ingest_.get()));
     std::vector<std::thread> senders;
     for (int h = 0; h < kHosts; ++h) {
       senders.emplace_back([&, h] {
@@ -289,7 +299,8 @@ TEST_F(ServerTest, KillDuringIngestLosesNothingAcked) {
   ASSERT_TRUE(storage.ok()) << storage.status();
   for (int h = 0; h < kHosts; ++h) {
     const std::string& id = templates[h].host_id();
-    EXPECT_EQ(*(*storage)->CountReports(id), static_cast<int64_t>(kPerHost)) << id;
+    EXPECT_EQ(*(*storage)->CountReports(id), static_cast<int64_t>(kPerHost))
+        << id;
     for (uint64_t seq = 1; seq <= acked[h]; ++seq) {
       ASSERT_TRUE((*storage)->GetReport(id, seq).ok()) << id << "/" << seq;
     }
@@ -311,10 +322,12 @@ TEST_F(ServerTest, BadReportsRejectedWhileOthersAreServed) {
   ASSERT_TRUE(bad.Send(nan));
   v1::HostReport zero = SampleReport(Host("bad", 1000), 0, now);
   ASSERT_TRUE(bad.Send(zero));
-  v1::HostReport future = SampleReport(Host("bad", 1000), 3, now + absl::Hours(5));
+  v1::HostReport future =
+      SampleReport(Host("bad", 1000), 3, now + absl::Hours(5));
   ASSERT_TRUE(bad.Send(future));
   v1::HostReport big = SampleReport(Host("bad", 1000), 4, now);
-  big.mutable_snapshot()->mutable_kernel()->set_cmdline(std::string(300000, 'x'));
+  big.mutable_snapshot()->mutable_kernel()->set_cmdline(
+      std::string(300000, 'x'));
   ASSERT_TRUE(bad.Send(big));
   ASSERT_TRUE(bad.Send(SampleReport(Host("bad", 1000), 5, now)));
   ASSERT_TRUE(bad.WaitAcked(5));
@@ -330,10 +343,12 @@ TEST_F(ServerTest, BadReportsRejectedWhileOthersAreServed) {
 
   // Over the transport limit: gRPC itself ends that stream.
   v1::HostReport huge = SampleReport(Host("bad", 1000), 6, now);
-  huge.mutable_snapshot()->mutable_kernel()->set_cmdline(std::string(1200000, 'x'));
+  huge.mutable_snapshot()->mutable_kernel()->set_cmdline(
+      std::string(1200000, 'x'));
   bad.Send(huge);
   grpc::Status st = bad.Finish();
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << st.error_message();
 
   // The other stream keeps working.
   ASSERT_TRUE(good.Send(SampleReport(Host("good", 1000), 2, now)));
@@ -355,7 +370,8 @@ TEST_F(ServerTest, BadReportsRejectedWhileOthersAreServed) {
   EXPECT_EQ(hs.reports(), 2u);  // seq 1 and 5
   grpc::ClientContext ctx2;
   req.set_host_id("two");
-  EXPECT_EQ(query_->GetHost(&ctx2, req, &hs).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(query_->GetHost(&ctx2, req, &hs).error_code(),
+            grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(ServerTest, UndecodableReportEndsTheStreamWithInvalidArgument) {
@@ -368,7 +384,8 @@ TEST_F(ServerTest, UndecodableReportEndsTheStreamWithInvalidArgument) {
   (*bad.mutable_labels())["role"] = std::string("\xc3\x28");  // invalid UTF-8
   s.Send(bad);
   grpc::Status st = s.Finish();
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << st.error_message();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << st.error_message();
   EXPECT_EQ(s.acked(), 1u);
   // "." is not a host.
   ReportStream dot(ingest_.get());
@@ -388,7 +405,8 @@ TEST_F(ServerTest, FloodingHostIsRateLimitedOthersAreNot) {
     if (!flood.Send(r)) break;
   }
   grpc::Status st = flood.Finish();
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << st.error_message();
   EXPECT_GE(flood.acked(), 20u);  // the burst was stored and acked
   EXPECT_LT(flood.acked(), 40u);
   ReportStream other(ingest_.get());
@@ -403,7 +421,8 @@ TEST_F(ServerTest, FloodingHostIsRateLimitedOthersAreNot) {
   EXPECT_EQ(hs.reports(), flood.acked());
   auto metrics = HttpGet(server_.metrics_addr, "/metrics");
   ASSERT_TRUE(metrics.ok());
-  EXPECT_TRUE(absl::StrContains(*metrics, "tracehealth_ingest_reports_total{result=\"rate_limited\"} 1"))
+  EXPECT_TRUE(absl::StrContains(
+      *metrics, "tracehealth_ingest_reports_total{result=\"rate_limited\"} 1"))
       << *metrics;
 }
 
@@ -432,23 +451,36 @@ TEST_F(ServerTest, BearerTokenGuardsQueries) {
 
 // Runs the openssl CLI; true on exit 0.
 bool Openssl(const std::string& dir, const std::string& args) {
-  std::string cmd = absl::StrCat("cd '", dir, "' && openssl ", args, " >/dev/null 2>&1");
+  std::string cmd =
+      absl::StrCat("cd '", dir, "' && openssl ", args, " >/dev/null 2>&1");
   return std::system(cmd.c_str()) == 0;
 }
 
 TEST_F(ServerTest, MutualTlsBindsHostIdentity) {
   std::string d = NewTempDir("pki");
-  ASSERT_TRUE(Openssl(d, "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
-                         "-days 1 -subj /CN=test-ca"));
-  ASSERT_TRUE(Openssl(d, "req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
-                         "-subj /CN=localhost"));
-  ASSERT_TRUE(WriteFile(d + "/server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n").ok());
-  ASSERT_TRUE(Openssl(d, "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-                         "-out server.pem -days 1 -extfile server.ext"));
-  ASSERT_TRUE(Openssl(d, "req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
-                         "-subj /CN=host-a"));
-  ASSERT_TRUE(Openssl(d, "x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
-                         "-out client.pem -days 1"));
+  ASSERT_TRUE(
+      Openssl(d,
+              "req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem "
+              "-days 1 -subj /CN=test-ca"));
+  ASSERT_TRUE(
+      Openssl(d,
+              "req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
+              "-subj /CN=localhost"));
+  ASSERT_TRUE(WriteFile(d + "/server.ext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+                  .ok());
+  ASSERT_TRUE(Openssl(
+      d,
+      "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out server.pem -days 1 -extfile server.ext"));
+  ASSERT_TRUE(
+      Openssl(d,
+              "req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
+              "-subj /CN=host-a"));
+  ASSERT_TRUE(Openssl(
+      d,
+      "x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out client.pem -days 1"));
   Start({"--tls_cert=" + d + "/server.pem", "--tls_key=" + d + "/server.key",
          "--tls_client_ca=" + d + "/ca.pem"});
   auto read = [&](const std::string& f) { return *ReadFile(d + "/" + f); };
@@ -458,7 +490,8 @@ TEST_F(ServerTest, MutualTlsBindsHostIdentity) {
   opts.pem_cert_chain = read("client.pem");
   grpc::ChannelArguments args;
   args.SetSslTargetNameOverride("localhost");
-  auto channel = grpc::CreateCustomChannel(server_.grpc_addr, grpc::SslCredentials(opts), args);
+  auto channel = grpc::CreateCustomChannel(server_.grpc_addr,
+                                           grpc::SslCredentials(opts), args);
   auto stub = v1::TelemetryIngest::NewStub(channel);
   absl::Time now = absl::Now();
   {
@@ -471,16 +504,19 @@ TEST_F(ServerTest, MutualTlsBindsHostIdentity) {
     ReportStream as_b(stub.get());
     as_b.Send(SampleReport(Host("host-b", 1000), 1, now));
     grpc::Status st = as_b.Finish();
-    EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED) << st.error_message();
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+        << st.error_message();
   }
   {
     // No client certificate: the handshake fails.
     grpc::SslCredentialsOptions anon;
     anon.pem_root_certs = read("ca.pem");
-    auto ch = grpc::CreateCustomChannel(server_.grpc_addr, grpc::SslCredentials(anon), args);
+    auto ch = grpc::CreateCustomChannel(server_.grpc_addr,
+                                        grpc::SslCredentials(anon), args);
     auto s = v1::TelemetryIngest::NewStub(ch);
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(5));
     auto stream = s->Report(&ctx);
     stream->Write(SampleReport(Host("host-a", 1000), 2, now));
     stream->WritesDone();

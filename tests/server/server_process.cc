@@ -1,8 +1,7 @@
 #include "tests/server/server_process.h"
 
-#include <dirent.h>
-
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,23 +23,30 @@ absl::StatusOr<ServerProcess> StartServerWith(const std::string& data_dir,
   sp.log_path = options.log_path.empty() ? absl::StrCat(data_dir, "/server.log")
                                          : options.log_path;
   std::vector<std::string> argv = options.prefix;
-  argv.insert(argv.end(),
-              {options.binary.empty() ? Runfile("server/tracehealth-server") : options.binary,
-               absl::StrCat("--listen=", options.listen), "--metrics_listen=127.0.0.1:0",
-               absl::StrCat("--data_dir=", data_dir), absl::StrCat("--port_file=", port_file)});
+  argv.insert(
+      argv.end(),
+      {options.binary.empty() ? Runfile("server/tracehealth-server")
+                              : options.binary,
+       absl::StrCat("--listen=", options.listen),
+       "--metrics_listen=127.0.0.1:0", absl::StrCat("--data_dir=", data_dir),
+       absl::StrCat("--port_file=", port_file)});
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
   auto p = Subprocess::Start(argv, sp.log_path);
   if (!p.ok()) return p.status();
   sp.process = std::move(*p);
-  absl::StatusOr<std::string> ports = WaitForFile(port_file, options.ready_timeout);
+  absl::StatusOr<std::string> ports =
+      WaitForFile(port_file, options.ready_timeout);
   if (!ports.ok()) {
     auto log = ReadFile(sp.log_path);
     return absl::DeadlineExceededError(
         absl::StrCat("server did not start: ", log.ok() ? *log : ""));
   }
-  for (absl::string_view line : absl::StrSplit(*ports, '\n', absl::SkipEmpty())) {
-    if (absl::StartsWith(line, "grpc=")) sp.grpc_addr = std::string(line.substr(5));
-    if (absl::StartsWith(line, "metrics=")) sp.metrics_addr = std::string(line.substr(8));
+  for (absl::string_view line :
+       absl::StrSplit(*ports, '\n', absl::SkipEmpty())) {
+    if (absl::StartsWith(line, "grpc="))
+      sp.grpc_addr = std::string(line.substr(5));
+    if (absl::StartsWith(line, "metrics="))
+      sp.metrics_addr = std::string(line.substr(8));
   }
   if (sp.grpc_addr.empty() || sp.metrics_addr.empty()) {
     return absl::InternalError(absl::StrCat("bad port file: ", *ports));
@@ -48,9 +54,9 @@ absl::StatusOr<ServerProcess> StartServerWith(const std::string& data_dir,
   return sp;
 }
 
-absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
-                                          const std::vector<std::string>& extra_flags,
-                                          const std::string& binary) {
+absl::StatusOr<ServerProcess> StartServer(
+    const std::string& data_dir, const std::vector<std::string>& extra_flags,
+    const std::string& binary) {
   ServerOptions options;
   options.flags = extra_flags;
   options.binary = binary;
@@ -58,10 +64,12 @@ absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
 }
 
 std::string VmRssLine(int pid) {
-  absl::StatusOr<std::string> status = ReadFile(absl::StrCat("/proc/", pid, "/status"));
+  absl::StatusOr<std::string> status =
+      ReadFile(absl::StrCat("/proc/", pid, "/status"));
   if (status.ok()) {
     size_t at = status->find("VmRSS:");
-    if (at != std::string::npos) return status->substr(at, status->find('\n', at) - at);
+    if (at != std::string::npos)
+      return status->substr(at, status->find('\n', at) - at);
   }
   return "VmRSS: unknown";
 }
@@ -77,15 +85,19 @@ double StatCpuSeconds(const std::string& stat_path) {
   if (close == std::string::npos) return 0;
   std::vector<std::string> f = absl::StrSplit(stat->substr(close + 2), ' ');
   int64_t utime = 0, stime = 0;
-  if (f.size() < 13 || !absl::SimpleAtoi(f[11], &utime) || !absl::SimpleAtoi(f[12], &stime)) {
+  if (f.size() < 13 || !absl::SimpleAtoi(f[11], &utime) ||
+      !absl::SimpleAtoi(f[12], &stime)) {
     return 0;
   }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return static_cast<double>(utime + stime) /
+         static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace
 
-double ProcessCpuSeconds(int pid) { return StatCpuSeconds(absl::StrCat("/proc/", pid, "/stat")); }
+double ProcessCpuSeconds(int pid) {
+  return StatCpuSeconds(absl::StrCat("/proc/", pid, "/stat"));
+}
 
 std::map<std::string, double> ThreadCpuSeconds(int pid) {
   std::map<std::string, double> out;
@@ -94,7 +106,8 @@ std::map<std::string, double> ThreadCpuSeconds(int pid) {
   if (dir == nullptr) return out;
   while (dirent* e = readdir(dir)) {
     if (e->d_name[0] == '.') continue;
-    absl::StatusOr<std::string> name = ReadFile(absl::StrCat(task, "/", e->d_name, "/comm"));
+    absl::StatusOr<std::string> name =
+        ReadFile(absl::StrCat(task, "/", e->d_name, "/comm"));
     if (!name.ok()) continue;
     out[std::string(absl::StripTrailingAsciiWhitespace(*name))] +=
         StatCpuSeconds(absl::StrCat(task, "/", e->d_name, "/stat"));
@@ -103,10 +116,12 @@ std::map<std::string, double> ThreadCpuSeconds(int pid) {
   return out;
 }
 
-absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path) {
+absl::StatusOr<std::string> HttpGet(const std::string& addr,
+                                    const std::string& path) {
   size_t colon = addr.rfind(':');
   int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(addr.substr(colon + 1), &port)) {
+  if (colon == std::string::npos ||
+      !absl::SimpleAtoi(addr.substr(colon + 1), &port)) {
     return absl::InvalidArgumentError(addr);
   }
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -118,7 +133,8 @@ absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& 
     close(fd);
     return absl::UnavailableError(absl::StrCat("connect ", addr));
   }
-  std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: ", addr, "\r\n\r\n");
+  std::string req =
+      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: ", addr, "\r\n\r\n");
   if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
     close(fd);
     return absl::UnavailableError("write");

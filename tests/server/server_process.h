@@ -3,8 +3,8 @@
 #ifndef TRACEHEALTH_TESTS_SERVER_SERVER_PROCESS_H_
 #define TRACEHEALTH_TESTS_SERVER_SERVER_PROCESS_H_
 
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,9 +40,10 @@ absl::StatusOr<ServerProcess> StartServerWith(const std::string& data_dir,
                                               const ServerOptions& options);
 
 // StartServerWith() with default options plus `extra_flags` (and `binary`).
-absl::StatusOr<ServerProcess> StartServer(const std::string& data_dir,
-                                          const std::vector<std::string>& extra_flags = {},
-                                          const std::string& binary = "");
+absl::StatusOr<ServerProcess> StartServer(
+    const std::string& data_dir,
+    const std::vector<std::string>& extra_flags = {},
+    const std::string& binary = "");
 
 // The "VmRSS:" line of /proc/PID/status ("VmRSS: unknown" when unreadable).
 std::string VmRssLine(int pid);
@@ -55,7 +56,8 @@ double ProcessCpuSeconds(int pid);
 std::map<std::string, double> ThreadCpuSeconds(int pid);
 
 // GET http://addr/path over a plain socket; returns the body.
-absl::StatusOr<std::string> HttpGet(const std::string& addr, const std::string& path);
+absl::StatusOr<std::string> HttpGet(const std::string& addr,
+                                    const std::string& path);
 
 }  // namespace tracehealth::testing
 

@@ -11,8 +11,8 @@
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "proto/tracehealth/v1/query.pb.h"
-#include "tests/util/sample_report.h"
 #include "tests/server/server_process.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -24,7 +24,8 @@ struct CtlRun {
 };
 
 CtlRun Ctl(const std::string& dir, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {Runfile("tools/tracehealthctl/tracehealthctl")};
+  std::vector<std::string> argv = {
+      Runfile("tools/tracehealthctl/tracehealthctl")};
   argv.insert(argv.end(), args.begin(), args.end());
   std::string log = absl::StrCat(dir, "/ctl.out");
   std::remove(log.c_str());
@@ -60,23 +61,29 @@ TEST(TracehealthctlTest, TablesJsonAndErrors) {
   const std::string server = "--server=" + sp->grpc_addr;
   const std::string token = "--token_file=" + dir + "/token";
 
-  CtlRun predict = Ctl(dir, {server, token, "predict", "--probe=function_graph",
-                          "--hosts=ctl-host", "--threads=400000", "--preempt=full"});
+  CtlRun predict =
+      Ctl(dir, {server, token, "predict", "--probe=function_graph",
+                "--hosts=ctl-host", "--threads=400000", "--preempt=full"});
   EXPECT_EQ(predict.code, 0) << predict.out;
   EXPECT_TRUE(absl::StrContains(predict.out, "HOST")) << predict.out;
   EXPECT_TRUE(absl::StrContains(predict.out, "ctl-host"));
   EXPECT_TRUE(absl::StrContains(predict.out, "400000"));
-  EXPECT_TRUE(absl::StrContains(predict.out, "latency")) << predict.out;  // preemptible
+  EXPECT_TRUE(absl::StrContains(predict.out, "latency"))
+      << predict.out;  // preemptible
 
-  CtlRun json = Ctl(dir, {server, token, "--json", "predict", "--hosts=ctl-host"});
+  CtlRun json =
+      Ctl(dir, {server, token, "--json", "predict", "--hosts=ctl-host"});
   ASSERT_EQ(json.code, 0) << json.out;
   v1::PredictAttachResponse resp;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &resp).ok()) << json.out;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json.out, &resp).ok())
+      << json.out;
   ASSERT_EQ(resp.answers_size(), 1);
   EXPECT_EQ(resp.answers(0).prediction().threads_total(), 300000u);
 
   for (const std::vector<std::string>& cmd :
-       {std::vector<std::string>{"hosts", "--sort=host"}, {"host", "ctl-host"}, {"summary"},
+       {std::vector<std::string>{"hosts", "--sort=host"},
+        {"host", "ctl-host"},
+        {"summary"},
         {"alerts"}}) {
     std::vector<std::string> args = {server, token};
     args.insert(args.end(), cmd.begin(), cmd.end());
@@ -92,7 +99,8 @@ TEST(TracehealthctlTest, TablesJsonAndErrors) {
   }
 
   // An unreadable TLS file is named, not silently used as empty.
-  CtlRun bad_ca = Ctl(dir, {server, token, "--tls_ca=/nonexistent/ca.pem", "hosts"});
+  CtlRun bad_ca =
+      Ctl(dir, {server, token, "--tls_ca=/nonexistent/ca.pem", "hosts"});
   EXPECT_EQ(bad_ca.code, 2);
   EXPECT_TRUE(absl::StrContains(bad_ca.out, "--tls_ca")) << bad_ca.out;
 

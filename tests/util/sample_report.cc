@@ -2,7 +2,6 @@
 
 #include "absl/strings/str_format.h"
 #include "common/models/evaluate.h"
-#include "common/models/explain.h"
 
 namespace tracehealth::server {
 
@@ -67,7 +66,8 @@ v1::HostSnapshot SampleSnapshot(const SampleHost& host) {
   return s;
 }
 
-v1::HostReport SampleReport(const SampleHost& host, uint64_t seq, absl::Time observed_at) {
+v1::HostReport SampleReport(const SampleHost& host, uint64_t seq,
+                            absl::Time observed_at) {
   v1::HostReport r;
   r.set_host_id(host.host_id);
   r.set_seq(seq);
@@ -80,18 +80,18 @@ v1::HostReport SampleReport(const SampleHost& host, uint64_t seq, absl::Time obs
   (*r.mutable_labels())["rack"] = host.rack;
   r.set_interval_seconds(30);
   *r.mutable_snapshot() = SampleSnapshot(host);
-  *r.mutable_predictions() = EvaluateAll(r.snapshot());
-  DropExplanations(r.mutable_predictions());  // as the agent sends it
+  *r.mutable_predictions() = PredictAll(r.snapshot());  // as the agent sends it
   r.mutable_health()->set_cycle_seconds(0.012);
   r.mutable_health()->set_cycle_cpu_seconds(0.008);
   return r;
 }
 
 SampleHost FleetHost(int i) {
-  static const char* const kKernels[] = {"6.12.20", "6.16.3", "6.18.40", "6.19.2"};
-  static const v1::PreemptMode kModes[] = {v1::PREEMPT_MODE_NONE,
-                                           v1::PREEMPT_MODE_VOLUNTARY,
-                                           v1::PREEMPT_MODE_FULL, v1::PREEMPT_MODE_LAZY};
+  static const char* const kKernels[] = {"6.12.20", "6.16.3", "6.18.40",
+                                         "6.19.2"};
+  static const v1::PreemptMode kModes[] = {
+      v1::PREEMPT_MODE_NONE, v1::PREEMPT_MODE_VOLUNTARY, v1::PREEMPT_MODE_FULL,
+      v1::PREEMPT_MODE_LAZY};
   static const char* const kRoles[] = {"db", "web", "batch", "cache"};
   SampleHost h;
   h.host_id = absl::StrFormat("host-%06d", i);

@@ -27,9 +27,10 @@ struct SampleHost {
 // never active since boot) unless fgraph is active.
 v1::HostSnapshot SampleSnapshot(const SampleHost& host);
 
-// A report as an agent sends it: SampleSnapshot + EvaluateAll without the
-// explanations (common/models/explain.h), labels role/rack, 30 s interval.
-v1::HostReport SampleReport(const SampleHost& host, uint64_t seq, absl::Time observed_at);
+// A report as an agent sends it: SampleSnapshot + PredictAll (numbers, no
+// explanations: common/models/explain.h), labels role/rack, 30 s interval.
+v1::HostReport SampleReport(const SampleHost& host, uint64_t seq,
+                            absl::Time observed_at);
 
 // The `i`-th host of a synthetic fleet ("host-000042"), with threads, kernel,
 // preemption and role varied deterministically by `i`.

@@ -25,7 +25,8 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
     const std::map<std::string, std::string>& env) {
   if (argv.empty()) return absl::InvalidArgumentError("empty argv");
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -40,7 +41,8 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
 
   int log_fd = -1;
   if (!log_path.empty()) {
-    log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    log_fd =
+        open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0) return ErrnoToStatus(errno, log_path);
   }
   pid_t pid = fork();
@@ -80,7 +82,8 @@ absl::StatusOr<int> Subprocess::Wait(absl::Duration timeout) {
     }
     if (r < 0 && errno != EINTR) return ErrnoToStatus(errno, "waitpid");
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(absl::StrCat("pid ", pid_, " still running"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("pid ", pid_, " still running"));
     }
     absl::SleepFor(absl::Milliseconds(10));
   }
@@ -98,15 +101,17 @@ std::string Runfile(absl::string_view path) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   const char* workspace = std::getenv("TEST_WORKSPACE");
   if (srcdir != nullptr) {
-    return absl::StrCat(srcdir, "/", workspace != nullptr ? workspace : "tracehealth",
-                        "/", path);
+    return absl::StrCat(srcdir, "/",
+                        workspace != nullptr ? workspace : "tracehealth", "/",
+                        path);
   }
   return std::string(path);
 }
 
 std::string NewTempDir(absl::string_view prefix) {
   const char* base = std::getenv("TEST_TMPDIR");
-  std::string tmpl = absl::StrCat(base != nullptr ? base : "/tmp", "/", prefix, "XXXXXX");
+  std::string tmpl =
+      absl::StrCat(base != nullptr ? base : "/tmp", "/", prefix, "XXXXXX");
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   char* dir = mkdtemp(buf.data());
@@ -128,7 +133,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 absl::Status WriteFile(const std::string& path, absl::string_view content) {
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(),
+                                      ec);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return absl::InternalError(absl::StrCat(path, ": cannot write"));
   out.write(content.data(), content.size());

@@ -63,7 +63,8 @@ std::string NewTempDir(absl::string_view prefix);
 // would otherwise stay in /tmp.
 class ScopedTempDir {
  public:
-  explicit ScopedTempDir(absl::string_view prefix) : path_(NewTempDir(prefix)) {}
+  explicit ScopedTempDir(absl::string_view prefix)
+      : path_(NewTempDir(prefix)) {}
   ~ScopedTempDir();
   ScopedTempDir(const ScopedTempDir&) = delete;
   ScopedTempDir& operator=(const ScopedTempDir&) = delete;

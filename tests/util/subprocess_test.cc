@@ -14,7 +14,8 @@ TEST(SubprocessTest, ReportsExitCodeAndSignals) {
 
   auto sleeper = Subprocess::Start({"/bin/sleep", "30"});
   ASSERT_TRUE(sleeper.ok());
-  EXPECT_TRUE(absl::IsDeadlineExceeded((*sleeper)->Wait(absl::Milliseconds(50)).status()));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(
+      (*sleeper)->Wait(absl::Milliseconds(50)).status()));
   ASSERT_TRUE((*sleeper)->Signal(SIGTERM).ok());
   EXPECT_EQ(*(*sleeper)->Wait(absl::Seconds(10)), 128 + SIGTERM);
 }

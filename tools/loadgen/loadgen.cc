@@ -31,7 +31,8 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
     report.clear_seq();
     report.clear_observed_at();
     body_ = report.SerializeAsString();
-    stub->PrepareBidiStreamingCall(&ctx_, kReportMethod, grpc::StubOptions(), this);
+    stub->PrepareBidiStreamingCall(&ctx_, kReportMethod, grpc::StubOptions(),
+                                   this);
     StartRead(&ack_);
     StartCall();
     absl::MutexLock lock(&mu_);
@@ -54,8 +55,10 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
       absl::MutexLock lock(&mu_);
       absl::Time now = absl::Now();
       rejected_ += ack_.rejected_size();
-      while (!inflight_.empty() && inflight_.front().first <= ack_.acked_seq()) {
-        latencies_.push_back(absl::ToInt64Microseconds(now - inflight_.front().second));
+      while (!inflight_.empty() &&
+             inflight_.front().first <= ack_.acked_seq()) {
+        latencies_.push_back(
+            absl::ToInt64Microseconds(now - inflight_.front().second));
         inflight_.pop_front();
         acked_++;
       }
@@ -83,10 +86,22 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
   }
 
   // Totals (after Wait).
-  uint64_t sent() { absl::MutexLock l(&mu_); return sent_; }
-  uint64_t acked() { absl::MutexLock l(&mu_); return acked_; }
-  uint64_t rejected() { absl::MutexLock l(&mu_); return rejected_; }
-  grpc::Status status() { absl::MutexLock l(&mu_); return status_; }
+  uint64_t sent() {
+    absl::MutexLock l(&mu_);
+    return sent_;
+  }
+  uint64_t acked() {
+    absl::MutexLock l(&mu_);
+    return acked_;
+  }
+  uint64_t rejected() {
+    absl::MutexLock l(&mu_);
+    return rejected_;
+  }
+  grpc::Status status() {
+    absl::MutexLock l(&mu_);
+    return status_;
+  }
   std::vector<int64_t> TakeLatencies() {
     absl::MutexLock l(&mu_);
     return std::move(latencies_);
@@ -111,7 +126,8 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
     tail.set_seq(next_seq_);
     int64_t ns = absl::ToUnixNanos(now);
     tail.mutable_observed_at()->set_seconds(ns / 1000000000);
-    tail.mutable_observed_at()->set_nanos(static_cast<int32_t>(ns % 1000000000));
+    tail.mutable_observed_at()->set_nanos(
+        static_cast<int32_t>(ns % 1000000000));
     bytes_.assign(body_);
     tail.AppendToString(&bytes_);
     grpc::Slice slice(bytes_);
@@ -124,7 +140,7 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
   }
 
   grpc::ClientContext ctx_;
-  std::string body_;             // the report without seq and observed_at
+  std::string body_;  // the report without seq and observed_at
   v1::Ack ack_;
   const LoadOptions& opts_;
   const absl::Time deadline_;
@@ -158,22 +174,25 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
   if (opts.hosts <= 0 || opts.window <= 0 || opts.channels <= 0) {
     return absl::InvalidArgumentError("hosts, window and channels must be > 0");
   }
-  auto creds = opts.credentials ? opts.credentials : grpc::InsecureChannelCredentials();
+  auto creds =
+      opts.credentials ? opts.credentials : grpc::InsecureChannelCredentials();
   std::vector<std::unique_ptr<ReportStub>> stubs;
   for (int c = 0; c < opts.channels; ++c) {
     grpc::ChannelArguments args;
     args.SetInt("grpc.channel_id", c);  // distinct connections
-    if (!opts.tls_server_name.empty()) args.SetSslTargetNameOverride(opts.tls_server_name);
+    if (!opts.tls_server_name.empty())
+      args.SetSslTargetNameOverride(opts.tls_server_name);
     args.SetMaxSendMessageSize(64 << 20);
-    stubs.push_back(
-        std::make_unique<ReportStub>(grpc::CreateCustomChannel(opts.server, creds, args)));
+    stubs.push_back(std::make_unique<ReportStub>(
+        grpc::CreateCustomChannel(opts.server, creds, args)));
   }
   // The real models run once per host.
   std::vector<v1::HostReport> reports;
   reports.reserve(opts.hosts);
   absl::Time now = absl::Now();
   for (int i = 0; i < opts.hosts; ++i) {
-    reports.push_back(SampleReport(FleetHost(opts.first_host + i), opts.first_seq, now));
+    reports.push_back(
+        SampleReport(FleetHost(opts.first_host + i), opts.first_seq, now));
   }
   LoadResult result;
   result.report_bytes = static_cast<int64_t>(reports[0].ByteSizeLong());
@@ -181,8 +200,8 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
   absl::Time deadline = start + opts.duration;
   std::vector<std::unique_ptr<HostStream>> streams;
   for (int i = 0; i < opts.hosts; ++i) {
-    streams.push_back(std::make_unique<HostStream>(stubs[i % opts.channels].get(),
-                                                   std::move(reports[i]), opts, deadline));
+    streams.push_back(std::make_unique<HostStream>(
+        stubs[i % opts.channels].get(), std::move(reports[i]), opts, deadline));
   }
   // Streams stop themselves at the deadline when an ack or write completes;
   // nudge idle ones.
@@ -205,7 +224,8 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
     if (!st.ok()) {
       result.failed_streams++;
       if (result.first_error.empty()) {
-        result.first_error = absl::StrCat(st.error_code(), ": ", st.error_message());
+        result.first_error =
+            absl::StrCat(st.error_code(), ": ", st.error_message());
       }
     }
     std::vector<int64_t> l = s->TakeLatencies();

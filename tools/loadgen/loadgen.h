@@ -18,11 +18,11 @@
 namespace tracehealth::server {
 
 struct LoadOptions {
-  std::string server;  // host:port
+  std::string server;                                     // host:port
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // null: insecure
   std::string tls_server_name;  // TLS target-name override, if set
   int hosts = 100;
-  int first_host = 0;         // FleetHost(first_host .. first_host + hosts - 1)
+  int first_host = 0;  // FleetHost(first_host .. first_host + hosts - 1)
   uint64_t first_seq = 1;
   absl::Duration duration = absl::Seconds(10);
   // Stop a host after this many reports (0: until `duration`).
@@ -35,7 +35,7 @@ struct LoadOptions {
 
 struct LoadResult {
   uint64_t sent = 0;
-  uint64_t acked = 0;       // reports covered by acks (durably stored)
+  uint64_t acked = 0;  // reports covered by acks (durably stored)
   uint64_t rejected = 0;
   uint64_t failed_streams = 0;
   absl::Duration elapsed;

@@ -9,19 +9,24 @@
 #include "common/client_credentials.h"
 #include "tools/loadgen/loadgen.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:7443", "tracehealth-server gRPC address");
+ABSL_FLAG(std::string, server, "127.0.0.1:7443",
+          "tracehealth-server gRPC address");
 ABSL_FLAG(int32_t, hosts, 100, "Simulated hosts (one stream each)");
 ABSL_FLAG(int32_t, first_host, 0, "Index of the first simulated host");
 ABSL_FLAG(uint64_t, first_seq, 1, "First seq of every host");
 ABSL_FLAG(double, seconds, 10, "How long to stream");
-ABSL_FLAG(uint64_t, reports_per_host, 0, "Stop each host after this many (0: no limit)");
+ABSL_FLAG(uint64_t, reports_per_host, 0,
+          "Stop each host after this many (0: no limit)");
 ABSL_FLAG(int32_t, window, 64, "Unacked reports in flight per stream");
 ABSL_FLAG(int32_t, channels, 4, "gRPC connections the streams share");
-ABSL_FLAG(std::string, tls_ca, "", "PEM CA of the server certificate (enables TLS)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA of the server certificate (enables TLS)");
 ABSL_FLAG(std::string, tls_cert, "",
-          "PEM client certificate (mTLS; the server then accepts only the hosts it names)");
+          "PEM client certificate (mTLS; the server then accepts only the "
+          "hosts it names)");
 ABSL_FLAG(std::string, tls_key, "", "PEM client key (mTLS)");
-ABSL_FLAG(std::string, tls_server_name, "", "Expected server name, when not the address");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "Expected server name, when not the address");
 
 int main(int argc, char** argv) {
   // As in the server: no lock-order graph on every absl::Mutex operation
@@ -35,7 +40,8 @@ int main(int argc, char** argv) {
   tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
   auto creds = tracehealth::ClientCredentials(tls);
   if (!creds.ok()) {
-    std::fprintf(stderr, "tracehealth-loadgen: %s\n", creds.status().ToString().c_str());
+    std::fprintf(stderr, "tracehealth-loadgen: %s\n",
+                 creds.status().ToString().c_str());
     return 2;
   }
   tracehealth::server::LoadOptions o;
@@ -51,21 +57,27 @@ int main(int argc, char** argv) {
   o.channels = absl::GetFlag(FLAGS_channels);
   auto r = tracehealth::server::RunLoad(o);
   if (!r.ok()) {
-    std::fprintf(stderr, "tracehealth-loadgen: %s\n", r.status().ToString().c_str());
+    std::fprintf(stderr, "tracehealth-loadgen: %s\n",
+                 r.status().ToString().c_str());
     return 1;
   }
   std::printf(
-      "hosts=%d report_bytes=%lld sent=%llu acked=%llu rejected=%llu failed_streams=%llu "
+      "hosts=%d report_bytes=%lld sent=%llu acked=%llu rejected=%llu "
+      "failed_streams=%llu "
       "elapsed=%.2fs\n"
       "durable_reports_per_second=%.0f\n"
       "ack_latency p50=%s p90=%s p99=%s max=%s\n",
       o.hosts, static_cast<long long>(r->report_bytes),
-      static_cast<unsigned long long>(r->sent), static_cast<unsigned long long>(r->acked),
+      static_cast<unsigned long long>(r->sent),
+      static_cast<unsigned long long>(r->acked),
       static_cast<unsigned long long>(r->rejected),
-      static_cast<unsigned long long>(r->failed_streams), absl::ToDoubleSeconds(r->elapsed),
-      r->acked_per_second, absl::FormatDuration(r->ack_p50).c_str(),
-      absl::FormatDuration(r->ack_p90).c_str(), absl::FormatDuration(r->ack_p99).c_str(),
+      static_cast<unsigned long long>(r->failed_streams),
+      absl::ToDoubleSeconds(r->elapsed), r->acked_per_second,
+      absl::FormatDuration(r->ack_p50).c_str(),
+      absl::FormatDuration(r->ack_p90).c_str(),
+      absl::FormatDuration(r->ack_p99).c_str(),
       absl::FormatDuration(r->ack_max).c_str());
-  if (!r->first_error.empty()) std::printf("first stream error: %s\n", r->first_error.c_str());
+  if (!r->first_error.empty())
+    std::printf("first stream error: %s\n", r->first_error.c_str());
   return r->failed_streams == 0 ? 0 : 1;
 }

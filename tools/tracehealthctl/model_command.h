@@ -2,9 +2,9 @@
 // from flags (e.g. --threads 400000 --batch 32 --preempt none --kernel 6.16.0)
 // and prints readable text, or protobuf JSON with --json.
 //
-// The flags are absl flags defined in model_command.cc; tracehealthctl's main
-// parses them (absl::ParseCommandLine) and passes the remaining positional
-// arguments after "model" here.
+// The flags are absl flags defined in model_request.cc; tracehealthctl's
+// main parses them (absl::ParseCommandLine) and passes the remaining
+// positional arguments after "model" here.
 #ifndef TRACEHEALTH_TOOLS_TRACEHEALTHCTL_MODEL_COMMAND_H_
 #define TRACEHEALTH_TOOLS_TRACEHEALTHCTL_MODEL_COMMAND_H_
 

@@ -54,7 +54,8 @@ TEST(ModelCommandTest, FgraphTextForTheSeedHost) {
   EXPECT_NE(r.out.find("passes 12500"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("risk stall"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("soft lockup"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("threads.total = 400000 [given]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("threads.total = 400000 [given]"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("batch = 32 [given]"), std::string::npos) << r.out;
 }
 
@@ -68,7 +69,8 @@ TEST(ModelCommandTest, FgraphJsonRoundTrips) {
   Result r = RunCommand({"fgraph"}, true);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::Predictions p;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok()) << r.out;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok())
+      << r.out;
   ASSERT_EQ(p.attach_size(), 10);  // every kind by default
   const v1::AttachPrediction& fg = p.attach(0);
   EXPECT_EQ(fg.probe_kind(), v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
@@ -80,7 +82,8 @@ TEST(ModelCommandTest, FgraphJsonRoundTrips) {
   EXPECT_FALSE(p.attach(8).uses_fgraph());
   bool batch_given = false;
   for (const auto& in : fg.basis().inputs()) {
-    if (in.name() == "batch") batch_given = in.source() == v1::INPUT_SOURCE_OVERRIDDEN;
+    if (in.name() == "batch")
+      batch_given = in.source() == v1::INPUT_SOURCE_OVERRIDDEN;
   }
   EXPECT_TRUE(batch_given);
 }
@@ -91,7 +94,8 @@ TEST(ModelCommandTest, FgraphDefaultsAreMarked) {
   absl::SetFlag(&FLAGS_probe, "function_graph");
   Result r = RunCommand({"fgraph"}, false);
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("kernel.preempt_mode = preemption unknown [default]"), std::string::npos)
+  EXPECT_NE(r.out.find("kernel.preempt_mode = preemption unknown [default]"),
+            std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("fgraph.available_filter_functions = 50000 [default]"),
             std::string::npos);
@@ -106,7 +110,8 @@ TEST(ModelCommandTest, VmapSeed004) {
   Result r = RunCommand({"vmap"}, true);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::VmapPurgePrediction p;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok()) << r.out;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok())
+      << r.out;
   EXPECT_EQ(p.flushes_per_purge(), 2805u);
   EXPECT_NEAR(p.purge_seconds() / 23.9, 1.0, 0.15);
   EXPECT_EQ(p.risk(), v1::RISK_STALL);
@@ -134,7 +139,8 @@ TEST(ModelCommandTest, StackDepotWithHistoryAndShowStacks) {
   Result r = RunCommand({"stackdepot"}, true);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::StackDepotPrediction p;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok()) << r.out;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok())
+      << r.out;
   EXPECT_NEAR(p.growth_pools_per_second(), 500.0 / 3600, 1e-9);
   EXPECT_NEAR(p.seconds_to_exhaustion(), 1192 / (500.0 / 3600), 1e-6);
   EXPECT_EQ(p.risk(), v1::RISK_WARNING);

@@ -16,7 +16,8 @@ void Table::Print(std::ostream& out) const {
   auto print = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
       out << row[i];
-      if (i + 1 < row.size()) out << std::string(width[i] - row[i].size() + 2, ' ');
+      if (i + 1 < row.size())
+        out << std::string(width[i] - row[i].size() + 2, ' ');
     }
     out << "\n";
   };

@@ -10,7 +10,8 @@ namespace tracehealth::server {
 
 class Table {
  public:
-  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  explicit Table(std::vector<std::string> header)
+      : header_(std::move(header)) {}
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   // Columns padded to their widest cell, two spaces apart; the last column
   // is not padded.

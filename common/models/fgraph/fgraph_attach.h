@@ -1,4 +1,4 @@
-// fgraph shadow-stack attach model (docs/design.md §3.1).
+// fgraph shadow-stack attach model, the numbers (docs/design.md §3.1).
 //
 // When the number of fgraph users goes 0 -> 1 the kernel hands every thread
 // whose ret_stack is NULL a shadow stack, B at a time
@@ -8,18 +8,20 @@
 // depends on the kernel release (feature table rows fprobe_on_fgraph and
 // fprobe_entry_only_off_fgraph).
 //
+// This file computes what a report carries: the prediction's numbers, risk,
+// checks and confidence. Its summary and basis are written by
+// fgraph_explain.h from the same snapshot, options and prediction.
+//
 // Thread safety: pure functions.
 #ifndef TRACEHEALTH_COMMON_MODELS_FGRAPH_FGRAPH_ATTACH_H_
 #define TRACEHEALTH_COMMON_MODELS_FGRAPH_FGRAPH_ATTACH_H_
 
 #include <cstdint>
 #include <optional>
-#include <string>
-#include <vector>
 
 #include "common/kernel/feature_table.h"
-#include "common/kernel/release.h"
 #include "common/models/kernel_features.h"
+#include "common/models/model_inputs.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -50,21 +52,36 @@ inline constexpr uint32_t kPatchedRetstackBatch = 1024;
 inline constexpr uint64_t kDefaultFilterFunctions = 50000;
 inline constexpr uint64_t kDefaultKprobeMultiSites = 100;
 
-// Human name of a probe kind ("kprobe_multi return").
-const char* ProbeKindName(v1::ProbeKind kind);
+// Probe kinds by how they reach ftrace.
+bool IsGraphTracerKind(
+    v1::ProbeKind kind);  // function_graph, profiler, display-graph
+bool IsFprobeKind(v1::ProbeKind kind);  // kprobe_multi, session, fprobe events
+bool IsEntryOnlyFprobeKind(
+    v1::ProbeKind kind);  // fprobe users without an exit handler
 
-// Whether `kind` flips ftrace_graph_active 0 -> 1 on `release` (nullptr:
-// release unknown, answered as the worst case with `release_known` false).
+// Why a probe kind does or does not register an fgraph user on a kernel.
+enum class FgraphUseRule {
+  kGraphTracer,         // always
+  kKretprobe,           // rethook, never fgraph
+  kTrampoline,          // fentry/fexit: BPF trampolines, never fgraph
+  kNotAProbe,           // PROBE_KIND_UNSPECIFIED
+  kReleaseUnknown,      // an fprobe kind on an unknown release: worst case
+  kFprobeOnRethook,     // fprobe before 6.14
+  kEntryOnlyOffFgraph,  // entry-only fprobe from 6.19 (6.18.35)
+  kEveryFprobe,         // entry-only fprobe from 6.14 until then
+  kExitHandler,         // fprobe with an exit handler from 6.14
+};
+
 struct FgraphUse {
+  FgraphUseRule rule = FgraphUseRule::kNotAProbe;
   bool uses_fgraph = false;
   bool release_known = true;
-  // Feature rows consulted, as FeatureAnswer::row.
-  std::vector<std::string> feature_rows;
-  // Why, in one phrase ("fprobe on fgraph since 6.14").
-  std::string reason;
+  // The feature answers consulted, in order; they point into the
+  // KernelFeatures passed to DecideFgraphUse.
+  const FeatureAnswer* rows[2] = {nullptr, nullptr};
+  int nrows = 0;
 };
-FgraphUse ProbeKindUsesFgraph(v1::ProbeKind kind, const KernelRelease* release,
-                              const FeatureTable& table);
+FgraphUse DecideFgraphUse(v1::ProbeKind kind, const KernelFeatures& features);
 
 // The walk's arithmetic: passes and task visits for N_total threads of
 // which N_null have no shadow stack, spread evenly through the task list.
@@ -90,27 +107,24 @@ double ThreadsForWalkSeconds(double seconds, uint32_t batch,
                              const FgraphConstants& c);
 
 // What the attach model derives from a snapshot independently of the probe
-// kind: parsed release and feature answers, batch, thresholds, N_total,
-// N_null and the walk. EvaluateAll builds it once for all ten kinds.
+// kind: feature answers, constants, batch, preemption, N_total, N_null, the
+// walk and the stall inverse. Built once for all ten kinds.
 struct AttachContext {
   // Not owned; outlives the context.
   const KernelFeatures* features = nullptr;
   FgraphConstants c;
   bool c_visit_overridden = false;
-  bool graph_config_off = false;
-  bool fprobe_config_off = false;
+  bool graph_config_off = false;   // CONFIG_FUNCTION_GRAPH_TRACER=n
+  bool fprobe_config_off = false;  // CONFIG_FPROBE=n
   uint32_t batch = kDefaultRetstackBatch;
   v1::InputSource batch_source = v1::INPUT_SOURCE_DEFAULT;
-  std::string batch_value;
   v1::PreemptMode preempt = v1::PREEMPT_MODE_UNKNOWN;
-  std::string watchdog_value, rcu_value;
   bool active_known = false;
   bool active = false;
   bool threads_known = false;
   uint64_t n_total = 0;
   uint64_t n_null = 0;
   v1::InputSource null_source = v1::INPUT_SOURCE_DEFAULT;
-  std::string n_total_value, n_null_value;
   WalkCost walk;
   double walk_seconds = 0;
   std::optional<double> threads_at_stall;
@@ -121,15 +135,58 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
                                 const ModelOptions& options,
                                 const KernelFeatures& features);
 
-// The attach prediction for one probe kind (see evaluate.h).
+// The inputs of one attach prediction, in the order its basis lists them.
+enum class AttachInput {
+  kRelease,          // kernel.release
+  kSites,            // sites (an override, or the fprobe default)
+  kFilterFunctions,  // fgraph.available_filter_functions
+  kPreemptMode,      // kernel.preempt_mode
+  kWatchdogThresh,   // thresholds.watchdog_thresh
+  kRcuStallTimeout,  // thresholds.rcu_cpu_stall_timeout
+  kBatch,            // batch
+  kFgraphActive,     // fgraph.active
+  kThreadsTotal,     // threads.total
+  kNullThreads,      // fgraph.null_threads_bound
+};
+using AttachInputs = ModelInputs<AttachInput, 12>;
+
+// What decides one probe kind's prediction beyond the context.
+struct AttachCase {
+  v1::ProbeKind kind = v1::PROBE_KIND_UNSPECIFIED;
+  FgraphUse use;
+  // The kind exists on this kernel (its CONFIG_ option is not off).
+  bool available = true;
+  // A new fgraph user while fgraph is inactive: the shadow-stack walk.
+  bool walks = false;
+  // Call sites the registration patches.
+  uint64_t sites = 1;
+  AttachInputs inputs;
+  // Inputs the model needed and could not get at all.
+  int unknown_inputs = 0;
+};
+AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
+                          const ModelOptions& options,
+                          const AttachContext& context);
+
+// The attach prediction's numbers for one probe kind (see evaluate.h):
+// everything but the summary and the basis's lists.
 v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                                          v1::ProbeKind kind,
                                          const ModelOptions& options);
 // The same into `*out`, which is reset first; the memory of its basis is
-// reused, so refilling one message allocates little. `context` comes from
+// kept, so refilling one message allocates little. `context` comes from
 // MakeAttachContext(snapshot, options, ...).
 void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
-                         const ModelOptions& options, const AttachContext& context,
+                         const ModelOptions& options,
+                         const AttachContext& context,
+                         v1::AttachPrediction* out);
+
+// The same from the kind's case, MakeAttachCase(snapshot, kind, options,
+// context), when the caller has it.
+void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
+                         const ModelOptions& options,
+                         const AttachContext& context,
+                         const AttachCase& kind_case,
                          v1::AttachPrediction* out);
 
 }  // namespace tracehealth

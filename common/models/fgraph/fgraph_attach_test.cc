@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "common/enum_names.h"
+#include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -10,11 +12,7 @@ namespace {
 
 v1::HostSnapshot Host(const std::string& release, v1::PreemptMode mode,
                       uint64_t threads) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release(release);
-  s.mutable_kernel()->set_preempt_mode(mode);
-  s.mutable_threads()->set_total(threads);
-  s.mutable_fgraph()->set_active(false);
+  v1::HostSnapshot s = testing::FgraphHost(release, mode, threads);
   s.mutable_fgraph()->set_available_filter_functions(60000);
   return s;
 }
@@ -37,7 +35,7 @@ struct SeedRow {
 };
 
 constexpr SeedRow kSeedRows[] = {
-    {100000, 20, 32, 3126, 15.3},  {200000, 80, 32, 6253, 59.1},
+    {100000, 20, 32, 3126, 15.3},   {200000, 80, 32, 6253, 59.1},
     {400000, 80, 32, 12503, 227.8}, {100000, 20, 1024, 98, 0.44},
     {200000, 80, 1024, 196, 1.61},  {400000, 80, 1024, 391, 7.25},
 };
@@ -52,7 +50,8 @@ TEST(FgraphAttachTest, ReproducesSeed000TableWithOneCVisit) {
     options.sites = 0;
     v1::AttachPrediction p =
         PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
-    SCOPED_TRACE(::testing::Message() << row.harness_threads << " threads, B=" << row.batch);
+    SCOPED_TRACE(::testing::Message()
+                 << row.harness_threads << " threads, B=" << row.batch);
     EXPECT_TRUE(p.uses_fgraph());
     EXPECT_EQ(p.null_threads(), n);
     EXPECT_EQ(p.passes(), row.passes);
@@ -82,7 +81,6 @@ TEST(FgraphAttachTest, Seed000PreemptNoneRunIsASoftLockup) {
   EXPECT_TRUE(soft_lockup);
   ASSERT_TRUE(p.has_threads_at_stall());
   EXPECT_LT(p.threads_at_stall(), 240000);
-  EXPECT_NE(p.summary().find("soft lockup"), std::string::npos) << p.summary();
 }
 
 TEST(FgraphAttachTest, Seed000LazyBatch1024IsLatencyOnly) {
@@ -127,7 +125,8 @@ TEST(FgraphAttachTest, ProbeKindByKernelMatrix) {
       {"6.19", v1::PROBE_KIND_FENTRY_FEXIT, false},
   };
   for (const MatrixCase& c : cases) {
-    SCOPED_TRACE(::testing::Message() << c.release << " " << ProbeKindName(c.kind));
+    SCOPED_TRACE(::testing::Message()
+                 << c.release << " " << ProbeKindName(c.kind));
     v1::HostSnapshot s = Host(c.release, v1::PREEMPT_MODE_NONE, 400000);
     v1::AttachPrediction p = PredictFgraphAttach(s, c.kind, {});
     EXPECT_EQ(p.uses_fgraph(), c.uses_fgraph);
@@ -144,10 +143,9 @@ TEST(FgraphAttachTest, ProbeKindByKernelMatrix) {
       EXPECT_LT(p.latency_seconds(), 0.01);
       EXPECT_EQ(p.risk(), v1::RISK_NONE);
     }
-    EXPECT_FALSE(p.summary().empty());
-    if (c.kind == v1::PROBE_KIND_KPROBE_MULTI || c.kind == v1::PROBE_KIND_KPROBE_MULTI_RETURN) {
-      EXPECT_GE(p.basis().feature_rows_size(), 1);
-    }
+    // Numbers only: the explanation is fgraph_explain's.
+    EXPECT_TRUE(p.summary().empty());
+    EXPECT_EQ(p.basis().inputs_size(), 0);
   }
 }
 
@@ -175,7 +173,8 @@ TEST(FgraphAttachTest, NullThreadsBoundFromSnapshot) {
   // V ~ N_total * N_null / (2B) + the empty pass's full walk.
   const double expected = 400000.0 * 3200 / 64 + 400000;
   EXPECT_NEAR(p.visits() / expected, 1.0, 0.03);
-  EXPECT_NEAR(p.longest_pass_seconds(), 400000 * FgraphConstants{}.c_visit, 1e-9);
+  EXPECT_NEAR(p.longest_pass_seconds(), 400000 * FgraphConstants{}.c_visit,
+              1e-9);
   EXPECT_LT(p.risk(), v1::RISK_WARNING);
 }
 
@@ -206,7 +205,8 @@ TEST(FgraphAttachTest, InverseSolvesTheQuadratic) {
     }
   }
   // 20 s at B = 32: about sqrt(20 * 64 / c_visit) threads.
-  EXPECT_NEAR(ThreadsForWalkSeconds(20, 32, c) / std::sqrt(20 * 64 / c.c_visit), 1.0, 0.01);
+  EXPECT_NEAR(ThreadsForWalkSeconds(20, 32, c) / std::sqrt(20 * 64 / c.c_visit),
+              1.0, 0.01);
   EXPECT_EQ(ThreadsForWalkSeconds(0, 32, c), 0);
 }
 
@@ -218,8 +218,9 @@ TEST(FgraphAttachTest, LatencyBudgetInverse) {
   v1::AttachPrediction p =
       PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
   ASSERT_TRUE(p.has_threads_at_latency_budget());
-  EXPECT_NEAR(WalkSecondsAllNull(p.threads_at_latency_budget(), 32, FgraphConstants{}),
-              1.0, 1e-6);
+  EXPECT_NEAR(
+      WalkSecondsAllNull(p.threads_at_latency_budget(), 32, FgraphConstants{}),
+      1.0, 1e-6);
   bool has_latency_check = false;
   for (const auto& check : p.checks()) {
     if (check.kind() == v1::ThresholdCheck::KIND_LATENCY) {
@@ -250,19 +251,59 @@ TEST(FgraphAttachTest, UnknownInputsAreExplicit) {
   bool assumed_null = false;
   s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 1000);
   p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
-  for (const auto& input : p.basis().inputs()) {
-    if (input.name() == "fgraph.null_threads_bound") {
-      assumed_null = input.source() == v1::INPUT_SOURCE_DEFAULT;
-    }
+  const KernelFeatures features =
+      ResolveKernelFeatures(s.kernel(), FeatureTable::Builtin());
+  const AttachCase k = MakeAttachCase(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER,
+                                      {}, MakeAttachContext(s, {}, features));
+  for (const AttachInputs::Entry& e : k.inputs) {
+    if (e.id == AttachInput::kNullThreads)
+      assumed_null = e.source == v1::INPUT_SOURCE_DEFAULT;
   }
   EXPECT_TRUE(assumed_null);
   EXPECT_EQ(p.risk(), v1::RISK_NONE);
 }
 
+// Confidence = 1 - 0.1 per default input - 0.3 per unknown one, over the
+// inputs the basis lists.
+TEST(FgraphAttachTest, ConfidenceCountsAssumedInputs) {
+  // Everything measured: release, available_filter_functions, preemption,
+  // both thresholds, fgraph.active, threads.total; batch derived from the
+  // release; N_null bounded by the agent (derived).
+  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 1000);
+  s.mutable_thresholds()->set_watchdog_thresh_seconds(10);
+  s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(21);
+  s.mutable_fgraph()->set_null_threads_bound(10);
+  EXPECT_DOUBLE_EQ(
+      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
+          .basis()
+          .confidence(),
+      1.0);
+  // Defaults: both thresholds and N_null: 1 - 0.1 - 0.1 - 0.1.
+  s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 1000);
+  EXPECT_DOUBLE_EQ(
+      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
+          .basis()
+          .confidence(),
+      1.0 - 0.1 - 0.1 - 0.1);
+  // No release for an fprobe kind: the default sites (100), preemption
+  // measured, thresholds and batch default, and the release unknown:
+  // 1 - 4 * 0.1 - 0.3 with N_null default too, i.e. 5 defaults.
+  s.mutable_kernel()->clear_release();
+  EXPECT_DOUBLE_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, {})
+                       .basis()
+                       .confidence(),
+                   1.0 - 0.1 - 0.1 - 0.1 - 0.1 - 0.1 - 0.3);
+  // kretprobe: no walk, nothing assumed.
+  EXPECT_DOUBLE_EQ(
+      PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {}).basis().confidence(),
+      1.0);
+}
+
 TEST(FgraphAttachTest, ConfigOffMakesKindUnavailable) {
   v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
   s.mutable_kernel()->set_config_fprobe(false);
-  v1::AttachPrediction p = PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {});
+  v1::AttachPrediction p =
+      PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {});
   EXPECT_FALSE(p.uses_fgraph());
   EXPECT_EQ(p.latency_seconds(), 0.0);
 }

@@ -8,7 +8,8 @@
 
 namespace tracehealth {
 
-absl::StatusOr<std::vector<OwnerStack>> ParsePageOwnerStacks(absl::string_view text) {
+absl::StatusOr<std::vector<OwnerStack>> ParsePageOwnerStacks(
+    absl::string_view text) {
   std::vector<OwnerStack> out;
   OwnerStack current;
   int line_no = 0;
@@ -25,25 +26,28 @@ absl::StatusOr<std::vector<OwnerStack>> ParsePageOwnerStacks(absl::string_view t
     }
     if (absl::StartsWith(line, kCount)) {
       if (current.frames.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("show_stacks line ", line_no, ": count without frames"));
-      }
-      absl::string_view number = absl::StripAsciiWhitespace(line.substr(kCount.size()));
-      if (!absl::SimpleAtoi(number, &current.nr_base_pages)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "show_stacks line ", line_no, ": bad nr_base_pages '", number, "'"));
+            "show_stacks line ", line_no, ": count without frames"));
+      }
+      absl::string_view number =
+          absl::StripAsciiWhitespace(line.substr(kCount.size()));
+      if (!absl::SimpleAtoi(number, &current.nr_base_pages)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("show_stacks line ", line_no, ": bad nr_base_pages '",
+                         number, "'"));
       }
       out.push_back(std::move(current));
       current = OwnerStack();
       continue;
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "show_stacks line ", line_no, ": unexpected '", line.substr(0, 80), "'"));
+    return absl::InvalidArgumentError(absl::StrCat("show_stacks line ", line_no,
+                                                   ": unexpected '",
+                                                   line.substr(0, 80), "'"));
   }
   if (!current.frames.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "show_stacks: ", current.frames.size(),
-        " frames at the end without nr_base_pages (truncated)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("show_stacks: ", current.frames.size(),
+                     " frames at the end without nr_base_pages (truncated)"));
   }
   return out;
 }
@@ -51,7 +55,8 @@ absl::StatusOr<std::vector<OwnerStack>> ParsePageOwnerStacks(absl::string_view t
 uint64_t FrameAddressMap::AddressOf(absl::string_view frame) {
   // A frame printed as a bare address ("0xffffffffc0a01234") is that address.
   uint64_t literal = 0;
-  if (absl::StartsWith(frame, "0x") && frame.find_first_of("+/ ") == absl::string_view::npos &&
+  if (absl::StartsWith(frame, "0x") &&
+      frame.find_first_of("+/ ") == absl::string_view::npos &&
       absl::SimpleHexAtoi(frame, &literal)) {
     return literal;
   }
@@ -60,7 +65,8 @@ uint64_t FrameAddressMap::AddressOf(absl::string_view frame) {
   return it->second;
 }
 
-std::vector<uint64_t> FrameAddressMap::Addresses(const std::vector<std::string>& frames) {
+std::vector<uint64_t> FrameAddressMap::Addresses(
+    const std::vector<std::string>& frames) {
   std::vector<uint64_t> out;
   out.reserve(frames.size());
   for (const std::string& f : frames) out.push_back(AddressOf(f));

@@ -33,7 +33,8 @@ struct OwnerStack {
 // a count line with no frames before it, a count that is not a number, a
 // line that is neither a frame (leading space), a count, nor empty, and
 // frames left without a count at the end (truncated read).
-absl::StatusOr<std::vector<OwnerStack>> ParsePageOwnerStacks(absl::string_view text);
+absl::StatusOr<std::vector<OwnerStack>> ParsePageOwnerStacks(
+    absl::string_view text);
 
 class FrameAddressMap {
  public:

@@ -25,7 +25,8 @@ TEST(PageOwnerStacksTest, ParsesBlocks) {
   ASSERT_TRUE(stacks.ok()) << stacks.status();
   ASSERT_EQ(stacks->size(), 2u);
   EXPECT_EQ((*stacks)[0].frames.size(), 5u);
-  EXPECT_EQ((*stacks)[0].frames[4], "ext4_mb_load_buddy_gfp+0x1e2/0x4a0 [ext4]");
+  EXPECT_EQ((*stacks)[0].frames[4],
+            "ext4_mb_load_buddy_gfp+0x1e2/0x4a0 [ext4]");
   EXPECT_EQ((*stacks)[0].nr_base_pages, 12u);
   EXPECT_EQ((*stacks)[1].nr_base_pages, 3u);
 }
@@ -33,11 +34,13 @@ TEST(PageOwnerStacksTest, ParsesBlocks) {
 TEST(PageOwnerStacksTest, Errors) {
   EXPECT_EQ(ParsePageOwnerStacks("nr_base_pages: 3\n").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParsePageOwnerStacks(" a+0x1/0x2\nnr_base_pages: x\n").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ParsePageOwnerStacks(" a+0x1/0x2\nnr_base_pages: x\n").status().code(),
+      absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParsePageOwnerStacks(" a+0x1/0x2\ngarbage\n").status().code(),
             absl::StatusCode::kInvalidArgument);
-  auto truncated = ParsePageOwnerStacks(" a+0x1/0x2\nnr_base_pages: 1\n\n b+0x1/0x2\n");
+  auto truncated =
+      ParsePageOwnerStacks(" a+0x1/0x2\nnr_base_pages: 1\n\n b+0x1/0x2\n");
   EXPECT_EQ(truncated.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(truncated.status().message().find("truncated"), std::string::npos);
   auto empty = ParsePageOwnerStacks("");

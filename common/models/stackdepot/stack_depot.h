@@ -1,4 +1,4 @@
-// Stack depot pool budget model (docs/design.md §3.2).
+// Stack depot pool budget model, the numbers (docs/design.md §3.2).
 //
 // Budget ratio pools / max_pools (stack_depot_max_pools, default 8192 pools
 // of 16 KiB), growth from the agent's sample history (least squares over
@@ -7,6 +7,9 @@
 // use: measured on the host's own traces when the agent did that, otherwise
 // the ratio measured by the real trie (DepotTrie) on the seed benchmark's
 // workload, applied to the host's persistent bytes.
+//
+// This file computes what a report carries (numbers, risk, checks,
+// confidence); stack_depot_explain.h writes the summary and basis.
 //
 // Thread safety: pure functions.
 #ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_STACK_DEPOT_H_
@@ -18,11 +21,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/models/stackdepot/depot_trie.h"
-#include "common/models/stackdepot/generated_workload.h"
-#include "common/models/stackdepot/trie_comparison.h"
 #include "common/models/kernel_features.h"
+#include "common/models/model_inputs.h"
 #include "common/models/model_options.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
+#include "common/models/stackdepot/trie/generated_workload.h"
+#include "common/models/stackdepot/trie/trie_comparison.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
@@ -40,7 +44,8 @@ inline constexpr double kWarnBudgetRatio = 0.8;
 // mapped to synthetic addresses, see page_owner_stacks.h) and returns what
 // the agent reports in HostSnapshot.trie. Errors: the parser's
 // InvalidArgument for malformed text.
-absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(absl::string_view show_stacks);
+absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(
+    absl::string_view show_stacks);
 
 // Pools per second by least squares over `history` (needs two samples at
 // different times); unset otherwise.
@@ -50,12 +55,61 @@ std::optional<double> GrowthPoolsPerSecond(
 // stack_depot_max_pools= from a kernel command line, when present and valid.
 std::optional<uint64_t> MaxPoolsFromCmdline(absl::string_view cmdline);
 
+// The inputs of a stack depot prediction, in the order its basis lists them.
+enum class DepotInput {
+  kConfigStackdepot,  // kernel.config_stackdepot
+  kConfigKasan,       // kernel.config_kasan
+  kMaxFrames,         // kernel.config_stackdepot_max_frames
+  kMaxPools,          // stackdepot.max_pools
+  kPools,             // stackdepot.pools
+  kLastSamplePools,   // depot_history.last.pools
+  kHistory,           // depot_history
+  kPersistentBytes,   // stackdepot.persistent_bytes
+};
+using DepotInputs = ModelInputs<DepotInput, 10>;
+
+// Where max_pools comes from: the debugfs stats, stack_depot_max_pools= on
+// the command line (honoured from 6.17, ignored before), or the default.
+enum class MaxPoolsFrom { kStats, kCmdline, kCmdlineIgnored, kDefault };
+// What the trie estimate is measured on: the host's own page_owner stacks,
+// the generated workload's ratio applied to the host's persistent bytes, or
+// the generated workload alone.
+enum class TrieFrom { kHostTraces, kHostBytes, kGenerated };
+
+// What decides a stack depot prediction.
+struct DepotCase {
+  // Any of CONFIG_STACKDEPOT/KASAN/PAGE_OWNER known, and any of them on.
+  bool any_config = false;
+  bool users = false;
+  // The host keeps persistent stack records (a user, or pools counted).
+  bool applies = false;
+  uint32_t max_frames = kDefaultStackdepotMaxFrames;
+  uint64_t max_pools = 0;
+  MaxPoolsFrom max_pools_from = MaxPoolsFrom::kDefault;
+  // Pools in use: the stats, else the last history sample; unset: unknown.
+  std::optional<uint64_t> pools;
+  std::optional<double> growth;  // pools per second
+  TrieFrom trie_from = TrieFrom::kGenerated;
+  DepotInputs inputs;
+  int unknown_inputs = 0;
+};
+// `growth` is GrowthPoolsPerSecond(snapshot.depot_history()), which the
+// caller has (the numbers compute it, the explanation reads it from the
+// prediction).
+DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
+                        const KernelFeatures& features,
+                        std::optional<double> growth);
+
+// The stack depot prediction's numbers (see evaluate.h): everything but the
+// summary and the basis's lists (stack_depot_explain.h writes those).
 v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                            const ModelOptions& options);
-// The same into `*out` (reset first, its basis memory reused), with the
+// The same into `*out` (reset first, its basis memory kept), with the
 // snapshot's features resolved by the caller.
-void PredictStackDepot(const v1::HostSnapshot& snapshot, const ModelOptions& options,
-                       const KernelFeatures& features, v1::StackDepotPrediction* out);
+void PredictStackDepot(const v1::HostSnapshot& snapshot,
+                       const ModelOptions& options,
+                       const KernelFeatures& features,
+                       v1::StackDepotPrediction* out);
 
 }  // namespace tracehealth
 

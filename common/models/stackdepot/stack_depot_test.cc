@@ -1,6 +1,7 @@
 #include "common/models/stackdepot/stack_depot.h"
 
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
+#include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -14,12 +15,7 @@ v1::DepotSample Sample(int64_t seconds, uint64_t pools) {
 }
 
 v1::HostSnapshot KasanHost(uint64_t pools) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release("6.18.48");
-  s.mutable_kernel()->set_config_kasan(true);
-  s.mutable_kernel()->set_config_stackdepot(true);
-  s.mutable_stackdepot()->set_pools(pools);
-  return s;
+  return testing::KasanDepotHost(pools);
 }
 
 google::protobuf::RepeatedPtrField<v1::DepotSample> History(
@@ -30,18 +26,21 @@ google::protobuf::RepeatedPtrField<v1::DepotSample> History(
 }
 
 TEST(StackDepotTest, GrowthByLeastSquares) {
-  auto g = GrowthPoolsPerSecond(History({Sample(0, 100), Sample(100, 110), Sample(200, 120)}));
+  auto g = GrowthPoolsPerSecond(
+      History({Sample(0, 100), Sample(100, 110), Sample(200, 120)}));
   ASSERT_TRUE(g.has_value());
   EXPECT_NEAR(*g, 0.1, 1e-12);
-  g = GrowthPoolsPerSecond(
-      History({Sample(0, 100), Sample(100, 130), Sample(200, 120), Sample(300, 160)}));
+  g = GrowthPoolsPerSecond(History(
+      {Sample(0, 100), Sample(100, 130), Sample(200, 120), Sample(300, 160)}));
   EXPECT_NEAR(*g, 0.17, 1e-9);
   EXPECT_FALSE(GrowthPoolsPerSecond(History({})).has_value());
-  EXPECT_FALSE(GrowthPoolsPerSecond(History({Sample(5, 1), Sample(5, 9)})).has_value());
+  EXPECT_FALSE(
+      GrowthPoolsPerSecond(History({Sample(5, 1), Sample(5, 9)})).has_value());
 }
 
 TEST(StackDepotTest, MaxPoolsFromCmdline) {
-  EXPECT_EQ(MaxPoolsFromCmdline("ro quiet stack_depot_max_pools=32768"), 32768u);
+  EXPECT_EQ(MaxPoolsFromCmdline("ro quiet stack_depot_max_pools=32768"),
+            32768u);
   EXPECT_FALSE(MaxPoolsFromCmdline("ro stack_depot_max_pools=abc").has_value());
   EXPECT_FALSE(MaxPoolsFromCmdline("ro").has_value());
 }
@@ -64,14 +63,17 @@ TEST(StackDepotTest, Seed003FullServerIsAStall) {
   EXPECT_LE(p.trie().ratio(), 0.7);
   // At the field figure of ~268 B per hash record, the trie would need
   // 146-174 B per record (seed 003's trie-on servers).
-  const double trie_per_record = static_cast<double>(p.trie().trie_bytes()) / 498000;
+  const double trie_per_record =
+      static_cast<double>(p.trie().trie_bytes()) / 498000;
   EXPECT_GE(trie_per_record, 146);
   EXPECT_LE(trie_per_record, 174);
-  EXPECT_NE(p.summary().find("8192 of 8192"), std::string::npos) << p.summary();
+  EXPECT_TRUE(
+      p.summary().empty());  // numbers only: stack_depot_explain writes it
 }
 
 TEST(StackDepotTest, WarningAndNone) {
-  EXPECT_EQ(PredictStackDepot(KasanHost(2630), {}).risk(), v1::RISK_NONE);  // 32%
+  EXPECT_EQ(PredictStackDepot(KasanHost(2630), {}).risk(),
+            v1::RISK_NONE);  // 32%
   EXPECT_EQ(PredictStackDepot(KasanHost(7000), {}).risk(), v1::RISK_WARNING);
   // Budget raised on the command line.
   v1::HostSnapshot s = KasanHost(8192);
@@ -84,7 +86,8 @@ TEST(StackDepotTest, WarningAndNone) {
 TEST(StackDepotTest, TimeToExhaustion) {
   v1::HostSnapshot s = KasanHost(4000);
   // 10 pools per hour.
-  for (int i = 0; i <= 10; ++i) *s.add_depot_history() = Sample(i * 360, 3990 + i);
+  for (int i = 0; i <= 10; ++i)
+    *s.add_depot_history() = Sample(i * 360, 3990 + i);
   v1::StackDepotPrediction p = PredictStackDepot(s, {});
   ASSERT_TRUE(p.has_growth_pools_per_second());
   EXPECT_NEAR(p.growth_pools_per_second(), 1.0 / 360, 1e-9);
@@ -93,7 +96,8 @@ TEST(StackDepotTest, TimeToExhaustion) {
   EXPECT_EQ(p.risk(), v1::RISK_NONE);  // 17 days away
   // 100 pools per minute: full in under an hour.
   s.clear_depot_history();
-  for (int i = 0; i <= 10; ++i) *s.add_depot_history() = Sample(i * 60, 3000 + 100 * i);
+  for (int i = 0; i <= 10; ++i)
+    *s.add_depot_history() = Sample(i * 60, 3000 + 100 * i);
   p = PredictStackDepot(s, {});
   EXPECT_LT(p.seconds_to_exhaustion(), 3600);
   EXPECT_EQ(p.risk(), v1::RISK_STALL);
@@ -134,7 +138,9 @@ TEST(StackDepotTest, NotApplicableAndUnknown) {
   EXPECT_TRUE(p.applies());
   EXPECT_FALSE(p.has_pools_used());
   EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
-  EXPECT_LT(p.basis().confidence(), 1.0);
+  // Assumed: max frames and max pools; unknown: the pool count.
+  // 1 - 0.1 - 0.1 - 0.3.
+  EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0 - 0.1 - 0.1 - 0.3);
 }
 
 TEST(StackDepotTest, MeasureShowStacks) {
@@ -169,7 +175,8 @@ TEST(StackDepotTest, CompareOnSeedWorkloadAndFlatShape) {
   auto traces = GenerateSeedWorkload(small);
   auto doubled = traces;
   doubled.insert(doubled.end(), traces.begin(), traces.end());
-  EXPECT_EQ(CompareTrieWithHash(doubled).hash_bytes, CompareTrieWithHash(traces).hash_bytes);
+  EXPECT_EQ(CompareTrieWithHash(doubled).hash_bytes,
+            CompareTrieWithHash(traces).hash_bytes);
 }
 
 }  // namespace

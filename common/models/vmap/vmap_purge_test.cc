@@ -1,23 +1,12 @@
 #include "common/models/vmap/vmap_purge.h"
 
+#include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
 namespace {
 
-// Seed 004's host: 256 CPUs, generic KASAN with KASAN_VMALLOC, 4 KiB pages.
-v1::HostSnapshot Seed004Host(const std::string& release) {
-  v1::HostSnapshot s;
-  s.mutable_kernel()->set_release(release);
-  s.mutable_kernel()->set_config_kasan_vmalloc(true);
-  s.mutable_kernel()->set_page_size(4096);
-  s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_VOLUNTARY);
-  s.mutable_cpus()->set_online(256);
-  // 2,805 flushes = 2,804 areas owning a whole shadow page + the final one.
-  s.mutable_vmalloc()->set_unpurged_shadow_page_areas(2804);
-  s.mutable_vmalloc()->set_unpurged_areas(3100);
-  return s;
-}
+using testing::Seed004Host;
 
 TEST(VmapPurgeTest, LazyThresholdAndNodes) {
   EXPECT_EQ(Fls(256), 9);
@@ -41,7 +30,7 @@ TEST(VmapPurgeTest, Seed004BeforeCombining) {
   EXPECT_NEAR(p.per_flush_seconds() * 1e3, 8.5, 0.1);
   EXPECT_EQ(p.lazy_threshold_pages(), 73728u);
   EXPECT_EQ(p.risk(), v1::RISK_STALL);
-  EXPECT_FALSE(p.summary().empty());
+  EXPECT_TRUE(p.summary().empty());  // numbers only: vmap_explain writes it
 }
 
 TEST(VmapPurgeTest, Seed004WorstCaseAfterCombining) {
@@ -62,7 +51,8 @@ TEST(VmapPurgeTest, StableBackportRow) {
 TEST(VmapPurgeTest, PerFlushGrowsWithCpus) {
   VmapConstants c;
   EXPECT_LT(PerFlushSeconds(8, false, c), PerFlushSeconds(256, false, c) / 20);
-  EXPECT_LT(PerFlushSeconds(256, true, c), PerFlushSeconds(256, false, c) / 100);
+  EXPECT_LT(PerFlushSeconds(256, true, c),
+            PerFlushSeconds(256, false, c) / 100);
 }
 
 TEST(VmapPurgeTest, InvlpgbHostsOn617) {
@@ -120,7 +110,9 @@ TEST(VmapPurgeTest, NotApplicableAndUnknown) {
   p = PredictVmapPurge(s, {});
   EXPECT_EQ(p.flushes_per_purge(), 73728u / 8 + 1);
   EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
-  EXPECT_LT(p.basis().confidence(), 1.0);
+  // Assumed: nothing (cpus, page size, release and preemption measured);
+  // unknown: the pending areas. 1 - 0.3.
+  EXPECT_DOUBLE_EQ(p.basis().confidence(), 0.7);
 }
 
 }  // namespace

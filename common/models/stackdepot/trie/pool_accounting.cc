@@ -1,4 +1,4 @@
-#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/stackdepot/trie/pool_accounting.h"
 
 #include "absl/container/inlined_vector.h"
 
@@ -40,7 +40,8 @@ int64_t PoolAccounting::PoolsNeeded(absl::Span<const uint64_t> sizes) const {
 bool PoolAccounting::Fits(absl::Span<const uint64_t> sizes) const {
   const int64_t needed = PoolsNeeded(sizes);
   if (needed < 0) return false;
-  return max_pools_ == 0 || pools_ + static_cast<uint64_t>(needed) <= max_pools_;
+  return max_pools_ == 0 ||
+         pools_ + static_cast<uint64_t>(needed) <= max_pools_;
 }
 
 void PoolAccounting::Allocate(uint64_t bytes) {

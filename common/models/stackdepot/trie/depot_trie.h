@@ -33,8 +33,8 @@
 // replaces the old node (freed) with two new ones.
 //
 // Thread safety: none; callers serialize (the kernel serializes inserts too).
-#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_DEPOT_TRIE_H_
-#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_DEPOT_TRIE_H_
+#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_DEPOT_TRIE_H_
+#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_DEPOT_TRIE_H_
 
 #include <cstdint>
 #include <optional>
@@ -42,7 +42,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/stackdepot/trie/pool_accounting.h"
 
 namespace tracehealth {
 
@@ -116,7 +116,7 @@ class DepotTrie {
     uint32_t offset = 0;  // into compact_ or full_
     uint32_t run = 0;
     bool compact = false;
-    uint32_t capacity = 0;  // child array slots (accounting)
+    uint32_t capacity = 0;        // child array slots (accounting)
     std::vector<Child> children;  // sorted by first_frame
   };
   static constexpr uint32_t kRoot = 0;
@@ -144,4 +144,4 @@ class DepotTrie {
 
 }  // namespace tracehealth
 
-#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_DEPOT_TRIE_H_
+#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_DEPOT_TRIE_H_

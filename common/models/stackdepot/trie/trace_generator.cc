@@ -1,4 +1,4 @@
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 
 #include <algorithm>
 #include <cmath>
@@ -43,13 +43,15 @@ std::vector<std::vector<uint64_t>> GenerateSeedWorkload(
     if (options.shape == WorkloadShape::kFlat) {
       if (in_group == 0) {
         prefix.clear();
-        for (uint32_t f = 0; f < std::min(mean_shared, hi); ++f) prefix.push_back(fresh());
+        for (uint32_t f = 0; f < std::min(mean_shared, hi); ++f)
+          prefix.push_back(fresh());
       }
       trace = prefix;
     } else if (in_group > 0) {
       const std::vector<uint64_t>& parent =
           out[group_start + SplitMix64(rng) % in_group];
-      const uint32_t d = lo + static_cast<uint32_t>(SplitMix64(rng) % (hi - lo + 1));
+      const uint32_t d =
+          lo + static_cast<uint32_t>(SplitMix64(rng) % (hi - lo + 1));
       trace.assign(parent.begin(), parent.begin() + d);
     }
     while (trace.size() < frames) trace.push_back(fresh());

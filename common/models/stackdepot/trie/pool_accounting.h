@@ -9,8 +9,8 @@
 // addresses.
 //
 // Thread safety: none; callers serialize.
-#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_POOL_ACCOUNTING_H_
-#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_POOL_ACCOUNTING_H_
+#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_POOL_ACCOUNTING_H_
+#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_POOL_ACCOUNTING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +24,9 @@ inline constexpr uint64_t kDepotPoolBytes = 16384;
 inline constexpr uint64_t kDepotDefaultMaxPools = 8192;
 
 // ALIGN(x, 16).
-inline constexpr uint64_t Align16(uint64_t x) { return (x + 15) & ~uint64_t{15}; }
+inline constexpr uint64_t Align16(uint64_t x) {
+  return (x + 15) & ~uint64_t{15};
+}
 
 // Bytes of one hash-backend stack record of `frames` frames:
 // ALIGN(sizeof(struct stack_record) header 32 + 8 * frames, 16).
@@ -70,4 +72,4 @@ class PoolAccounting {
 
 }  // namespace tracehealth
 
-#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_POOL_ACCOUNTING_H_
+#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_POOL_ACCOUNTING_H_

@@ -1,6 +1,6 @@
-#include "common/models/stackdepot/generated_workload.h"
+#include "common/models/stackdepot/trie/generated_workload.h"
 
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {

@@ -1,4 +1,4 @@
-#include "common/models/stackdepot/depot_trie.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
 
 #include <algorithm>
 
@@ -36,22 +36,24 @@ uint64_t DepotTrie::Frame(const Node& node, uint32_t i) const {
   if (options_.arch == FrameArch::kX86_64) {
     return 0xffffffff00000000ull | payload;
   }
-  return options_.arm64_text +
-         static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(payload)));
+  return options_.arm64_text + static_cast<uint64_t>(static_cast<int64_t>(
+                                   static_cast<int32_t>(payload)));
 }
 
 uint64_t DepotTrie::NodeBytes(uint32_t run, bool compact) const {
   return Align16(kNodeHeaderBytes + uint64_t{run} * (compact ? 4 : 8));
 }
 
-std::pair<uint32_t, bool> DepotTrie::StoreRun(absl::Span<const uint64_t> frames) {
+std::pair<uint32_t, bool> DepotTrie::StoreRun(
+    absl::Span<const uint64_t> frames) {
   if (AllCompressible(frames)) {
     const uint32_t offset = static_cast<uint32_t>(compact_.size());
     for (uint64_t f : frames) {
-      compact_.push_back(options_.arch == FrameArch::kX86_64
-                             ? static_cast<uint32_t>(f)
-                             : static_cast<uint32_t>(static_cast<int32_t>(
-                                   static_cast<int64_t>(f - options_.arm64_text))));
+      compact_.push_back(
+          options_.arch == FrameArch::kX86_64
+              ? static_cast<uint32_t>(f)
+              : static_cast<uint32_t>(static_cast<int32_t>(
+                    static_cast<int64_t>(f - options_.arm64_text))));
     }
     return {offset, true};
   }
@@ -99,8 +101,9 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
     absl::Span<const uint64_t> frames) {
   if (frames.empty()) return absl::InvalidArgumentError("empty stack trace");
   if (frames.size() > options_.max_frames) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "stack trace of ", frames.size(), " frames exceeds ", options_.max_frames));
+    return absl::InvalidArgumentError(
+        absl::StrCat("stack trace of ", frames.size(), " frames exceeds ",
+                     options_.max_frames));
   }
   const uint32_t n = static_cast<uint32_t>(frames.size());
   const bool id_chunk = NeedsIdChunk();
@@ -116,7 +119,8 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
       if (nodes_[cur].id != 0) return nodes_[cur].id;
       absl::InlinedVector<uint64_t, 1> sizes;
       if (id_chunk) sizes.push_back(kIdChunkBytes);
-      if (!pools_.Fits(sizes)) return exhausted("stack depot pool budget exhausted");
+      if (!pools_.Fits(sizes))
+        return exhausted("stack depot pool budget exhausted");
       return NewId(cur);
     }
     const Child* found = FindChild(nodes_[cur], frames[pos]);
@@ -124,22 +128,26 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
       // A new leaf under `cur`.
       const Node& node = nodes_[cur];
       if (node.children.size() >= options_.max_children) {
-        return exhausted(absl::StrCat("trie node already has ", node.children.size(),
-                                      " children (limit ", options_.max_children, ")"));
+        return exhausted(absl::StrCat("trie node already has ",
+                                      node.children.size(), " children (limit ",
+                                      options_.max_children, ")"));
       }
       const absl::Span<const uint64_t> rest = frames.subspan(pos);
       const uint64_t leaf_bytes = NodeBytes(n - pos, AllCompressible(rest));
       absl::InlinedVector<uint64_t, 3> sizes = {leaf_bytes};
       const bool grow = node.children.size() >= node.capacity;
-      const uint64_t new_capacity = grow ? GrownCapacity(node.capacity) : node.capacity;
+      const uint64_t new_capacity =
+          grow ? GrownCapacity(node.capacity) : node.capacity;
       if (grow) sizes.push_back(new_capacity * kChildSlotBytes);
       if (id_chunk) sizes.push_back(kIdChunkBytes);
-      if (!pools_.Fits(sizes)) return exhausted("stack depot pool budget exhausted");
+      if (!pools_.Fits(sizes))
+        return exhausted("stack depot pool budget exhausted");
 
       pools_.Allocate(leaf_bytes);
       if (grow) {
         pools_.Allocate(new_capacity * kChildSlotBytes);
-        if (node.capacity > 0) pools_.Free(uint64_t{node.capacity} * kChildSlotBytes);
+        if (node.capacity > 0)
+          pools_.Free(uint64_t{node.capacity} * kChildSlotBytes);
         nodes_[cur].capacity = static_cast<uint32_t>(new_capacity);
       }
       Node leaf;
@@ -178,11 +186,13 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
                                               a_capacity * kChildSlotBytes};
     uint64_t leaf_bytes = 0;
     if (!ends_in_a) {
-      leaf_bytes = NodeBytes(n - pos - k, AllCompressible(frames.subspan(pos + k)));
+      leaf_bytes =
+          NodeBytes(n - pos - k, AllCompressible(frames.subspan(pos + k)));
       sizes.push_back(leaf_bytes);
     }
     if (id_chunk) sizes.push_back(kIdChunkBytes);
-    if (!pools_.Fits(sizes)) return exhausted("stack depot pool budget exhausted");
+    if (!pools_.Fits(sizes))
+      return exhausted("stack depot pool budget exhausted");
 
     // New memory first; the replaced node is freed afterwards (after a
     // grace period in the kernel).
@@ -260,7 +270,8 @@ absl::StatusOr<std::vector<uint64_t>> DepotTrie::Fetch(StackId id) const {
     return absl::NotFoundError(absl::StrCat("no stack with id ", id));
   }
   std::vector<uint32_t> path;
-  for (uint32_t node = id_to_node_[id - 1]; node != kRoot; node = nodes_[node].parent) {
+  for (uint32_t node = id_to_node_[id - 1]; node != kRoot;
+       node = nodes_[node].parent) {
     path.push_back(node);
   }
   std::vector<uint64_t> frames;
@@ -285,8 +296,8 @@ DepotTrieStats DepotTrie::stats() const {
     }
   }
   for (const Node& node : nodes_) {
-    s.max_children_seen =
-        std::max<uint32_t>(s.max_children_seen, static_cast<uint32_t>(node.children.size()));
+    s.max_children_seen = std::max<uint32_t>(
+        s.max_children_seen, static_cast<uint32_t>(node.children.size()));
   }
   s.live_bytes = pools_.live_bytes();
   s.pools = pools_.pools();

@@ -2,13 +2,13 @@
 // pools each would use for the distinct records.
 //
 // Thread safety: pure function.
-#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_COMPARISON_H_
-#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_COMPARISON_H_
+#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRIE_COMPARISON_H_
+#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRIE_COMPARISON_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "common/models/stackdepot/depot_trie.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
 
 namespace tracehealth {
 
@@ -24,9 +24,10 @@ struct TrieComparison {
 
 // Inserts `traces` into a DepotTrie and accounts each distinct record at
 // its hash-backend size (persistent records are sized to their frames).
-TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& traces,
-                                   const DepotTrieOptions& options = {});
+TrieComparison CompareTrieWithHash(
+    const std::vector<std::vector<uint64_t>>& traces,
+    const DepotTrieOptions& options = {});
 
 }  // namespace tracehealth
 
-#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_COMPARISON_H_
+#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRIE_COMPARISON_H_

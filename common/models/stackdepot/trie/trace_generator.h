@@ -18,8 +18,8 @@
 //
 // Deterministic for a given seed on every platform (own splitmix64 RNG and
 // Fisher-Yates shuffle). Thread safety: pure function.
-#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRACE_GENERATOR_H_
-#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRACE_GENERATOR_H_
+#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRACE_GENERATOR_H_
+#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRACE_GENERATOR_H_
 
 #include <cstdint>
 #include <vector>
@@ -48,4 +48,4 @@ std::vector<std::vector<uint64_t>> GenerateSeedWorkload(
 
 }  // namespace tracehealth
 
-#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRACE_GENERATOR_H_
+#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_TRACE_GENERATOR_H_

@@ -1,9 +1,9 @@
-#include "common/models/stackdepot/depot_trie.h"
+#include "common/models/stackdepot/trie/depot_trie.h"
 
 #include <set>
 #include <vector>
 
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -30,15 +30,16 @@ TEST(DepotTrieTest, InsertLookupFetchRoundTrip) {
   EXPECT_FALSE(trie.Lookup(Trace({1, 2, 3, 4, 5})).has_value());
   EXPECT_EQ(trie.Fetch(2).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(trie.Fetch(0).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(trie.Insert({}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(trie.Insert({}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DepotTrieTest, OldIdsSurviveSplits) {
   DepotTrie trie;
   auto a = Trace({1, 2, 3, 4, 5, 6});
-  auto b = Trace({1, 2, 3, 9, 9});     // splits a's node after 3 frames
-  auto c = Trace({1, 2});              // ends inside the shared prefix
-  auto d = Trace({1, 2, 3});           // ends exactly at a node boundary
+  auto b = Trace({1, 2, 3, 9, 9});        // splits a's node after 3 frames
+  auto c = Trace({1, 2});                 // ends inside the shared prefix
+  auto d = Trace({1, 2, 3});              // ends exactly at a node boundary
   auto e = Trace({1, 2, 3, 4, 5, 6, 7});  // extends a leaf
   auto f = Trace({1, 7});
   const auto ia = *trie.Insert(a);
@@ -94,10 +95,11 @@ TEST(DepotTrieTest, ChildLimitFailsAndChangesNothing) {
 
 TEST(DepotTrieTest, CompactAndFullWidthFrames) {
   DepotTrie trie;
-  const uint64_t module_addr = 0xffffffffa0001234ull;  // compressible
-  const uint64_t vmalloc_addr = 0xffffc90000123456ull; // not (BPF JIT, ...)
+  const uint64_t module_addr = 0xffffffffa0001234ull;   // compressible
+  const uint64_t vmalloc_addr = 0xffffc90000123456ull;  // not (BPF JIT, ...)
   auto compact = std::vector<uint64_t>{kText + 1, module_addr, kText + 2};
-  auto mixed = std::vector<uint64_t>{kText + 1, module_addr, vmalloc_addr, kText + 3};
+  auto mixed =
+      std::vector<uint64_t>{kText + 1, module_addr, vmalloc_addr, kText + 3};
   EXPECT_TRUE(trie.Compressible(kText));
   EXPECT_FALSE(trie.Compressible(vmalloc_addr));
   EXPECT_FALSE(trie.Compressible(0x00000000ffffffffull));
@@ -105,7 +107,8 @@ TEST(DepotTrieTest, CompactAndFullWidthFrames) {
   DepotTrieStats s = trie.stats();
   EXPECT_EQ(s.compact_frames, 3u);
   EXPECT_EQ(s.full_frames, 0u);
-  EXPECT_EQ(s.live_bytes, Align16(48 + 3 * 4) + 16 /*root array*/ + DepotTrie::kIdChunkBytes);
+  EXPECT_EQ(s.live_bytes,
+            Align16(48 + 3 * 4) + 16 /*root array*/ + DepotTrie::kIdChunkBytes);
   const auto im = *trie.Insert(mixed);
   s = trie.stats();
   // Split after 2 shared frames: prefix compact, old tail compact, new tail
@@ -133,11 +136,13 @@ TEST(DepotTrieTest, Arm64OffsetsFromText) {
   EXPECT_TRUE(trie.Compressible(options.arm64_text + 0x7fffffff));
   EXPECT_TRUE(trie.Compressible(options.arm64_text - 0x80000000ull));
   EXPECT_FALSE(trie.Compressible(options.arm64_text + 0x80000000ull));
-  auto t = std::vector<uint64_t>{options.arm64_text - 16, options.arm64_text + 0x1000,
+  auto t = std::vector<uint64_t>{options.arm64_text - 16,
+                                 options.arm64_text + 0x1000,
                                  options.arm64_text + 0x90000000ull};
   const auto id = *trie.Insert(t);
   EXPECT_EQ(*trie.Fetch(id), t);
-  EXPECT_EQ(trie.stats().full_frames, 3u);  // one frame forces the run full-width
+  EXPECT_EQ(trie.stats().full_frames,
+            3u);  // one frame forces the run full-width
 }
 
 TEST(DepotTrieTest, PoolBudgetFailureChangesNothing) {
@@ -180,14 +185,15 @@ TEST(DepotTrieTest, SeedWorkloadUsesHalfToSeventyPercentOfHash) {
   EXPECT_EQ(s.records, 32768u);
   EXPECT_EQ(s.full_frames, 0u);
   const double ratio = static_cast<double>(s.live_bytes) / hash.live_bytes();
-  std::printf("hash %llu B (%.1f B/record, %llu pools), trie %llu B (%.1f B/record, "
-              "%llu pools, %llu nodes), ratio %.3f\n",
-              static_cast<unsigned long long>(hash.live_bytes()),
-              hash.live_bytes() / 32768.0,
-              static_cast<unsigned long long>(hash.pools()),
-              static_cast<unsigned long long>(s.live_bytes), s.live_bytes / 32768.0,
-              static_cast<unsigned long long>(s.pools),
-              static_cast<unsigned long long>(s.nodes), ratio);
+  std::printf(
+      "hash %llu B (%.1f B/record, %llu pools), trie %llu B (%.1f B/record, "
+      "%llu pools, %llu nodes), ratio %.3f\n",
+      static_cast<unsigned long long>(hash.live_bytes()),
+      hash.live_bytes() / 32768.0,
+      static_cast<unsigned long long>(hash.pools()),
+      static_cast<unsigned long long>(s.live_bytes), s.live_bytes / 32768.0,
+      static_cast<unsigned long long>(s.pools),
+      static_cast<unsigned long long>(s.nodes), ratio);
   EXPECT_EQ(hash.live_bytes(), 32768u * 288);
   EXPECT_GE(ratio, 0.5);
   EXPECT_LE(ratio, 0.7);

@@ -1,11 +1,12 @@
-#include "common/models/stackdepot/trie_comparison.h"
+#include "common/models/stackdepot/trie/trie_comparison.h"
 
-#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/stackdepot/trie/pool_accounting.h"
 
 namespace tracehealth {
 
-TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& traces,
-                                   const DepotTrieOptions& options) {
+TrieComparison CompareTrieWithHash(
+    const std::vector<std::vector<uint64_t>>& traces,
+    const DepotTrieOptions& options) {
   DepotTrie trie(options);
   PoolAccounting hash(options.pool_bytes);
   TrieComparison out;
@@ -24,9 +25,9 @@ TrieComparison CompareTrieWithHash(const std::vector<std::vector<uint64_t>>& tra
   out.hash_pools = hash.pools();
   out.trie_bytes = s.live_bytes;
   out.trie_pools = s.pools;
-  out.ratio = out.hash_bytes > 0
-                  ? static_cast<double>(out.trie_bytes) / static_cast<double>(out.hash_bytes)
-                  : 0;
+  out.ratio = out.hash_bytes > 0 ? static_cast<double>(out.trie_bytes) /
+                                       static_cast<double>(out.hash_bytes)
+                                 : 0;
   return out;
 }
 

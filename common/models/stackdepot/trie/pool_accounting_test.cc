@@ -1,4 +1,4 @@
-#include "common/models/stackdepot/pool_accounting.h"
+#include "common/models/stackdepot/trie/pool_accounting.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "common/models/stackdepot/trace_generator.h"
+#include "common/models/stackdepot/trie/trace_generator.h"
 
 #include <map>
 #include <set>
@@ -38,7 +38,8 @@ TEST(TraceGeneratorTest, FlatShape) {
   options.stacks = 128;
   const auto traces = GenerateSeedWorkload(options);
   for (size_t i = 1; i < 64; ++i) {
-    EXPECT_TRUE(std::equal(traces[0].begin(), traces[0].begin() + 24, traces[i].begin()));
+    EXPECT_TRUE(std::equal(traces[0].begin(), traces[0].begin() + 24,
+                           traces[i].begin()));
     EXPECT_NE(traces[0][24], traces[i][24]);
   }
   EXPECT_NE(traces[0][0], traces[64][0]);
@@ -55,7 +56,8 @@ TEST(TraceGeneratorTest, DeterministicAndShuffled) {
   unshuffled.shuffle = false;
   const auto c = GenerateSeedWorkload(unshuffled);
   EXPECT_NE(a, c);
-  std::multiset<std::vector<uint64_t>> sa(a.begin(), a.end()), sc(c.begin(), c.end());
+  std::multiset<std::vector<uint64_t>> sa(a.begin(), a.end()),
+      sc(c.begin(), c.end());
   EXPECT_EQ(sa, sc);
 }
 

@@ -6,10 +6,10 @@
 // the generated workload (generated_workload_gen), so no process pays the
 // ~40 ms and ~10 MB that computing them costs; generated_workload_test
 // recomputes them and checks they match.
-#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_GENERATED_WORKLOAD_H_
-#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_GENERATED_WORKLOAD_H_
+#ifndef TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_GENERATED_WORKLOAD_H_
+#define TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_GENERATED_WORKLOAD_H_
 
-#include "common/models/stackdepot/trie_comparison.h"
+#include "common/models/stackdepot/trie/trie_comparison.h"
 
 namespace tracehealth {
 
@@ -17,4 +17,4 @@ const TrieComparison& GeneratedWorkloadEstimate();
 
 }  // namespace tracehealth
 
-#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_GENERATED_WORKLOAD_H_
+#endif  // TRACEHEALTH_COMMON_MODELS_STACKDEPOT_TRIE_GENERATED_WORKLOAD_H_

@@ -1,0 +1,207 @@
+#include "agent/collect/kernel_facts.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "agent/parsers/cpu.h"
+#include "agent/parsers/kconfig.h"
+#include "agent/parsers/preempt.h"
+#include "agent/parsers/proc.h"
+#include "agent/parsers/stackdepot.h"
+
+namespace tracehealth::agent {
+namespace {
+
+constexpr size_t kSmallFile = 64 * 1024;
+constexpr size_t kConfigGzMax = 4 << 20;
+constexpr size_t kConfigTextMax = 16 << 20;
+
+void ReadRelease(const HostFs& fs, KernelFacts* f) {
+  v1::KernelInfo* k = &f->kernel;
+  absl::StatusOr<std::string> rel =
+      fs.ReadFile("/proc/sys/kernel/osrelease", kSmallFile);
+  if (rel.ok()) {
+    std::string r(absl::StripAsciiWhitespace(*rel));
+    absl::StatusOr<KernelRelease> parsed = ParseKernelRelease(r);
+    if (parsed.ok()) {
+      k->set_release(r);
+      f->release = *parsed;
+    } else {
+      AddUnknown(&f->unknown, "kernel.release", parsed.status().message());
+    }
+  } else {
+    AddUnknown(&f->unknown, "kernel.release", rel.status().message());
+  }
+  absl::StatusOr<std::string> ver =
+      fs.ReadFile("/proc/sys/kernel/version", kSmallFile);
+  if (ver.ok()) {
+    absl::StatusOr<VersionPreemptFlags> flags = ParseVersionPreemptFlags(*ver);
+    if (flags.ok()) {
+      k->set_version(std::string(absl::StripAsciiWhitespace(*ver)));
+      f->version_mode = ModeFromVersionFlags(*flags);
+      if (flags->dynamic) k->set_preempt_dynamic(true);
+    } else {
+      AddUnknown(&f->unknown, "kernel.version", flags.status().message());
+    }
+  } else {
+    AddUnknown(&f->unknown, "kernel.version", ver.status().message());
+  }
+}
+
+// The arch sysctl, else uname() on the live root only.
+void ReadArch(const HostFs& fs, KernelFacts* f) {
+  v1::KernelInfo* k = &f->kernel;
+  absl::StatusOr<std::string> arch =
+      fs.ReadFile("/proc/sys/kernel/arch", kSmallFile);
+  if (arch.ok() && !absl::StripAsciiWhitespace(*arch).empty()) {
+    k->set_arch(std::string(absl::StripAsciiWhitespace(*arch)));
+  } else if (fs.root() == "/") {
+    struct utsname u;
+    if (uname(&u) == 0) k->set_arch(u.machine);
+  }
+  if (!k->has_arch()) {
+    AddUnknown(
+        &f->unknown, "kernel.arch",
+        arch.ok() ? "/proc/sys/kernel/arch: empty" : arch.status().message());
+  }
+}
+
+// The command line; returns its preempt= value ("" when absent).
+std::string ReadCmdline(const HostFs& fs, KernelFacts* f) {
+  absl::StatusOr<std::string> cmdline = fs.ReadFile("/proc/cmdline", 4096);
+  if (!cmdline.ok()) {
+    AddUnknown(&f->unknown, "kernel.cmdline", cmdline.status().message());
+    f->cmdline_max_pools_error = std::string(cmdline.status().message());
+    return "";
+  }
+  f->kernel.set_cmdline(
+      std::string(absl::StripTrailingAsciiWhitespace(*cmdline)));
+  absl::StatusOr<std::optional<uint64_t>> pools =
+      ParseStackDepotMaxPools(*cmdline);
+  if (pools.ok()) {
+    f->cmdline_max_pools = *pools;
+  } else {
+    f->cmdline_max_pools_error = std::string(pools.status().message());
+  }
+  return CmdlineParam(*cmdline, "preempt").value_or("");
+}
+
+absl::StatusOr<KernelConfig> ParseConfigText(
+    const absl::StatusOr<std::string>& text) {
+  return text.ok() ? KernelConfig::Parse(*text)
+                   : absl::StatusOr<KernelConfig>(text.status());
+}
+
+// /proc/config.gz, else /boot/config-RELEASE; sets config_source.
+std::optional<KernelConfig> FindConfig(const HostFs& fs, KernelFacts* f) {
+  v1::KernelInfo* k = &f->kernel;
+  std::string errors;
+  absl::StatusOr<std::string> gz = fs.ReadFile("/proc/config.gz", kConfigGzMax);
+  if (gz.ok()) {
+    absl::StatusOr<KernelConfig> parsed =
+        ParseConfigText(Gunzip(*gz, kConfigTextMax));
+    if (parsed.ok()) {
+      k->set_config_source("/proc/config.gz");
+      return *std::move(parsed);
+    }
+    errors = absl::StrCat("/proc/config.gz: ", parsed.status().message());
+  } else {
+    errors = std::string(gz.status().message());
+  }
+  if (k->has_release()) {
+    std::string path = absl::StrCat("/boot/config-", k->release());
+    absl::StatusOr<KernelConfig> parsed =
+        ParseConfigText(fs.ReadFile(path, kConfigTextMax));
+    if (parsed.ok()) {
+      k->set_config_source(path);
+      return *std::move(parsed);
+    }
+    absl::StrAppend(&errors, "; ", parsed.status().message());
+  }
+  AddUnknown(&f->unknown, "kernel.config", errors);
+  return std::nullopt;
+}
+
+// What the config says: the options the models need, preemption (with
+// preempt= on a PREEMPT_DYNAMIC kernel) and the page size.
+void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
+                 KernelFacts* f) {
+  v1::KernelInfo* k = &f->kernel;
+  auto set_bool = [&](const char* name, void (v1::KernelInfo::*setter)(bool)) {
+    // Options absent from a config are off (Kconfig omits options whose
+    // dependencies are unmet).
+    (k->*setter)(config.Enabled(name).value_or(false));
+  };
+  set_bool("CONFIG_KASAN", &v1::KernelInfo::set_config_kasan);
+  set_bool("CONFIG_KASAN_GENERIC", &v1::KernelInfo::set_config_kasan_generic);
+  set_bool("CONFIG_KASAN_VMALLOC", &v1::KernelInfo::set_config_kasan_vmalloc);
+  set_bool("CONFIG_PAGE_OWNER", &v1::KernelInfo::set_config_page_owner);
+  set_bool("CONFIG_STACKDEPOT", &v1::KernelInfo::set_config_stackdepot);
+  set_bool("CONFIG_FUNCTION_GRAPH_TRACER",
+           &v1::KernelInfo::set_config_function_graph_tracer);
+  set_bool("CONFIG_FPROBE", &v1::KernelInfo::set_config_fprobe);
+  std::optional<int64_t> frames = config.Int("CONFIG_STACKDEPOT_MAX_FRAMES");
+  if (frames.has_value() && *frames > 0 && *frames <= 4096) {
+    k->set_config_stackdepot_max_frames(static_cast<uint32_t>(*frames));
+  } else if (k->config_stackdepot()) {
+    AddUnknown(&f->unknown, "kernel.config_stackdepot_max_frames",
+               "CONFIG_STACKDEPOT_MAX_FRAMES not in the config");
+  }
+  const bool dynamic = config.Enabled("CONFIG_PREEMPT_DYNAMIC").value_or(false);
+  k->set_preempt_dynamic(dynamic);
+  f->config_mode = ModeFromConfig(config, cmdline_preempt);
+  f->config_mode_source =
+      (dynamic && SchedPreemptMode(cmdline_preempt) != v1::PREEMPT_MODE_UNKNOWN)
+          ? "config and preempt= boot parameter"
+          : "config";
+  if (config.Enabled("CONFIG_PAGE_SIZE_16KB").value_or(false)) {
+    k->set_page_size(16384);
+  } else if (config.Enabled("CONFIG_PAGE_SIZE_64KB").value_or(false)) {
+    k->set_page_size(65536);
+  } else if (config.Enabled("CONFIG_PAGE_SIZE_4KB").value_or(false) ||
+             config.Enabled("CONFIG_X86").value_or(false)) {
+    k->set_page_size(4096);
+  }
+}
+
+void ReadCpuinfo(const HostFs& fs, KernelFacts* f) {
+  absl::StatusOr<std::string> cpuinfo = fs.ReadFile("/proc/cpuinfo", 16 << 20);
+  absl::StatusOr<CpuInfoFacts> facts =
+      cpuinfo.ok() ? ParseCpuInfo(*cpuinfo)
+                   : absl::StatusOr<CpuInfoFacts>(cpuinfo.status());
+  if (facts.ok()) {
+    f->invlpgb = facts->invlpgb;
+    f->model_name = facts->model_name;
+  } else {
+    f->cpuinfo_error = std::string(facts.status().message());
+  }
+}
+
+}  // namespace
+
+KernelFacts ReadKernelFacts(const HostFs& fs) {
+  KernelFacts f;
+  ReadRelease(fs, &f);
+  ReadArch(fs, &f);
+  const std::string cmdline_preempt = ReadCmdline(fs, &f);
+  if (std::optional<KernelConfig> config = FindConfig(fs, &f)) {
+    ApplyConfig(*config, cmdline_preempt, &f);
+  }
+  v1::KernelInfo* k = &f.kernel;
+  if (!k->has_page_size() && fs.root() == "/") {
+    long ps = sysconf(_SC_PAGESIZE);
+    if (ps > 0) k->set_page_size(static_cast<uint32_t>(ps));
+  }
+  if (!k->has_page_size()) {
+    AddUnknown(&f.unknown, "kernel.page_size",
+               "no page size in the kernel config");
+  }
+  ReadCpuinfo(fs, &f);
+  return f;
+}
+
+}  // namespace tracehealth::agent

@@ -1,0 +1,52 @@
+// KernelFacts: the inputs fixed for a boot, which the collector reads once:
+// the release and version string, the architecture, the command line, the
+// kernel config (/proc/config.gz, else /boot/config-RELEASE) with what it
+// says of KASAN, page_owner, the stack depot, ftrace, preemption and the page
+// size, and the CPU model and invlpgb flag from /proc/cpuinfo.
+//
+// Every input is optional: what cannot be read or parsed is left unset and
+// named in `unknown` with the reason.
+//
+// Thread safety: a pure function of the files under `fs`.
+#ifndef TRACEHEALTH_AGENT_COLLECT_KERNEL_FACTS_H_
+#define TRACEHEALTH_AGENT_COLLECT_KERNEL_FACTS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "agent/collect/host_fs.h"
+#include "agent/collect/unknown_input.h"
+#include "common/kernel/release.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth::agent {
+
+struct KernelFacts {
+  // Release, version, arch, cmdline, config_* fields, preempt_dynamic and
+  // page size; the preemption mode is the collector's (it may change at
+  // run time through debugfs).
+  v1::KernelInfo kernel;
+  UnknownInputs unknown;
+  std::optional<KernelRelease> release;
+  // The mode the config names (with preempt= on a PREEMPT_DYNAMIC kernel),
+  // and which of the two said it.
+  std::optional<v1::PreemptMode> config_mode;
+  std::string config_mode_source;
+  // The mode the version string names (PREEMPT_RT, PREEMPT_LAZY, PREEMPT).
+  std::optional<v1::PreemptMode> version_mode;
+  // /proc/cpuinfo: the flag and the model, or why they are unknown.
+  std::optional<bool> invlpgb;
+  std::optional<std::string> model_name;
+  std::string cpuinfo_error;
+  // stack_depot_max_pools= from the command line (unset when absent), or why
+  // the command line could not tell.
+  std::optional<uint64_t> cmdline_max_pools;
+  std::string cmdline_max_pools_error;
+};
+
+KernelFacts ReadKernelFacts(const HostFs& fs);
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_COLLECT_KERNEL_FACTS_H_

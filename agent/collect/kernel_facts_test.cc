@@ -1,0 +1,81 @@
+#include "agent/collect/kernel_facts.h"
+
+#include <string>
+
+#include "agent/testing/test_tree.h"
+#include "gtest/gtest.h"
+
+namespace tracehealth::agent {
+namespace {
+
+std::string Unknown(const KernelFacts& f, const std::string& input) {
+  for (const auto& u : f.unknown) {
+    if (u.input() == input) return u.reason();
+  }
+  return "";
+}
+
+TEST(KernelFactsTest, ReleaseVersionCmdlineConfigAndCpus) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "6.16.0-7-cloud\n");
+  t.Write("/proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC Debian\n");
+  t.Write("/proc/sys/kernel/arch", "x86_64\n");
+  t.Write("/proc/cmdline", "ro preempt=none stack_depot_max_pools=16384\n");
+  t.Write("/boot/config-6.16.0-7-cloud",
+          "CONFIG_KASAN=y\nCONFIG_KASAN_GENERIC=y\nCONFIG_STACKDEPOT=y\n"
+          "CONFIG_STACKDEPOT_MAX_FRAMES=32\nCONFIG_PREEMPT_VOLUNTARY=y\n"
+          "CONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PAGE_SIZE_16KB=y\n");
+  t.Write("/proc/cpuinfo",
+          "processor\t: 0\nmodel name\t: AMD EPYC 9654\nflags\t\t: fpu "
+          "invlpgb\n\n");
+  HostFs fs(t.root());
+  const KernelFacts f = ReadKernelFacts(fs);
+  EXPECT_EQ(f.kernel.release(), "6.16.0-7-cloud");
+  ASSERT_TRUE(f.release.has_value());
+  EXPECT_EQ(f.release->minor, 16);
+  EXPECT_EQ(f.kernel.version(), "#1 SMP PREEMPT_DYNAMIC Debian");
+  EXPECT_EQ(f.kernel.arch(), "x86_64");
+  EXPECT_EQ(f.kernel.cmdline(), "ro preempt=none stack_depot_max_pools=16384");
+  EXPECT_EQ(f.cmdline_max_pools, 16384u);
+  EXPECT_EQ(f.kernel.config_source(), "/boot/config-6.16.0-7-cloud");
+  EXPECT_TRUE(f.kernel.config_kasan());
+  EXPECT_FALSE(f.kernel.config_kasan_vmalloc());  // absent: off
+  EXPECT_EQ(f.kernel.config_stackdepot_max_frames(), 32u);
+  EXPECT_EQ(f.kernel.page_size(), 16384u);
+  // PREEMPT_DYNAMIC booted preempt=none.
+  EXPECT_TRUE(f.kernel.preempt_dynamic());
+  EXPECT_EQ(f.config_mode, v1::PREEMPT_MODE_NONE);
+  EXPECT_EQ(f.config_mode_source, "config and preempt= boot parameter");
+  // The version string names no mode on a dynamic kernel.
+  EXPECT_FALSE(f.version_mode.has_value());
+  EXPECT_EQ(f.invlpgb, true);
+  EXPECT_EQ(f.model_name, "AMD EPYC 9654");
+  EXPECT_EQ(f.unknown.size(), 0) << f.unknown.begin()->input();
+}
+
+TEST(KernelFactsTest, WhatIsMissingIsNamedWithItsReason) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "banana\n");
+  t.Write("/proc/sys/kernel/arch", "\n");
+  HostFs fs(t.root());
+  const KernelFacts f = ReadKernelFacts(fs);
+  EXPECT_FALSE(f.kernel.has_release());
+  EXPECT_FALSE(f.release.has_value());
+  EXPECT_NE(Unknown(f, "kernel.release"), "");
+  EXPECT_NE(Unknown(f, "kernel.version"), "");
+  EXPECT_EQ(Unknown(f, "kernel.arch"), "/proc/sys/kernel/arch: empty");
+  EXPECT_NE(Unknown(f, "kernel.cmdline"), "");
+  EXPECT_EQ(f.cmdline_max_pools_error, Unknown(f, "kernel.cmdline"));
+  // No /proc/config.gz, and no release to find /boot/config-RELEASE by.
+  EXPECT_NE(Unknown(f, "kernel.config"), "");
+  EXPECT_EQ(Unknown(f, "kernel.page_size"),
+            "no page size in the kernel config");
+  EXPECT_FALSE(f.invlpgb.has_value());
+  EXPECT_NE(f.cpuinfo_error, "");
+  // The version string alone: plain PREEMPT is full preemption.
+  t.Write("/proc/sys/kernel/version", "#1 SMP PREEMPT x\n");
+  EXPECT_EQ(ReadKernelFacts(fs).version_mode, v1::PREEMPT_MODE_FULL);
+}
+
+}  // namespace
+}  // namespace tracehealth::agent

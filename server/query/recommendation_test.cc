@@ -1,0 +1,72 @@
+#include "server/query/recommendation.h"
+
+#include "gtest/gtest.h"
+
+namespace tracehealth::server {
+namespace {
+
+v1::AttachPrediction Walking(v1::Risk risk, double latency) {
+  v1::AttachPrediction p;
+  p.set_uses_fgraph(true);
+  p.set_latency_seconds(latency);
+  p.set_risk(risk);
+  return p;
+}
+
+void AddCheck(v1::AttachPrediction* p, v1::ThresholdCheck::Kind kind,
+              double threshold, double margin, bool applies, bool panics) {
+  v1::ThresholdCheck* c = p->add_checks();
+  c->set_kind(kind);
+  c->set_threshold(threshold);
+  c->set_margin(margin);
+  c->set_applies(applies);
+  c->set_panics(panics);
+}
+
+TEST(RecommendTest, NoWalkIsSafe) {
+  v1::AttachPrediction p;
+  p.set_latency_seconds(1e-6);
+  EXPECT_EQ(Recommend(p),
+            "safe to attach: this probe kind does not use fgraph on this "
+            "kernel (about 1 us)");
+  p.set_uses_fgraph(true);
+  p.set_fgraph_already_active(true);
+  p.set_latency_seconds(0.06);
+  EXPECT_EQ(Recommend(p),
+            "safe to attach: fgraph is already active, no shadow-stack walk "
+            "(about 60.0 ms)");
+}
+
+TEST(RecommendTest, StallNamesTheWorstApplyingCheck) {
+  v1::AttachPrediction p = Walking(v1::RISK_STALL, 221.852);
+  // The RCU check has the larger margin but does not apply: the soft lockup
+  // is named.
+  AddCheck(&p, v1::ThresholdCheck::KIND_RCU_STALL, 21, 20.0, false, false);
+  AddCheck(&p, v1::ThresholdCheck::KIND_SOFT_LOCKUP, 20, 11.09, true, true);
+  EXPECT_EQ(Recommend(p),
+            "do not attach now: 221.85 s without yielding crosses the "
+            "soft-lockup threshold "
+            "(20.00 s) and the host panics on it; attach while another fgraph "
+            "user is active, "
+            "or on a preemptible kernel");
+}
+
+TEST(RecommendTest, WarningLatencyNoneAndUnknown) {
+  v1::AttachPrediction p = Walking(v1::RISK_WARNING, 12.5);
+  AddCheck(&p, v1::ThresholdCheck::KIND_RCU_STALL, 21, 0.6, true, false);
+  EXPECT_EQ(Recommend(p),
+            "attach with care, outside peak: 12.50 s is within 2x of the "
+            "RCU-stall threshold");
+  EXPECT_EQ(Recommend(Walking(v1::RISK_LATENCY, 0.25)),
+            "attach outside peak: the attaching call blocks for 250.0 ms, "
+            "latency only");
+  EXPECT_EQ(Recommend(Walking(v1::RISK_NONE, 0.0025)),
+            "safe to attach: 2.5 ms");
+  p = Walking(v1::RISK_UNKNOWN, 3);
+  p.mutable_basis()->set_confidence(0.4);
+  EXPECT_EQ(Recommend(p),
+            "unknown: inputs missing (confidence 0.40); estimate 3.00 s");
+}
+
+}  // namespace
+}  // namespace tracehealth::server

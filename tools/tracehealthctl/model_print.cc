@@ -1,0 +1,128 @@
+#include "tools/tracehealthctl/model_print.h"
+
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "common/enum_names.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace tracehealth {
+namespace {
+
+void PrintChecks(
+    const google::protobuf::RepeatedPtrField<v1::ThresholdCheck>& checks,
+    std::ostream& out) {
+  for (const v1::ThresholdCheck& c : checks) {
+    out << absl::StrFormat(
+        "  check %-15s threshold %-10.6g predicted %-10.6g margin %.3f%s%s\n",
+        CheckKindName(c.kind()), c.threshold(), c.predicted(), c.margin(),
+        c.applies() ? "" : "  (does not apply)",
+        c.panics() ? "  (panics)" : "");
+  }
+}
+
+}  // namespace
+
+void PrintBasis(const v1::Basis& basis, std::ostream& out) {
+  out << "  basis (confidence " << absl::StrFormat("%.2f", basis.confidence())
+      << "):\n";
+  for (const v1::BasisInput& i : basis.inputs()) {
+    out << "    input    " << i.name() << " = " << i.value() << " ["
+        << InputSourceName(i.source()) << "]\n";
+  }
+  for (const v1::BasisConstant& c : basis.constants()) {
+    out << "    constant " << c.name() << " = "
+        << absl::StrFormat("%.6g", c.value()) << " " << c.unit() << " ("
+        << c.origin() << ")\n";
+  }
+  for (const std::string& row : basis.feature_rows())
+    out << "    feature  " << row << "\n";
+  for (const std::string& note : basis.notes())
+    out << "    note     " << note << "\n";
+}
+
+void PrintAttach(const v1::AttachPrediction& p, std::ostream& out) {
+  out << p.summary() << "\n";
+  out << absl::StrFormat(
+      "  uses fgraph %s, already active %s; threads %d, NULL %d, batch %d\n"
+      "  passes %d, visits %.6g, latency %.6g s (walk %.6g s, patch %.6g s for "
+      "%d sites), "
+      "longest pass %.6g s, risk %s\n",
+      p.uses_fgraph() ? "yes" : "no", p.fgraph_already_active() ? "yes" : "no",
+      p.threads_total(), p.null_threads(), p.batch(), p.passes(), p.visits(),
+      p.latency_seconds(), p.walk_seconds(), p.patch_seconds(), p.patch_sites(),
+      p.longest_pass_seconds(), RiskName(p.risk()));
+  PrintChecks(p.checks(), out);
+  if (p.has_threads_at_stall()) {
+    out << absl::StrFormat("  stalls from %.0f NULL-stack threads\n",
+                           p.threads_at_stall());
+  }
+  if (p.has_threads_at_latency_budget()) {
+    out << absl::StrFormat("  latency budget crossed from %.0f threads\n",
+                           p.threads_at_latency_budget());
+  }
+  PrintBasis(p.basis(), out);
+}
+
+void PrintStackDepot(const v1::StackDepotPrediction& p, std::ostream& out) {
+  out << p.summary() << "\n";
+  out << "  applies " << (p.applies() ? "yes" : "no");
+  if (p.has_pools_used()) out << ", pools " << p.pools_used();
+  if (p.has_max_pools()) out << " of " << p.max_pools();
+  if (p.has_budget_ratio())
+    out << absl::StrFormat(" (ratio %.3f)", p.budget_ratio());
+  out << ", hash record " << p.hash_record_bytes() << " B, risk "
+      << RiskName(p.risk()) << "\n";
+  if (p.has_growth_pools_per_second()) {
+    out << absl::StrFormat("  growth %.6g pools/s",
+                           p.growth_pools_per_second());
+    if (p.has_seconds_to_exhaustion()) {
+      out << absl::StrFormat(", exhaustion in %.6g s",
+                             p.seconds_to_exhaustion());
+    }
+    out << "\n";
+  }
+  const v1::TrieEstimate& t = p.trie();
+  out << absl::StrFormat(
+      "  trie (%s): %d records, hash %d B in %d pools, trie %d B in %d pools, "
+      "ratio %.3f\n",
+      t.source() == v1::TrieEstimate::SOURCE_HOST_TRACES ? "host traces"
+                                                         : "generated",
+      t.records(), t.hash_bytes(), t.hash_pools(), t.trie_bytes(),
+      t.trie_pools(), t.ratio());
+  PrintChecks(p.checks(), out);
+  PrintBasis(p.basis(), out);
+}
+
+void PrintVmap(const v1::VmapPurgePrediction& p, std::ostream& out) {
+  out << p.summary() << "\n";
+  out << absl::StrFormat(
+      "  applies %s, lazy threshold %d pages, flushes %d, combined %s, invlpgb "
+      "%s, "
+      "per flush %.6g s, purge %.6g s, risk %s\n",
+      p.applies() ? "yes" : "no", p.lazy_threshold_pages(),
+      p.flushes_per_purge(), p.combined_flushes() ? "yes" : "no",
+      p.invlpgb() ? "yes" : "no", p.per_flush_seconds(), p.purge_seconds(),
+      RiskName(p.risk()));
+  PrintChecks(p.checks(), out);
+  PrintBasis(p.basis(), out);
+}
+
+bool PrintJson(const google::protobuf::Message& message, std::ostream& out,
+               std::ostream& err) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  auto status =
+      google::protobuf::util::MessageToJsonString(message, &json, options);
+  if (!status.ok()) {
+    err << "model: cannot render JSON: " << status.ToString() << "\n";
+    return false;
+  }
+  out << json;
+  if (json.empty() || json.back() != '\n') out << "\n";
+  return true;
+}
+
+}  // namespace tracehealth
