@@ -19,7 +19,7 @@ namespace tracehealth::testing {
 
 class ProcessReaper {
  public:
-  // `pgid`: the group to kill (> 0). `dir`: removed afterwards when not
+  // `pgid`: the group to kill (0: none). `dir`: removed afterwards when not
   // empty.
   ProcessReaper(pid_t pgid, std::string dir);
   // Closes the pipe: the watcher kills the group now.
