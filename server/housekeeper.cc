@@ -44,15 +44,16 @@ Housekeeper::~Housekeeper() { Stop(); }
 
 absl::StatusOr<int64_t> Housekeeper::RunRetention() {
   int64_t cutoff = absl::ToUnixNanos(options_.now() - options_.retention);
-  const int64_t step = absl::ToInt64Nanoseconds(storage_->retention_granularity());
+  const int64_t step =
+      absl::ToInt64Nanoseconds(storage_->retention_granularity());
   if (step > 0) cutoff -= ((cutoff % step) + step) % step;
   return storage_->DeleteReportsReceivedBefore(cutoff);
 }
 
 bool Housekeeper::HoldsRetentionLease() {
   if (options_.leases == nullptr) return true;
-  absl::StatusOr<bool> held =
-      options_.leases->AcquireLease("retention", options_.lease_holder, options_.lease_ttl);
+  absl::StatusOr<bool> held = options_.leases->AcquireLease(
+      "retention", options_.lease_holder, options_.lease_ttl);
   return held.ok() && *held;
 }
 

@@ -119,7 +119,8 @@ int Main(const sigset_t& sigs) {
   config.postgres_partition_span = absl::GetFlag(FLAGS_postgres_partition_span);
   config.feed_interval = absl::GetFlag(FLAGS_feed_interval);
   config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
-  config.max_connection_age_grace = absl::GetFlag(FLAGS_max_connection_age_grace);
+  config.max_connection_age_grace =
+      absl::GetFlag(FLAGS_max_connection_age_grace);
   config.replica_name = absl::GetFlag(FLAGS_replica_name);
   config.port_file = absl::GetFlag(FLAGS_port_file);
   absl::StatusOr<absl::Duration> retention =

@@ -20,10 +20,10 @@
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
 #include "server/housekeeper.h"
+#include "server/index/change_follower.h"
 #include "server/ingest/ingest_service.h"
 #include "server/metrics/host_collector.h"
 #include "server/query/query_service.h"
-#include "server/index/change_follower.h"
 #include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 
@@ -95,8 +95,8 @@ void Server::UseStore(std::unique_ptr<T> store) {
 
 absl::Status Server::Start() {
   if (config_.store != "sqlite" && config_.store != "postgres") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--store=", config_.store, ": want sqlite or postgres"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--store=", config_.store, ": want sqlite or postgres"));
   }
   if (config_.store == "sqlite" && config_.data_dir.empty()) {
     return absl::InvalidArgumentError("--data_dir is required");
@@ -174,8 +174,8 @@ absl::Status Server::OpenStore() {
   if (feed_ != nullptr) {
     // The feed started when the store opened, before the load: nothing
     // another replica commits from then on is missed.
-    follower_ = std::make_unique<ChangeFollower>(feed_, &index_,
-                                                 config_.feed_interval, env_.log);
+    follower_ = std::make_unique<ChangeFollower>(
+        feed_, &index_, config_.feed_interval, env_.log);
     follower_->Start();
   }
   return absl::OkStatus();
@@ -203,8 +203,8 @@ absl::Status Server::StartAlerting() {
     aopts.alertmanager = nopts;
   }
   const size_t rule_count = rules.size();
-  alerting_ = std::make_unique<Alerting>(std::move(rules), alerts_, &index_,
-                                         aopts);
+  alerting_ =
+      std::make_unique<Alerting>(std::move(rules), alerts_, &index_, aopts);
   TH_RETURN_IF_ERROR(alerting_->Start());
   env_.log(
       absl::StrCat(rule_count, " alert rules",
@@ -240,13 +240,12 @@ absl::Status Server::StartServing(
   if (config_.max_connection_age > absl::ZeroDuration()) {
     // gRPC core adds +-10% jitter to the age, so connections made together
     // do not all go away together.
-    builder.AddChannelArgument(
-        GRPC_ARG_MAX_CONNECTION_AGE_MS,
-        static_cast<int>(absl::ToInt64Milliseconds(config_.max_connection_age)));
-    builder.AddChannelArgument(
-        GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
-        static_cast<int>(
-            absl::ToInt64Milliseconds(config_.max_connection_age_grace)));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   config_.max_connection_age)));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   config_.max_connection_age_grace)));
   }
   builder.RegisterService(ingest_.get());
   builder.RegisterService(query_.get());

@@ -218,7 +218,8 @@ class Streamer::Impl {
     ClientTls tls;
     tls.server_name = options_.tls_server_name;
     ApplyServerName(tls, &args);
-    const std::vector<std::string> addresses = absl::StrSplit(options_.server, ',');
+    const std::vector<std::string> addresses =
+        absl::StrSplit(options_.server, ',');
     size_t next = 0;
     size_t failed_in_a_row = 0;  // streams that ended without an ack
     while (true) {
@@ -284,8 +285,8 @@ absl::StatusOr<std::unique_ptr<Streamer>> Streamer::Create(
     StreamerOptions options, Spool* spool) {
   if (options.server.empty() ||
       absl::StrContains(absl::StrCat(",", options.server, ","), ",,")) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("streamer: empty server address in \"", options.server, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "streamer: empty server address in \"", options.server, "\""));
   }
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds =
       ClientCredentials({options.tls_ca, options.tls_cert, options.tls_key,

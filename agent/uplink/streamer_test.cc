@@ -265,7 +265,8 @@ TEST(StreamerTest, MovesToTheNextServerWhenOneGoesAway) {
   {
     absl::MutexLock lock(&mu);
     auto backed_off = [&] { return delays.size() >= 1; };
-    ASSERT_TRUE(mu.AwaitWithTimeout(absl::Condition(&backed_off), absl::Seconds(20)));
+    ASSERT_TRUE(
+        mu.AwaitWithTimeout(absl::Condition(&backed_off), absl::Seconds(20)));
     EXPECT_EQ(delays[0], absl::Milliseconds(20));
   }
   EXPECT_GE((*streamer)->connects(), 4u);  // b failed, a failed, then waited

@@ -196,7 +196,8 @@ std::optional<v1::Alert> Alerting::Transition(const v1::Alert& a) {
     // The engine keeps its state; the next change of the pair retries from
     // the same expectation.
     std::fprintf(stderr, "tracehealth-server: storing alert %s/%s: %s\n",
-                 a.rule().c_str(), a.host_id().c_str(), r.status().ToString().c_str());
+                 a.rule().c_str(), a.host_id().c_str(),
+                 r.status().ToString().c_str());
     return a;
   }
   if (r->current.has_value()) {
@@ -216,7 +217,8 @@ void Alerting::Publish(const std::vector<v1::Alert>& changed) {
   notify.reserve(changed.size());
   for (const v1::Alert& a : changed) {
     if (options_.transitions != nullptr) {
-      if (std::optional<v1::Alert> n = Transition(a)) notify.push_back(*std::move(n));
+      if (std::optional<v1::Alert> n = Transition(a))
+        notify.push_back(*std::move(n));
       continue;
     }
     absl::Status s = a.state() == v1::ALERT_STATE_UNSPECIFIED

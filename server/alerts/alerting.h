@@ -29,11 +29,11 @@
 
 #include <functional>
 #include <map>
-#include <string>
-#include <utility>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"

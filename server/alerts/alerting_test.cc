@@ -157,7 +157,8 @@ TEST(AlertingTest, TwoEvaluatorsOfOneHostStoreOneEpisode) {
   std::vector<AlertRow> rows = WaitStored(store, 1);
   ASSERT_EQ(rows.size(), 1u);
   // B sees the next report 10 s later and would start its own episode.
-  std::vector<CommittedReport> second = {Report("h", 2, 9, 0, t0 + absl::Seconds(10))};
+  std::vector<CommittedReport> second = {
+      Report("h", 2, 9, 0, t0 + absl::Seconds(10))};
   b.OnCommitted(second);
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   std::vector<v1::Alert> b_live;
@@ -177,7 +178,8 @@ TEST(AlertingTest, TwoEvaluatorsOfOneHostStoreOneEpisode) {
   EXPECT_EQ(rows[0].active_since_ns, absl::ToUnixNanos(t0));
   EXPECT_EQ(rows[0].state, 1);  // pending
   // The condition clears (on B): the pending alert leaves the store too.
-  std::vector<CommittedReport> cleared = {Report("h", 3, 1, 0, t0 + absl::Seconds(20))};
+  std::vector<CommittedReport> cleared = {
+      Report("h", 3, 1, 0, t0 + absl::Seconds(20))};
   b.OnCommitted(cleared);
   rows = WaitStored(store, 0);
   EXPECT_TRUE(rows.empty());

@@ -98,8 +98,8 @@ std::string Blob(const std::string& host, uint64_t seq) {
   return r.SerializeAsString();
 }
 
-LatestRow Row(const std::string& host, uint64_t seq, int64_t first, int64_t last,
-              uint64_t reports) {
+LatestRow Row(const std::string& host, uint64_t seq, int64_t first,
+              int64_t last, uint64_t reports) {
   LatestRow row;
   row.host_id = host;
   row.latest_seq = seq;

@@ -21,8 +21,10 @@ namespace {
 
 // How long an idle stream to `address` (after one acked report) stays open,
 // at most `limit`.
-absl::Duration IdleStreamLifetime(const std::string& address, absl::Duration limit) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+absl::Duration IdleStreamLifetime(const std::string& address,
+                                  absl::Duration limit) {
+  auto channel =
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   auto stub = v1::TelemetryIngest::NewStub(channel);
   ReportStream stream(stub.get());
   const absl::Time opened = absl::Now();
@@ -37,18 +39,21 @@ absl::Duration IdleStreamLifetime(const std::string& address, absl::Duration lim
 TEST(ConnectionAgeTest, StreamsAreToldToGoAwayAndTheAgentReconnects) {
   const std::string data = NewTempDir("age-data");
   // Age 1 s (0.9 .. 1.1 s with jitter), then 1 s of grace.
-  auto server = StartServerAt(data, "127.0.0.1:0", data + "/server.log",
-                              {"--max_connection_age=1s", "--max_connection_age_grace=1s"});
+  auto server = StartServerAt(
+      data, "127.0.0.1:0", data + "/server.log",
+      {"--max_connection_age=1s", "--max_connection_age_grace=1s"});
   ASSERT_TRUE(server.ok()) << server.status();
-  const absl::Duration lifetime = IdleStreamLifetime(server->grpc_address, absl::Seconds(10));
+  const absl::Duration lifetime =
+      IdleStreamLifetime(server->grpc_address, absl::Seconds(10));
   std::printf("an idle stream lived %s (age 1s +-10%%, grace 1s)\n",
               absl::FormatDuration(lifetime).c_str());
   EXPECT_GE(lifetime, absl::Milliseconds(900));
   EXPECT_LE(lifetime, absl::Milliseconds(2100) + absl::Milliseconds(900));
 
   const std::string logs = NewTempDir("age-agent");
-  auto agent = StartAgent("kprobe-multi-6.14", server->grpc_address, logs + "/state", "aging",
-                          absl::Milliseconds(100), logs + "/agent.log");
+  auto agent =
+      StartAgent("kprobe-multi-6.14", server->grpc_address, logs + "/state",
+                 "aging", absl::Milliseconds(100), logs + "/agent.log");
   ASSERT_TRUE(agent.ok()) << agent.status();
   absl::SleepFor(absl::Seconds(7));
   ASSERT_TRUE((*agent)->Signal(SIGTERM).ok());
@@ -74,7 +79,8 @@ TEST(ConnectionAgeTest, WithoutAnAgeAnIdleStreamStays) {
   const std::string data = NewTempDir("age-off");
   auto server = StartServerAt(data, "127.0.0.1:0", data + "/server.log");
   ASSERT_TRUE(server.ok()) << server.status();
-  EXPECT_GE(IdleStreamLifetime(server->grpc_address, absl::Seconds(4)), absl::Seconds(4));
+  EXPECT_GE(IdleStreamLifetime(server->grpc_address, absl::Seconds(4)),
+            absl::Seconds(4));
 }
 
 }  // namespace

@@ -89,7 +89,8 @@ bool IsPrimary(const std::string& dsn) {
   bool primary = false;
   if (PQstatus(conn) == CONNECTION_OK) {
     PGresult* r = PQexec(conn, "SELECT pg_is_in_recovery()");
-    primary = PQresultStatus(r) == PGRES_TUPLES_OK && std::string(PQgetvalue(r, 0, 0)) == "f";
+    primary = PQresultStatus(r) == PGRES_TUPLES_OK &&
+              std::string(PQgetvalue(r, 0, 0)) == "f";
     PQclear(r);
   }
   PQfinish(conn);
@@ -112,8 +113,9 @@ struct Daemon {
   std::unique_ptr<ProcessReaper> reaper;
 };
 
-absl::StatusOr<Daemon> StartDaemon(const std::vector<std::string>& argv, const std::string& log,
-                                   const std::map<std::string, std::string>& env = {}) {
+absl::StatusOr<Daemon> StartDaemon(
+    const std::vector<std::string>& argv, const std::string& log,
+    const std::map<std::string, std::string>& env = {}) {
   auto p = Subprocess::Start(argv, log, env);
   if (!p.ok()) return p.status();
   Daemon d;
@@ -152,12 +154,14 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
   const std::string peer_url = absl::StrCat("http://127.0.0.1:", etcd_peer);
   auto etcd = StartDaemon(
       {"/usr/bin/etcd", "--name=e0", "--data-dir=" + *base + "/etcd",
-       "--listen-client-urls=" + etcd_url, "--advertise-client-urls=" + etcd_url,
-       "--listen-peer-urls=" + peer_url, "--initial-advertise-peer-urls=" + peer_url,
+       "--listen-client-urls=" + etcd_url,
+       "--advertise-client-urls=" + etcd_url, "--listen-peer-urls=" + peer_url,
+       "--initial-advertise-peer-urls=" + peer_url,
        "--initial-cluster=e0=" + peer_url},
       *base + "/etcd.log");
   ASSERT_TRUE(etcd.ok()) << etcd.status();
-  ASSERT_TRUE(WaitStatus(etcd_client, "/health", absl::Seconds(20))) << Tail(*base + "/etcd.log");
+  ASSERT_TRUE(WaitStatus(etcd_client, "/health", absl::Seconds(20)))
+      << Tail(*base + "/etcd.log");
 
   std::vector<Node> nodes(2);
   auto start_node = [&](Node& n, int i) {
@@ -166,8 +170,9 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
     n.pg_port = PickFreePort();
     n.rest_port = PickFreePort();
     std::vector<std::string> argv = AsPostgresUser();
-    for (const std::string& a : {std::string("/usr/bin/env"), std::string("-C"), *base,
-                                 std::string("/usr/bin/patroni"), config}) {
+    for (const std::string& a :
+         {std::string("/usr/bin/env"), std::string("-C"), *base,
+          std::string("/usr/bin/patroni"), config}) {
       argv.push_back(a);
     }
     std::map<std::string, std::string> env = {
@@ -175,9 +180,11 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
         {"PATRONI_NAME", n.name},
         {"PATRONI_ETCD3_HOSTS", absl::StrCat("127.0.0.1:", etcd_client)},
         {"PATRONI_RESTAPI_LISTEN", absl::StrCat("127.0.0.1:", n.rest_port)},
-        {"PATRONI_RESTAPI_CONNECT_ADDRESS", absl::StrCat("127.0.0.1:", n.rest_port)},
+        {"PATRONI_RESTAPI_CONNECT_ADDRESS",
+         absl::StrCat("127.0.0.1:", n.rest_port)},
         {"PATRONI_POSTGRESQL_LISTEN", absl::StrCat("127.0.0.1:", n.pg_port)},
-        {"PATRONI_POSTGRESQL_CONNECT_ADDRESS", absl::StrCat("127.0.0.1:", n.pg_port)},
+        {"PATRONI_POSTGRESQL_CONNECT_ADDRESS",
+         absl::StrCat("127.0.0.1:", n.pg_port)},
         {"PATRONI_POSTGRESQL_DATA_DIR", n.dir + "/data"},
         {"PATRONI_POSTGRESQL_PGPASS", n.dir + ".pgpass"}};
     auto d = StartDaemon(argv, *base + "/" + n.name + ".log", env);
@@ -189,7 +196,8 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
     auto pid_file = ReadFile(n.dir + "/data/postmaster.pid");
     int64_t pid = 0;
     if (pid_file.ok() &&
-        absl::SimpleAtoi(pid_file->substr(0, pid_file->find('\n')), &pid) && pid > 0) {
+        absl::SimpleAtoi(pid_file->substr(0, pid_file->find('\n')), &pid) &&
+        pid > 0) {
       pid_t group = getpgid(static_cast<pid_t>(pid));
       if (group > 0 && group != n.patroni.process->pid()) {
         n.postmaster_reaper = std::make_unique<ProcessReaper>(group, "");
@@ -214,7 +222,8 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
   const int grpc_front = PickFreePort(), pg_front = PickFreePort();
   const int replica_ports[2] = {PickFreePort(), PickFreePort()};
   auto haproxy = StartDaemon(
-      {"/usr/sbin/haproxy", "-db", "-f", Runfile("deploy/haproxy/tracehealth.cfg")},
+      {"/usr/sbin/haproxy", "-db", "-f",
+       Runfile("deploy/haproxy/tracehealth.cfg")},
       *base + "/haproxy.log",
       {{"TRACEHEALTH_GRPC_BIND", absl::StrCat("127.0.0.1:", grpc_front)},
        {"TRACEHEALTH_REPLICA_1", absl::StrCat("127.0.0.1:", replica_ports[0])},
@@ -227,20 +236,24 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
   ASSERT_TRUE(haproxy.ok()) << haproxy.status();
   const std::string multi_host_dsn = absl::StrCat(
       "host=127.0.0.1,127.0.0.1 port=", nodes[0].pg_port, ",", nodes[1].pg_port,
-      " dbname=postgres user=postgres target_session_attrs=read-write connect_timeout=2");
-  const std::string proxied_dsn =
-      absl::StrCat("host=127.0.0.1 port=", pg_front, " dbname=postgres user=postgres");
-  ASSERT_TRUE(WaitForPostgres(proxied_dsn, absl::Seconds(20)).ok()) << Tail(*base + "/haproxy.log");
+      " dbname=postgres user=postgres target_session_attrs=read-write "
+      "connect_timeout=2");
+  const std::string proxied_dsn = absl::StrCat(
+      "host=127.0.0.1 port=", pg_front, " dbname=postgres user=postgres");
+  ASSERT_TRUE(WaitForPostgres(proxied_dsn, absl::Seconds(20)).ok())
+      << Tail(*base + "/haproxy.log");
   // HAProxy counts both nodes up until its first checks: wait until ten
   // connections in a row reach the primary.
-  ASSERT_TRUE(WaitForPrimaryOnly(proxied_dsn, absl::Seconds(20))) << Tail(*base + "/haproxy.log");
+  ASSERT_TRUE(WaitForPrimaryOnly(proxied_dsn, absl::Seconds(20)))
+      << Tail(*base + "/haproxy.log");
   std::vector<ServerRun> replicas;
   for (int i = 0; i < 2; ++i) {
     const std::string dir = NewTempDir(absl::StrCat("failover-replica", i));
-    auto r = StartServerAt(dir, absl::StrCat("127.0.0.1:", replica_ports[i]), dir + "/server.log",
-                           {"--store=postgres", "--host_report_rate=0",
-                            "--postgres_dsn=" + (i == 0 ? multi_host_dsn : proxied_dsn),
-                            absl::StrCat("--replica_name=replica", i)});
+    auto r = StartServerAt(
+        dir, absl::StrCat("127.0.0.1:", replica_ports[i]), dir + "/server.log",
+        {"--store=postgres", "--host_report_rate=0",
+         "--postgres_dsn=" + (i == 0 ? multi_host_dsn : proxied_dsn),
+         absl::StrCat("--replica_name=replica", i)});
     ASSERT_TRUE(r.ok()) << r.status();
     replicas.push_back(*std::move(r));
   }
@@ -254,17 +267,19 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
   std::vector<std::unique_ptr<SimAgent>> agents;
   std::atomic<bool> stop{false};
   for (int i = 0; i < kAgents; ++i) {
-    agents.push_back(std::make_unique<SimAgent>(std::vector<std::string>{front}, "failover-",
-                                                i, 0, kPeriod));
+    agents.push_back(std::make_unique<SimAgent>(std::vector<std::string>{front},
+                                                "failover-", i, 0, kPeriod));
   }
   std::vector<std::thread> threads;
   for (int i = 0; i < kAgents; ++i) {
-    threads.emplace_back(
-        [&, i] { agents[i]->Run(stop, kPeriod * i / kAgents, absl::Seconds(40)); });
+    threads.emplace_back([&, i] {
+      agents[i]->Run(stop, kPeriod * i / kAgents, absl::Seconds(40));
+    });
   }
   const std::string agent_dir = NewTempDir("failover-agent");
-  auto agent = StartAgent("kprobe-multi-6.14", front, agent_dir + "/state", "failover-agent",
-                          absl::Milliseconds(250), agent_dir + "/agent.log");
+  auto agent = StartAgent("kprobe-multi-6.14", front, agent_dir + "/state",
+                          "failover-agent", absl::Milliseconds(250),
+                          agent_dir + "/agent.log");
   ASSERT_TRUE(agent.ok()) << agent.status();
   auto acked = [&] {
     uint64_t n = 0;
@@ -283,9 +298,11 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
   kill(postmaster, SIGKILL);
   nodes[0].patroni.process->Kill();
   const uint64_t acked_at_kill = acked();
-  absl::Duration resumed = absl::InfiniteDuration(), promoted = absl::InfiniteDuration();
+  absl::Duration resumed = absl::InfiniteDuration(),
+                 promoted = absl::InfiniteDuration();
   while (absl::Now() - killed < absl::Seconds(60)) {
-    if (promoted == absl::InfiniteDuration() && HttpStatus(nodes[1].rest_port, "/primary") == 200) {
+    if (promoted == absl::InfiniteDuration() &&
+        HttpStatus(nodes[1].rest_port, "/primary") == 200) {
       promoted = absl::Now() - killed;
     }
     if (acked() > acked_at_kill + kAgents) {
@@ -294,11 +311,14 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
     }
     absl::SleepFor(absl::Milliseconds(20));
   }
-  std::printf("primary killed: node2 promoted after %s, acks resumed after %s "
-              "(ttl 10 s, loop_wait 2 s, retry_timeout 4 s)\n",
-              absl::FormatDuration(promoted).c_str(), absl::FormatDuration(resumed).c_str());
+  std::printf(
+      "primary killed: node2 promoted after %s, acks resumed after %s "
+      "(ttl 10 s, loop_wait 2 s, retry_timeout 4 s)\n",
+      absl::FormatDuration(promoted).c_str(),
+      absl::FormatDuration(resumed).c_str());
   ASSERT_NE(resumed, absl::InfiniteDuration())
-      << Tail(*base + "/node2.log") << Tail(replicas[0].process ? *base + "/haproxy.log" : "");
+      << Tail(*base + "/node2.log")
+      << Tail(replicas[0].process ? *base + "/haproxy.log" : "");
   absl::SleepFor(absl::Seconds(4));
   stop.store(true);
   for (std::thread& t : threads) t.join();
@@ -306,14 +326,19 @@ TEST(FailoverTest, PatroniPrimaryFailoverUnderLoad) {
   ASSERT_TRUE((*agent)->Wait(absl::Seconds(30)).ok());
 
   // What the new primary holds: every acked report once.
-  const std::string node2_dsn = absl::StrCat("host=127.0.0.1 port=", nodes[1].pg_port,
-                                             " dbname=postgres user=postgres");
+  const std::string node2_dsn =
+      absl::StrCat("host=127.0.0.1 port=", nodes[1].pg_port,
+                   " dbname=postgres user=postgres");
   ExactlyOnce e = CheckExactlyOnce(node2_dsn, agents);
-  std::printf("failover: made %llu, acked %llu, held %llu, lost %llu, stored twice %llu, "
-              "streams %d\n",
-              static_cast<unsigned long long>(e.made), static_cast<unsigned long long>(e.acked),
-              static_cast<unsigned long long>(e.held), static_cast<unsigned long long>(e.lost),
-              static_cast<unsigned long long>(e.doubled), e.streams);
+  std::printf(
+      "failover: made %llu, acked %llu, held %llu, lost %llu, stored twice "
+      "%llu, "
+      "streams %d\n",
+      static_cast<unsigned long long>(e.made),
+      static_cast<unsigned long long>(e.acked),
+      static_cast<unsigned long long>(e.held),
+      static_cast<unsigned long long>(e.lost),
+      static_cast<unsigned long long>(e.doubled), e.streams);
   EXPECT_EQ(e.first_problem, "");
   EXPECT_EQ(e.lost, 0u);
   EXPECT_EQ(e.doubled, 0u);

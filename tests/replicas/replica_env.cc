@@ -10,11 +10,13 @@
 
 namespace tracehealth::testing {
 
-absl::StatusOr<ServerRun> StartReplica(const std::string& name, const std::string& dsn,
-                                       const std::vector<std::string>& extra_flags) {
+absl::StatusOr<ServerRun> StartReplica(
+    const std::string& name, const std::string& dsn,
+    const std::vector<std::string>& extra_flags) {
   const std::string dir = NewTempDir(name + "-");
   std::vector<std::string> flags = {"--store=postgres", "--postgres_dsn=" + dsn,
-                                    "--host_report_rate=0", "--replica_name=" + name};
+                                    "--host_report_rate=0",
+                                    "--replica_name=" + name};
   flags.insert(flags.end(), extra_flags.begin(), extra_flags.end());
   return StartServerAt(dir, "127.0.0.1:0", dir + "/server.log", flags);
 }
@@ -30,14 +32,16 @@ absl::StatusOr<std::vector<uint64_t>> PgStoredSeqs(const std::string& dsn,
     return absl::UnavailableError(msg);
   }
   const char* params[] = {host.c_str()};
-  PGresult* r = PQexecParams(conn, "SELECT seq FROM reports WHERE host_id = $1 ORDER BY seq",
-                             1, nullptr, params, nullptr, nullptr, 0);
+  PGresult* r = PQexecParams(
+      conn, "SELECT seq FROM reports WHERE host_id = $1 ORDER BY seq", 1,
+      nullptr, params, nullptr, nullptr, 0);
   std::vector<uint64_t> out;
   absl::Status st;
   if (PQresultStatus(r) != PGRES_TUPLES_OK) {
     st = absl::InternalError(PQresultErrorMessage(r));
   } else {
-    for (int i = 0; i < PQntuples(r); ++i) out.push_back(std::stoull(PQgetvalue(r, i, 0)));
+    for (int i = 0; i < PQntuples(r); ++i)
+      out.push_back(std::stoull(PQgetvalue(r, i, 0)));
   }
   PQclear(r);
   PQfinish(conn);
@@ -45,8 +49,10 @@ absl::StatusOr<std::vector<uint64_t>> PgStoredSeqs(const std::string& dsn,
   return out;
 }
 
-absl::StatusOr<std::vector<std::string>> ListedHosts(const std::string& address) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+absl::StatusOr<std::vector<std::string>> ListedHosts(
+    const std::string& address) {
+  auto channel =
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   auto stub = v1::FleetQuery::NewStub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
@@ -61,15 +67,17 @@ absl::StatusOr<std::vector<std::string>> ListedHosts(const std::string& address)
   return out;
 }
 
-ExactlyOnce CheckExactlyOnce(const std::string& dsn,
-                             const std::vector<std::unique_ptr<SimAgent>>& agents) {
+ExactlyOnce CheckExactlyOnce(
+    const std::string& dsn,
+    const std::vector<std::unique_ptr<SimAgent>>& agents) {
   ExactlyOnce e;
   for (const auto& a : agents) {
     e.made += a->made();
     e.acked += a->acked();
     e.streams += a->streams();
     if (a->acked() < a->made()) e.unacked += a->made() - a->acked();
-    absl::StatusOr<std::vector<uint64_t>> seqs = PgStoredSeqs(dsn, a->host_id());
+    absl::StatusOr<std::vector<uint64_t>> seqs =
+        PgStoredSeqs(dsn, a->host_id());
     if (!seqs.ok()) {
       e.first_problem = seqs.status().ToString();
       return e;
@@ -84,7 +92,8 @@ ExactlyOnce CheckExactlyOnce(const std::string& dsn,
       } else {
         ++e.lost;
         if (e.first_problem.empty()) {
-          e.first_problem = absl::StrCat(a->host_id(), " seq ", seq, " missing");
+          e.first_problem =
+              absl::StrCat(a->host_id(), " seq ", seq, " missing");
         }
       }
     }

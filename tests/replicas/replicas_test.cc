@@ -45,7 +45,8 @@ struct Fleet {
   // Half the agents start on each address.
   void Start(const std::vector<std::string>& addresses) {
     for (int i = 0; i < kAgents; ++i) {
-      agents.push_back(std::make_unique<SimAgent>(addresses, "replica-", i, i, kPeriod));
+      agents.push_back(
+          std::make_unique<SimAgent>(addresses, "replica-", i, i, kPeriod));
     }
     for (int i = 0; i < kAgents; ++i) {
       threads.emplace_back([this, i] {
@@ -66,12 +67,32 @@ struct Fleet {
 
 std::string Count(uint64_t n) { return std::to_string(n); }
 
-void ExpectExactlyOnce(const std::string& dsn, Fleet& fleet, const std::string& what) {
+// A PostgreSQL cluster of the test's own and two replicas on one database.
+struct TwoReplicas {
+  absl::StatusOr<std::unique_ptr<PostgresCluster>> cluster;
+  absl::StatusOr<std::string> dsn;
+  absl::StatusOr<ServerRun> r1, r2;
+
+  void Start() {
+    cluster = PostgresCluster::Start();
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    dsn = (*cluster)->CreateDatabase();
+    ASSERT_TRUE(dsn.ok()) << dsn.status();
+    r1 = StartReplica("replica-a", *dsn);
+    ASSERT_TRUE(r1.ok()) << r1.status();
+    r2 = StartReplica("replica-b", *dsn);
+    ASSERT_TRUE(r2.ok()) << r2.status();
+  }
+};
+
+void ExpectExactlyOnce(const std::string& dsn, Fleet& fleet,
+                       const std::string& what) {
   ExactlyOnce e = CheckExactlyOnce(dsn, fleet.agents);
-  std::printf("%s: made %s, acked %s, held %s, lost %s, stored twice %s, streams %d\n",
-              what.c_str(), Count(e.made).c_str(), Count(e.acked).c_str(),
-              Count(e.held).c_str(), Count(e.lost).c_str(), Count(e.doubled).c_str(),
-              e.streams);
+  std::printf(
+      "%s: made %s, acked %s, held %s, lost %s, stored twice %s, streams %d\n",
+      what.c_str(), Count(e.made).c_str(), Count(e.acked).c_str(),
+      Count(e.held).c_str(), Count(e.lost).c_str(), Count(e.doubled).c_str(),
+      e.streams);
   EXPECT_EQ(e.first_problem, "");
   EXPECT_EQ(e.lost, 0u);
   EXPECT_EQ(e.doubled, 0u);
@@ -81,7 +102,8 @@ void ExpectExactlyOnce(const std::string& dsn, Fleet& fleet, const std::string& 
 
 // Sends seq 1..n of host "lag-probe" to `writer` and times how long until
 // `reader` answers GetHost with that seq; returns the worst.
-absl::Duration MeasureFeedLag(const std::string& writer, const std::string& reader, int n) {
+absl::Duration MeasureFeedLag(const std::string& writer,
+                              const std::string& reader, int n) {
   auto wch = grpc::CreateChannel(writer, grpc::InsecureChannelCredentials());
   auto ingest = v1::TelemetryIngest::NewStub(wch);
   auto rch = grpc::CreateChannel(reader, grpc::InsecureChannelCredentials());
@@ -101,7 +123,8 @@ absl::Duration MeasureFeedLag(const std::string& writer, const std::string& read
       v1::GetHostRequest req;
       req.set_host_id("lag-probe");
       v1::HostState state;
-      if (query->GetHost(&ctx, req, &state).ok() && state.latest().seq() == uint64_t(seq)) {
+      if (query->GetHost(&ctx, req, &state).ok() &&
+          state.latest().seq() == uint64_t(seq)) {
         break;
       }
       absl::SleepFor(absl::Milliseconds(5));
@@ -111,29 +134,29 @@ absl::Duration MeasureFeedLag(const std::string& writer, const std::string& read
   }
   stream.Finish();
   std::sort(lags.begin(), lags.end());
-  std::printf("feed lag (ack on one replica to GetHost on the other), %d probes: "
-              "median %s, max %s\n",
-              n, absl::FormatDuration(lags[lags.size() / 2]).c_str(),
-              absl::FormatDuration(lags.back()).c_str());
+  std::printf(
+      "feed lag (ack on one replica to GetHost on the other), %d probes: "
+      "median %s, max %s\n",
+      n, absl::FormatDuration(lags[lags.size() / 2]).c_str(),
+      absl::FormatDuration(lags.back()).c_str());
   return lags.back();
 }
 
 TEST(ReplicasTest, KillOneReplicaUnderLoad) {
-  auto cluster = PostgresCluster::Start();
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto dsn = (*cluster)->CreateDatabase();
-  ASSERT_TRUE(dsn.ok()) << dsn.status();
-  auto r1 = StartReplica("replica-a", *dsn);
-  ASSERT_TRUE(r1.ok()) << r1.status();
-  auto r2 = StartReplica("replica-b", *dsn);
-  ASSERT_TRUE(r2.ok()) << r2.status();
+  TwoReplicas env;
+  ASSERT_NO_FATAL_FAILURE(env.Start());
+  auto& cluster = env.cluster;
+  auto& dsn = env.dsn;
+  auto& r1 = env.r1;
+  auto& r2 = env.r2;
   const std::vector<std::string> both = {r1->grpc_address, r2->grpc_address};
 
   Fleet fleet;
   fleet.Start(both);
   const std::string logs = NewTempDir("replica-agent");
-  auto agent = StartAgent("kprobe-multi-6.14", both[0] + "," + both[1], logs + "/state",
-                          "real-agent", absl::Milliseconds(250), logs + "/agent.log");
+  auto agent =
+      StartAgent("kprobe-multi-6.14", both[0] + "," + both[1], logs + "/state",
+                 "real-agent", absl::Milliseconds(250), logs + "/agent.log");
   ASSERT_TRUE(agent.ok()) << agent.status();
   // The load generator on the replica that survives.
   server::LoadOptions lo;
@@ -146,7 +169,8 @@ TEST(ReplicasTest, KillOneReplicaUnderLoad) {
   std::thread loadgen([&] { load = server::RunLoad(lo); });
 
   absl::SleepFor(absl::Seconds(4));
-  EXPECT_LT(MeasureFeedLag(r1->grpc_address, r2->grpc_address, 10), absl::Seconds(2));
+  EXPECT_LT(MeasureFeedLag(r1->grpc_address, r2->grpc_address, 10),
+            absl::Seconds(2));
 
   const uint64_t acked_before = fleet.acked();
   auto real_before = PgStoredSeqs(*dsn, "real-agent");
@@ -159,11 +183,14 @@ TEST(ReplicasTest, KillOneReplicaUnderLoad) {
   ASSERT_TRUE((*agent)->Signal(SIGTERM).ok());
   ASSERT_TRUE((*agent)->Wait(absl::Seconds(30)).ok());
 
-  std::printf("replica-a killed after %s acked reports; %s later the fleet had %s\n",
-              Count(acked_before).c_str(), absl::FormatDuration(absl::Now() - killed).c_str(),
-              Count(fleet.acked()).c_str());
+  std::printf(
+      "replica-a killed after %s acked reports; %s later the fleet had %s\n",
+      Count(acked_before).c_str(),
+      absl::FormatDuration(absl::Now() - killed).c_str(),
+      Count(fleet.acked()).c_str());
   ExpectExactlyOnce(*dsn, fleet, "kill one replica");
-  EXPECT_GT(fleet.acked(), acked_before + kAgents * 10) << "agents did not carry on";
+  EXPECT_GT(fleet.acked(), acked_before + kAgents * 10)
+      << "agents did not carry on";
   // The real agent carried on too: more seqs, all once, none missing.
   auto real = PgStoredSeqs(*dsn, "real-agent");
   ASSERT_TRUE(real.ok());
@@ -179,20 +206,19 @@ TEST(ReplicasTest, KillOneReplicaUnderLoad) {
   ASSERT_TRUE(listed.ok()) << listed.status();
   std::vector<std::string> want = {"lag-probe", "real-agent"};
   for (auto& a : fleet.agents) want.push_back(a->host_id());
-  for (int i = 0; i < lo.hosts; ++i) want.push_back(server::FleetHost(lo.first_host + i).host_id);
+  for (int i = 0; i < lo.hosts; ++i)
+    want.push_back(server::FleetHost(lo.first_host + i).host_id);
   std::sort(want.begin(), want.end());
   EXPECT_EQ(*listed, want);
 }
 
 TEST(ReplicasTest, PostgresRestartUnderLoad) {
-  auto cluster = PostgresCluster::Start();
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
-  auto dsn = (*cluster)->CreateDatabase();
-  ASSERT_TRUE(dsn.ok()) << dsn.status();
-  auto r1 = StartReplica("replica-a", *dsn);
-  ASSERT_TRUE(r1.ok()) << r1.status();
-  auto r2 = StartReplica("replica-b", *dsn);
-  ASSERT_TRUE(r2.ok()) << r2.status();
+  TwoReplicas env;
+  ASSERT_NO_FATAL_FAILURE(env.Start());
+  auto& cluster = env.cluster;
+  auto& dsn = env.dsn;
+  auto& r1 = env.r1;
+  auto& r2 = env.r2;
   Fleet fleet;
   fleet.Start({r1->grpc_address, r2->grpc_address});
   absl::SleepFor(absl::Seconds(4));
@@ -202,11 +228,13 @@ TEST(ReplicasTest, PostgresRestartUnderLoad) {
   (*cluster)->Kill();
   absl::SleepFor(absl::Seconds(1));
   ASSERT_TRUE((*cluster)->Restart().ok());
-  std::printf("PostgreSQL down for %s\n", absl::FormatDuration(absl::Now() - down).c_str());
+  std::printf("PostgreSQL down for %s\n",
+              absl::FormatDuration(absl::Now() - down).c_str());
   // Acks resume once the replicas have connected again.
   const absl::Time restarted = absl::Now();
   const uint64_t acked_at_restart = fleet.acked();
-  while (fleet.acked() < acked_at_restart + kAgents && absl::Now() - restarted < absl::Seconds(20)) {
+  while (fleet.acked() < acked_at_restart + kAgents &&
+         absl::Now() - restarted < absl::Seconds(20)) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   std::printf("acks resumed %s after PostgreSQL accepted connections again\n",
@@ -234,9 +262,11 @@ TEST(ReplicasTest, WrongDsnFailsAtOnceWithoutListening) {
   // A database that does not exist on a server that does.
   const std::string dir = NewTempDir("replica-bad");
   const std::vector<std::string> argv = {
-      Runfile("server/tracehealth-server"), "--store=postgres",
+      Runfile("server/tracehealth-server"),
+      "--store=postgres",
       "--postgres_dsn=" + (*cluster)->Dsn("nosuchdb") + " password=s3cret",
-      "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0",
+      "--listen=127.0.0.1:0",
+      "--metrics_listen=127.0.0.1:0",
       "--port_file=" + dir + "/ports"};
   auto p = Subprocess::Start(argv, dir + "/log");
   ASSERT_TRUE(p.ok()) << p.status();
@@ -245,10 +275,14 @@ TEST(ReplicasTest, WrongDsnFailsAtOnceWithoutListening) {
   EXPECT_EQ(*rc, 1);
   auto log = ReadFile(dir + "/log");
   ASSERT_TRUE(log.ok());
-  EXPECT_NE(log->find("postgres: cannot connect (host=" + (*cluster)->dir()), std::string::npos)
+  EXPECT_NE(log->find("postgres: cannot connect (host=" + (*cluster)->dir()),
+            std::string::npos)
       << *log;
-  EXPECT_NE(log->find("dbname=nosuchdb user=postgres): "), std::string::npos) << *log;
-  EXPECT_NE(log->find("database \"nosuchdb\" does not exist"), std::string::npos) << *log;
+  EXPECT_NE(log->find("dbname=nosuchdb user=postgres): "), std::string::npos)
+      << *log;
+  EXPECT_NE(log->find("database \"nosuchdb\" does not exist"),
+            std::string::npos)
+      << *log;
   EXPECT_EQ(log->find("s3cret"), std::string::npos) << *log;
   // It never got as far as listening.
   EXPECT_FALSE(ReadFile(dir + "/ports").ok());

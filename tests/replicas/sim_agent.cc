@@ -8,8 +8,9 @@
 
 namespace tracehealth::testing {
 
-SimAgent::SimAgent(std::vector<std::string> addresses, const std::string& prefix,
-                   int index, size_t first, absl::Duration period)
+SimAgent::SimAgent(std::vector<std::string> addresses,
+                   const std::string& prefix, int index, size_t first,
+                   absl::Duration period)
     : addresses_(std::move(addresses)),
       host_id_(absl::StrCat(prefix, index)),
       period_(period),
@@ -107,7 +108,8 @@ void SimAgent::Pump() {
   }
   for (uint64_t s : to_send) {
     report_.set_seq(s);
-    report_.mutable_observed_at()->set_seconds(absl::ToUnixSeconds(absl::Now()));
+    report_.mutable_observed_at()->set_seconds(
+        absl::ToUnixSeconds(absl::Now()));
     if (!stream_->Send(report_)) {
       stream_ok_ = false;
       return;

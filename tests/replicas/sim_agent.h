@@ -26,13 +26,14 @@ namespace tracehealth::testing {
 class SimAgent {
  public:
   // Host "<prefix><index>" (FleetHost(index)), starting with addresses[first].
-  SimAgent(std::vector<std::string> addresses, const std::string& prefix, int index,
-           size_t first, absl::Duration period);
+  SimAgent(std::vector<std::string> addresses, const std::string& prefix,
+           int index, size_t first, absl::Duration period);
 
   const std::string& host_id() const { return host_id_; }
 
   // Reports until `stop`, then resends what is unacked for up to `drain`.
-  void Run(const std::atomic<bool>& stop, absl::Duration phase, absl::Duration drain);
+  void Run(const std::atomic<bool>& stop, absl::Duration phase,
+           absl::Duration drain);
 
   uint64_t made();
   uint64_t acked();

@@ -35,11 +35,13 @@
 #include "tests/util/subprocess.h"
 #include "tools/loadgen/loadgen.h"
 
-ABSL_FLAG(int32_t, hosts, 200, "Simulated hosts (streams), split over the replicas");
+ABSL_FLAG(int32_t, hosts, 200,
+          "Simulated hosts (streams), split over the replicas");
 ABSL_FLAG(double, seconds, 15, "Streaming time per run");
 ABSL_FLAG(int32_t, window, 64, "Unacked reports per stream");
 ABSL_FLAG(int32_t, channels, 8, "gRPC connections per replica's streams");
-ABSL_FLAG(int32_t, raw_batch, 4096, "Rows per COPY transaction for the raw ceiling");
+ABSL_FLAG(int32_t, raw_batch, 4096,
+          "Rows per COPY transaction for the raw ceiling");
 ABSL_FLAG(int64_t, raw_rows, 300000, "Rows for each raw ceiling measurement");
 
 namespace tracehealth {
@@ -48,8 +50,8 @@ namespace {
 // Settings of the benchmark's cluster: durable commits, and checkpoints
 // that do not land inside a 15 s run.
 const std::vector<std::string> kSettings = {
-    "fsync=on", "synchronous_commit=on", "shared_buffers=512MB", "max_wal_size=8GB",
-    "checkpoint_timeout=30min", "wal_buffers=64MB"};
+    "fsync=on",         "synchronous_commit=on",    "shared_buffers=512MB",
+    "max_wal_size=8GB", "checkpoint_timeout=30min", "wal_buffers=64MB"};
 
 absl::StatusOr<double> RawCeiling(testing::PostgresCluster& cluster, int hosts,
                                   uint64_t total) {
@@ -65,7 +67,8 @@ absl::StatusOr<double> RawCeiling(testing::PostgresCluster& cluster, int hosts,
   std::vector<std::string> blobs;
   std::vector<server::ReportHead> heads;
   for (int i = 0; i < hosts; ++i) {
-    blobs.push_back(server::SampleReport(server::FleetHost(i), 1, now).SerializeAsString());
+    blobs.push_back(
+        server::SampleReport(server::FleetHost(i), 1, now).SerializeAsString());
   }
   for (const std::string& b : blobs) {
     auto h = server::DecodeReportHead(b);
@@ -79,30 +82,20 @@ absl::StatusOr<double> RawCeiling(testing::PostgresCluster& cluster, int hosts,
     server::CopyBinary copy;
     for (size_t i = 0; i < batch && written < total; ++i, ++written) {
       const size_t h = written % blobs.size();
-      server::ReportRow r = server::MakeReportRow(heads[h], blobs[h], absl::Now());
-      copy.BeginRow(9);
-      copy.AddBytes(r.host_id);
-      copy.AddInt8(static_cast<int64_t>(1 + written / blobs.size()));
-      copy.AddInt8(r.observed_at_ns);
-      copy.AddInt8(r.received_at_ns);
-      copy.AddInt4(r.worst_risk);
-      copy.AddOptFloat8(r.attach_latency_seconds);
-      copy.AddOptFloat8(r.pool_budget_ratio);
-      copy.AddOptFloat8(r.purge_seconds);
-      copy.AddBytes(r.blob);
+      server::ReportRow r =
+          server::MakeReportRow(heads[h], blobs[h], absl::Now());
+      server::AddReportRow(copy, r,
+                           static_cast<int64_t>(1 + written / blobs.size()));
     }
     absl::Status st = (*conn)->Run("BEGIN");
     if (st.ok()) {
-      st = (*conn)->CopyIn(
-          "COPY reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, "
-          "attach_latency_seconds, pool_budget_ratio, purge_seconds, report) FROM STDIN "
-          "(FORMAT binary)",
-          copy.Finish());
+      st = (*conn)->CopyIn(server::kCopyReports, copy.Finish());
     }
     if (st.ok()) st = (*conn)->Run("COMMIT");
     if (!st.ok()) return st;
   }
-  return static_cast<double>(total) / absl::ToDoubleSeconds(absl::Now() - start);
+  return static_cast<double>(total) /
+         absl::ToDoubleSeconds(absl::Now() - start);
 }
 
 struct RunFigures {
@@ -110,7 +103,8 @@ struct RunFigures {
   std::vector<server::LoadResult> per_replica;
 };
 
-absl::StatusOr<RunFigures> RunReplicas(testing::PostgresCluster& cluster, int replicas) {
+absl::StatusOr<RunFigures> RunReplicas(testing::PostgresCluster& cluster,
+                                       int replicas) {
   auto dsn = cluster.CreateDatabase();
   if (!dsn.ok()) return dsn.status();
   std::vector<std::unique_ptr<testing::ScopedTempDir>> dirs;
@@ -141,7 +135,8 @@ absl::StatusOr<RunFigures> RunReplicas(testing::PostgresCluster& cluster, int re
   for (std::thread& t : threads) t.join();
   RunFigures f;
   for (int i = 0; i < replicas; ++i) {
-    std::printf("  replica %d %s\n", i, testing::VmRssLine(servers[i].process->pid()).c_str());
+    std::printf("  replica %d %s\n", i,
+                testing::VmRssLine(servers[i].process->pid()).c_str());
     (void)servers[i].process->Signal(SIGTERM);
     (void)servers[i].process->Wait(absl::Seconds(30));
     if (!results[i].ok()) return results[i].status();
@@ -160,7 +155,8 @@ int Main() {
     return 1;
   }
   const int hosts = absl::GetFlag(FLAGS_hosts);
-  const uint64_t raw_rows = static_cast<uint64_t>(absl::GetFlag(FLAGS_raw_rows));
+  const uint64_t raw_rows =
+      static_cast<uint64_t>(absl::GetFlag(FLAGS_raw_rows));
   auto raw_before = RawCeiling(**cluster, hosts, raw_rows);
   if (!raw_before.ok()) {
     std::fprintf(stderr, "raw: %s\n", raw_before.status().ToString().c_str());
@@ -170,7 +166,8 @@ int Main() {
   for (int replicas : {1, 2}) {
     auto f = RunReplicas(**cluster, replicas);
     if (!f.ok()) {
-      std::fprintf(stderr, "%d replicas: %s\n", replicas, f.status().ToString().c_str());
+      std::fprintf(stderr, "%d replicas: %s\n", replicas,
+                   f.status().ToString().c_str());
       return 1;
     }
     runs.emplace_back(replicas, *std::move(f));
@@ -178,22 +175,28 @@ int Main() {
   auto raw_after = RawCeiling(**cluster, hosts, raw_rows);
   if (!raw_after.ok()) return 1;
   const double raw = (*raw_before + *raw_after) / 2;
-  std::printf("raw postgres COPY: rows=%llu batch=%d rows_per_second before=%.0f after=%.0f "
-              "mean=%.0f\n",
-              static_cast<unsigned long long>(raw_rows), absl::GetFlag(FLAGS_raw_batch),
-              *raw_before, *raw_after, raw);
+  std::printf(
+      "raw postgres COPY: rows=%llu batch=%d rows_per_second before=%.0f "
+      "after=%.0f "
+      "mean=%.0f\n",
+      static_cast<unsigned long long>(raw_rows), absl::GetFlag(FLAGS_raw_batch),
+      *raw_before, *raw_after, raw);
   for (const auto& [replicas, f] : runs) {
-    std::printf("%d replica(s), %d hosts: durable_reports_per_second=%.0f ratio/raw=%.2f\n",
-                replicas, hosts, f.acked_per_second, f.acked_per_second / raw);
+    std::printf(
+        "%d replica(s), %d hosts: durable_reports_per_second=%.0f "
+        "ratio/raw=%.2f\n",
+        replicas, hosts, f.acked_per_second, f.acked_per_second / raw);
     for (size_t i = 0; i < f.per_replica.size(); ++i) {
       const server::LoadResult& r = f.per_replica[i];
-      std::printf("  replica %zu: acked=%llu failed_streams=%llu %.0f/s ack_p50=%s ack_p99=%s "
-                  "ack_max=%s\n",
-                  i, static_cast<unsigned long long>(r.acked),
-                  static_cast<unsigned long long>(r.failed_streams), r.acked_per_second,
-                  absl::FormatDuration(r.ack_p50).c_str(),
-                  absl::FormatDuration(r.ack_p99).c_str(),
-                  absl::FormatDuration(r.ack_max).c_str());
+      std::printf(
+          "  replica %zu: acked=%llu failed_streams=%llu %.0f/s ack_p50=%s "
+          "ack_p99=%s "
+          "ack_max=%s\n",
+          i, static_cast<unsigned long long>(r.acked),
+          static_cast<unsigned long long>(r.failed_streams), r.acked_per_second,
+          absl::FormatDuration(r.ack_p50).c_str(),
+          absl::FormatDuration(r.ack_p99).c_str(),
+          absl::FormatDuration(r.ack_max).c_str());
     }
   }
   return 0;

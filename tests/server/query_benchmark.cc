@@ -13,8 +13,8 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <memory>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -66,7 +66,8 @@ int Main() {
     flags.push_back("--store=postgres");
     flags.push_back("--postgres_dsn=" + *dsn);
   }
-  auto sp = testing::StartServer(dir, flags, absl::GetFlag(FLAGS_server_binary));
+  auto sp =
+      testing::StartServer(dir, flags, absl::GetFlag(FLAGS_server_binary));
   if (!sp.ok()) {
     std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
     return 1;
@@ -98,7 +99,8 @@ int Main() {
   if (postgres) {
     // A second replica loads the hosts at start; the queries go to it.
     const absl::Time t0 = absl::Now();
-    second = testing::StartServer(data2.path(), flags, absl::GetFlag(FLAGS_server_binary));
+    second = testing::StartServer(data2.path(), flags,
+                                  absl::GetFlag(FLAGS_server_binary));
     if (!second.ok()) {
       std::fprintf(stderr, "%s\n", second.status().ToString().c_str());
       return 1;

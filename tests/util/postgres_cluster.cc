@@ -115,8 +115,8 @@ absl::Status PostgresCluster::Launch() {
   absl::Status st = WaitForPostgres(Dsn(), absl::Seconds(60));
   if (!st.ok()) {
     absl::StatusOr<std::string> log = ReadFile(dir_ + "/postgres.log");
-    return absl::InternalError(absl::StrCat(st.message(), "; log: ",
-                                            log.ok() ? *log : "(none)"));
+    return absl::InternalError(
+        absl::StrCat(st.message(), "; log: ", log.ok() ? *log : "(none)"));
   }
   return absl::OkStatus();
 }
@@ -158,11 +158,13 @@ absl::StatusOr<std::string> PostgresCluster::Sql(const std::string& dbname,
     PGresult* r = PQexec(conn, sql.c_str());
     ExecStatusType s = PQresultStatus(r);
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
-      st = absl::InternalError(absl::StrCat(sql, ": ", PQresultErrorMessage(r)));
+      st =
+          absl::InternalError(absl::StrCat(sql, ": ", PQresultErrorMessage(r)));
     } else {
       for (int i = 0; i < PQntuples(r); ++i) {
         std::vector<std::string> cols;
-        for (int j = 0; j < PQnfields(r); ++j) cols.push_back(PQgetvalue(r, i, j));
+        for (int j = 0; j < PQnfields(r); ++j)
+          cols.push_back(PQgetvalue(r, i, j));
         absl::StrAppend(&out, absl::StrJoin(cols, "|"), "\n");
       }
     }

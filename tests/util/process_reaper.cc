@@ -13,7 +13,8 @@ ProcessReaper::ProcessReaper(pid_t pgid, std::string dir) {
   // Built before fork: the child only calls async-signal-safe functions
   // until it execs the shell.
   std::string script = "trap '' INT TERM HUP; cat >/dev/null";
-  if (pgid > 0) absl::StrAppend(&script, "; kill -9 -- -", pgid, " 2>/dev/null");
+  if (pgid > 0)
+    absl::StrAppend(&script, "; kill -9 -- -", pgid, " 2>/dev/null");
   if (!dir.empty()) {
     // Let the killed processes release their files first.
     absl::StrAppend(&script, "; sleep 0.3; rm -rf -- '", dir, "'");

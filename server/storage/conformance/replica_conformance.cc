@@ -51,7 +51,8 @@ constexpr int kResolved = 3;
 
 std::map<std::string, LatestRow> PollAll(ChangeFeed& feed) {
   std::map<std::string, LatestRow> out;
-  absl::Status st = feed.Poll([&](LatestRow& r) { out[r.host_id] = std::move(r); });
+  absl::Status st =
+      feed.Poll([&](LatestRow& r) { out[r.host_id] = std::move(r); });
   EXPECT_TRUE(st.ok()) << st;
   return out;
 }
@@ -61,7 +62,8 @@ void Write(ReportStore& store, std::vector<ReportRow> rows) {
   ASSERT_TRUE(out.ok()) << out.status();
 }
 
-AlertRow Alert(int state, int64_t active_since_ns, const std::string& host = "h") {
+AlertRow Alert(int state, int64_t active_since_ns,
+               const std::string& host = "h") {
   AlertRow a;
   a.rule = "AttachStall";
   a.host_id = host;
@@ -77,12 +79,14 @@ std::string Describe(const std::optional<AlertRow>& a) {
   return std::to_string(a->state) + "@" + std::to_string(a->active_since_ns);
 }
 
-std::string Transition(AlertTransitions& t, std::optional<AlertEpisode> expected,
+std::string Transition(AlertTransitions& t,
+                       std::optional<AlertEpisode> expected,
                        const AlertRow& next) {
   absl::StatusOr<TransitionResult> r = t.TransitionAlert(expected, next);
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok()) return "error";
-  return std::string(r->applied ? "applied " : "refused ") + Describe(r->current);
+  return std::string(r->applied ? "applied " : "refused ") +
+         Describe(r->current);
 }
 
 // --- ChangeFeed ---
@@ -209,7 +213,8 @@ TEST_P(ReplicaConformance, TransitionNeedsTheCurrentStateToo) {
   AlertRow resolved = Alert(kResolved, 100);
   resolved.fired_at_ns = 150;
   resolved.resolved_at_ns = 400;
-  EXPECT_EQ(Transition(t, AlertEpisode{100, kFiring}, resolved), "applied 3@100");
+  EXPECT_EQ(Transition(t, AlertEpisode{100, kFiring}, resolved),
+            "applied 3@100");
   // A new episode starts from the resolved one, never an earlier one.
   EXPECT_EQ(Transition(t, AlertEpisode{100, kResolved}, Alert(kPending, 50)),
             "refused 3@100");
@@ -242,7 +247,8 @@ TEST_P(ReplicaConformance, ClearingAPendingAlertMakesTheOneBeforeCurrent) {
   EXPECT_EQ(Transition(t, AlertEpisode{400, kPending}, Alert(0, 400)),
             "applied 3@200");
   // Another host's alert of the same rule is another key.
-  EXPECT_EQ(Transition(t, std::nullopt, Alert(kPending, 400, "g")), "applied 1@400");
+  EXPECT_EQ(Transition(t, std::nullopt, Alert(kPending, 400, "g")),
+            "applied 1@400");
 }
 
 TEST_P(ReplicaConformance, ConcurrentTransitionsApplyOnce) {
@@ -255,8 +261,9 @@ TEST_P(ReplicaConformance, ConcurrentTransitionsApplyOnce) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
-      absl::StatusOr<TransitionResult> r = stores[i].transitions->TransitionAlert(
-          std::nullopt, Alert(kPending, 1000 + i));
+      absl::StatusOr<TransitionResult> r =
+          stores[i].transitions->TransitionAlert(std::nullopt,
+                                                 Alert(kPending, 1000 + i));
       ASSERT_TRUE(r.ok()) << r.status();
       if (r->applied) applied++;
       current[i] = Describe(r->current);
@@ -291,7 +298,8 @@ TEST_P(ReplicaConformance, LeaseHasOneHolderUntilReleased) {
   EXPECT_TRUE(Acquire(b, "replica-b", absl::Minutes(1)));
   EXPECT_FALSE(Acquire(a, "replica-a", absl::Minutes(1)));
   // Another lease is independent.
-  absl::StatusOr<bool> other = a.AcquireLease("rollup", "replica-a", absl::Minutes(1));
+  absl::StatusOr<bool> other =
+      a.AcquireLease("rollup", "replica-a", absl::Minutes(1));
   ASSERT_TRUE(other.ok());
   EXPECT_TRUE(*other);
 }

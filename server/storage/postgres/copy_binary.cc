@@ -72,4 +72,17 @@ std::string CopyBinary::Finish() {
   return std::move(out_);
 }
 
+void AddReportRow(CopyBinary& copy, const ReportRow& r, int64_t seq) {
+  copy.BeginRow(9);
+  copy.AddBytes(r.host_id);
+  copy.AddInt8(seq);
+  copy.AddInt8(r.observed_at_ns);
+  copy.AddInt8(r.received_at_ns);
+  copy.AddInt4(r.worst_risk);
+  copy.AddOptFloat8(r.attach_latency_seconds);
+  copy.AddOptFloat8(r.pool_budget_ratio);
+  copy.AddOptFloat8(r.purge_seconds);
+  copy.AddBytes(r.blob);
+}
+
 }  // namespace tracehealth::server

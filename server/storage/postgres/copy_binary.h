@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
@@ -37,6 +38,14 @@ class CopyBinary {
   void Put64(uint64_t v);
   std::string out_;
 };
+
+// The COPY statement of the reports table, and one of its rows (`seq`
+// stands for row.seq, so a benchmark can reuse a row).
+inline constexpr char kCopyReports[] =
+    "COPY reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, "
+    "attach_latency_seconds, pool_budget_ratio, purge_seconds, report) FROM "
+    "STDIN (FORMAT binary)";
+void AddReportRow(CopyBinary& copy, const ReportRow& row, int64_t seq);
 
 }  // namespace tracehealth::server
 

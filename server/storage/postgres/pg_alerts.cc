@@ -67,8 +67,10 @@ absl::StatusOr<TransitionResult> TransitionLocked(
     TH_RETURN_IF_ERROR(
         conn.Exec("DELETE FROM alerts WHERE rule = $1 AND host_id = $2 AND "
                   "active_since_ns = $3",
-                  PgParams().Text(next.rule).Text(next.host_id).Int(
-                      result.current->active_since_ns))
+                  PgParams()
+                      .Text(next.rule)
+                      .Text(next.host_id)
+                      .Int(result.current->active_since_ns))
             .status());
   }
   TH_ASSIGN_OR_RETURN(result.current, Current(conn, next.rule, next.host_id));

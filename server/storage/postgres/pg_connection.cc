@@ -21,8 +21,8 @@ std::string DescribeDsn(const std::string& dsn) {
     if (err != nullptr) PQfreemem(err);
     return "(unparsable DSN)";
   }
-  static constexpr const char* kShown[] = {"host", "hostaddr", "port", "dbname",
-                                            "user", "target_session_attrs"};
+  static constexpr const char* kShown[] = {
+      "host", "hostaddr", "port", "dbname", "user", "target_session_attrs"};
   std::vector<std::string> parts;
   for (const char* key : kShown) {
     for (PQconninfoOption* o = opts; o->keyword != nullptr; ++o) {
@@ -144,14 +144,18 @@ absl::Status PgError(PGconn* conn, const PGresult* r, absl::string_view what) {
 absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(
     const std::string& dsn, const Options& options) {
   // Defaults first: with expand_dbname the DSN's own settings override them.
-  const std::string timeout =
-      absl::StrCat(std::max<int64_t>(1, absl::ToInt64Seconds(
-                                            options.connect_timeout)));
-  const char* keys[] = {"connect_timeout", "application_name",
-                        "keepalives_idle", "keepalives_interval",
-                        "keepalives_count", "dbname", nullptr};
-  const char* values[] = {timeout.c_str(), "tracehealth-server", "5", "2",
-                          "3", dsn.c_str(), nullptr};
+  const std::string timeout = absl::StrCat(
+      std::max<int64_t>(1, absl::ToInt64Seconds(options.connect_timeout)));
+  const char* keys[] = {"connect_timeout",
+                        "application_name",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "dbname",
+                        nullptr};
+  const char* values[] = {
+      timeout.c_str(), "tracehealth-server", "5", "2", "3", dsn.c_str(),
+      nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn == nullptr) {
     return absl::ResourceExhaustedError("postgres: out of memory");
@@ -159,15 +163,14 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string msg(absl::StripTrailingAsciiWhitespace(PQerrorMessage(conn)));
     PQfinish(conn);
-    return absl::UnavailableError(absl::StrCat(
-        "postgres: cannot connect (", DescribeDsn(dsn), "): ", msg));
+    return absl::UnavailableError(absl::StrCat("postgres: cannot connect (",
+                                               DescribeDsn(dsn), "): ", msg));
   }
   std::unique_ptr<PgConnection> c(new PgConnection(conn));
   std::string setup = "SET synchronous_commit = on";
   auto ms = [](absl::Duration d) { return absl::ToInt64Milliseconds(d); };
   absl::StrAppend(&setup, "; SET lock_timeout = ", ms(options.lock_timeout),
-                  "; SET statement_timeout = ",
-                  ms(options.statement_timeout));
+                  "; SET statement_timeout = ", ms(options.statement_timeout));
   if (absl::Status st = c->Run(setup); !st.ok()) return st;
   return c;
 }
@@ -179,9 +182,9 @@ bool PgConnection::healthy() const { return PQstatus(conn_) == CONNECTION_OK; }
 absl::StatusOr<PgResult> PgConnection::Exec(const std::string& sql,
                                             const PgParams& params,
                                             bool binary_result) {
-  PGresult* r = PQexecParams(conn_, sql.c_str(), params.size(), nullptr,
-                             params.values(), params.lengths(),
-                             params.formats(), binary_result ? 1 : 0);
+  PGresult* r =
+      PQexecParams(conn_, sql.c_str(), params.size(), nullptr, params.values(),
+                   params.lengths(), params.formats(), binary_result ? 1 : 0);
   ExecStatusType s = r != nullptr ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) {
     absl::Status st = PgError(conn_, r, "postgres");

@@ -27,12 +27,15 @@ TEST(PgArrayTest, QuotesEveryItem) {
 
 TEST(PgConnectionTest, WrongDsnIsUnavailableNamingTheServer) {
   // Nothing listens on port 1.
-  auto c = PgConnection::Connect("host=127.0.0.1 port=1 dbname=x user=y password=z");
+  auto c =
+      PgConnection::Connect("host=127.0.0.1 port=1 dbname=x user=y password=z");
   ASSERT_FALSE(c.ok());
   EXPECT_TRUE(absl::IsUnavailable(c.status())) << c.status();
   const std::string msg(c.status().message());
-  EXPECT_NE(msg.find("postgres: cannot connect (host=127.0.0.1 port=1 dbname=x user=y)"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find(
+          "postgres: cannot connect (host=127.0.0.1 port=1 dbname=x user=y)"),
+      std::string::npos)
       << msg;
   EXPECT_EQ(msg.find("password"), std::string::npos) << msg;
 }
@@ -42,8 +45,9 @@ TEST(PgConnectionTest, ArraysAndBytesRoundTripThroughTheServer) {
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   auto c = PgConnection::Connect((*cluster)->Dsn());
   ASSERT_TRUE(c.ok()) << c.status();
-  auto r = (*c)->Exec("SELECT array_length($1::text[], 1), ($1::text[])[2]",
-                      PgParams().Text(PgArray(std::vector<std::string>{"a", "b\"c,}", "d"})));
+  auto r = (*c)->Exec(
+      "SELECT array_length($1::text[], 1), ($1::text[])[2]",
+      PgParams().Text(PgArray(std::vector<std::string>{"a", "b\"c,}", "d"})));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->Int(0, 0), 3);
   EXPECT_EQ(r->Text(0, 1), "b\"c,}");
@@ -53,7 +57,9 @@ TEST(PgConnectionTest, ArraysAndBytesRoundTripThroughTheServer) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->Text(0, 0), bytes);
   // A unique violation is AlreadyExists with its SQLSTATE.
-  ASSERT_TRUE((*c)->Run("CREATE TABLE t (k int PRIMARY KEY); INSERT INTO t VALUES (1)").ok());
+  ASSERT_TRUE(
+      (*c)->Run("CREATE TABLE t (k int PRIMARY KEY); INSERT INTO t VALUES (1)")
+          .ok());
   absl::Status st = (*c)->Run("INSERT INTO t VALUES (1)");
   EXPECT_TRUE(absl::IsAlreadyExists(st)) << st;
   EXPECT_NE(st.message().find("SQLSTATE 23505"), std::string::npos) << st;

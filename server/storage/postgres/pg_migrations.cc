@@ -93,10 +93,9 @@ absl::Status PgMigrate(PgConnection& conn, int target) {
       (void)conn.Run("ROLLBACK");
       return Annotate(st, absl::StrCat("schema migration to version ", v));
     };
-    absl::Status st =
-        conn.Exec("SELECT pg_advisory_xact_lock($1)",
-                  PgParams().Int(kMigrationLock))
-            .status();
+    absl::Status st = conn.Exec("SELECT pg_advisory_xact_lock($1)",
+                                PgParams().Int(kMigrationLock))
+                          .status();
     if (st.ok()) {
       st = conn.Run(
           "CREATE TABLE IF NOT EXISTS schema_version (version integer NOT "
@@ -115,8 +114,9 @@ absl::Status PgMigrate(PgConnection& conn, int target) {
     const int v = *version + 1;
     st = conn.Run(kMigrations[v - 1]);
     if (st.ok()) {
-      st = conn.Exec("INSERT INTO schema_version VALUES ($1)", PgParams().Int(v))
-               .status();
+      st =
+          conn.Exec("INSERT INTO schema_version VALUES ($1)", PgParams().Int(v))
+              .status();
     }
     if (st.ok()) st = conn.Run("COMMIT");
     if (!st.ok()) return fail(st, v);

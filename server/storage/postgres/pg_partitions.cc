@@ -66,11 +66,12 @@ absl::StatusOr<int64_t> EnsurePartitions(PgConnection& conn, int64_t from_ns,
   int64_t start = from_ns - ((from_ns % span_ns) + span_ns) % span_ns;
   for (; start < to_ns; start += span_ns) {
     if (covered(start)) continue;
-    const std::string name =
-        absl::StrCat("reports_", start / 1000000000);
-    absl::Status st = conn.Run(absl::StrCat(
-        "CREATE TABLE IF NOT EXISTS ", name, " PARTITION OF reports FOR VALUES "
-        "FROM (", start, ") TO (", start + span_ns, ")"));
+    const std::string name = absl::StrCat("reports_", start / 1000000000);
+    absl::Status st =
+        conn.Run(absl::StrCat("CREATE TABLE IF NOT EXISTS ", name,
+                              " PARTITION OF reports FOR VALUES "
+                              "FROM (",
+                              start, ") TO (", start + span_ns, ")"));
     // Another replica's partition of the same range (42P07, 42P17 for an
     // overlap) or default rows in the range (23514): rows keep going to the
     // partition that exists, or to reports_default.

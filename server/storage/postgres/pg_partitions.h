@@ -26,8 +26,7 @@ struct ReportPartition {
 };
 
 // The range partitions of reports (not the default one), by start.
-absl::StatusOr<std::vector<ReportPartition>> ListPartitions(
-    PgConnection& conn);
+absl::StatusOr<std::vector<ReportPartition>> ListPartitions(PgConnection& conn);
 
 // Creates the partitions of `span` covering [from_ns, to_ns) that do not
 // exist yet (another replica creating one at the same time is fine).

@@ -58,10 +58,11 @@ PostgresStorage::~PostgresStorage() = default;
 absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
     const PostgresOptions& options) {
   const absl::Duration span = options.partition_span;
-  if (span < absl::Seconds(1) || span % absl::Seconds(1) != absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "postgres partition span ", absl::FormatDuration(span),
-        ": want a positive whole number of seconds"));
+  if (span < absl::Seconds(1) ||
+      span % absl::Seconds(1) != absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("postgres partition span ", absl::FormatDuration(span),
+                     ": want a positive whole number of seconds"));
   }
   std::unique_ptr<PostgresStorage> s(new PostgresStorage(options));
   TH_ASSIGN_OR_RETURN(auto conn,
@@ -71,7 +72,8 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
                          ? std::min(options.max_schema_version, latest)
                          : latest;
   if (absl::Status st = PgMigrate(*conn, target); !st.ok()) {
-    return Annotate(st, absl::StrCat("postgres (", DescribeDsn(options.dsn), ")"));
+    return Annotate(st,
+                    absl::StrCat("postgres (", DescribeDsn(options.dsn), ")"));
   }
   if (target < latest) {
     s->old_schema_ = true;
@@ -91,10 +93,10 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
   const int64_t now_ns = absl::ToUnixNanos(options.now());
   TH_ASSIGN_OR_RETURN(
       s->covered_until_ns_,
-      EnsurePartitions(*conn, now_ns,
-                       now_ns + options.partitions_ahead *
-                                    absl::ToInt64Nanoseconds(span),
-                       span));
+      EnsurePartitions(
+          *conn, now_ns,
+          now_ns + options.partitions_ahead * absl::ToInt64Nanoseconds(span),
+          span));
   s->write_.conn = std::move(conn);
   return s;
 }
@@ -135,10 +137,12 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteBatch(
   absl::MutexLock lock(&write_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(write_));
   int64_t newest_ns = 0;
-  for (const ReportRow& r : rows) newest_ns = std::max(newest_ns, r.received_at_ns);
+  for (const ReportRow& r : rows)
+    newest_ns = std::max(newest_ns, r.received_at_ns);
   CoverPartitions(*conn, newest_ns);
   TH_RETURN_IF_ERROR(conn->Run("BEGIN"));
-  absl::StatusOr<std::vector<WriteOutcome>> out = WriteInTransaction(*conn, rows);
+  absl::StatusOr<std::vector<WriteOutcome>> out =
+      WriteInTransaction(*conn, rows);
   if (!out.ok()) {
     (void)conn->Run("ROLLBACK");
     return out.status();
@@ -159,8 +163,8 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
       PgResult locked,
       conn.Exec("SELECT host_id, latest_seq FROM hosts WHERE host_id = "
                 "ANY($1::text[]) ORDER BY host_id FOR UPDATE",
-                PgParams().Text(PgArray(std::vector<std::string>(
-                    hosts.begin(), hosts.end())))));
+                PgParams().Text(PgArray(
+                    std::vector<std::string>(hosts.begin(), hosts.end())))));
   std::map<std::string, int64_t> latest;
   for (int i = 0; i < locked.rows(); ++i) {
     latest[locked.Text(i, 0)] = locked.Int(i, 1);
@@ -179,10 +183,11 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
   if (!probe_hosts.empty()) {
     TH_ASSIGN_OR_RETURN(
         PgResult found,
-        conn.Exec("SELECT r.host_id, r.seq FROM reports r JOIN unnest("
-                  "$1::text[], $2::bigint[]) AS u(host_id, seq) ON r.host_id "
-                  "= u.host_id AND r.seq = u.seq",
-                  PgParams().Text(PgArray(probe_hosts)).Text(PgArray(probe_seqs))));
+        conn.Exec(
+            "SELECT r.host_id, r.seq FROM reports r JOIN unnest("
+            "$1::text[], $2::bigint[]) AS u(host_id, seq) ON r.host_id "
+            "= u.host_id AND r.seq = u.seq",
+            PgParams().Text(PgArray(probe_hosts)).Text(PgArray(probe_seqs))));
     for (int i = 0; i < found.rows(); ++i) {
       stored_before.emplace(found.Text(i, 0), found.Int(i, 1));
     }
@@ -199,16 +204,7 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
       continue;
     }
     out.push_back(WriteOutcome::kStored);
-    copy.BeginRow(9);
-    copy.AddBytes(r.host_id);
-    copy.AddInt8(static_cast<int64_t>(r.seq));
-    copy.AddInt8(r.observed_at_ns);
-    copy.AddInt8(r.received_at_ns);
-    copy.AddInt4(r.worst_risk);
-    copy.AddOptFloat8(r.attach_latency_seconds);
-    copy.AddOptFloat8(r.pool_budget_ratio);
-    copy.AddOptFloat8(r.purge_seconds);
-    copy.AddBytes(r.blob);
+    AddReportRow(copy, r, static_cast<int64_t>(r.seq));
     auto [it, fresh] = updates.try_emplace(r.host_id);
     HostUpdate& u = it->second;
     if (fresh) {
@@ -223,11 +219,7 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
     }
   }
   if (updates.empty()) return out;  // only replays
-  TH_RETURN_IF_ERROR(conn.CopyIn(
-      "COPY reports (host_id, seq, observed_at_ns, received_at_ns, "
-      "worst_risk, attach_latency_seconds, pool_budget_ratio, purge_seconds, "
-      "report) FROM STDIN (FORMAT binary)",
-      copy.Finish()));
+  TH_RETURN_IF_ERROR(conn.CopyIn(kCopyReports, copy.Finish()));
   // Known hosts are updated, new ones inserted; each as one statement over
   // arrays.
   std::vector<std::string> ids[2];
@@ -256,17 +248,18 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
     // replay of an older seq came last must still see the newer report
     // another replica stored.
     TH_RETURN_IF_ERROR(
-        conn.Exec(absl::StrCat(
-                      "UPDATE hosts h SET first_seen_ns = least(h.first_seen_ns, "
-                      "u.f), last_seen_ns = greatest(h.last_seen_ns, u.l), "
-                      "reports = h.reports + u.n, latest_received_ns = CASE "
-                      "WHEN u.s > h.latest_seq THEN u.r ELSE "
-                      "h.latest_received_ns END, writer = CASE WHEN u.s > "
-                      "h.latest_seq THEN $7 ELSE h.writer END, latest_seq = "
-                      "greatest(h.latest_seq, u.s), change_xid = "
-                      "pg_current_xact_id() FROM ",
-                      kUnnest, " WHERE h.host_id = u.host_id"),
-                  params(0))
+        conn.Exec(
+                absl::StrCat(
+                    "UPDATE hosts h SET first_seen_ns = least(h.first_seen_ns, "
+                    "u.f), last_seen_ns = greatest(h.last_seen_ns, u.l), "
+                    "reports = h.reports + u.n, latest_received_ns = CASE "
+                    "WHEN u.s > h.latest_seq THEN u.r ELSE "
+                    "h.latest_received_ns END, writer = CASE WHEN u.s > "
+                    "h.latest_seq THEN $7 ELSE h.writer END, latest_seq = "
+                    "greatest(h.latest_seq, u.s), change_xid = "
+                    "pg_current_xact_id() FROM ",
+                    kUnnest, " WHERE h.host_id = u.host_id"),
+                params(0))
             .status());
   }
   if (!ids[1].empty()) {
@@ -298,7 +291,8 @@ absl::Status PostgresStorage::Poll(const std::function<void(LatestRow&)>& fn) {
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(feed_));
   // One snapshot for the horizon and the rows: every transaction below its
   // xmin has ended, so a later poll from there misses nothing.
-  TH_RETURN_IF_ERROR(conn->Run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  TH_RETURN_IF_ERROR(
+      conn->Run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
   auto fail = [conn](absl::Status st) {
     (void)conn->Run("ROLLBACK");
     return st;
@@ -324,7 +318,8 @@ absl::StatusOr<int64_t> PostgresStorage::DropPartitionsBefore(
     int64_t cutoff_ns) {
   absl::MutexLock lock(&control_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(control_));
-  TH_ASSIGN_OR_RETURN(std::vector<ReportPartition> parts, ListPartitions(*conn));
+  TH_ASSIGN_OR_RETURN(std::vector<ReportPartition> parts,
+                      ListPartitions(*conn));
   int64_t dropped = 0;
   for (const ReportPartition& p : parts) {
     if (p.to_ns > cutoff_ns) break;
@@ -339,7 +334,8 @@ absl::StatusOr<int64_t> PostgresStorage::DropPartitionsBefore(
         conn->Exec(absl::StrCat("SELECT count(*) FROM ", p.name));
     absl::Status st = rows.status();
     if (st.ok()) {
-      st = conn->Run(absl::StrCat("ALTER TABLE reports DETACH PARTITION ", p.name));
+      st = conn->Run(
+          absl::StrCat("ALTER TABLE reports DETACH PARTITION ", p.name));
     }
     absl::StatusOr<PgResult> kept;
     if (st.ok()) {
@@ -358,7 +354,8 @@ absl::StatusOr<int64_t> PostgresStorage::DropPartitionsBefore(
 
 absl::StatusOr<int64_t> PostgresStorage::DeleteReportsReceivedBefore(
     int64_t received_before_ns) {
-  TH_ASSIGN_OR_RETURN(int64_t deleted, DropPartitionsBefore(received_before_ns));
+  TH_ASSIGN_OR_RETURN(int64_t deleted,
+                      DropPartitionsBefore(received_before_ns));
   // What is left before the cutoff: the partition that straddles it and
   // reports_default (each host's newest report stays).
   absl::MutexLock lock(&control_.mu);
@@ -372,7 +369,8 @@ absl::StatusOr<int64_t> PostgresStorage::DeleteReportsReceivedBefore(
   return deleted + r.affected();
 }
 
-absl::StatusOr<int64_t> PostgresStorage::CountReports(const std::string& host_id) {
+absl::StatusOr<int64_t> PostgresStorage::CountReports(
+    const std::string& host_id) {
   absl::MutexLock lock(&read_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
   absl::StatusOr<PgResult> r =
@@ -384,8 +382,8 @@ absl::StatusOr<int64_t> PostgresStorage::CountReports(const std::string& host_id
   return r->Int(0, 0);
 }
 
-absl::StatusOr<std::string> PostgresStorage::GetReport(const std::string& host_id,
-                                                       uint64_t seq) {
+absl::StatusOr<std::string> PostgresStorage::GetReport(
+    const std::string& host_id, uint64_t seq) {
   absl::MutexLock lock(&read_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
   TH_ASSIGN_OR_RETURN(

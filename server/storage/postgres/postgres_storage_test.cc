@@ -40,7 +40,8 @@ class ClusterEnvironment : public ::testing::Environment {
 const auto* const kEnv =
     ::testing::AddGlobalTestEnvironment(new ClusterEnvironment);
 
-absl::StatusOr<std::unique_ptr<PostgresStorage>> OpenNew(PostgresOptions o = {}) {
+absl::StatusOr<std::unique_ptr<PostgresStorage>> OpenNew(
+    PostgresOptions o = {}) {
   absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
   if (!dsn.ok()) return dsn.status();
   o.dsn = *dsn;
@@ -74,7 +75,8 @@ absl::StatusOr<OpenedReportStore> OpenReports() {
     ASSERT_TRUE(r.ok()) << r.status();
   };
   out.allow_inserts = [db] {
-    auto r = Cluster().Sql(db, "DROP TRIGGER refuse ON reports; DROP FUNCTION refuse()");
+    auto r = Cluster().Sql(
+        db, "DROP TRIGGER refuse ON reports; DROP FUNCTION refuse()");
     ASSERT_TRUE(r.ok()) << r.status();
   };
   return out;
@@ -94,7 +96,8 @@ absl::StatusOr<ReplicaDatabase> NewReplicaDatabase() {
   db.open = [dsn = *dsn]() -> absl::StatusOr<ReplicaStore> {
     PostgresOptions o;
     o.dsn = dsn;
-    absl::StatusOr<std::unique_ptr<PostgresStorage>> s = PostgresStorage::Open(o);
+    absl::StatusOr<std::unique_ptr<PostgresStorage>> s =
+        PostgresStorage::Open(o);
     if (!s.ok()) return s.status();
     return AsReplicaStore(std::shared_ptr<PostgresStorage>(*std::move(s)));
   };

@@ -65,12 +65,12 @@ absl::StatusOr<std::vector<AlertRow>> ListAlertRows(sqlite3* db,
                                                     const AlertFilter& filter) {
   std::vector<int> states = filter.states;
   if (states.empty()) states = {1, 2};  // pending, firing
-  std::string sql = absl::StrCat(
-      "SELECT ", kColumns, " FROM alerts WHERE state IN (",
-      absl::StrJoin(states, ","), ")",
-      filter.host_id.empty() ? "" : " AND host_id = ?1",
-      " ORDER BY active_since_ns DESC, rule, host_id LIMIT ",
-      filter.limit == 0 ? 1000 : filter.limit);
+  std::string sql =
+      absl::StrCat("SELECT ", kColumns, " FROM alerts WHERE state IN (",
+                   absl::StrJoin(states, ","), ")",
+                   filter.host_id.empty() ? "" : " AND host_id = ?1",
+                   " ORDER BY active_since_ns DESC, rule, host_id LIMIT ",
+                   filter.limit == 0 ? 1000 : filter.limit);
   TH_ASSIGN_OR_RETURN(auto stmt, SqliteStatement::Prepare(db, sql.c_str()));
   if (!filter.host_id.empty()) stmt->BindText(1, filter.host_id);
   std::vector<AlertRow> out;
@@ -100,11 +100,10 @@ absl::StatusOr<std::optional<AlertRow>> CurrentAlertRow(
 absl::Status DeleteAlertRow(sqlite3* db, const std::string& rule,
                             const std::string& host_id,
                             int64_t active_since_ns) {
-  TH_ASSIGN_OR_RETURN(
-      auto stmt,
-      SqliteStatement::Prepare(db,
-                               "DELETE FROM alerts WHERE rule = ?1 AND "
-                               "host_id = ?2 AND active_since_ns = ?3"));
+  TH_ASSIGN_OR_RETURN(auto stmt, SqliteStatement::Prepare(
+                                     db,
+                                     "DELETE FROM alerts WHERE rule = ?1 AND "
+                                     "host_id = ?2 AND active_since_ns = ?3"));
   stmt->BindText(1, rule);
   stmt->BindText(2, host_id);
   stmt->BindInt(3, active_since_ns);

@@ -33,7 +33,8 @@ absl::StatusOr<std::optional<AlertRow>> CurrentAlertRow(
 
 // Deletes the row keyed by (rule, host_id, active_since_ns).
 absl::Status DeleteAlertRow(sqlite3* db, const std::string& rule,
-                            const std::string& host_id, int64_t active_since_ns);
+                            const std::string& host_id,
+                            int64_t active_since_ns);
 
 }  // namespace tracehealth::server
 

@@ -48,7 +48,8 @@ absl::StatusOr<ReplicaDatabase> NewReplicaDatabase() {
   ReplicaDatabase db;
   db.shared = false;  // one server holds the file
   db.open = [path = NewDbPath()]() -> absl::StatusOr<ReplicaStore> {
-    absl::StatusOr<std::unique_ptr<SqliteStorage>> s = SqliteStorage::Open(path);
+    absl::StatusOr<std::unique_ptr<SqliteStorage>> s =
+        SqliteStorage::Open(path);
     if (!s.ok()) return s.status();
     return AsReplicaStore(std::shared_ptr<SqliteStorage>(*std::move(s)));
   };
