@@ -166,6 +166,9 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(
     return absl::UnavailableError(absl::StrCat("postgres: cannot connect (",
                                                DescribeDsn(dsn), "): ", msg));
   }
+  // Notices (CREATE ... IF NOT EXISTS skipping, and the like) are not
+  // errors; libpq would print them on stderr.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
   std::unique_ptr<PgConnection> c(new PgConnection(conn));
   std::string setup = "SET synchronous_commit = on";
   auto ms = [](absl::Duration d) { return absl::ToInt64Milliseconds(d); };

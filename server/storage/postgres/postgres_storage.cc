@@ -90,13 +90,14 @@ absl::StatusOr<std::unique_ptr<PostgresStorage>> PostgresStorage::Open(
     s->feed_horizon_ = r.Text(0, 0);
   }
   absl::MutexLock lock(&s->write_.mu);
+  // The partition of now and partitions_ahead more.
   const int64_t now_ns = absl::ToUnixNanos(options.now());
+  const int64_t span_ns = absl::ToInt64Nanoseconds(span);
+  const int64_t start = now_ns - ((now_ns % span_ns) + span_ns) % span_ns;
   TH_ASSIGN_OR_RETURN(
       s->covered_until_ns_,
-      EnsurePartitions(
-          *conn, now_ns,
-          now_ns + options.partitions_ahead * absl::ToInt64Nanoseconds(span),
-          span));
+      EnsurePartitions(*conn, start,
+                       start + (options.partitions_ahead + 1) * span_ns, span));
   s->write_.conn = std::move(conn);
   return s;
 }
@@ -122,10 +123,16 @@ absl::StatusOr<int> PostgresStorage::SchemaVersion() {
 }
 
 void PostgresStorage::CoverPartitions(PgConnection& conn, int64_t received_ns) {
-  if (received_ns < covered_until_ns_) return;
+  // Extended while partitions_ahead spans are still ahead, so a partition
+  // exists before its first row arrives.
   const int64_t span_ns = absl::ToInt64Nanoseconds(options_.partition_span);
+  if (received_ns + options_.partitions_ahead * span_ns < covered_until_ns_) {
+    return;
+  }
+  const int64_t start =
+      received_ns - ((received_ns % span_ns) + span_ns) % span_ns;
   absl::StatusOr<int64_t> until = EnsurePartitions(
-      conn, received_ns, received_ns + options_.partitions_ahead * span_ns,
+      conn, start, start + (options_.partitions_ahead + 1) * span_ns,
       options_.partition_span);
   // On an error the rows go to reports_default; the next batch tries again.
   if (until.ok()) covered_until_ns_ = *until;

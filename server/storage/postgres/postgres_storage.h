@@ -46,8 +46,9 @@ struct PostgresOptions {
   // libpq connection string or URI, e.g.
   // "host=db1,db2 dbname=tracehealth target_session_attrs=read-write".
   std::string dsn;
-  // Receive time each reports partition covers; partitions are created for
-  // now .. now + partitions_ahead spans, and further as time goes on.
+  // Receive time each reports partition covers; the partition of now and
+  // partitions_ahead more are created at Open, and more as batches come
+  // within partitions_ahead spans of the end.
   absl::Duration partition_span = absl::Hours(24);
   int partitions_ahead = 2;
   // Apply migrations only up to this version (tests of old schemas); 0 =
@@ -124,8 +125,8 @@ class PostgresStorage : public ReportStore,
   // The slot's connection, connecting again if it broke.
   absl::StatusOr<PgConnection*> Ready(Slot& slot)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(slot.mu);
-  // Creates partitions up to `received_ns` + partitions_ahead spans when
-  // the batch reaches past the covered range.
+  // Creates the partition of `received_ns` and partitions_ahead more when
+  // fewer than partitions_ahead spans past `received_ns` are covered.
   void CoverPartitions(PgConnection& conn, int64_t received_ns)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_.mu);
   // The transaction of WriteBatch (BEGIN .. COMMIT) on `conn`.
