@@ -91,9 +91,9 @@ ABSL_FLAG(std::string, alert_rules, "",
           "YAML alert rules (deploy/alerts/rules.yaml); empty: no server-side "
           "alerting");
 ABSL_FLAG(std::string, alertmanager_url, "",
-          "Alertmanager base URL (http://host:9093): firing and resolved "
-          "alerts are posted "
-          "to its v2 API");
+          "Alertmanager base URL(s), comma-separated (http://am1:9093,"
+          "http://am2:9093): firing and resolved alerts are posted to the v2 "
+          "API of each; list every instance, not a load balancer");
 ABSL_FLAG(absl::Duration, alert_eval_interval,
           ServerConfig().alert_eval_interval,
           "How often `for` timers and host-silence rules are evaluated");

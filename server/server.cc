@@ -12,6 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "common/read_file.h"
 #include "common/status.h"
 #include "grpcpp/grpcpp.h"
@@ -196,19 +197,25 @@ absl::Status Server::StartAlerting() {
   Alerting::Options aopts;
   aopts.eval_interval = config_.alert_eval_interval;
   aopts.transitions = transitions_;
-  if (!config_.alertmanager_url.empty()) {
+  // Several URLs, comma-separated: every instance of an Alertmanager
+  // cluster, each posted to.
+  for (absl::string_view url :
+       absl::StrSplit(config_.alertmanager_url, ',', absl::SkipEmpty())) {
     AlertmanagerNotifier::Options nopts;
-    nopts.url = config_.alertmanager_url;
+    nopts.url = std::string(url);
     nopts.resend_interval = config_.alert_resend_interval;
-    aopts.alertmanager = nopts;
+    aopts.alertmanagers.push_back(nopts);
   }
   const size_t rule_count = rules.size();
   alerting_ =
       std::make_unique<Alerting>(std::move(rules), alerts_, &index_, aopts);
   TH_RETURN_IF_ERROR(alerting_->Start());
-  env_.log(
-      absl::StrCat(rule_count, " alert rules",
-                   aopts.alertmanager ? ", delivering to Alertmanager" : ""));
+  env_.log(absl::StrCat(
+      rule_count, " alert rules",
+      aopts.alertmanagers.empty()
+          ? ""
+          : absl::StrCat(", delivering to ", aopts.alertmanagers.size(),
+                         " Alertmanager(s)")));
   return absl::OkStatus();
 }
 

@@ -100,7 +100,8 @@ struct ServerConfig {
   int64_t writer_queue = 4096;
   // YAML alert rules; empty: no server-side alerting.
   std::string alert_rules;
-  // Alertmanager base URL; empty: alerts are only stored and exported.
+  // Alertmanager base URLs, comma-separated (each is posted to); empty:
+  // alerts are only stored and exported.
   std::string alertmanager_url;
   absl::Duration alert_eval_interval = absl::Seconds(5);
   absl::Duration alert_resend_interval = absl::Minutes(1);

@@ -53,7 +53,14 @@ class Alerting::Collector : public prometheus::Collectable {
     std::optional<AlertmanagerNotifier::Stats> stats;
     {
       absl::MutexLock lock(&owner_->mu_);
-      if (owner_->notifier_ != nullptr) stats = owner_->notifier_->stats();
+      for (const auto& n : owner_->notifiers_) {
+        const AlertmanagerNotifier::Stats one = n->stats();
+        if (!stats.has_value()) stats.emplace();
+        stats->posts_ok += one.posts_ok;
+        stats->posts_failed += one.posts_failed;
+        stats->alerts_sent += one.alerts_sent;
+        stats->alerts_dropped += one.alerts_dropped;
+      }
     }
     if (stats.has_value()) {
       const AlertmanagerNotifier::Stats& s = *stats;
@@ -94,9 +101,8 @@ Alerting::Alerting(std::vector<AlertRule> rules, AlertStore* storage,
       index_(index),
       options_(std::move(options)),
       now_(std::move(now)) {
-  if (options_.alertmanager) {
-    notifier_ =
-        std::make_unique<AlertmanagerNotifier>(*options_.alertmanager, now_);
+  for (const AlertmanagerNotifier::Options& am : options_.alertmanagers) {
+    notifiers_.push_back(std::make_unique<AlertmanagerNotifier>(am, now_));
   }
   collector_ = std::make_shared<Collector>(this);
 }
@@ -121,7 +127,7 @@ absl::Status Alerting::Start() {
   engine_.Restore(alerts);
   // Firing alerts keep their original start: Alertmanager sees the same
   // alert again, not a new one.
-  if (notifier_ != nullptr) notifier_->Update(engine_.Alerts());
+  for (const auto& n : notifiers_) n->Update(engine_.Alerts());
   started_ = true;
   thread_ = std::thread([this] { Run(); });
   return absl::OkStatus();
@@ -134,13 +140,13 @@ void Alerting::Stop() {
     stopping_ = true;
   }
   if (started_) thread_.join();
-  // Under mu_: the /metrics exposer's threads read notifier_ in Collect().
-  std::unique_ptr<AlertmanagerNotifier> notifier;
+  // Under mu_: the /metrics exposer's threads read notifiers_ in Collect().
+  std::vector<std::unique_ptr<AlertmanagerNotifier>> notifiers;
   {
     absl::MutexLock lock(&mu_);
-    notifier = std::move(notifier_);
+    notifiers.swap(notifiers_);
   }
-  notifier.reset();  // its last delivery attempt, outside mu_
+  notifiers.clear();  // their last delivery attempts, outside mu_
 }
 
 void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
@@ -230,7 +236,7 @@ void Alerting::Publish(const std::vector<v1::Alert>& changed) {
     }
     notify.push_back(a);
   }
-  if (notifier_ != nullptr) notifier_->Update(notify);
+  for (const auto& n : notifiers_) n->Update(notify);
 }
 
 void Alerting::Run() {

@@ -6,8 +6,8 @@
 //   the host's previous report is still the index's latest.
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
-//   changed alert and hands it to the Alertmanager notifier when one is
-//   configured. Evaluation never waits for storage or Alertmanager.
+//   changed alert and hands it to each Alertmanager notifier configured.
+//   Evaluation never waits for storage or Alertmanager.
 // - With AlertTransitions (Options::transitions) each change is stored by
 //   compare-and-set from the alert this server last saw stored, so that when
 //   several replicas evaluate one host a transition is applied once: a
@@ -56,8 +56,9 @@ class Alerting {
  public:
   struct Options {
     absl::Duration eval_interval = absl::Seconds(5);
-    // Set: deliver firing/resolved alerts to this Alertmanager.
-    std::optional<AlertmanagerNotifier::Options> alertmanager;
+    // Deliver firing/resolved alerts to each of these Alertmanagers (every
+    // instance of a cluster: it deduplicates; never one load balancer).
+    std::vector<AlertmanagerNotifier::Options> alertmanagers;
     // Not owned; null: changes are stored with PutAlert.
     AlertTransitions* transitions = nullptr;
   };
@@ -98,7 +99,7 @@ class Alerting {
   const Options options_;
   const std::function<absl::Time()> now_;
   // Written by the constructor and Stop(); Collect() reads it under mu_.
-  std::unique_ptr<AlertmanagerNotifier> notifier_;
+  std::vector<std::unique_ptr<AlertmanagerNotifier>> notifiers_;
   std::shared_ptr<Collector> collector_;
 
   mutable absl::Mutex mu_;
