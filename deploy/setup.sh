@@ -9,7 +9,7 @@ PACKAGES=(
   bazel-bootstrap g++ pkg-config
   protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev prometheus-cpp-dev libsqlite3-dev libyaml-cpp-dev zlib1g-dev libssl-dev
-  libcurl4-openssl-dev libtcmalloc-minimal4
+  libcurl4-openssl-dev libtcmalloc-minimal4 libmicrohttpd-dev libjs-chart.js
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
@@ -17,6 +17,8 @@ PACKAGES=(
   openssl python3 python3-grpcio python3-yaml sqlite3 procps curl
   # PostgreSQL store and the replica/failover tests (tests/replicas/)
   libpq-dev postgresql-15 patroni etcd-server etcd-client haproxy
+  # The fleet page in a real browser (tests/web/)
+  chromium chromium-driver python3-selenium
   # Debian packages and container images (deploy/package.sh, tests/packaging/)
   dpkg-dev debhelper lintian umoci skopeo docker-registry jq systemd
 )

@@ -16,17 +16,21 @@
 #include "common/read_file.h"
 #include "common/status.h"
 #include "grpcpp/grpcpp.h"
-#include "prometheus/exposer.h"
 #include "server/alerts/alerting.h"
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
 #include "server/housekeeper.h"
+#include "server/http/http_server.h"
+#include "server/http/router.h"
 #include "server/index/change_follower.h"
 #include "server/ingest/ingest_service.h"
 #include "server/metrics/host_collector.h"
+#include "server/metrics/text_exposition.h"
 #include "server/query/query_service.h"
 #include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sqlite/sqlite_storage.h"
+#include "server/web/api.h"
+#include "server/web/pages.h"
 
 namespace tracehealth::server {
 namespace {
@@ -116,7 +120,6 @@ absl::Status Server::Start() {
   TH_RETURN_IF_ERROR(OpenStore());
   TH_RETURN_IF_ERROR(StartAlerting());
   TH_RETURN_IF_ERROR(StartServing(*creds, token));
-  TH_RETURN_IF_ERROR(StartMetrics());
   Housekeeper::Options hopts;
   hopts.retention = config_.retention;
   hopts.leases = leases_;
@@ -124,6 +127,7 @@ absl::Status Server::Start() {
   housekeeper_ =
       std::make_unique<Housekeeper>(reports_, &index_, &metrics_, hopts);
   housekeeper_->Start();
+  TH_RETURN_IF_ERROR(StartHttp(token));
   env_.log(absl::StrCat(
       "grpc=", grpc_address_, " metrics=", metrics_address_,
       config_.store == "sqlite"
@@ -238,6 +242,7 @@ absl::Status Server::StartServing(
   QueryOptions qopts;
   qopts.token = query_token;
   qopts.stale_after_intervals = config_.stale_after_intervals;
+  qopts.history = reports_;
   query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;
@@ -265,23 +270,45 @@ absl::Status Server::StartServing(
   return absl::OkStatus();
 }
 
-absl::Status Server::StartMetrics() {
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(config_.metrics_listen);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", config_.metrics_listen, ": ", e.what()));
+absl::Status Server::StartHttp(const std::string& token) {
+  HttpServerOptions hopts;
+  hopts.listen = config_.metrics_listen;
+  hopts.threads = config_.http_threads;
+  hopts.idle_timeout = config_.http_idle_timeout;
+  hopts.request_timeout = config_.http_request_timeout;
+  hopts.max_connections = config_.http_max_connections;
+  hopts.max_request_bytes = static_cast<size_t>(config_.http_max_request_bytes);
+  if (!config_.http_tls_cert.empty() || !config_.http_tls_key.empty()) {
+    absl::StatusOr<std::string> cert = ReadWholeFile(config_.http_tls_cert);
+    absl::StatusOr<std::string> key = ReadWholeFile(config_.http_tls_key);
+    if (!cert.ok() || !key.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "HTTP TLS: cannot read ",
+          !cert.ok() ? "--http_tls_cert " : "--http_tls_key ",
+          !cert.ok() ? config_.http_tls_cert : config_.http_tls_key));
+    }
+    hopts.tls_cert_pem = *std::move(cert);
+    hopts.tls_key_pem = *std::move(key);
   }
-  exposer_->RegisterCollectable(metrics_.registry());
-  // The exposer holds collectables weakly.
-  host_collector_ =
-      std::make_shared<HostCollector>(&index_, config_.stale_after_intervals);
-  exposer_->RegisterCollectable(host_collector_);
-  exposer_->RegisterCollectable(alerting_->collector());
-  std::vector<int> ports = exposer_->GetListeningPorts();
-  if (ports.empty()) return absl::InternalError("metrics exposer has no port");
-  metrics_address_ =
-      absl::StrCat(HostPart(config_.metrics_listen), ":", ports[0]);
+  collectables_ = {
+      metrics_.registry(),
+      std::make_shared<HostCollector>(&index_, config_.stale_after_intervals),
+      alerting_->collector()};
+  router_ = std::make_unique<Router>(token);
+  router_->Add({"GET", "/metrics", config_.metrics_require_token, false,
+                [this](const HttpRequest&) {
+                  HttpResponse r;
+                  r.content_type = kMetricsContentType;
+                  r.body = SerializeMetrics(collectables_);
+                  return r;
+                }});
+  AddApiRoutes(query_.get(), router_.get());
+  AddPageRoutes(router_.get());
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start(
+      hopts, [this](const HttpRequest& r) { return router_->Serve(r); });
+  if (!http.ok()) return http.status();
+  http_ = *std::move(http);
+  metrics_address_ = http_->address();
   return absl::OkStatus();
 }
 
@@ -309,7 +336,7 @@ void Server::Stop() {
   if (alerting_ != nullptr) alerting_->Stop();
   if (housekeeper_ != nullptr) housekeeper_->Stop();
   if (follower_ != nullptr) follower_->Stop();
-  exposer_.reset();
+  if (http_ != nullptr) http_->Stop();
 }
 
 void Server::OnCommitted(absl::Span<const CommittedReport> stored,

@@ -7,7 +7,7 @@
 // housekeeper (retention, storage gauges), and finally writes the port file.
 // Stop() drains: streams stop reading, the gRPC server shuts down (streams
 // still reading are cancelled after 5 s), the writer commits and publishes
-// what it was given, then alerting, the housekeeper and the exposer stop.
+// what it was given, then alerting, the housekeeper and the HTTP server stop.
 //
 // After each commit the writer's publisher thread calls OnCommitted, which
 // runs what follows a commit in the order it needs (see there).
@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -41,7 +42,6 @@ class ServerCredentials;
 
 namespace prometheus {
 class Collectable;
-class Exposer;
 }  // namespace prometheus
 
 namespace tracehealth::server {
@@ -52,6 +52,8 @@ class Alerting;
 class ChangeFeed;
 class ChangeFollower;
 class Housekeeper;
+class HttpServer;
+class Router;
 class IngestService;
 class LeaseStore;
 class QueryService;
@@ -61,6 +63,7 @@ class ReportStore;
 struct ServerConfig {
   // host:port; port 0 picks a free one.
   std::string listen = "127.0.0.1:7443";
+  // The HTTP port: /metrics, /api/v1 and the fleet page.
   std::string metrics_listen = "127.0.0.1:9464";
   // "sqlite" (one server; data_dir) or "postgres" (one or several
   // replicas on one database; postgres_dsn).
@@ -89,7 +92,18 @@ struct ServerConfig {
   std::string tls_key;
   std::string tls_client_ca;
   // File holding the bearer token the query API requires; empty: none.
+  // The HTTP side's /api/v1 requires the same token.
   std::string query_token_file;
+  // /metrics requires the token too.
+  bool metrics_require_token = false;
+  // PEM files of the HTTP port's certificate and key: HTTPS only.
+  std::string http_tls_cert;
+  std::string http_tls_key;
+  int http_threads = 4;
+  absl::Duration http_idle_timeout = absl::Seconds(30);
+  absl::Duration http_request_timeout = absl::Seconds(10);
+  int http_max_connections = 1024;
+  int64_t http_max_request_bytes = 64 << 10;
   int64_t max_message_bytes = 4 << 20;
   int64_t max_report_bytes = 1 << 20;
   double stale_after_intervals = 3;
@@ -167,7 +181,7 @@ class Server {
   absl::Status StartServing(
       const std::shared_ptr<grpc::ServerCredentials>& creds,
       const std::string& query_token);
-  absl::Status StartMetrics();
+  absl::Status StartHttp(const std::string& token);
   absl::Status WritePortFile() const;
   void LogCommitFailure(const BatchStats& stats);
 
@@ -191,9 +205,11 @@ class Server {
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> query_;
   std::unique_ptr<grpc::Server> grpc_server_;
-  std::shared_ptr<prometheus::Collectable> host_collector_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<Housekeeper> housekeeper_;
+  // What /metrics collects, in this order.
+  std::vector<std::shared_ptr<prometheus::Collectable>> collectables_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> http_;
   std::string grpc_address_;
   std::string metrics_address_;
   bool stopped_ = false;

@@ -46,6 +46,11 @@ class ControlledReportStore : public ReportStore {
                                         uint64_t s) override {
     return inner_->GetReport(h, s);
   }
+  absl::StatusOr<HistoryRows> ReadHostHistory(const std::string& h,
+                                              int64_t from, int64_t to,
+                                              size_t max_rows) override {
+    return inner_->ReadHostHistory(h, from, to, max_rows);
+  }
   absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
   absl::Duration retention_granularity() const override { return granularity_; }
 

@@ -56,6 +56,12 @@ struct LatestRow {
   std::string blob;           // serialized HostReport of latest_seq
 };
 
+// A host's reports over a time window (ReportStore::ReadHostHistory).
+struct HistoryRows {
+  int64_t matched = 0;  // rows in the window, before thinning
+  std::vector<ReportRow> rows;
+};
+
 class ReportStore {
  public:
   virtual ~ReportStore() = default;
@@ -94,6 +100,16 @@ class ReportStore {
   // The stored report blob of (host_id, seq); NotFound when absent.
   virtual absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                                 uint64_t seq) = 0;
+
+  // The reports of `host_id` observed in [from_ns, to_ns), ordered by
+  // observation time, then seq. When more than `max_rows` (>= 1) match,
+  // every k-th of them, k = ceil(matched / max_rows), from the first: at
+  // most max_rows rows, the oldest always among them. An unknown host or an
+  // empty window gives no rows (not an error). InvalidArgument when
+  // max_rows is 0.
+  virtual absl::StatusOr<HistoryRows> ReadHostHistory(
+      const std::string& host_id, int64_t from_ns, int64_t to_ns,
+      size_t max_rows) = 0;
 
   // Bytes the store occupies on disk.
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;

@@ -101,8 +101,10 @@ int Main() {
     // fill while the queries run (autovacuum starts right after it): do it
     // now, so the figures are the replica's.
     const absl::Time v0 = absl::Now();
-    const std::string db = flags.back().substr(flags.back().rfind("dbname=") + 7);
-    if (!cluster->Sql(db, "VACUUM ANALYZE").ok() || !cluster->Sql(db, "CHECKPOINT").ok()) {
+    const std::string db =
+        flags.back().substr(flags.back().rfind("dbname=") + 7);
+    if (!cluster->Sql(db, "VACUUM ANALYZE").ok() ||
+        !cluster->Sql(db, "CHECKPOINT").ok()) {
       return 1;
     }
     std::printf("vacuum + checkpoint after the fill: %.1fs\n",

@@ -110,6 +110,15 @@ double PgResult::Double(int row, int col) const {
   (void)absl::SimpleAtod(PQgetvalue(r_.get(), row, col), &v);
   return v;
 }
+double PgResult::Float8(int row, int col) const {
+  uint64_t be = 0;
+  std::memcpy(&be, PQgetvalue(r_.get(), row, col), sizeof(be));
+  const uint64_t bits = be64toh(be);
+  double v = 0;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
 int64_t PgResult::affected() const {
   int64_t v = 0;
   (void)absl::SimpleAtoi(PQcmdTuples(r_.get()), &v);
@@ -168,7 +177,8 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(
   }
   // Notices (CREATE ... IF NOT EXISTS skipping, and the like) are not
   // errors; libpq would print them on stderr.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   std::unique_ptr<PgConnection> c(new PgConnection(conn));
   std::string setup = "SET synchronous_commit = on";
   auto ms = [](absl::Duration d) { return absl::ToInt64Milliseconds(d); };

@@ -66,7 +66,8 @@ class PgResult {
   bool IsNull(int row, int col) const;
   std::string Text(int row, int col) const;
   int64_t Int(int row, int col) const;
-  double Double(int row, int col) const;
+  double Double(int row, int col) const;  // a text column
+  double Float8(int row, int col) const;  // a binary double precision column
   // Rows changed by an INSERT/UPDATE/DELETE.
   int64_t affected() const;
 

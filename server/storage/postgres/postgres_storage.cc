@@ -404,6 +404,47 @@ absl::StatusOr<std::string> PostgresStorage::GetReport(
   return r.Text(0, 0);
 }
 
+absl::StatusOr<HistoryRows> PostgresStorage::ReadHostHistory(
+    const std::string& host_id, int64_t from_ns, int64_t to_ns,
+    size_t max_rows) {
+  if (max_rows == 0) {
+    return absl::InvalidArgumentError("max_rows must be at least 1");
+  }
+  absl::MutexLock lock(&read_.mu);
+  TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
+  // i numbers the window's rows from 0, n counts them; every k-th is kept
+  // with k = ceil(n / max_rows). Every column binary.
+  TH_ASSIGN_OR_RETURN(
+      PgResult r,
+      conn->Exec(
+          "SELECT seq, observed_at_ns, received_at_ns, worst_risk::bigint, "
+          "attach_latency_seconds, pool_budget_ratio, purge_seconds, report, n "
+          "FROM (SELECT *, row_number() OVER (ORDER BY observed_at_ns, seq) - "
+          "1 AS i, count(*) OVER () AS n FROM reports WHERE host_id = $1 AND "
+          "observed_at_ns >= $2 AND observed_at_ns < $3) w WHERE i % ((n + $4 "
+          "- 1) / $4) = 0 ORDER BY i",
+          PgParams().Text(host_id).Int(from_ns).Int(to_ns).Int(
+              static_cast<int64_t>(max_rows)),
+          /*binary_result=*/true));
+  HistoryRows out;
+  out.rows.reserve(r.rows());
+  for (int i = 0; i < r.rows(); ++i) {
+    ReportRow row;
+    row.host_id = host_id;
+    row.seq = static_cast<uint64_t>(r.Int(i, 0));
+    row.observed_at_ns = r.Int(i, 1);
+    row.received_at_ns = r.Int(i, 2);
+    row.worst_risk = static_cast<int>(r.Int(i, 3));
+    if (!r.IsNull(i, 4)) row.attach_latency_seconds = r.Float8(i, 4);
+    if (!r.IsNull(i, 5)) row.pool_budget_ratio = r.Float8(i, 5);
+    if (!r.IsNull(i, 6)) row.purge_seconds = r.Float8(i, 6);
+    row.blob = r.Text(i, 7);
+    out.matched = r.Int(i, 8);
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
 absl::StatusOr<int64_t> PostgresStorage::SizeBytes() {
   absl::MutexLock lock(&read_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));

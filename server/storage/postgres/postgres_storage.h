@@ -92,6 +92,11 @@ class PostgresStorage : public ReportStore,
   absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
   absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                         uint64_t seq) override;
+  // Over every partition (the window is by observation time, partitions by
+  // receive time); the host's rows are found by the primary key's prefix.
+  absl::StatusOr<HistoryRows> ReadHostHistory(const std::string& host_id,
+                                              int64_t from_ns, int64_t to_ns,
+                                              size_t max_rows) override;
   // The database's size (pg_database_size).
   absl::StatusOr<int64_t> SizeBytes() override;
 

@@ -136,7 +136,8 @@ PostgresOptions HourPartitions() {
   return o;
 }
 
-std::vector<std::string> PartitionNames(PostgresStorage& s, const std::string& dsn) {
+std::vector<std::string> PartitionNames(PostgresStorage& s,
+                                        const std::string& dsn) {
   auto conn = PgConnection::Connect(dsn);
   EXPECT_TRUE(conn.ok());
   auto parts = ListPartitions(**conn);
@@ -174,10 +175,13 @@ TEST(PostgresStorageTest, RetentionDropsWholePartitionsKeepingEachHostsNewest) {
   ASSERT_TRUE(s.ok()) << s.status();
   // Hour 1000: a@1, a@2, silent@1 (silent's only report); hour 1001: a@3,
   // b@1.
-  ASSERT_TRUE((*s)->WriteBatch({At("a", 1, 1000 * kHour + 1), At("a", 2, 1000 * kHour + 2),
+  ASSERT_TRUE((*s)->WriteBatch({At("a", 1, 1000 * kHour + 1),
+                                At("a", 2, 1000 * kHour + 2),
                                 At("silent", 1, 1000 * kHour + 3)})
                   .ok());
-  ASSERT_TRUE((*s)->WriteBatch({At("a", 3, 1001 * kHour + 1), At("b", 1, 1001 * kHour + 2)}).ok());
+  ASSERT_TRUE((*s)->WriteBatch({At("a", 3, 1001 * kHour + 1),
+                                At("b", 1, 1001 * kHour + 2)})
+                  .ok());
   // Cutoff at the start of hour 1001: hour 1000's partition goes whole;
   // a@1 and a@2 are gone, silent@1 (its newest) is kept, in
   // reports_default.
@@ -189,7 +193,8 @@ TEST(PostgresStorageTest, RetentionDropsWholePartitionsKeepingEachHostsNewest) {
   EXPECT_EQ(*(*s)->CountReports(""), 3);  // silent@1, a@3, b@1
   EXPECT_EQ(*(*s)->GetReport("silent", 1), "blob1");
   EXPECT_TRUE(absl::IsNotFound((*s)->GetReport("a", 2).status()));
-  auto in_default = Cluster().Sql(DbName(*dsn), "SELECT host_id, seq FROM reports_default");
+  auto in_default =
+      Cluster().Sql(DbName(*dsn), "SELECT host_id, seq FROM reports_default");
   ASSERT_TRUE(in_default.ok());
   EXPECT_EQ(*in_default, "silent|1\n");
   // When silent reports again, its kept row is an old one like any other.
@@ -198,8 +203,11 @@ TEST(PostgresStorageTest, RetentionDropsWholePartitionsKeepingEachHostsNewest) {
   EXPECT_EQ(*(*s)->CountReports("silent"), 1);
   // The index still loads every host's newest report.
   std::map<std::string, uint64_t> latest;
-  ASSERT_TRUE((*s)->LoadLatest([&](LatestRow& r) { latest[r.host_id] = r.latest_seq; }).ok());
-  EXPECT_EQ(latest, (std::map<std::string, uint64_t>{{"a", 3}, {"b", 1}, {"silent", 2}}));
+  ASSERT_TRUE(
+      (*s)->LoadLatest([&](LatestRow& r) { latest[r.host_id] = r.latest_seq; })
+          .ok());
+  EXPECT_EQ(latest, (std::map<std::string, uint64_t>{
+                        {"a", 3}, {"b", 1}, {"silent", 2}}));
 }
 
 TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
@@ -218,17 +226,21 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
   }
   for (std::thread& t : threads) t.join();
   for (auto& s : opened) ASSERT_TRUE(s.ok()) << s.status();
-  auto rows = Cluster().Sql(DbName(*dsn), "SELECT version FROM schema_version ORDER BY 1");
+  auto rows = Cluster().Sql(DbName(*dsn),
+                            "SELECT version FROM schema_version ORDER BY 1");
   ASSERT_TRUE(rows.ok());
   EXPECT_EQ(*rows, "1\n");  // one row per migration, each applied once
-  ASSERT_TRUE(Cluster().Sql(DbName(*dsn), "INSERT INTO schema_version VALUES (99)").ok());
+  ASSERT_TRUE(Cluster()
+                  .Sql(DbName(*dsn), "INSERT INTO schema_version VALUES (99)")
+                  .ok());
   PostgresOptions o;
   o.dsn = *dsn;
   auto newer = PostgresStorage::Open(o);
   ASSERT_FALSE(newer.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(newer.status())) << newer.status();
-  EXPECT_NE(newer.status().message().find("database schema version 99 is newer than this "
-                                          "server's (1)"),
+  EXPECT_NE(newer.status().message().find(
+                "database schema version 99 is newer than this "
+                "server's (1)"),
             std::string::npos)
       << newer.status();
 }

@@ -102,6 +102,11 @@ class SqliteStorage : public ReportStore,
   absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
   absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                         uint64_t seq) override;
+  // A scan of the host's rows in the reports table (there is no index by
+  // host: it would cost every commit a page per host); see the README.
+  absl::StatusOr<HistoryRows> ReadHostHistory(const std::string& host_id,
+                                              int64_t from_ns, int64_t to_ns,
+                                              size_t max_rows) override;
   absl::Status PutAlert(const AlertRow& alert) override;
   absl::StatusOr<std::vector<AlertRow>> ListAlerts(
       const AlertFilter& filter) override;
