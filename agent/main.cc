@@ -26,7 +26,8 @@ ABSL_FLAG(std::string, state_dir, "",
 ABSL_FLAG(std::string, host_id, "", "Host identity (default: hostname).");
 ABSL_FLAG(std::string, labels, "", "Operator labels: k=v,k2=v2.");
 ABSL_FLAG(std::string, server, "",
-          "Server address host:port; without it reports are printed.");
+          "Server address host:port, or several comma-separated (replicas: "
+          "each new stream goes to the next); without it reports are printed.");
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(15), "Report interval.");
 ABSL_FLAG(bool, once, false,
           "Collect once, print the snapshot and predictions, exit.");
@@ -51,13 +52,22 @@ ABSL_FLAG(uint64_t, max_reports, 0,
           "Stop after this many reports (0: run until SIGTERM).");
 ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
           "On SIGTERM, how long to keep sending spooled reports.");
+ABSL_FLAG(std::string, local_socket, "",
+          "Unix socket of the local gate API (tracehealthctl gate), mode 0660; "
+          "default STATE_DIR/gate.sock, \"none\" for no gate; not served with "
+          "--once.");
+ABSL_FLAG(std::string, local_socket_group, "",
+          "Group (name or gid) whose members may use --local_socket (default: "
+          "root and the agent's user only).");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Predicts what kernel tracing will cost on this host.\n"
       "  tracehealth-agent --once            readable report of this host\n"
       "  tracehealth-agent --once --format=json\n"
-      "  tracehealth-agent --server=HOST:PORT [--interval=15s]");
+      "  tracehealth-agent --server=HOST:PORT [--interval=15s]\n"
+      "  tracehealth-agent --local_socket=PATH   print reports, serve the "
+      "gate");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "tracehealth-agent: unexpected argument '" << rest[1]
@@ -99,5 +109,7 @@ int main(int argc, char** argv) {
   config.fdinfo_max_files = absl::GetFlag(FLAGS_fdinfo_max_files);
   config.max_reports = absl::GetFlag(FLAGS_max_reports);
   config.shutdown_flush_timeout = absl::GetFlag(FLAGS_shutdown_flush_timeout);
+  config.local_socket = absl::GetFlag(FLAGS_local_socket);
+  config.local_socket_group = absl::GetFlag(FLAGS_local_socket_group);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);
 }

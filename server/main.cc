@@ -28,8 +28,34 @@ ABSL_FLAG(std::string, listen, ServerConfig().listen,
 ABSL_FLAG(std::string, metrics_listen, ServerConfig().metrics_listen,
           "HTTP listen address, host:port (port 0: pick one): /metrics, the "
           "/api/v1 JSON API and the fleet page");
+ABSL_FLAG(std::string, store, ServerConfig().store,
+          "sqlite (one server, --data_dir) or postgres (one or several "
+          "replicas on one PostgreSQL database, --postgres_dsn)");
 ABSL_FLAG(std::string, data_dir, "",
           "Directory of the SQLite store (tracehealth.db)");
+ABSL_FLAG(std::string, postgres_dsn, "",
+          "libpq connection string or URI of the PostgreSQL store, e.g. "
+          "\"host=db1,db2 dbname=tracehealth user=tracehealth "
+          "target_session_attrs=read-write\" (the primary is found among the "
+          "hosts, also after a failover); a password is best kept in "
+          "~/.pgpass or PGPASSFILE");
+ABSL_FLAG(absl::Duration, postgres_partition_span,
+          ServerConfig().postgres_partition_span,
+          "Receive time each reports partition covers (whole seconds); "
+          "retention drops whole partitions");
+ABSL_FLAG(absl::Duration, feed_interval, ServerConfig().feed_interval,
+          "How often a PostgreSQL replica reads the other replicas' commits "
+          "into its index");
+ABSL_FLAG(absl::Duration, max_connection_age, ServerConfig().max_connection_age,
+          "Tell gRPC connections to go away after this age (+-10% jitter) so "
+          "agents behind a load balancer rebalance over the replicas; 0: "
+          "never");
+ABSL_FLAG(absl::Duration, max_connection_age_grace,
+          ServerConfig().max_connection_age_grace,
+          "Time a connection past --max_connection_age has to finish before "
+          "it is closed");
+ABSL_FLAG(std::string, replica_name, "",
+          "This replica's name in the retention lease (default HOSTNAME:PID)");
 ABSL_FLAG(std::string, port_file, "",
           "When set, written once both listen: lines grpc=HOST:PORT and "
           "metrics=HOST:PORT");
@@ -111,9 +137,9 @@ ABSL_FLAG(std::string, alert_rules, "",
           "YAML alert rules (deploy/alerts/rules.yaml); empty: no server-side "
           "alerting");
 ABSL_FLAG(std::string, alertmanager_url, "",
-          "Alertmanager base URL (http://host:9093): firing and resolved "
-          "alerts are posted "
-          "to its v2 API");
+          "Alertmanager base URL(s), comma-separated (http://am1:9093,"
+          "http://am2:9093): firing and resolved alerts are posted to the v2 "
+          "API of each; list every instance, not a load balancer");
 ABSL_FLAG(absl::Duration, alert_eval_interval,
           ServerConfig().alert_eval_interval,
           "How often `for` timers and host-silence rules are evaluated");
@@ -143,7 +169,15 @@ int Main(const sigset_t& sigs) {
   ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.store = absl::GetFlag(FLAGS_store);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
+  config.postgres_dsn = absl::GetFlag(FLAGS_postgres_dsn);
+  config.postgres_partition_span = absl::GetFlag(FLAGS_postgres_partition_span);
+  config.feed_interval = absl::GetFlag(FLAGS_feed_interval);
+  config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  config.max_connection_age_grace =
+      absl::GetFlag(FLAGS_max_connection_age_grace);
+  config.replica_name = absl::GetFlag(FLAGS_replica_name);
   config.port_file = absl::GetFlag(FLAGS_port_file);
   absl::StatusOr<absl::Duration> retention =
       ParseRetention(absl::GetFlag(FLAGS_retention));

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <limits.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "common/read_file.h"
 #include "common/status.h"
 #include "grpcpp/grpcpp.h"
@@ -23,10 +25,12 @@
 #include "server/housekeeper.h"
 #include "server/http/http_server.h"
 #include "server/http/router.h"
+#include "server/index/change_follower.h"
 #include "server/ingest/ingest_service.h"
 #include "server/metrics/host_collector.h"
 #include "server/metrics/text_exposition.h"
 #include "server/query/query_service.h"
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "server/web/api.h"
 #include "server/web/pages.h"
@@ -96,9 +100,26 @@ Server::Server(ServerConfig config, Env env)
 
 Server::~Server() { Stop(); }
 
+// Points every storage interface of the server at `store`.
+template <typename T>
+void Server::UseStore(std::unique_ptr<T> store) {
+  reports_ = store.get();
+  alerts_ = store.get();
+  transitions_ = store.get();
+  store_owner_ = std::shared_ptr<T>(std::move(store));
+}
+
 absl::Status Server::Start() {
-  if (config_.data_dir.empty()) {
+  if (config_.store != "sqlite" && config_.store != "postgres") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--store=", config_.store, ": want sqlite or postgres"));
+  }
+  if (config_.store == "sqlite" && config_.data_dir.empty()) {
     return absl::InvalidArgumentError("--data_dir is required");
+  }
+  if (config_.store == "postgres" && config_.postgres_dsn.empty()) {
+    return absl::InvalidArgumentError(
+        "--postgres_dsn is required with --store=postgres");
   }
   // Configuration the operator gets wrong is reported before the store is
   // touched.
@@ -107,35 +128,62 @@ absl::Status Server::Start() {
       MakeServerCredentials(config_.tls_cert, config_.tls_key,
                             config_.tls_client_ca);
   if (!creds.ok()) return Annotate(creds.status(), "TLS");
-  TH_RETURN_IF_ERROR(OpenStore());
+  TH_RETURN_IF_ERROR(OpenBackend());
+  // The rules are read before the index loads: the load seeds what their
+  // `increased` conditions compare the next reports with.
   TH_RETURN_IF_ERROR(MakeAlerting());
   TH_RETURN_IF_ERROR(LoadIndex());
   TH_RETURN_IF_ERROR(alerting_->Start());
   TH_RETURN_IF_ERROR(StartServing(*creds, token));
   Housekeeper::Options hopts;
   hopts.retention = config_.retention;
+  hopts.leases = leases_;
+  hopts.lease_holder = ReplicaName();
   housekeeper_ =
-      std::make_unique<Housekeeper>(storage_.get(), &index_, &metrics_, hopts);
+      std::make_unique<Housekeeper>(reports_, &index_, &metrics_, hopts);
   housekeeper_->Start();
   TH_RETURN_IF_ERROR(StartHttp(token));
-  env_.log(absl::StrCat("grpc=", grpc_address_, " metrics=", metrics_address_,
-                        " data=", config_.data_dir));
+  env_.log(absl::StrCat(
+      "grpc=", grpc_address_, " metrics=", metrics_address_,
+      config_.store == "sqlite"
+          ? absl::StrCat(" data=", config_.data_dir)
+          : absl::StrCat(" store=postgres (", DescribeDsn(config_.postgres_dsn),
+                         ") replica=", ReplicaName())));
   return WritePortFile();
 }
 
-absl::Status Server::OpenStore() {
-  SqliteOptions sopts;
-  sopts.synchronous_full = config_.sqlite_synchronous_full;
-  TH_ASSIGN_OR_RETURN(
-      storage_,
-      SqliteStorage::Open(config_.data_dir + "/tracehealth.db", sopts));
+std::string Server::ReplicaName() const {
+  if (!config_.replica_name.empty()) return config_.replica_name;
+  char host[HOST_NAME_MAX + 1] = {};
+  gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(host, ":", getpid());
+}
+
+absl::Status Server::OpenBackend() {
+  if (config_.store == "sqlite") {
+    SqliteOptions sopts;
+    sopts.synchronous_full = config_.sqlite_synchronous_full;
+    TH_ASSIGN_OR_RETURN(
+        std::unique_ptr<SqliteStorage> s,
+        SqliteStorage::Open(config_.data_dir + "/tracehealth.db", sopts));
+    UseStore(std::move(s));
+    return absl::OkStatus();
+  }
+  PostgresOptions popts;
+  popts.dsn = config_.postgres_dsn;
+  popts.partition_span = config_.postgres_partition_span;
+  TH_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStorage> s,
+                      PostgresStorage::Open(popts));
+  leases_ = s.get();
+  feed_ = s.get();
+  UseStore(std::move(s));
   return absl::OkStatus();
 }
 
 absl::Status Server::LoadIndex() {
   absl::Time load_start = absl::Now();
   absl::Status loaded = index_.LoadFrom(
-      *storage_, [this](const v1::HostReport& r) { alerting_->Remember(r); });
+      *reports_, [this](const v1::HostReport& r) { alerting_->Remember(r); });
   if (absl::IsDataLoss(loaded)) {
     env_.log(absl::StrCat(loaded.ToString(), " (host skipped)"));
   } else if (!loaded.ok()) {
@@ -143,6 +191,13 @@ absl::Status Server::LoadIndex() {
   }
   env_.log(absl::StrFormat("%zu hosts loaded in %s", index_.size(),
                            absl::FormatDuration(absl::Now() - load_start)));
+  if (feed_ != nullptr) {
+    // The feed started when the store opened, before the load: nothing
+    // another replica commits from then on is missed.
+    follower_ = std::make_unique<ChangeFollower>(
+        feed_, &index_, config_.feed_interval, env_.log);
+    follower_->Start();
+  }
   return absl::OkStatus();
 }
 
@@ -160,18 +215,25 @@ absl::Status Server::MakeAlerting() {
   }
   Alerting::Options aopts;
   aopts.eval_interval = config_.alert_eval_interval;
-  if (!config_.alertmanager_url.empty()) {
+  aopts.transitions = transitions_;
+  // Several URLs, comma-separated: every instance of an Alertmanager
+  // cluster, each posted to.
+  for (absl::string_view url :
+       absl::StrSplit(config_.alertmanager_url, ',', absl::SkipEmpty())) {
     AlertmanagerNotifier::Options nopts;
-    nopts.url = config_.alertmanager_url;
+    nopts.url = std::string(url);
     nopts.resend_interval = config_.alert_resend_interval;
-    aopts.alertmanager = nopts;
+    aopts.alertmanagers.push_back(nopts);
   }
   const size_t rule_count = rules.size();
-  alerting_ = std::make_unique<Alerting>(std::move(rules), storage_.get(),
-                                         &index_, aopts);
-  env_.log(
-      absl::StrCat(rule_count, " alert rules",
-                   aopts.alertmanager ? ", delivering to Alertmanager" : ""));
+  alerting_ =
+      std::make_unique<Alerting>(std::move(rules), alerts_, &index_, aopts);
+  env_.log(absl::StrCat(
+      rule_count, " alert rules",
+      aopts.alertmanagers.empty()
+          ? ""
+          : absl::StrCat(", delivering to ", aopts.alertmanagers.size(),
+                         " Alertmanager(s)")));
   return absl::OkStatus();
 }
 
@@ -181,7 +243,7 @@ absl::Status Server::StartServing(
   ReportWriter::Options wopts;
   wopts.queue_capacity = static_cast<size_t>(config_.writer_queue);
   writer_ = std::make_unique<ReportWriter>(
-      storage_.get(), wopts,
+      reports_, wopts,
       [this](absl::Span<const CommittedReport> stored, const BatchStats& s) {
         OnCommitted(stored, s);
       });
@@ -204,10 +266,9 @@ absl::Status Server::StartServing(
   QueryOptions qopts;
   qopts.token = query_token;
   qopts.stale_after_intervals = config_.stale_after_intervals;
-  qopts.store = storage_.get();
+  qopts.store = reports_;
   qopts.scan_threads = config_.query_scan_threads;
-  query_ =
-      std::make_unique<QueryService>(&index_, storage_.get(), &metrics_, qopts);
+  query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;
   int grpc_port = 0;
@@ -220,6 +281,16 @@ absl::Status Server::StartServing(
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2 * 60 * 1000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);
+  if (config_.max_connection_age > absl::ZeroDuration()) {
+    // gRPC core adds +-10% jitter to the age, so connections made together
+    // do not all go away together.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   config_.max_connection_age)));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   config_.max_connection_age_grace)));
+  }
   for (const auto& [name, value] : config_.grpc_args) {
     builder.AddChannelArgument(name, value);
   }
@@ -263,9 +334,10 @@ absl::Status Server::StartHttp(const std::string& token) {
     hopts.tls_cert_pem = *std::move(cert);
     hopts.tls_key_pem = *std::move(key);
   }
-  collectables_ = {metrics_.registry(),
-                   std::make_shared<HostCollector>(&index_, MetricsOptions()),
-                   alerting_->collector()};
+  collectables_ = {
+      metrics_.registry(),
+      std::make_shared<HostCollector>(&index_, MetricsOptions()),
+      alerting_->collector()};
   router_ = std::make_unique<Router>(token);
   router_->Add({"GET", "/metrics", config_.metrics_require_token, false,
                 [this](const HttpRequest&) {
@@ -307,6 +379,7 @@ void Server::Stop() {
   if (writer_ != nullptr) writer_->Stop();
   if (alerting_ != nullptr) alerting_->Stop();
   if (housekeeper_ != nullptr) housekeeper_->Stop();
+  if (follower_ != nullptr) follower_->Stop();
   if (http_ != nullptr) http_->Stop();
 }
 

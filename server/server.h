@@ -2,7 +2,8 @@
 //
 // Start() opens the store (migrating it), reads the alert rules, rebuilds
 // the latest-state index from the store (seeding what `increased` rules
-// compare with), restores the stored alerts, then starts the report writer, the
+// compare with; on PostgreSQL it then follows the other replicas' commits),
+// restores the stored alerts, then starts the report writer, the
 // gRPC services (ingest and query), the HTTP /metrics exposer and the
 // housekeeper (retention, storage gauges), and finally writes the port file.
 // Stop() drains: streams stop reading, the gRPC server shuts down (streams
@@ -49,13 +50,18 @@ class Collectable;
 
 namespace tracehealth::server {
 
+class AlertStore;
+class AlertTransitions;
 class Alerting;
+class ChangeFeed;
+class ChangeFollower;
 class Housekeeper;
 class HttpServer;
 class Router;
 class IngestService;
+class LeaseStore;
 class QueryService;
-class SqliteStorage;
+class ReportStore;
 
 // Everything the server's flags configure (server/main.cc documents each).
 struct ServerConfig {
@@ -63,8 +69,24 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:7443";
   // The HTTP port: /metrics, /api/v1 and the fleet page.
   std::string metrics_listen = "127.0.0.1:9464";
-  // Required: the directory of the SQLite store (tracehealth.db).
+  // "sqlite" (one server; data_dir) or "postgres" (one or several
+  // replicas on one database; postgres_dsn).
+  std::string store = "sqlite";
+  // The directory of the SQLite store (tracehealth.db); required for it.
   std::string data_dir;
+  // libpq DSN of the PostgreSQL store; required for it. A multi-host DSN
+  // with target_session_attrs=read-write follows a failover.
+  std::string postgres_dsn;
+  absl::Duration postgres_partition_span = absl::Hours(24);
+  // How often a PostgreSQL replica polls for the other replicas' commits.
+  absl::Duration feed_interval = absl::Milliseconds(250);
+  // gRPC connections are told to go away after this age (gRPC adds +-10%
+  // jitter) and closed after the grace, so agents behind an L4 balancer
+  // spread over the replicas again. Zero: never.
+  absl::Duration max_connection_age = absl::ZeroDuration();
+  absl::Duration max_connection_age_grace = absl::Seconds(30);
+  // This replica's name in leases; empty: HOSTNAME:PID.
+  std::string replica_name;
   // When set, written once both listen: "grpc=HOST:PORT\nmetrics=HOST:PORT\n".
   std::string port_file;
   absl::Duration retention = absl::Hours(24 * 30);
@@ -96,7 +118,8 @@ struct ServerConfig {
   int64_t writer_queue = 4096;
   // YAML alert rules; empty: no server-side alerting.
   std::string alert_rules;
-  // Alertmanager base URL; empty: alerts are only stored and exported.
+  // Alertmanager base URLs, comma-separated (each is posted to); empty:
+  // alerts are only stored and exported.
   std::string alertmanager_url;
   absl::Duration alert_eval_interval = absl::Seconds(5);
   absl::Duration alert_resend_interval = absl::Minutes(1);
@@ -140,8 +163,10 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Starts everything (see the top of this file); call once. Errors, each
-  // naming what failed: no data_dir, an unreadable token file, TLS
-  // credentials, the store (cannot open, migrate or load), alert rules
+  // naming what failed: an unknown store, no data_dir (SQLite) or DSN
+  // (PostgreSQL), an unreadable token file, TLS
+  // credentials, the store (cannot open, connect, migrate or load; nothing
+  // listens yet), alert rules
   // (unreadable, invalid, stored alerts unreadable), a listen address
   // (Unavailable), the port file. After an error, Stop (or the destructor)
   // undoes what was started.
@@ -170,7 +195,10 @@ class Server {
 
  private:
   // The steps of Start, in order.
-  absl::Status OpenStore();
+  absl::Status OpenBackend();
+  template <typename T>
+  void UseStore(std::unique_ptr<T> store);
+  std::string ReplicaName() const;
   absl::Status MakeAlerting();
   absl::Status LoadIndex();
   absl::Status StartServing(
@@ -186,8 +214,15 @@ class Server {
 
   // Declared in the order Start builds them, so that they are destroyed in
   // the reverse order.
-  std::unique_ptr<SqliteStorage> storage_;
+  // The store: one object implementing every storage interface.
+  std::shared_ptr<void> store_owner_;
+  ReportStore* reports_ = nullptr;
+  AlertStore* alerts_ = nullptr;
+  AlertTransitions* transitions_ = nullptr;
+  LeaseStore* leases_ = nullptr;  // null for SQLite: one server
+  ChangeFeed* feed_ = nullptr;    // null for SQLite: one writer
   HostIndex index_;
+  std::unique_ptr<ChangeFollower> follower_;
   std::unique_ptr<Alerting> alerting_;
   ServerMetrics metrics_;
   std::unique_ptr<ReportWriter> writer_;

@@ -76,6 +76,29 @@ void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
   }
 }
 
+absl::Status HostIndex::Merge(LatestRow& row) {
+  // One message per thread, parsed into again and again.
+  thread_local v1::HostReport report;
+  if (!report.ParseFromString(row.blob)) {
+    return absl::DataLossError(
+        absl::StrCat("report ", row.host_id, "/", row.latest_seq,
+                     " from the change feed does not parse"));
+  }
+  HostRecord record = MakeHostRecord(report, tables_);
+  record.seq = row.latest_seq;
+  const absl::Time first = absl::FromUnixNanos(row.first_seen_ns);
+  const absl::Time last = absl::FromUnixNanos(row.last_seen_ns);
+  Shard& shard = ShardOf(row.host_id);
+  absl::MutexLock lock(&shard.mu);
+  auto [it, inserted] = shard.hosts.try_emplace(row.host_id);
+  HostEntry& e = it->second;
+  if (inserted || row.latest_seq > e.record.seq) e.record = std::move(record);
+  e.first_seen = inserted ? first : std::min(e.first_seen, first);
+  e.last_seen = inserted ? last : std::max(e.last_seen, last);
+  e.reports = std::max(e.reports, row.reports);
+  return absl::OkStatus();
+}
+
 std::optional<HostEntry> HostIndex::Get(const std::string& host_id) const {
   std::optional<HostEntry> out;
   Visit(host_id, [&out](const HostEntry& e) { out = e; });

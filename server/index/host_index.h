@@ -67,6 +67,12 @@ class HostIndex {
   // report is parsed here unless someone has already (StoredReport).
   void Apply(absl::Span<const CommittedReport> reports);
 
+  // Takes a host's state as another replica stored it (ChangeFeed): its
+  // latest report is replaced only by a higher seq; first/last seen and the
+  // count move only outwards (max of both), so a repeated or older delivery
+  // changes nothing. A blob that does not decode is skipped (DataLoss).
+  absl::Status Merge(LatestRow& row);
+
   // A copy of the host's entry.
   std::optional<HostEntry> Get(const std::string& host_id) const;
 

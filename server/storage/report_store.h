@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 
 namespace tracehealth::server {
@@ -84,6 +85,14 @@ class ReportStore {
   // them. Returns the number of rows deleted.
   virtual absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
       int64_t received_before_ns) = 0;
+
+  // The cutoffs DeleteReportsReceivedBefore is cheapest at: multiples of
+  // this since the Unix epoch (a backend partitioned by receive time drops
+  // whole partitions there instead of deleting rows). Zero: every cutoff
+  // costs the same.
+  virtual absl::Duration retention_granularity() const {
+    return absl::ZeroDuration();
+  }
 
   // Reports stored for `host_id` (all hosts when empty).
   virtual absl::StatusOr<int64_t> CountReports(const std::string& host_id) = 0;

@@ -463,6 +463,63 @@ absl::StatusOr<std::vector<AlertRow>> SqliteStorage::ListAlerts(
   return ListAlertRows(read_db_, filter);
 }
 
+absl::StatusOr<TransitionResult> SqliteStorage::TransitionAlert(
+    const std::optional<AlertEpisode>& expected, const AlertRow& next) {
+  absl::MutexLock lock(&write_mu_);
+  TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
+  auto fail = [this](absl::Status st) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
+    (void)Exec(write_db_, "ROLLBACK");
+    return st;
+  };
+  TransitionResult result;
+  absl::StatusOr<std::optional<AlertRow>> current =
+      CurrentAlertRow(write_db_, next.rule, next.host_id);
+  if (!current.ok()) return fail(current.status());
+  result.current = *std::move(current);
+  if (IsExpectedEpisode(expected, result.current) &&
+      IsAllowedTransition(result.current, next)) {
+    result.applied = true;
+    absl::Status st;
+    if (next.state != 0) {
+      st = PutAlertRow(write_db_, next);
+      result.current = next;
+    } else if (result.current.has_value()) {
+      st = DeleteAlertRow(write_db_, next.rule, next.host_id,
+                          result.current->active_since_ns);
+      if (st.ok()) {
+        current = CurrentAlertRow(write_db_, next.rule, next.host_id);
+        st = current.status();
+        if (st.ok()) result.current = *std::move(current);
+      }
+    }
+    if (!st.ok()) return fail(st);
+  }
+  if (absl::Status st = Exec(write_db_, "COMMIT"); !st.ok()) return fail(st);
+  return result;
+}
+
+absl::StatusOr<bool> SqliteStorage::AcquireLease(const std::string& name,
+                                                 const std::string& holder,
+                                                 absl::Duration ttl) {
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&lease_mu_);
+  auto it = leases_.find(name);
+  if (it != leases_.end() && it->second.first != holder &&
+      it->second.second > now) {
+    return false;
+  }
+  leases_[name] = {holder, now + ttl};
+  return true;
+}
+
+absl::Status SqliteStorage::ReleaseLease(const std::string& name,
+                                         const std::string& holder) {
+  absl::MutexLock lock(&lease_mu_);
+  auto it = leases_.find(name);
+  if (it != leases_.end() && it->second.first == holder) leases_.erase(it);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> SqliteStorage::SizeBytes() {
   int64_t total = 0;
   for (const std::string& p : {path_, path_ + "-wal"}) {
