@@ -114,13 +114,8 @@ class Ctl {
 
   int Predict() {
     v1::PredictAttachRequest req;
-    if (!SelectHosts(req.mutable_hosts())) return kUsage;
-    v1::ProbeKind kind;
-    if (!ParseProbe(absl::GetFlag(FLAGS_probe), &kind)) {
-      std::cerr << "unknown --probe " << absl::GetFlag(FLAGS_probe) << "\n";
-      return kUsage;
-    }
-    req.set_probe_kind(kind);
+    if (!AttachRequestFromFlags(&req)) return kUsage;
+    const v1::ProbeKind kind = req.probe_kind();
     if (!WhatIfFromFlags(req.mutable_what_if(), std::cerr)) return kUsage;
     req.set_limit(absl::GetFlag(FLAGS_limit));
     v1::PredictAttachResponse resp;
@@ -151,13 +146,7 @@ class Ctl {
 
   int Plan() {
     v1::PredictAttachRequest req;
-    if (!SelectHosts(req.mutable_hosts())) return kUsage;
-    v1::ProbeKind kind;
-    if (!ParseProbe(absl::GetFlag(FLAGS_probe), &kind)) {
-      std::cerr << "unknown --probe " << absl::GetFlag(FLAGS_probe) << "\n";
-      return kUsage;
-    }
-    req.set_probe_kind(kind);
+    if (!AttachRequestFromFlags(&req)) return kUsage;
     req.set_limit(absl::GetFlag(FLAGS_limit) > 0 ? absl::GetFlag(FLAGS_limit)
                                                  : 10);
     if (!PlanRequestFromFlags(&req, std::cerr)) return kUsage;
@@ -316,6 +305,19 @@ class Ctl {
     if (!st.ok()) return RpcError(st);
     if (absl::GetFlag(FLAGS_json)) return PrintJson(*resp);
     return -1;
+  }
+
+  // The hosts and the probe kind of predict and plan, from the flags; false
+  // (said on stderr) for a bad selector or probe.
+  bool AttachRequestFromFlags(v1::PredictAttachRequest* req) {
+    if (!SelectHosts(req->mutable_hosts())) return false;
+    v1::ProbeKind kind;
+    if (!ParseProbe(absl::GetFlag(FLAGS_probe), &kind)) {
+      std::cerr << "unknown --probe " << absl::GetFlag(FLAGS_probe) << "\n";
+      return false;
+    }
+    req->set_probe_kind(kind);
+    return true;
   }
 
   bool SelectHosts(v1::HostSelector* sel) {
