@@ -238,43 +238,17 @@ struct HostFamilies {
   }
 };
 
-}  // namespace
-
-std::string ProbeKindLabel(v1::ProbeKind kind) {
-  return absl::AsciiStrToLower(
-      absl::StripPrefix(v1::ProbeKind_Name(kind), "PROBE_KIND_"));
-}
-
-std::string RiskLabel(v1::Risk risk) {
-  return absl::AsciiStrToLower(absl::StripPrefix(v1::Risk_Name(risk), "RISK_"));
-}
-
-HostCollector::HostCollector(const HostIndex* index, HostMetricsOptions options)
-    : index_(index), options_(std::move(options)) {}
-
-bool HostCollector::IsStale(const HostEntry& e, absl::Time now) const {
-  const double interval =
-      e.record.interval_seconds > 0 ? e.record.interval_seconds : 60;
-  return absl::ToDoubleSeconds(now - e.last_seen) >
-         interval * options_.stale_after_intervals;
-}
-
-std::vector<MetricFamily> HostCollector::Collect() const {
-  const absl::Time now = options_.now();
+// The fleet's aggregates, counted host by host.
+struct FleetCounts {
   std::array<uint64_t, kRisks> by_risk{};
   uint64_t stale = 0;
   // Release -> hosts per preemption mode.
   KernelCounts kernels;
   std::array<std::array<uint64_t, kRisks>, kProbeKinds> attach_risk{};
   std::array<Histogram, kProbeKinds> latency{}, margin{};
-  // The worst hosts that need attention: a heap whose top is the least bad.
-  std::vector<Candidate> top;
-  uint64_t eligible = 0;
-  const size_t max_hosts = options_.max_hosts;
-  index_->ForEach([&](const std::string& id, const HostEntry& e) {
-    const HostRecord& r = e.record;
+
+  void Count(const HostRecord& r, bool is_stale) {
     by_risk[std::clamp<int>(r.worst_risk, 0, kRisks - 1)]++;
-    const bool is_stale = IsStale(e, now);
     stale += is_stale;
     const int preempt =
         std::clamp<int>(r.inputs.preempt_mode, 0, kPreempts - 1);
@@ -295,39 +269,25 @@ std::vector<MetricFamily> HostCollector::Collect() const {
                           kMarginBuckets);
       }
     }
-    if (r.worst_risk < options_.host_min_risk && !is_stale &&
-        r.spool_dropped_total == 0) {
-      return;
-    }
-    ++eligible;
-    if (max_hosts == 0) return;
-    Candidate c{r.worst_risk, r.worst_margin, MaxLatency(r), std::string()};
-    if (top.size() == max_hosts) {
-      c.host_id = id;
-      if (!Worse(c, top.front())) return;
-      std::pop_heap(top.begin(), top.end(), Worse);
-      top.back() = std::move(c);
-    } else {
-      c.host_id = id;
-      top.push_back(std::move(c));
-    }
-    std::push_heap(top.begin(), top.end(), Worse);
-  });
+  }
 
-  std::vector<MetricFamily> out;
+  void AppendTo(std::vector<MetricFamily>* out) const;
+};
+
+void FleetCounts::AppendTo(std::vector<MetricFamily>* out) const {
   MetricFamily hosts =
       Family("tracehealth_fleet_hosts", "Hosts by their worst predicted risk.");
   for (int i = 0; i < kRisks; ++i) {
     AddGauge(hosts, {{"risk", RiskLabel(static_cast<v1::Risk>(i))}},
              static_cast<double>(by_risk[i]));
   }
-  out.push_back(std::move(hosts));
+  out->push_back(std::move(hosts));
   MetricFamily stale_hosts =
       Family("tracehealth_fleet_stale_hosts",
              "Hosts that missed their last report intervals.");
   AddGauge(stale_hosts, {}, static_cast<double>(stale));
-  out.push_back(std::move(stale_hosts));
-  out.push_back(KernelFamily(kernels));
+  out->push_back(std::move(stale_hosts));
+  out->push_back(KernelFamily(kernels));
   MetricFamily risks = Family("tracehealth_fleet_attach_risk_hosts",
                               "Hosts by the predicted risk of a probe kind's "
                               "first attach.");
@@ -354,9 +314,64 @@ std::vector<MetricFamily> HostCollector::Collect() const {
     mar.metric.push_back(
         margin[i].ToMetric({{"probe_kind", kind}}, kMarginBuckets));
   }
-  out.push_back(std::move(risks));
-  out.push_back(std::move(lat));
-  out.push_back(std::move(mar));
+  out->push_back(std::move(risks));
+  out->push_back(std::move(lat));
+  out->push_back(std::move(mar));
+}
+
+}  // namespace
+
+std::string ProbeKindLabel(v1::ProbeKind kind) {
+  return absl::AsciiStrToLower(
+      absl::StripPrefix(v1::ProbeKind_Name(kind), "PROBE_KIND_"));
+}
+
+std::string RiskLabel(v1::Risk risk) {
+  return absl::AsciiStrToLower(absl::StripPrefix(v1::Risk_Name(risk), "RISK_"));
+}
+
+HostCollector::HostCollector(const HostIndex* index, HostMetricsOptions options)
+    : index_(index), options_(std::move(options)) {}
+
+bool HostCollector::IsStale(const HostEntry& e, absl::Time now) const {
+  const double interval =
+      e.record.interval_seconds > 0 ? e.record.interval_seconds : 60;
+  return absl::ToDoubleSeconds(now - e.last_seen) >
+         interval * options_.stale_after_intervals;
+}
+
+std::vector<MetricFamily> HostCollector::Collect() const {
+  const absl::Time now = options_.now();
+  FleetCounts fleet;
+  // The worst hosts that need attention: a heap whose top is the least bad.
+  std::vector<Candidate> top;
+  uint64_t eligible = 0;
+  const size_t max_hosts = options_.max_hosts;
+  index_->ForEach([&](const std::string& id, const HostEntry& e) {
+    const HostRecord& r = e.record;
+    const bool is_stale = IsStale(e, now);
+    fleet.Count(r, is_stale);
+    if (r.worst_risk < options_.host_min_risk && !is_stale &&
+        r.spool_dropped_total == 0) {
+      return;
+    }
+    ++eligible;
+    if (max_hosts == 0) return;
+    Candidate c{r.worst_risk, r.worst_margin, MaxLatency(r), std::string()};
+    if (top.size() == max_hosts) {
+      c.host_id = id;
+      if (!Worse(c, top.front())) return;
+      std::pop_heap(top.begin(), top.end(), Worse);
+      top.back() = std::move(c);
+    } else {
+      c.host_id = id;
+      top.push_back(std::move(c));
+    }
+    std::push_heap(top.begin(), top.end(), Worse);
+  });
+
+  std::vector<MetricFamily> out;
+  fleet.AppendTo(&out);
 
   // The selected hosts' own series, worst first.
   std::sort_heap(top.begin(), top.end(), Worse);

@@ -30,7 +30,7 @@ ABSL_FLAG(double, report_interval, 1,
           "reports");
 ABSL_FLAG(double, stream_seconds, 20, "How long the agents stream");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
-ABSL_FLAG(std::string, server_flags, "", "Extra server flags, comma-separated");
+ABSL_FLAG(std::string, server_flags, "", "Extra server flags, space-separated");
 
 namespace tracehealth {
 namespace {
@@ -82,7 +82,7 @@ int Main() {
   const testing::ScopedTempDir data("conn_bench");
   std::vector<std::string> flags = {"--host_report_rate=0"};
   for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_server_flags),
-                                            ',', absl::SkipEmpty())) {
+                                            ' ', absl::SkipEmpty())) {
     flags.emplace_back(f);
   }
   auto sp = testing::StartServer(data.path(), flags,

@@ -44,7 +44,7 @@ ABSL_FLAG(int32_t, queries, 5000, "Queries per single-host kind");
 ABSL_FLAG(int32_t, fleet_queries, 50, "Fleet-wide queries per kind");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
 ABSL_FLAG(std::string, server_flags, "",
-          "Extra server flags, comma-separated (e.g. "
+          "Extra server flags, space-separated (e.g. "
           "--query_scan_threads=1)");
 ABSL_FLAG(std::string, store, "sqlite", "sqlite or postgres");
 
@@ -64,7 +64,7 @@ void Report(const char* what, std::vector<double>& us) {
 std::vector<std::string> ServerFlags() {
   std::vector<std::string> flags = {"--host_report_rate=0"};
   for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_server_flags),
-                                            ',', absl::SkipEmpty())) {
+                                            ' ', absl::SkipEmpty())) {
     flags.emplace_back(f);
   }
   return flags;
