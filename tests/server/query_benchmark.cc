@@ -105,42 +105,15 @@ void Scrape(const testing::ServerProcess& sp) {
       peak.load() / 1024.0, testing::StatusKb(pid, "VmRSS") / 1024.0);
 }
 
-int Main() {
-  const uint64_t hard = server::RaiseOpenFileLimit();
-  const testing::ScopedTempDir data("query_bench");
-  const std::string& dir = data.path();
-  std::vector<std::string> flags = ServerFlags();
-  std::unique_ptr<testing::PostgresCluster> cluster;
-  const bool postgres = absl::GetFlag(FLAGS_store) == "postgres";
-  if (postgres) {
-    auto c = testing::PostgresCluster::Start();
-    if (!c.ok()) {
-      std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
-      return 1;
-    }
-    cluster = *std::move(c);
-    auto dsn = cluster->CreateDatabase();
-    if (!dsn.ok()) return 1;
-    flags.push_back("--store=postgres");
-    flags.push_back("--postgres_dsn=" + *dsn);
-  }
-  auto sp =
-      testing::StartServer(dir, flags, absl::GetFlag(FLAGS_server_binary));
-  if (!sp.ok()) {
-    std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
-    return 1;
-  }
-  const int64_t empty_kb = testing::StatusKb(sp->process->pid(), "VmRSS");
-  const int hosts = absl::GetFlag(FLAGS_hosts);
-  absl::Time fill_start = absl::Now();
-  // Fill in chunks of 2000 hosts (one stream per host, one report each).
-  int64_t half_kb = 0;
+// Fills the server with `hosts` hosts in chunks of 2000 (one stream per
+// host, one report each); *half_kb is the server's RSS at half of them.
+bool Fill(const testing::ServerProcess& sp, int hosts, int64_t* half_kb) {
   for (int first = 0; first < hosts; first += 2000) {
-    if (first >= hosts / 2 && half_kb == 0) {
-      half_kb = testing::StatusKb(sp->process->pid(), "VmRSS");
+    if (first >= hosts / 2 && *half_kb == 0) {
+      *half_kb = testing::StatusKb(sp.process->pid(), "VmRSS");
     }
     server::LoadOptions o;
-    o.server = sp->grpc_addr;
+    o.server = sp.grpc_addr;
     o.hosts = std::min(2000, hosts - first);
     o.first_host = first;
     o.reports_per_host = 1;
@@ -151,55 +124,26 @@ int Main() {
       std::fprintf(
           stderr, "fill failed at %d: %s\n", first,
           r.ok() ? r->first_error.c_str() : r.status().ToString().c_str());
-      return 1;
+      return false;
     }
   }
-  std::printf("filled %d hosts in %.1fs (open-file hard limit %llu)\n", hosts,
-              absl::ToDoubleSeconds(absl::Now() - fill_start),
-              static_cast<unsigned long long>(hard));
-  const int64_t filled_kb = testing::StatusKb(sp->process->pid(), "VmRSS");
-  std::string query_addr = sp->grpc_addr;
-  absl::StatusOr<testing::ServerProcess> second;
-  const testing::ScopedTempDir data2("query_bench2");
-  if (postgres) {
-    // The database, on the same 2 cores, would vacuum and checkpoint the
-    // fill while the queries run (autovacuum starts right after it): do it
-    // now, so the figures are the replica's.
-    const absl::Time v0 = absl::Now();
-    const std::string db =
-        flags.back().substr(flags.back().rfind("dbname=") + 7);
-    if (!cluster->Sql(db, "VACUUM ANALYZE").ok() ||
-        !cluster->Sql(db, "CHECKPOINT").ok()) {
-      return 1;
-    }
-    std::printf("vacuum + checkpoint after the fill: %.1fs\n",
-                absl::ToDoubleSeconds(absl::Now() - v0));
-    // A second replica loads the hosts at start; the queries go to it.
-    const absl::Time t0 = absl::Now();
-    second = testing::StartServer(data2.path(), flags,
-                                  absl::GetFlag(FLAGS_server_binary));
-    if (!second.ok()) {
-      std::fprintf(stderr, "%s\n", second.status().ToString().c_str());
-      return 1;
-    }
-    std::printf("second replica serving in %.2fs\n",
-                absl::ToDoubleSeconds(absl::Now() - t0));
-    query_addr = second->grpc_addr;
-  }
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(256 << 20);
-  auto stub = v1::FleetQuery::NewStub(grpc::CreateCustomChannel(
-      query_addr, grpc::InsecureChannelCredentials(), args));
+  return true;
+}
+
+// PredictAttach on one host, ten, a selector and the whole fleet, with and
+// without a what-if and a plan; prints each kind's latency percentiles.
+void RunQueries(v1::FleetQuery::Stub& stub, int hosts, int server_pid) {
   std::mt19937 rng(42);
   auto run = [&](const char* what, int n, auto make_request) {
     std::vector<double> us;
     v1::PredictAttachResponse last;
+    const double cpu0 = testing::ProcessCpuSeconds(server_pid);
     for (int i = 0; i < n; ++i) {
       v1::PredictAttachRequest req = make_request();
       v1::PredictAttachResponse resp;
       grpc::ClientContext ctx;
       absl::Time t0 = absl::Now();
-      grpc::Status st = stub->PredictAttach(&ctx, req, &resp);
+      grpc::Status st = stub.PredictAttach(&ctx, req, &resp);
       us.push_back(absl::ToDoubleMicroseconds(absl::Now() - t0));
       if (!st.ok() || resp.answers_size() == 0) {
         std::fprintf(stderr, "%s: query failed: %s\n", what,
@@ -209,6 +153,10 @@ int Main() {
       last = std::move(resp);
     }
     Report(what, us);
+    // The server's CPU per query does not depend on what else runs on the
+    // machine, where the latency does.
+    std::printf("  server CPU %.2f ms per query\n",
+                (testing::ProcessCpuSeconds(server_pid) - cpu0) * 1e3 / n);
     return last;
   };
   const int n = absl::GetFlag(FLAGS_queries);
@@ -278,6 +226,76 @@ int Main() {
     req.set_limit(10);
     return req;
   });
+}
+
+int Main() {
+  const uint64_t hard = server::RaiseOpenFileLimit();
+  const testing::ScopedTempDir data("query_bench");
+  const std::string& dir = data.path();
+  std::vector<std::string> flags = ServerFlags();
+  std::unique_ptr<testing::PostgresCluster> cluster;
+  const bool postgres = absl::GetFlag(FLAGS_store) == "postgres";
+  if (postgres) {
+    auto c = testing::PostgresCluster::Start();
+    if (!c.ok()) {
+      std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
+      return 1;
+    }
+    cluster = *std::move(c);
+    auto dsn = cluster->CreateDatabase();
+    if (!dsn.ok()) return 1;
+    flags.push_back("--store=postgres");
+    flags.push_back("--postgres_dsn=" + *dsn);
+  }
+  auto sp =
+      testing::StartServer(dir, flags, absl::GetFlag(FLAGS_server_binary));
+  if (!sp.ok()) {
+    std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
+    return 1;
+  }
+  const int64_t empty_kb = testing::StatusKb(sp->process->pid(), "VmRSS");
+  const int hosts = absl::GetFlag(FLAGS_hosts);
+  absl::Time fill_start = absl::Now();
+  int64_t half_kb = 0;
+  if (!Fill(*sp, hosts, &half_kb)) return 1;
+  std::printf("filled %d hosts in %.1fs (open-file hard limit %llu)\n", hosts,
+              absl::ToDoubleSeconds(absl::Now() - fill_start),
+              static_cast<unsigned long long>(hard));
+  const int64_t filled_kb = testing::StatusKb(sp->process->pid(), "VmRSS");
+  std::string query_addr = sp->grpc_addr;
+  absl::StatusOr<testing::ServerProcess> second;
+  const testing::ScopedTempDir data2("query_bench2");
+  if (postgres) {
+    // The database, on the same 2 cores, would vacuum and checkpoint the
+    // fill while the queries run (autovacuum starts right after it): do it
+    // now, so the figures are the replica's.
+    const absl::Time v0 = absl::Now();
+    const std::string db =
+        flags.back().substr(flags.back().rfind("dbname=") + 7);
+    if (!cluster->Sql(db, "VACUUM ANALYZE").ok() ||
+        !cluster->Sql(db, "CHECKPOINT").ok()) {
+      return 1;
+    }
+    std::printf("vacuum + checkpoint after the fill: %.1fs\n",
+                absl::ToDoubleSeconds(absl::Now() - v0));
+    // A second replica loads the hosts at start; the queries go to it.
+    const absl::Time t0 = absl::Now();
+    second = testing::StartServer(data2.path(), flags,
+                                  absl::GetFlag(FLAGS_server_binary));
+    if (!second.ok()) {
+      std::fprintf(stderr, "%s\n", second.status().ToString().c_str());
+      return 1;
+    }
+    std::printf("second replica serving in %.2fs\n",
+                absl::ToDoubleSeconds(absl::Now() - t0));
+    query_addr = second->grpc_addr;
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  auto stub = v1::FleetQuery::NewStub(grpc::CreateCustomChannel(
+      query_addr, grpc::InsecureChannelCredentials(), args));
+  RunQueries(*stub, hosts,
+             postgres ? second->process->pid() : sp->process->pid());
   const int pid = sp->process->pid();
   const int64_t queried_kb = testing::StatusKb(pid, "VmRSS");
   std::printf(
