@@ -334,10 +334,9 @@ absl::Status Server::StartHttp(const std::string& token) {
     hopts.tls_cert_pem = *std::move(cert);
     hopts.tls_key_pem = *std::move(key);
   }
-  collectables_ = {
-      metrics_.registry(),
-      std::make_shared<HostCollector>(&index_, MetricsOptions()),
-      alerting_->collector()};
+  collectables_ = {metrics_.registry(),
+                   std::make_shared<HostCollector>(&index_, MetricsOptions()),
+                   alerting_->collector()};
   router_ = std::make_unique<Router>(token);
   router_->Add({"GET", "/metrics", config_.metrics_require_token, false,
                 [this](const HttpRequest&) {
