@@ -399,6 +399,7 @@ v1::HostSnapshot Collector::Collect() {
   CollectStackDepot(debugfs, now, &s);
   CollectTrie(debugfs, now, &s);
   CollectVmalloc(now, &s);
+  cycle_costs_ = fs_->TakeCosts();
   return s;
 }
 

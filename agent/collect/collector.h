@@ -63,6 +63,10 @@ class Collector {
   // writable) since the last call, for the agent's log.
   std::vector<std::string> TakeWarnings();
 
+  // What the last Collect() read, by input (everything read through `fs`
+  // since the Collect() before it).
+  const InputCosts& cycle_costs() const { return cycle_costs_; }
+
  private:
   using Unknowns = UnknownInputs;
 
@@ -83,6 +87,7 @@ class Collector {
   FgraphCollector fgraph_;
   FgraphMemory memory_;
   std::vector<std::string> warnings_;
+  InputCosts cycle_costs_;
 
   // Inputs fixed for this boot, read on the first cycle.
   std::optional<KernelFacts> facts_;

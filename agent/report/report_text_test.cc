@@ -1,6 +1,7 @@
 #include "agent/report/report_text.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -43,6 +44,31 @@ TEST(RenderReportTextTest, ShowsStateTableAndUnknowns) {
     EXPECT_TRUE(absl::StrContains(text, want)) << want << "\n" << text;
   }
   EXPECT_FALSE(absl::StrContains(text, "Threads     unknown"));
+}
+
+TEST(RenderReportTextTest, ReadsTotalsAndTheCostliestInputs) {
+  v1::HostReport r;
+  v1::AgentHealth* h = r.mutable_health();
+  for (int i = 0; i < 10; ++i) {
+    v1::InputCost* c = h->add_input_costs();
+    c->set_input(absl::StrCat("/proc/f", i));
+    c->set_opens(1);
+    c->set_read_calls(2);
+    c->set_bytes_read(i == 0 ? 3 << 20 : 100);
+    c->set_syscalls(4);
+  }
+  std::string text = RenderReportText(r);
+  // 10 inputs: 10 opens, 20 reads, 3 MiB + 9 * 100 B = 3,146,628 B
+  // = 3.0 MiB, 40 syscalls.
+  EXPECT_TRUE(absl::StrContains(text,
+                                "Reads       10 inputs, 10 opens, 20 read "
+                                "calls, 3.0 MiB, 40 syscalls"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "/proc/f0")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "/proc/f7")) << text;
+  // Eight rows by name, the rest counted.
+  EXPECT_FALSE(absl::StrContains(text, "/proc/f8")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "... 2 more inputs")) << text;
 }
 
 TEST(RenderReportTextTest, UnknownsAreSaidNotZero) {
