@@ -260,6 +260,7 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   copts.features = features.get();
   copts.fgraph.fdinfo_scan_interval = config.fdinfo_scan_interval;
   copts.fgraph.fdinfo_max_files = config.fdinfo_max_files;
+  copts.vmallocinfo_interval = config.vmallocinfo_interval;
   Collector collector(&fs, copts, [] { return absl::Now(); });
   ReportOptions ropts;
   ropts.host_id = config.host_id;

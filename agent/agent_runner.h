@@ -32,6 +32,7 @@ struct AgentConfig {
   std::string feature_table;
   absl::Duration fdinfo_scan_interval = absl::Minutes(10);
   uint64_t fdinfo_max_files = 1000000;
+  absl::Duration vmallocinfo_interval = absl::Minutes(10);
   uint64_t max_reports = 0;
   absl::Duration shutdown_flush_timeout = absl::Seconds(5);
 };

@@ -47,6 +47,9 @@ ABSL_FLAG(absl::Duration, fdinfo_scan_interval, absl::Minutes(10),
           "How often to scan /proc/*/fdinfo for BPF kprobe_multi links.");
 ABSL_FLAG(uint64_t, fdinfo_max_files, 1000000,
           "At most this many fds examined per fdinfo scan.");
+ABSL_FLAG(absl::Duration, vmallocinfo_interval, absl::Minutes(10),
+          "How often to read /proc/vmallocinfo (one line per thread stack) "
+          "where the KASAN vmalloc purge model applies; inf: never.");
 ABSL_FLAG(uint64_t, max_reports, 0,
           "Stop after this many reports (0: run until SIGTERM).");
 ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
@@ -97,6 +100,7 @@ int main(int argc, char** argv) {
   config.feature_table = absl::GetFlag(FLAGS_feature_table);
   config.fdinfo_scan_interval = absl::GetFlag(FLAGS_fdinfo_scan_interval);
   config.fdinfo_max_files = absl::GetFlag(FLAGS_fdinfo_max_files);
+  config.vmallocinfo_interval = absl::GetFlag(FLAGS_vmallocinfo_interval);
   config.max_reports = absl::GetFlag(FLAGS_max_reports);
   config.shutdown_flush_timeout = absl::GetFlag(FLAGS_shutdown_flush_timeout);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);
