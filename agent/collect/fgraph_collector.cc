@@ -119,161 +119,166 @@ bool FgraphCollector::ScanFdinfo(const std::optional<KernelRelease>& release,
   return true;
 }
 
-void FgraphCollector::Collect(
-    const std::optional<std::string>& tracefs,
-    const std::optional<KernelRelease>& release, absl::Time now,
-    v1::FgraphState* fgraph,
-    google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown) {
-  // Which fprobe-based users sit on fgraph on this kernel.
-  bool fprobe_on_fgraph = true;
-  bool entry_only_off = false;
-  if (release.has_value()) {
-    fprobe_on_fgraph =
-        features_->Has(feature::kFprobeOnFgraph, *release).present;
-    entry_only_off =
-        features_->Has(feature::kFprobeEntryOnlyOffFgraph, *release).present;
-  }
-  auto fprobe_user = [&](std::optional<bool> is_return) {
-    if (!fprobe_on_fgraph) return false;
+// Which fprobe-based users sit on fgraph on this kernel.
+struct FgraphCollector::FprobeRule {
+  bool on_fgraph = true;        // fprobe built on fgraph (6.14+)
+  bool entry_only_off = false;  // entry-only fprobes left off it (6.19+)
+  bool Uses(std::optional<bool> is_return) const {
+    if (!on_fgraph) return false;
     if (entry_only_off && is_return.has_value() && !*is_return) return false;
     return true;
-  };
+  }
+};
 
+// The users found, and whether every source of users could be read.
+struct FgraphCollector::Users {
+  v1::FgraphState* fgraph;
   bool all_known = true;
-  auto add_user = [&](v1::FgraphUser::Kind kind, std::string where) {
+  void Add(v1::FgraphUser::Kind kind, std::string where) {
     v1::FgraphUser* u = fgraph->add_users();
     u->set_kind(kind);
     u->set_where(std::move(where));
-  };
+  }
+};
 
-  if (!tracefs.has_value()) {
-    all_known = false;
-    AddUnknown(unknown, "fgraph.tracefs_path",
-               "neither tracefs nor debugfs is mounted (/proc/mounts)");
-  } else {
-    fgraph->set_tracefs_path(*tracefs);
-    const std::string& t = *tracefs;
-    // Tracers: the top level ("") and every instance.
-    std::vector<std::string> instances = {""};
-    absl::StatusOr<std::vector<std::string>> names =
-        fs_->ListDir(t + "/instances", 4096);
-    if (names.ok()) {
-      std::sort(names->begin(), names->end());
-      instances.insert(instances.end(), names->begin(), names->end());
-    } else if (!absl::IsNotFound(names.status())) {
-      all_known = false;
-      AddUnknown(unknown, "fgraph.instances", names.status().message());
+void FgraphCollector::ReadTracers(const std::string& t, Users* users,
+                                  UnknownInputs* unknown) {
+  // The top level ("") and every instance.
+  std::vector<std::string> instances = {""};
+  absl::StatusOr<std::vector<std::string>> names =
+      fs_->ListDir(t + "/instances", 4096);
+  if (names.ok()) {
+    std::sort(names->begin(), names->end());
+    instances.insert(instances.end(), names->begin(), names->end());
+  } else if (!absl::IsNotFound(names.status())) {
+    users->all_known = false;
+    AddUnknown(unknown, "fgraph.instances", names.status().message());
+  }
+  for (const std::string& inst : instances) {
+    std::string dir = inst.empty() ? t : absl::StrCat(t, "/instances/", inst);
+    absl::StatusOr<std::string> tracer_text =
+        fs_->ReadFile(dir + "/current_tracer", kSmallFile);
+    absl::StatusOr<std::string> tracer =
+        tracer_text.ok() ? ParseCurrentTracer(*tracer_text)
+                         : absl::StatusOr<std::string>(tracer_text.status());
+    if (!tracer.ok()) {
+      users->all_known = false;
+      AddUnknown(unknown,
+                 inst.empty() ? "fgraph.current_tracer"
+                              : absl::StrCat("fgraph.instances.", inst,
+                                             ".current_tracer"),
+                 tracer.status().message());
+      continue;
     }
-    for (const std::string& inst : instances) {
-      std::string dir = inst.empty() ? t : absl::StrCat(t, "/instances/", inst);
-      absl::StatusOr<std::string> tracer_text =
-          fs_->ReadFile(dir + "/current_tracer", kSmallFile);
-      absl::StatusOr<std::string> tracer =
-          tracer_text.ok() ? ParseCurrentTracer(*tracer_text)
-                           : absl::StatusOr<std::string>(tracer_text.status());
-      if (!tracer.ok()) {
-        all_known = false;
-        AddUnknown(unknown,
-                   inst.empty() ? "fgraph.current_tracer"
-                                : absl::StrCat("fgraph.instances.", inst,
-                                               ".current_tracer"),
-                   tracer.status().message());
-        continue;
-      }
-      if (*tracer == "nop") continue;
-      bool display_graph = false;
-      if (*tracer != "function_graph") {
-        absl::StatusOr<std::string> dg =
-            fs_->ReadFile(dir + "/options/display-graph", kSmallFile);
-        if (dg.ok()) {
-          absl::StatusOr<bool> v = ParseFlagFile(*dg);
-          display_graph = v.ok() && *v;
-        }
-      }
-      if (*tracer == "function_graph") {
-        add_user(v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER, inst);
-      } else if (TracerUsesFgraph(*tracer, display_graph)) {
-        add_user(v1::FgraphUser::KIND_GRAPH_LATENCY_TRACER,
+    if (*tracer == "nop") continue;
+    if (*tracer == "function_graph") {
+      users->Add(v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER, inst);
+      continue;
+    }
+    bool display_graph = false;
+    absl::StatusOr<std::string> dg =
+        fs_->ReadFile(dir + "/options/display-graph", kSmallFile);
+    if (dg.ok()) {
+      absl::StatusOr<bool> v = ParseFlagFile(*dg);
+      display_graph = v.ok() && *v;
+    }
+    if (TracerUsesFgraph(*tracer, display_graph)) {
+      users->Add(v1::FgraphUser::KIND_GRAPH_LATENCY_TRACER,
                  inst.empty() ? *tracer : absl::StrCat(inst, ": ", *tracer));
-      }
     }
-    // The function profiler (top level only; absent without
-    // CONFIG_FUNCTION_PROFILER).
-    absl::StatusOr<std::string> prof =
-        fs_->ReadFile(t + "/function_profile_enabled", kSmallFile);
-    if (prof.ok()) {
-      absl::StatusOr<bool> on = ParseFlagFile(*prof);
-      if (!on.ok()) {
-        all_known = false;
-        AddUnknown(unknown, "fgraph.function_profile_enabled",
-                   on.status().message());
-      } else if (*on) {
-        add_user(v1::FgraphUser::KIND_FUNCTION_PROFILER, "");
-      }
-    } else if (!absl::IsNotFound(prof.status())) {
-      all_known = false;
+  }
+}
+
+void FgraphCollector::ReadProfiler(const std::string& t, Users* users,
+                                   UnknownInputs* unknown) {
+  // Top level only; absent without CONFIG_FUNCTION_PROFILER.
+  absl::StatusOr<std::string> prof =
+      fs_->ReadFile(t + "/function_profile_enabled", kSmallFile);
+  if (!prof.ok()) {
+    if (!absl::IsNotFound(prof.status())) {
+      users->all_known = false;
       AddUnknown(unknown, "fgraph.function_profile_enabled",
                  prof.status().message());
     }
-    // fprobe events.
-    absl::StatusOr<std::string> dyn =
-        fs_->ReadFile(t + "/dynamic_events", 4 << 20);
-    if (dyn.ok()) {
-      absl::StatusOr<std::vector<DynamicEvent>> events =
-          ParseDynamicEvents(*dyn);
-      if (!events.ok()) {
-        all_known = false;
-        AddUnknown(unknown, "fgraph.dynamic_events", events.status().message());
-      } else {
-        for (const DynamicEvent& ev : *events) {
-          if (ev.type != 'f' || !fprobe_user(ev.is_return)) continue;
-          add_user(ev.is_return ? v1::FgraphUser::KIND_FPROBE_RETURN_EVENT
-                                : v1::FgraphUser::KIND_FPROBE_EVENT,
-                   ev.name);
-        }
-      }
-    } else if (!absl::IsNotFound(dyn.status())) {
-      all_known = false;
+    return;
+  }
+  absl::StatusOr<bool> on = ParseFlagFile(*prof);
+  if (!on.ok()) {
+    users->all_known = false;
+    AddUnknown(unknown, "fgraph.function_profile_enabled",
+               on.status().message());
+  } else if (*on) {
+    users->Add(v1::FgraphUser::KIND_FUNCTION_PROFILER, "");
+  }
+}
+
+void FgraphCollector::ReadFprobeEvents(const std::string& t,
+                                       const FprobeRule& rule, Users* users,
+                                       UnknownInputs* unknown) {
+  absl::StatusOr<std::string> dyn =
+      fs_->ReadFile(t + "/dynamic_events", 4 << 20);
+  if (!dyn.ok()) {
+    if (!absl::IsNotFound(dyn.status())) {
+      users->all_known = false;
       AddUnknown(unknown, "fgraph.dynamic_events", dyn.status().message());
     }
-    // Function counts, on the slow schedule.
-    if (!last_slow_.has_value() || slow_tracefs_ != t ||
-        now - *last_slow_ >= options_.slow_interval) {
-      last_slow_ = now;
-      slow_tracefs_ = t;
-      auto count = [&](const std::string& path, std::optional<uint64_t>* out,
-                       std::string* error) {
-        uint64_t n = 0;
-        absl::StatusOr<uint64_t> lines =
-            fs_->ReadLines(path, kFunctionListMax, [&](absl::string_view l) {
-              if (!absl::StripAsciiWhitespace(l).empty()) ++n;
-            });
-        if (lines.ok()) {
-          *out = n;
-          error->clear();
-        } else {
-          out->reset();
-          *error = std::string(lines.status().message());
-        }
-      };
-      count(t + "/available_filter_functions", &available_filter_functions_,
-            &available_error_);
-      count(t + "/enabled_functions", &enabled_functions_, &enabled_error_);
-    }
-    if (available_filter_functions_.has_value()) {
-      fgraph->set_available_filter_functions(*available_filter_functions_);
-    } else {
-      AddUnknown(unknown, "fgraph.available_filter_functions",
-                 available_error_);
-    }
-    if (enabled_functions_.has_value()) {
-      fgraph->set_enabled_functions(*enabled_functions_);
-    } else {
-      AddUnknown(unknown, "fgraph.enabled_functions", enabled_error_);
-    }
+    return;
   }
+  absl::StatusOr<std::vector<DynamicEvent>> events = ParseDynamicEvents(*dyn);
+  if (!events.ok()) {
+    users->all_known = false;
+    AddUnknown(unknown, "fgraph.dynamic_events", events.status().message());
+    return;
+  }
+  for (const DynamicEvent& ev : *events) {
+    if (ev.type != 'f' || !rule.Uses(ev.is_return)) continue;
+    users->Add(ev.is_return ? v1::FgraphUser::KIND_FPROBE_RETURN_EVENT
+                            : v1::FgraphUser::KIND_FPROBE_EVENT,
+               ev.name);
+  }
+}
 
-  // BPF kprobe_multi links, on the slow schedule.
+void FgraphCollector::CountFunctions(const std::string& t, absl::Time now,
+                                     v1::FgraphState* fgraph,
+                                     UnknownInputs* unknown) {
+  if (!last_slow_.has_value() || slow_tracefs_ != t ||
+      now - *last_slow_ >= options_.slow_interval) {
+    last_slow_ = now;
+    slow_tracefs_ = t;
+    auto count = [&](const std::string& path, std::optional<uint64_t>* out,
+                     std::string* error) {
+      uint64_t n = 0;
+      absl::StatusOr<uint64_t> lines =
+          fs_->ReadLines(path, kFunctionListMax, [&](absl::string_view l) {
+            if (!absl::StripAsciiWhitespace(l).empty()) ++n;
+          });
+      if (lines.ok()) {
+        *out = n;
+        error->clear();
+      } else {
+        out->reset();
+        *error = std::string(lines.status().message());
+      }
+    };
+    count(t + "/available_filter_functions", &available_filter_functions_,
+          &available_error_);
+    count(t + "/enabled_functions", &enabled_functions_, &enabled_error_);
+  }
+  if (available_filter_functions_.has_value()) {
+    fgraph->set_available_filter_functions(*available_filter_functions_);
+  } else {
+    AddUnknown(unknown, "fgraph.available_filter_functions", available_error_);
+  }
+  if (enabled_functions_.has_value()) {
+    fgraph->set_enabled_functions(*enabled_functions_);
+  } else {
+    AddUnknown(unknown, "fgraph.enabled_functions", enabled_error_);
+  }
+}
+
+void FgraphCollector::ReadLinks(const std::optional<KernelRelease>& release,
+                                absl::Time now, const FprobeRule& rule,
+                                Users* users, UnknownInputs* unknown) {
   if (!last_scan_.has_value() ||
       now - *last_scan_ >= options_.fdinfo_scan_interval) {
     std::vector<v1::BpfKprobeMultiLink> links;
@@ -288,32 +293,58 @@ void FgraphCollector::Collect(
     last_scan_ = now;
   }
   if (!scan_error_.empty()) {
-    all_known = false;
+    users->all_known = false;
     AddUnknown(unknown, "fgraph.kprobe_multi_links", scan_error_);
-  } else {
-    *fgraph->mutable_links_scanned_at() = ToProto(*last_scan_);
-    if (scan_truncated_) {
-      all_known = false;
-      AddUnknown(unknown, "fgraph.kprobe_multi_links",
-                 absl::StrCat("fdinfo scan stopped after ",
-                              options_.fdinfo_max_files, " files"));
-    }
-    for (const v1::BpfKprobeMultiLink& link : links_) {
-      *fgraph->add_kprobe_multi_links() = link;
-      std::optional<bool> is_return;
-      if (link.has_is_return()) is_return = link.is_return();
-      if (!fprobe_user(is_return)) continue;
-      add_user(is_return.value_or(false)
+    return;
+  }
+  v1::FgraphState* fgraph = users->fgraph;
+  *fgraph->mutable_links_scanned_at() = ToProto(*last_scan_);
+  if (scan_truncated_) {
+    users->all_known = false;
+    AddUnknown(unknown, "fgraph.kprobe_multi_links",
+               absl::StrCat("fdinfo scan stopped after ",
+                            options_.fdinfo_max_files, " files"));
+  }
+  for (const v1::BpfKprobeMultiLink& link : links_) {
+    *fgraph->add_kprobe_multi_links() = link;
+    std::optional<bool> is_return;
+    if (link.has_is_return()) is_return = link.is_return();
+    if (!rule.Uses(is_return)) continue;
+    users->Add(is_return.value_or(false)
                    ? v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN
                    : v1::FgraphUser::KIND_BPF_KPROBE_MULTI,
                absl::StrCat("pid ", link.pid(), " fd ", link.fd(), " (",
                             link.comm(), ")"));
-    }
   }
+}
+
+void FgraphCollector::Collect(const std::optional<std::string>& tracefs,
+                              const std::optional<KernelRelease>& release,
+                              absl::Time now, v1::FgraphState* fgraph,
+                              UnknownInputs* unknown) {
+  FprobeRule rule;
+  if (release.has_value()) {
+    rule.on_fgraph = features_->Has(feature::kFprobeOnFgraph, *release).present;
+    rule.entry_only_off =
+        features_->Has(feature::kFprobeEntryOnlyOffFgraph, *release).present;
+  }
+  Users users{fgraph};
+  if (tracefs.has_value()) {
+    fgraph->set_tracefs_path(*tracefs);
+    ReadTracers(*tracefs, &users, unknown);
+    ReadProfiler(*tracefs, &users, unknown);
+    ReadFprobeEvents(*tracefs, rule, &users, unknown);
+    CountFunctions(*tracefs, now, fgraph, unknown);
+  } else {
+    users.all_known = false;
+    AddUnknown(unknown, "fgraph.tracefs_path",
+               "neither tracefs nor debugfs is mounted (/proc/mounts)");
+  }
+  ReadLinks(release, now, rule, &users, unknown);
 
   if (fgraph->users_size() > 0) {
     fgraph->set_active(true);
-  } else if (all_known) {
+  } else if (users.all_known) {
     fgraph->set_active(false);
   } else {
     AddUnknown(unknown, "fgraph.active",

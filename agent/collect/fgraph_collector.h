@@ -25,6 +25,7 @@
 
 #include "absl/time/time.h"
 #include "agent/collect/host_fs.h"
+#include "agent/collect/unknown_input.h"
 #include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -51,10 +52,26 @@ class FgraphCollector {
   // fgraph (nullopt: assume they do).
   void Collect(const std::optional<std::string>& tracefs,
                const std::optional<KernelRelease>& release, absl::Time now,
-               v1::FgraphState* fgraph,
-               google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown);
+               v1::FgraphState* fgraph, UnknownInputs* unknown);
 
  private:
+  struct FprobeRule;
+  struct Users;
+
+  // Tracers in tracefs `t` and its instances (function_graph, and latency
+  // tracers with display-graph).
+  void ReadTracers(const std::string& t, Users* users, UnknownInputs* unknown);
+  // function_profile_enabled.
+  void ReadProfiler(const std::string& t, Users* users, UnknownInputs* unknown);
+  // fprobe events in dynamic_events.
+  void ReadFprobeEvents(const std::string& t, const FprobeRule& rule,
+                        Users* users, UnknownInputs* unknown);
+  // available_filter_functions and enabled_functions, on the slow schedule.
+  void CountFunctions(const std::string& t, absl::Time now,
+                      v1::FgraphState* fgraph, UnknownInputs* unknown);
+  // BPF kprobe_multi links from the fdinfo scan (on its schedule).
+  void ReadLinks(const std::optional<KernelRelease>& release, absl::Time now,
+                 const FprobeRule& rule, Users* users, UnknownInputs* unknown);
   // Scans /proc/*/fdinfo/* for kprobe_multi links. Returns false (with
   // `*error`) when /proc cannot be listed.
   bool ScanFdinfo(const std::optional<KernelRelease>& release,
