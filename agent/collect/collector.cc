@@ -270,7 +270,8 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
     d->set_max_pools_source(param ? "kernel default" : "hard cap before 6.17");
   }
   if (k.has_config_stackdepot() && !k.config_stackdepot()) {
-    AddUnknown(unknown, "stackdepot.pools", "CONFIG_STACKDEPOT is off");
+    AddNotApplicable(s->mutable_not_applicable(), "stackdepot.pools",
+                     "CONFIG_STACKDEPOT is off");
     return;
   }
   if (!debugfs.has_value()) {
@@ -319,11 +320,14 @@ void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
     AddUnknown(unknown, "vmalloc.unpurged_areas",
                "/proc/vmallocinfo not read: CONFIG_KASAN_VMALLOC unknown (no "
                "kernel config)");
-  } else if (k.config_kasan_vmalloc() &&
-             options_.vmallocinfo_interval == absl::InfiniteDuration()) {
+  } else if (!k.config_kasan_vmalloc()) {
+    AddNotApplicable(s->mutable_not_applicable(), "vmalloc.unpurged_areas",
+                     "CONFIG_KASAN_VMALLOC is off: no vmalloc shadow to purge "
+                     "(/proc/vmallocinfo not read)");
+  } else if (options_.vmallocinfo_interval == absl::InfiniteDuration()) {
     AddUnknown(unknown, "vmalloc.unpurged_areas",
                "/proc/vmallocinfo not read (vmallocinfo interval inf)");
-  } else if (k.config_kasan_vmalloc()) {
+  } else {
     if (!last_vmallocinfo_.has_value() ||
         now - *last_vmallocinfo_ >= options_.vmallocinfo_interval) {
       ReadVmallocinfo(page);
@@ -380,7 +384,8 @@ void Collector::CollectTrie(const std::optional<std::string>& debugfs,
                             absl::Time now, v1::HostSnapshot* s) {
   const v1::KernelInfo& k = s->kernel();
   if (k.has_config_page_owner() && !k.config_page_owner()) {
-    AddUnknown(s->mutable_unknown(), "trie", "CONFIG_PAGE_OWNER is off");
+    AddNotApplicable(s->mutable_not_applicable(), "trie",
+                     "CONFIG_PAGE_OWNER is off: no page_owner stacks");
     return;
   }
   if (!last_trie_.has_value() || now - *last_trie_ >= options_.trie_interval) {
@@ -416,10 +421,11 @@ void Collector::CollectTrie(const std::optional<std::string>& debugfs,
 
 v1::HostSnapshot Collector::Collect() {
   const absl::Time now = clock_();
-  if (!facts_.has_value()) facts_ = ReadKernelFacts(*fs_);
+  if (!facts_.has_value()) facts_ = ReadKernelFacts(*fs_, *options_.features);
   v1::HostSnapshot s;
   *s.mutable_kernel() = facts_->kernel;
   *s.mutable_unknown() = facts_->unknown;
+  *s.mutable_not_applicable() = facts_->not_applicable;
   Unknowns* unknown = s.mutable_unknown();
 
   LocateMounts(now, unknown);

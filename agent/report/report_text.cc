@@ -191,8 +191,11 @@ void AppendVmapPurge(const v1::HostSnapshot& s, const v1::Predictions& p,
       absl::StrAppend(out, ", ", v.unpurged_shadow_page_areas(),
                       " owning a whole shadow page");
     }
+  } else if (s.kernel().has_config_kasan_vmalloc() &&
+             !s.kernel().config_kasan_vmalloc()) {
+    absl::StrAppend(out, "no KASAN vmalloc shadow (vmallocinfo not read)");
   } else {
-    absl::StrAppend(out, "vmallocinfo not readable");
+    absl::StrAppend(out, "unpurged areas unknown");
   }
   absl::StrAppend(out, "\n");
   AppendSummary(p.vmap_purge().summary(), p.vmap_purge().risk(), out);
@@ -241,6 +244,13 @@ void AppendFooter(const v1::HostReport& r, std::string* out) {
     absl::StrAppend(out, "\nUnknown inputs (", s.unknown_size(), ")\n");
     for (const v1::UnknownInput& u : s.unknown()) {
       absl::StrAppend(out, "  ", u.input(), ": ", u.reason(), "\n");
+    }
+  }
+  if (s.not_applicable_size() > 0) {
+    absl::StrAppend(out, "\nNot applicable on this kernel (",
+                    s.not_applicable_size(), ")\n");
+    for (const v1::NotApplicableInput& n : s.not_applicable()) {
+      absl::StrAppend(out, "  ", n.input(), ": ", n.reason(), "\n");
     }
   }
   if (r.has_health()) {

@@ -24,6 +24,9 @@ TEST(RenderReportTextTest, ShowsStateTableAndUnknowns) {
   v1::UnknownInput* unknown = s->add_unknown();
   unknown->set_input("stackdepot.pools");
   unknown->set_reason("debugfs not mounted");
+  v1::NotApplicableInput* na = s->add_not_applicable();
+  na->set_input("trie");
+  na->set_reason("CONFIG_PAGE_OWNER is off: no page_owner stacks");
   v1::AttachPrediction* a = r.mutable_predictions()->add_attach();
   a->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   a->set_uses_fgraph(true);
@@ -40,7 +43,10 @@ TEST(RenderReportTextTest, ShowsStateTableAndUnknowns) {
         "user: function_graph tracer (foo)", "BPF kprobe_multi (return)",
         "active", "100 us", "kprobe_multi return: fgraph already active.",
         "Stack depot not readable", "Unknown inputs (1)",
-        "stackdepot.pools: debugfs not mounted", "Worst risk  none"}) {
+        "stackdepot.pools: debugfs not mounted",
+        "Not applicable on this kernel (1)",
+        "trie: CONFIG_PAGE_OWNER is off: no page_owner stacks",
+        "Worst risk  none"}) {
     EXPECT_TRUE(absl::StrContains(text, want)) << want << "\n" << text;
   }
   EXPECT_FALSE(absl::StrContains(text, "Threads     unknown"));
