@@ -21,6 +21,7 @@ struct AgentConfig {
   // "" : /var/lib/tracehealth-agent, except that a one-shot run then keeps
   // no state at all.
   std::string state_dir;
+  // "": the default (agent/collect/default_host_id.h).
   std::string host_id;
   std::map<std::string, std::string> labels;
   std::string server;

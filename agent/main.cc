@@ -1,7 +1,6 @@
 // tracehealth-agent: reads this host's kernel inputs, predicts the cost of
 // tracing operations, and prints the result (--once) or streams a report
 // every --interval to the server.
-#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
@@ -23,7 +22,10 @@ ABSL_FLAG(std::string, state_dir, "",
           "Directory for the persisted seq, fgraph last-active record, stack "
           "depot history and the report spool (default "
           "/var/lib/tracehealth-agent; --once keeps nothing unless given).");
-ABSL_FLAG(std::string, host_id, "", "Host identity (default: hostname).");
+ABSL_FLAG(std::string, host_id, "",
+          "Host identity (default: the hostname; where that is no valid id, "
+          "e.g. '(none)', --once shows it as it is and a streaming agent "
+          "derives one from /etc/machine-id).");
 ABSL_FLAG(std::string, labels, "", "Operator labels: k=v,k2=v2.");
 ABSL_FLAG(std::string, server, "",
           "Server address host:port; without it reports are printed.");
@@ -71,10 +73,6 @@ int main(int argc, char** argv) {
   config.root = absl::GetFlag(FLAGS_root);
   config.state_dir = absl::GetFlag(FLAGS_state_dir);
   config.host_id = absl::GetFlag(FLAGS_host_id);
-  if (config.host_id.empty()) {
-    char name[256] = {0};
-    if (gethostname(name, sizeof(name) - 1) == 0) config.host_id = name;
-  }
   std::string labels = absl::GetFlag(FLAGS_labels);
   if (!labels.empty()) {
     for (absl::string_view kv :

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/enum_names.h"
@@ -270,7 +271,8 @@ void AppendFooter(const v1::HostReport& r, std::string* out) {
 std::string RenderReportText(const v1::HostReport& r) {
   std::string out;
   absl::StrAppend(&out, "tracehealth ", r.agent_version(), " (models ",
-                  r.model_version(), ") - host ", r.host_id(), "\n\n");
+                  r.model_version(), ") - host ", absl::CHexEscape(r.host_id()),
+                  "\n\n");
   AppendHost(r.snapshot(), &out);
   AppendFgraph(r.snapshot().fgraph(), &out);
   AppendAttachTable(r.predictions(), &out);
