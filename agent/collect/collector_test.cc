@@ -120,12 +120,16 @@ TEST(CollectorTest, StackDepotBudgetIgnoresCmdlineBefore617) {
   EXPECT_EQ(Unknown(s, "stackdepot.pools"), "debugfs not mounted");
 }
 
-// What /proc/vmallocinfo cost in the cycle that made `s` (0: not read).
-uint64_t VmallocinfoBytes(const Collector& c) {
+// Bytes of `path` read in the collector's last cycle (0: not read).
+uint64_t BytesRead(const Collector& c, const std::string& path) {
   for (const auto& [input, cost] : c.cycle_costs()) {
-    if (input == "/proc/vmallocinfo") return cost.bytes;
+    if (input == path) return cost.bytes;
   }
   return 0;
+}
+
+uint64_t VmallocinfoBytes(const Collector& c) {
+  return BytesRead(c, "/proc/vmallocinfo");
 }
 
 // Only where the purge model applies (CONFIG_KASAN_VMALLOC=y), and then
@@ -221,12 +225,7 @@ TEST(CollectorTest, MountsReadRarely) {
   HostFs fs(t.root());
   absl::Time now = kT0;
   Collector c(&fs, CollectorOptions(), [&] { return now; });
-  auto mounts_read = [&] {
-    for (const auto& [input, cost] : c.cycle_costs()) {
-      if (input == "/proc/mounts") return cost.bytes > 0;
-    }
-    return false;
-  };
+  auto mounts_read = [&] { return BytesRead(c, "/proc/mounts") > 0; };
   v1::HostSnapshot s = c.Collect();
   EXPECT_TRUE(mounts_read());
   EXPECT_FALSE(s.fgraph().has_tracefs_path());

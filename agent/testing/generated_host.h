@@ -41,8 +41,8 @@ inline constexpr uint64_t kBaseVmapAreas = 2000;
 // stack and its guard page), with its '\n'.
 std::string ThreadStackLine(uint64_t addr);
 
-// Writes the host under `root` (created if needed; its parent must exist). Errors: the first file
-// that could not be written.
+// Writes the host under `root` (created if needed; its parent must exist).
+// Errors: the first file that could not be written.
 absl::Status WriteGeneratedHost(const std::string& root,
                                 const GeneratedHost& host);
 
