@@ -18,8 +18,10 @@
 #include "server/alerts/alerting.h"
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
+#include "server/data_dir_lock.h"
 #include "server/housekeeper.h"
 #include "server/ingest/ingest_service.h"
+#include "server/listen_probe.h"
 #include "server/metrics/host_collector.h"
 #include "server/query/query_service.h"
 #include "server/storage/sqlite/sqlite_storage.h"
@@ -107,6 +109,8 @@ absl::Status Server::Start() {
 }
 
 absl::Status Server::OpenStore() {
+  // One server per data directory: a second one would store replays twice.
+  TH_ASSIGN_OR_RETURN(data_dir_lock_, DataDirLock::Acquire(config_.data_dir));
   SqliteOptions sopts;
   sopts.synchronous_full = config_.sqlite_synchronous_full;
   TH_ASSIGN_OR_RETURN(
@@ -177,6 +181,9 @@ absl::Status Server::StartServing(
       std::make_unique<QueryService>(&index_, storage_.get(), &metrics_, qopts);
 
   grpc::ServerBuilder builder;
+  // gRPC shares ports (SO_REUSEPORT) by default: a second server would bind
+  // the same port and take half of the agents' streams into its own store.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int grpc_port = 0;
   builder.AddListeningPort(config_.listen, creds, &grpc_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
@@ -184,8 +191,10 @@ absl::Status Server::StartServing(
   builder.RegisterService(query_.get());
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || grpc_port == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", config_.listen));
+    const std::string why = ListenProbe(config_.listen);
+    return absl::UnavailableError(absl::StrCat("cannot listen on ",
+                                               config_.listen, " (--listen)",
+                                               why.empty() ? "" : ": ", why));
   }
   grpc_address_ = absl::StrCat(HostPart(config_.listen), ":", grpc_port);
   return absl::OkStatus();

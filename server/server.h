@@ -1,6 +1,7 @@
 // Server: the tracehealth-server program's parts, built and run in order.
 //
-// Start() opens the store (migrating it), rebuilds the latest-state index
+// Start() locks the data directory (one server each), opens the store
+// (migrating it), rebuilds the latest-state index
 // from it, restores the stored alerts, then starts the report writer, the
 // gRPC services (ingest and query), the HTTP /metrics exposer and the
 // housekeeper (retention, storage gauges), and finally writes the port file.
@@ -46,6 +47,7 @@ class Exposer;
 namespace tracehealth::server {
 
 class Alerting;
+class DataDirLock;
 class Housekeeper;
 class IngestService;
 class QueryService;
@@ -104,7 +106,8 @@ class Server {
 
   // Starts everything (see the top of this file); call once. Errors, each
   // naming what failed: no data_dir, an unreadable token file, TLS
-  // credentials, the store (cannot open, migrate or load), alert rules
+  // credentials, the data directory (missing, or in use by another server:
+  // DataDirLock), the store (cannot open, migrate or load), alert rules
   // (unreadable, invalid, stored alerts unreadable), a listen address
   // (Unavailable), the port file. After an error, Stop (or the destructor)
   // undoes what was started.
@@ -147,6 +150,7 @@ class Server {
 
   // Declared in the order Start builds them, so that they are destroyed in
   // the reverse order.
+  std::unique_ptr<DataDirLock> data_dir_lock_;  // released after the store
   std::unique_ptr<SqliteStorage> storage_;
   HostIndex index_;
   std::unique_ptr<Alerting> alerting_;
