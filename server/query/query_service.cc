@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/escape.h"
 #include "common/grpc_code_name.h"
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
@@ -147,8 +148,9 @@ grpc::Status QueryService::DoPredictAttach(
   if (!wi.ok()) return ToGrpc(wi);
   v1::ProbeKind kind = KindOrDefault(req.probe_kind());
   if (!v1::ProbeKind_IsValid(kind)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "unknown probe_kind");
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("probe_kind: unknown value ", req.probe_kind()));
   }
   std::vector<HostEntry> hosts;
   grpc::Status st =
@@ -238,10 +240,15 @@ v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
 
 grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
                                      v1::HostState* resp) const {
+  if (req.host_id().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "host_id: required");
+  }
   std::optional<HostEntry> e = index_->Get(req.host_id());
   if (!e.has_value()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        absl::StrCat("unknown host \"", req.host_id(), "\""));
+    return grpc::Status(
+        grpc::StatusCode::NOT_FOUND,
+        absl::StrCat("unknown host \"", EchoText(req.host_id()), "\""));
   }
   resp->set_host_id(e->host_id);
   *resp->mutable_labels() = e->latest->labels();
@@ -390,15 +397,35 @@ grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
   return grpc::Status::OK;
 }
 
+template <typename Request, typename Response>
 grpc::ServerUnaryReactor* QueryService::Handle(
-    grpc::CallbackServerContext* ctx, const char* method,
-    const std::function<grpc::Status()>& fn) {
+    grpc::CallbackServerContext* ctx, const char* name,
+    const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
+    grpc::Status (QueryService::*method)(const Request&, Response*) const) {
   absl::Time start = absl::Now();
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   grpc::Status st = Authorize(ctx);
-  if (st.ok()) st = fn();
+  Request req;
+  if (st.ok()) {
+    grpc::ByteBuffer bytes(*in);  // Deserialize consumes its buffer
+    if (!grpc::SerializationTraits<Request>::Deserialize(&bytes, &req).ok()) {
+      st = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        absl::StrCat("request does not decode as a ",
+                                     Request::descriptor()->full_name(), " (",
+                                     in->Length(), " bytes)"));
+    }
+  }
+  if (st.ok()) {
+    Response resp;
+    st = (this->*method)(req, &resp);
+    bool own_buffer = false;
+    if (st.ok()) {
+      st = grpc::SerializationTraits<Response>::Serialize(resp, out,
+                                                          &own_buffer);
+    }
+  }
   if (metrics_ != nullptr) {
-    metrics_->ObserveQuery(method, GrpcCodeName(st.error_code()),
+    metrics_->ObserveQuery(name, GrpcCodeName(st.error_code()),
                            absl::ToDoubleSeconds(absl::Now() - start));
   }
   reactor->Finish(st);
@@ -406,35 +433,34 @@ grpc::ServerUnaryReactor* QueryService::Handle(
 }
 
 grpc::ServerUnaryReactor* QueryService::PredictAttach(
-    grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
-    v1::PredictAttachResponse* resp) {
-  return Handle(ctx, "PredictAttach",
-                [&] { return DoPredictAttach(*req, resp); });
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+    grpc::ByteBuffer* resp) {
+  return Handle(ctx, "PredictAttach", req, resp,
+                &QueryService::DoPredictAttach);
 }
 
 grpc::ServerUnaryReactor* QueryService::GetHost(
-    grpc::CallbackServerContext* ctx, const v1::GetHostRequest* req,
-    v1::HostState* resp) {
-  return Handle(ctx, "GetHost", [&] { return DoGetHost(*req, resp); });
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+    grpc::ByteBuffer* resp) {
+  return Handle(ctx, "GetHost", req, resp, &QueryService::DoGetHost);
 }
 
 grpc::ServerUnaryReactor* QueryService::ListHosts(
-    grpc::CallbackServerContext* ctx, const v1::ListHostsRequest* req,
-    v1::ListHostsResponse* resp) {
-  return Handle(ctx, "ListHosts", [&] { return DoListHosts(*req, resp); });
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+    grpc::ByteBuffer* resp) {
+  return Handle(ctx, "ListHosts", req, resp, &QueryService::DoListHosts);
 }
 
 grpc::ServerUnaryReactor* QueryService::ListAlerts(
-    grpc::CallbackServerContext* ctx, const v1::ListAlertsRequest* req,
-    v1::ListAlertsResponse* resp) {
-  return Handle(ctx, "ListAlerts", [&] { return DoListAlerts(*req, resp); });
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+    grpc::ByteBuffer* resp) {
+  return Handle(ctx, "ListAlerts", req, resp, &QueryService::DoListAlerts);
 }
 
 grpc::ServerUnaryReactor* QueryService::FleetSummary(
-    grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
-    v1::FleetSummaryResponse* resp) {
-  return Handle(ctx, "FleetSummary",
-                [&] { return DoFleetSummary(*req, resp); });
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+    grpc::ByteBuffer* resp) {
+  return Handle(ctx, "FleetSummary", req, resp, &QueryService::DoFleetSummary);
 }
 
 }  // namespace tracehealth::server

@@ -3,7 +3,11 @@
 // the alerts table).
 //
 // The Do* methods hold the logic and are callable without gRPC (tests);
-// the callback-API overrides add bearer-token checks and metrics.
+// the callback-API overrides add bearer-token checks and metrics. They take
+// the request's bytes and decode them here, so that a request that does not
+// decode is answered INVALID_ARGUMENT (gRPC's own decoding answers
+// UNIMPLEMENTED). Error messages echo a client's input at most kEchoBytes
+// long (common/escape.h).
 //
 // Thread safety: all methods are thread-safe (the index and the alert store
 // are).
@@ -14,6 +18,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/status.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "server/index/host_index.h"
@@ -32,7 +37,16 @@ struct QueryOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
-class QueryService final : public v1::FleetQuery::CallbackService {
+// The five FleetQuery methods, each taking and returning raw bytes.
+using RawFleetQueryService =
+    v1::FleetQuery::WithRawCallbackMethod_PredictAttach<
+        v1::FleetQuery::WithRawCallbackMethod_GetHost<
+            v1::FleetQuery::WithRawCallbackMethod_ListHosts<
+                v1::FleetQuery::WithRawCallbackMethod_ListAlerts<
+                    v1::FleetQuery::WithRawCallbackMethod_FleetSummary<
+                        v1::FleetQuery::Service>>>>>;
+
+class QueryService final : public RawFleetQueryService {
  public:
   // Not owned; all must outlive the service. `metrics` may be null.
   QueryService(const HostIndex* index, AlertStore* storage,
@@ -40,6 +54,7 @@ class QueryService final : public v1::FleetQuery::CallbackService {
 
   grpc::Status DoPredictAttach(const v1::PredictAttachRequest& req,
                                v1::PredictAttachResponse* resp) const;
+  // INVALID_ARGUMENT for an empty host_id, NOT_FOUND for an unknown one.
   grpc::Status DoGetHost(const v1::GetHostRequest& req,
                          v1::HostState* resp) const;
   grpc::Status DoListHosts(const v1::ListHostsRequest& req,
@@ -49,26 +64,30 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   grpc::Status DoFleetSummary(const v1::FleetSummaryRequest& req,
                               v1::FleetSummaryResponse* resp) const;
 
-  grpc::ServerUnaryReactor* PredictAttach(
-      grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
-      v1::PredictAttachResponse* resp) override;
+  grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
+                                          const grpc::ByteBuffer* req,
+                                          grpc::ByteBuffer* resp) override;
   grpc::ServerUnaryReactor* GetHost(grpc::CallbackServerContext* ctx,
-                                    const v1::GetHostRequest* req,
-                                    v1::HostState* resp) override;
+                                    const grpc::ByteBuffer* req,
+                                    grpc::ByteBuffer* resp) override;
   grpc::ServerUnaryReactor* ListHosts(grpc::CallbackServerContext* ctx,
-                                      const v1::ListHostsRequest* req,
-                                      v1::ListHostsResponse* resp) override;
+                                      const grpc::ByteBuffer* req,
+                                      grpc::ByteBuffer* resp) override;
   grpc::ServerUnaryReactor* ListAlerts(grpc::CallbackServerContext* ctx,
-                                       const v1::ListAlertsRequest* req,
-                                       v1::ListAlertsResponse* resp) override;
-  grpc::ServerUnaryReactor* FleetSummary(
-      grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
-      v1::FleetSummaryResponse* resp) override;
+                                       const grpc::ByteBuffer* req,
+                                       grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* FleetSummary(grpc::CallbackServerContext* ctx,
+                                         const grpc::ByteBuffer* req,
+                                         grpc::ByteBuffer* resp) override;
 
  private:
-  grpc::ServerUnaryReactor* Handle(grpc::CallbackServerContext* ctx,
-                                   const char* method,
-                                   const std::function<grpc::Status()>& fn);
+  // Authorizes, decodes `in` as a Request, runs `method` and encodes its
+  // response into `out`, recording the call's metrics under `name`.
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* Handle(
+      grpc::CallbackServerContext* ctx, const char* name,
+      const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
+      grpc::Status (QueryService::*method)(const Request&, Response*) const);
   grpc::Status Authorize(grpc::CallbackServerContext* ctx) const;
   bool IsStale(const HostEntry& e, absl::Time now) const;
   v1::HostSummary Summarize(const HostEntry& e, v1::ProbeKind kind,

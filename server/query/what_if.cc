@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/escape.h"
 #include "common/kernel/release.h"
 
 namespace tracehealth::server {
@@ -34,8 +35,9 @@ absl::Status CheckWhatIf(const v1::WhatIf& w) {
         "what_if.null_threads: more than threads");
   }
   if (w.has_kernel_release() && !ParseKernelRelease(w.kernel_release()).ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "what_if.kernel_release: cannot parse \"", w.kernel_release(), "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("what_if.kernel_release: cannot parse \"",
+                     EchoText(w.kernel_release()), "\""));
   }
   return absl::OkStatus();
 }
