@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -613,6 +614,73 @@ TEST_F(HostileInputTest, BadQueryRequests) {
           << st.error_message();
     }
   }
+  ExpectBystanderServed();
+}
+
+// Reports outside the contract's bounds: repeated attach predictions for a
+// probe kind, enum values no type defines, a cmdline over 4 KiB, an
+// interval of 0 or of years. Each is a Rejection naming the field, nothing
+// of it is stored, and FleetSummary still counts every host once.
+TEST_F(HostileInputTest, ReportsOutsideTheContractsBounds) {
+  Start();
+  struct Case {
+    const char* why;
+    std::function<void(v1::HostReport&)> breaks;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"201 attach predictions of one kind",
+       [](v1::HostReport& r) {
+         v1::AttachPrediction a = r.predictions().attach(0);
+         r.mutable_predictions()->clear_attach();
+         for (int i = 0; i < 201; ++i)
+           *r.mutable_predictions()->add_attach() = a;
+       },
+       "predictions.attach: 201 entries for probe_kind "},
+      {"worst_risk 7",
+       [](v1::HostReport& r) {
+         r.mutable_predictions()->set_worst_risk(static_cast<v1::Risk>(7));
+       },
+       "predictions.worst_risk: 7 is not a tracehealth.v1.Risk value"},
+      {"attach risk -3",
+       [](v1::HostReport& r) {
+         r.mutable_predictions()->mutable_attach(0)->set_risk(
+             static_cast<v1::Risk>(-3));
+       },
+       "predictions.attach.risk: -3 is not a tracehealth.v1.Risk value"},
+      {"cmdline of 4097 bytes",
+       [](v1::HostReport& r) {
+         r.mutable_snapshot()->mutable_kernel()->set_cmdline(
+             std::string(4097, 'c'));
+       },
+       "snapshot.kernel.cmdline: 4097 bytes (at most 4096)"},
+      {"interval 0", [](v1::HostReport& r) { r.set_interval_seconds(0); },
+       "interval_seconds: 0 (must be 0.001 to 86400 s)"},
+      {"interval of 30 years",
+       [](v1::HostReport& r) { r.set_interval_seconds(946080000); },
+       "interval_seconds: 9.4608e+08 (must be 0.001 to 86400 s)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    v1::HostReport bad = Report("bounds", 1);
+    c.breaks(bad);
+    ReportStream s(ingest_.get());
+    ASSERT_TRUE(s.Send(bad));
+    ASSERT_TRUE(s.WaitRejections(1));
+    std::vector<v1::Rejection> rej = s.rejections();
+    ASSERT_EQ(rej.size(), 1u);
+    EXPECT_EQ(rej[0].code(), kInvalidArgument);
+    EXPECT_TRUE(absl::StartsWith(rej[0].message(), c.message))
+        << rej[0].message();
+    EXPECT_TRUE(s.Finish().ok());
+    EXPECT_EQ(StoredReports("bounds"), 0u);
+  }
+  grpc::ClientContext ctx;
+  v1::FleetSummaryResponse fs;
+  ASSERT_TRUE(query_->FleetSummary(&ctx, {}, &fs).ok());
+  uint32_t counted = 0;
+  for (const auto& c : fs.by_risk()) counted += c.hosts();
+  EXPECT_EQ(counted, fs.hosts());
   ExpectBystanderServed();
 }
 
