@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/agent_runner.h"
+#include "common/flag_help.h"
 
 ABSL_FLAG(std::string, root, "/",
           "Filesystem root of the host to read (a fixture tree for tests).");
@@ -52,12 +53,18 @@ ABSL_FLAG(uint64_t, max_reports, 0,
 ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
           "On SIGTERM, how long to keep sending spooled reports.");
 
+constexpr char kUsage[] =
+    "tracehealth-agent: predicts what kernel tracing will cost on this host.\n"
+    "  tracehealth-agent --once            readable report of this host\n"
+    "  tracehealth-agent --once --format=json\n"
+    "  tracehealth-agent --server=HOST:PORT [--interval=15s]";
+
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Predicts what kernel tracing will cost on this host.\n"
-      "  tracehealth-agent --once            readable report of this host\n"
-      "  tracehealth-agent --once --format=json\n"
-      "  tracehealth-agent --server=HOST:PORT [--interval=15s]");
+  absl::SetProgramUsageMessage(kUsage);
+  if (tracehealth::WantsHelp(argc, argv)) {
+    std::cout << tracehealth::FlagHelp(kUsage, {"agent/main.cc"});
+    return 0;
+  }
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "tracehealth-agent: unexpected argument '" << rest[1]

@@ -7,12 +7,15 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "common/flag_help.h"
 #include "server/housekeeper.h"
 #include "server/server.h"
 
@@ -123,7 +126,21 @@ int Main(const sigset_t& sigs) {
 }  // namespace
 }  // namespace tracehealth::server
 
+constexpr char kUsage[] =
+    "tracehealth-server: stores the reports of tracehealth agents, answers the "
+    "FleetQuery API\n(predictions, what-ifs, hosts, alerts) and exports "
+    "Prometheus /metrics.\n"
+    "  tracehealth-server --data_dir=DIR [--listen=HOST:PORT] "
+    "[--metrics_listen=HOST:PORT]\n"
+    "      [--alert_rules=FILE] [--tls_cert=PEM --tls_key=PEM "
+    "[--tls_client_ca=PEM]] [--query_token_file=FILE]";
+
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  if (tracehealth::WantsHelp(argc, argv)) {
+    std::cout << tracehealth::FlagHelp(kUsage, {"server/main.cc"});
+    return 0;
+  }
   // SIGTERM/SIGINT are taken by sigwait in Main; block them before any
   // thread (gRPC's included) starts, so every thread inherits the mask.
   sigset_t sigs;
