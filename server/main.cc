@@ -42,6 +42,10 @@ ABSL_FLAG(
     "DNS SAN is the only host_id a client may report as");
 ABSL_FLAG(std::string, query_token_file, "",
           "File holding the bearer token the query API requires");
+ABSL_FLAG(std::string, query_client_names, "",
+          "RE2 pattern: only clients whose certificate CN or a SAN matches it "
+          "in full may use the query API (needs --tls_client_ca); empty: any "
+          "client, agents' certificates included");
 ABSL_FLAG(int64_t, max_message_bytes, ServerConfig().max_message_bytes,
           "Largest gRPC message accepted");
 ABSL_FLAG(
@@ -100,6 +104,7 @@ int Main(const sigset_t& sigs) {
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   config.query_token_file = absl::GetFlag(FLAGS_query_token_file);
+  config.query_client_names = absl::GetFlag(FLAGS_query_client_names);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.max_report_bytes = absl::GetFlag(FLAGS_max_report_bytes);
   config.stale_after_intervals = absl::GetFlag(FLAGS_stale_after_intervals);

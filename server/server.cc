@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/exposer.h"
+#include "re2/re2.h"
 #include "server/alerts/alerting.h"
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
@@ -53,6 +54,25 @@ absl::StatusOr<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
+// --query_client_names, anchored; null when not set.
+absl::StatusOr<std::shared_ptr<const re2::RE2>> ClientNamePattern(
+    const std::string& pattern, const std::string& client_ca) {
+  if (pattern.empty()) return std::shared_ptr<const re2::RE2>();
+  if (client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--query_client_names needs --tls_client_ca (client certificates)");
+  }
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  auto re = std::make_shared<const re2::RE2>(
+      absl::StrCat("^(?:", pattern, ")$"), opts);
+  if (!re->ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--query_client_names: bad pattern \"", pattern, "\": ", re->error()));
+  }
+  return re;
+}
+
 absl::Status WriteFileAtomically(const std::string& path,
                                  const std::string& content) {
   std::string tmp = absl::StrCat(path, ".tmp.", getpid());
@@ -89,14 +109,18 @@ absl::Status Server::Start() {
   }
   // Configuration the operator gets wrong is reported before the store is
   // touched.
-  TH_ASSIGN_OR_RETURN(std::string token, ReadToken(config_.query_token_file));
+  QueryOptions qopts;
+  TH_ASSIGN_OR_RETURN(qopts.token, ReadToken(config_.query_token_file));
+  TH_ASSIGN_OR_RETURN(
+      qopts.client_names,
+      ClientNamePattern(config_.query_client_names, config_.tls_client_ca));
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
       MakeServerCredentials(config_.tls_cert, config_.tls_key,
                             config_.tls_client_ca);
   if (!creds.ok()) return Annotate(creds.status(), "TLS");
   TH_RETURN_IF_ERROR(OpenStore());
   TH_RETURN_IF_ERROR(StartAlerting());
-  TH_RETURN_IF_ERROR(StartServing(*creds, token));
+  TH_RETURN_IF_ERROR(StartServing(*creds, std::move(qopts)));
   TH_RETURN_IF_ERROR(StartMetrics());
   Housekeeper::Options hopts;
   hopts.retention = config_.retention;
@@ -159,8 +183,7 @@ absl::Status Server::StartAlerting() {
 }
 
 absl::Status Server::StartServing(
-    const std::shared_ptr<grpc::ServerCredentials>& creds,
-    const std::string& query_token) {
+    const std::shared_ptr<grpc::ServerCredentials>& creds, QueryOptions qopts) {
   ReportWriter::Options wopts;
   wopts.queue_capacity = static_cast<size_t>(config_.writer_queue);
   writer_ = std::make_unique<ReportWriter>(
@@ -174,8 +197,6 @@ absl::Status Server::StartServing(
   iopts.host_reports_per_second = config_.host_report_rate;
   iopts.host_report_burst = config_.host_report_burst;
   ingest_ = std::make_unique<IngestService>(writer_.get(), &metrics_, iopts);
-  QueryOptions qopts;
-  qopts.token = query_token;
   qopts.stale_after_intervals = config_.stale_after_intervals;
   query_ =
       std::make_unique<QueryService>(&index_, storage_.get(), &metrics_, qopts);

@@ -32,6 +32,7 @@
 #include "server/index/host_index.h"
 #include "server/ingest/report_writer.h"
 #include "server/metrics/server_metrics.h"
+#include "server/query/query_service.h"
 #include "server/report/committed_report.h"
 
 namespace grpc {
@@ -70,6 +71,9 @@ struct ServerConfig {
   std::string tls_client_ca;
   // File holding the bearer token the query API requires; empty: none.
   std::string query_token_file;
+  // RE2 pattern a client certificate's CN or SAN must match in full to use
+  // the query API (needs tls_client_ca); empty: any client may.
+  std::string query_client_names;
   int64_t max_message_bytes = 4 << 20;
   int64_t max_report_bytes = 1 << 20;
   double stale_after_intervals = 3;
@@ -105,7 +109,8 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Starts everything (see the top of this file); call once. Errors, each
-  // naming what failed: no data_dir, an unreadable token file, TLS
+  // naming what failed: no data_dir, an unreadable token file, a bad
+  // query_client_names pattern or one without tls_client_ca, TLS
   // credentials, the data directory (missing, or in use by another server:
   // DataDirLock), the store (cannot open, migrate or load), alert rules
   // (unreadable, invalid, stored alerts unreadable), a listen address
@@ -140,7 +145,7 @@ class Server {
   absl::Status StartAlerting();
   absl::Status StartServing(
       const std::shared_ptr<grpc::ServerCredentials>& creds,
-      const std::string& query_token);
+      QueryOptions query_options);
   absl::Status StartMetrics();
   absl::Status WritePortFile() const;
   void LogCommitFailure(const BatchStats& stats);

@@ -279,6 +279,23 @@ TEST(ServerTest, StartNamesWhatFailed) {
        [](const C& c, S) {
          return c.data_dir + "/no-token: cannot read a token";
        }},
+      {"client names without client certificates",
+       [](C& c, S) { c.query_client_names = "ops-.*"; },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) {
+         return "--query_client_names needs --tls_client_ca (client "
+                "certificates)";
+       }},
+      {"bad client names",
+       [](C& c, S) {
+         c.query_client_names = "ops-(";
+         c.tls_client_ca = c.data_dir + "/ca.pem";
+       },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) {
+         return "--query_client_names: bad pattern \"ops-(\": ";
+       },
+       true},
       {"TLS", [](C& c, S) { c.tls_cert = c.data_dir + "/cert.pem"; },
        absl::StatusCode::kInvalidArgument,
        [](const C&, S) { return "TLS: --tls_cert and --tls_key go together"; }},

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/escape.h"
 #include "common/grpc_code_name.h"
 #include "common/kernel/feature_table_override.h"
@@ -16,6 +17,7 @@
 #include "common/models/explain.h"
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
+#include "re2/re2.h"
 #include "server/alerts/alert_row.h"
 #include "server/index/label_selector.h"
 #include "server/query/recommendation.h"
@@ -375,7 +377,39 @@ grpc::Status QueryService::DoFleetSummary(
   return grpc::Status::OK;
 }
 
+grpc::Status QueryService::AuthorizeClientName(
+    grpc::CallbackServerContext* ctx) const {
+  std::vector<std::string> names;
+  std::shared_ptr<const grpc::AuthContext> auth = ctx->auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    for (const char* prop :
+         {"x509_common_name", "x509_subject_alternative_name"}) {
+      for (const auto& v : auth->FindPropertyValues(prop)) {
+        names.emplace_back(v.data(), v.size());
+      }
+    }
+  }
+  for (const std::string& name : names) {
+    if (RE2::FullMatch(name, *options_.client_names)) return grpc::Status::OK;
+  }
+  if (names.empty()) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        "the query API requires a client certificate whose "
+                        "name --query_client_names allows");
+  }
+  std::vector<std::string> shown;
+  for (const std::string& name : names) shown.push_back(EchoText(name));
+  return grpc::Status(
+      grpc::StatusCode::PERMISSION_DENIED,
+      absl::StrCat("client certificate (", absl::StrJoin(shown, ", "),
+                   ") may not use the query API (--query_client_names)"));
+}
+
 grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
+  if (options_.client_names != nullptr) {
+    grpc::Status st = AuthorizeClientName(ctx);
+    if (!st.ok()) return st;
+  }
   if (options_.token.empty()) return grpc::Status::OK;
   const auto& md = ctx->client_metadata();
   auto it = md.find("authorization");

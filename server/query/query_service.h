@@ -15,6 +15,7 @@
 #define TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/time/time.h"
@@ -25,11 +26,20 @@
 #include "server/metrics/server_metrics.h"
 #include "server/storage/alert_store.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace tracehealth::server {
 
 struct QueryOptions {
   // Bearer token required in the "authorization" metadata; empty: none.
   std::string token;
+  // When set, only clients whose verified certificate has a name (the CN or
+  // a subject alternative name) that this pattern matches in full may
+  // query; others get PERMISSION_DENIED. Null: any client (that has the
+  // token) may, agents' certificates included.
+  std::shared_ptr<const re2::RE2> client_names;
   // A host is stale after this many report intervals without a report.
   double stale_after_intervals = 3;
   // Interval assumed when a report does not carry one.
@@ -88,7 +98,9 @@ class QueryService final : public RawFleetQueryService {
       grpc::CallbackServerContext* ctx, const char* name,
       const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
       grpc::Status (QueryService::*method)(const Request&, Response*) const);
+  // The bearer token and, when configured, the client certificate's name.
   grpc::Status Authorize(grpc::CallbackServerContext* ctx) const;
+  grpc::Status AuthorizeClientName(grpc::CallbackServerContext* ctx) const;
   bool IsStale(const HostEntry& e, absl::Time now) const;
   v1::HostSummary Summarize(const HostEntry& e, v1::ProbeKind kind,
                             absl::Time now) const;
