@@ -38,28 +38,31 @@ CtlRun Ctl(const std::string& dir, const std::vector<std::string>& args) {
   return {rc.ok() ? *rc : -1, out.ok() ? *out : ""};
 }
 
+// Sends one report of `host` to the server at `addr`.
+void SendReport(const std::string& addr, const server::SampleHost& host) {
+  auto stub = v1::TelemetryIngest::NewStub(
+      grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  auto stream = stub->Report(&ctx);
+  ASSERT_TRUE(stream->Write(server::SampleReport(host, 1, absl::Now())));
+  v1::Ack ack;
+  ASSERT_TRUE(stream->Read(&ack));
+  ASSERT_EQ(ack.acked_seq(), 1u);
+  stream->WritesDone();
+  while (stream->Read(&ack)) {
+  }
+  ASSERT_TRUE(stream->Finish().ok());
+}
+
 TEST(TracehealthctlTest, TablesJsonAndErrors) {
   std::string dir = NewTempDir("ctl");
   ASSERT_TRUE(WriteFile(dir + "/token", "tok\n").ok());
   auto sp = StartServer(dir, {"--query_token_file=" + dir + "/token"});
   ASSERT_TRUE(sp.ok()) << sp.status();
-  {
-    auto stub = v1::TelemetryIngest::NewStub(
-        grpc::CreateChannel(sp->grpc_addr, grpc::InsecureChannelCredentials()));
-    grpc::ClientContext ctx;
-    auto stream = stub->Report(&ctx);
-    server::SampleHost h;
-    h.host_id = "ctl-host";
-    h.threads = 300000;
-    ASSERT_TRUE(stream->Write(server::SampleReport(h, 1, absl::Now())));
-    v1::Ack ack;
-    ASSERT_TRUE(stream->Read(&ack));
-    EXPECT_EQ(ack.acked_seq(), 1u);
-    stream->WritesDone();
-    while (stream->Read(&ack)) {
-    }
-    ASSERT_TRUE(stream->Finish().ok());
-  }
+  server::SampleHost h;
+  h.host_id = "ctl-host";
+  h.threads = 300000;
+  SendReport(sp->grpc_addr, h);
   const std::string server = "--server=" + sp->grpc_addr;
   const std::string token = "--token_file=" + dir + "/token";
 
@@ -118,22 +121,6 @@ TEST(TracehealthctlTest, TablesJsonAndErrors) {
 
   ASSERT_TRUE(sp->process->Signal(SIGTERM).ok());
   EXPECT_EQ(*sp->process->Wait(absl::Seconds(30)), 0);
-}
-
-// Sends one report of `host` to the server at `addr`.
-void SendReport(const std::string& addr, const server::SampleHost& host) {
-  auto stub = v1::TelemetryIngest::NewStub(
-      grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext ctx;
-  auto stream = stub->Report(&ctx);
-  ASSERT_TRUE(stream->Write(server::SampleReport(host, 1, absl::Now())));
-  v1::Ack ack;
-  ASSERT_TRUE(stream->Read(&ack));
-  ASSERT_EQ(ack.acked_seq(), 1u);
-  stream->WritesDone();
-  while (stream->Read(&ack)) {
-  }
-  ASSERT_TRUE(stream->Finish().ok());
 }
 
 TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {

@@ -76,11 +76,15 @@ void SelectHosts(v1::HostSelector* sel) {
   sel->set_labels(absl::GetFlag(FLAGS_selector));
 }
 
-// --probe, kprobe_multi_return when not given.
-absl::StatusOr<v1::ProbeKind> ProbeOrDefault() {
+// --hosts/--selector and --probe (kprobe_multi_return when not given) into
+// `req`, a request with both.
+template <typename Request>
+absl::Status SelectHostsAndProbe(Request* req) {
+  SelectHosts(req->mutable_hosts());
   absl::StatusOr<std::optional<v1::ProbeKind>> probe = ProbeFlag();
   if (!probe.ok()) return probe.status();
-  return probe->value_or(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  req->set_probe_kind(probe->value_or(v1::PROBE_KIND_KPROBE_MULTI_RETURN));
+  return absl::OkStatus();
 }
 
 // predict's what-if flags, each -1 ("" for text) when not given.
@@ -196,10 +200,9 @@ int FleetCommands::PrintJson(const google::protobuf::Message& m) {
 
 int FleetCommands::Predict() {
   v1::PredictAttachRequest req;
-  SelectHosts(req.mutable_hosts());
-  absl::StatusOr<v1::ProbeKind> kind = ProbeOrDefault();
-  if (!kind.ok()) return Usage(std::string(kind.status().message()));
-  req.set_probe_kind(*kind);
+  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
   absl::StatusOr<v1::WhatIf> what_if = WhatIfFromFlags();
   if (!what_if.ok()) return Usage(std::string(what_if.status().message()));
   *req.mutable_what_if() = *what_if;
@@ -220,8 +223,8 @@ int FleetCommands::Predict() {
               a.recommendation()});
   }
   t.Print(out_);
-  out_ << resp.matched_hosts() << " host(s) matched, probe " << ProbeName(*kind)
-       << "\n";
+  out_ << resp.matched_hosts() << " host(s) matched, probe "
+       << ProbeName(req.probe_kind()) << "\n";
   if (resp.unknown_hosts_size() > 0) {
     std::vector<std::string> unknown;
     for (const std::string& id : resp.unknown_hosts())
@@ -233,7 +236,9 @@ int FleetCommands::Predict() {
 
 int FleetCommands::Hosts() {
   v1::ListHostsRequest req;
-  SelectHosts(req.mutable_hosts());
+  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
   const std::string mr = absl::GetFlag(FLAGS_min_risk);
   if (!mr.empty()) {
     std::optional<v1::Risk> r = Pick(kRisks, mr);
@@ -250,9 +255,6 @@ int FleetCommands::Hosts() {
                               EscapeText(sort), "'"));
   }
   req.set_sort(*s);
-  absl::StatusOr<v1::ProbeKind> kind = ProbeOrDefault();
-  if (!kind.ok()) return Usage(std::string(kind.status().message()));
-  req.set_probe_kind(*kind);
   req.set_limit(absl::GetFlag(FLAGS_limit));
   v1::ListHostsResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::ListHosts, req, &resp); rc >= 0)
@@ -305,10 +307,9 @@ int FleetCommands::Host(const std::string& id) {
 
 int FleetCommands::Summary() {
   v1::FleetSummaryRequest req;
-  SelectHosts(req.mutable_hosts());
-  absl::StatusOr<v1::ProbeKind> kind = ProbeOrDefault();
-  if (!kind.ok()) return Usage(std::string(kind.status().message()));
-  req.set_probe_kind(*kind);
+  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
   if (absl::GetFlag(FLAGS_limit) > 0) req.set_worst(absl::GetFlag(FLAGS_limit));
   v1::FleetSummaryResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::FleetSummary, req, &resp); rc >= 0)
