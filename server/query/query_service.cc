@@ -8,18 +8,17 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "common/escape.h"
-#include "common/grpc_code_name.h"
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
 #include "common/models/explain.h"
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
-#include "re2/re2.h"
 #include "server/alerts/alert_row.h"
 #include "server/index/label_selector.h"
+#include "server/query/margins.h"
 #include "server/query/recommendation.h"
 #include "server/query/what_if.h"
 
@@ -237,6 +236,8 @@ v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
     s.set_pool_budget_ratio(r.predictions().stack_depot().budget_ratio());
   }
   s.set_purge_seconds(r.predictions().vmap_purge().purge_seconds());
+  if (std::optional<double> m = WorstMargin(r.predictions()))
+    s.set_worst_margin(*m);
   return s;
 }
 
@@ -276,6 +277,12 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
   std::vector<v1::HostSummary> rows;
   for (const HostEntry& e : hosts) {
     if (e.latest->predictions().worst_risk() < req.min_risk()) continue;
+    if (!req.kernel_prefix().empty() &&
+        !absl::StartsWith(e.latest->snapshot().kernel().release(),
+                          req.kernel_prefix())) {
+      continue;
+    }
+    if (req.has_stale() && IsStale(e, now) != req.stale()) continue;
     rows.push_back(Summarize(e, kind, now));
   }
   resp->set_matched_hosts(static_cast<uint32_t>(rows.size()));
@@ -302,6 +309,21 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
         return a.host_id() < b.host_id();
       };
       break;
+    case v1::HOST_SORT_MARGIN:
+      less = [](const auto& a, const auto& b) {
+        if (a.has_worst_margin() != b.has_worst_margin())
+          return a.has_worst_margin();
+        if (a.worst_margin() != b.worst_margin())
+          return a.worst_margin() > b.worst_margin();
+        return a.host_id() < b.host_id();
+      };
+      break;
+    case v1::HOST_SORT_THREADS:
+      less = [](const auto& a, const auto& b) {
+        if (a.threads() != b.threads()) return a.threads() > b.threads();
+        return a.host_id() < b.host_id();
+      };
+      break;
     default:
       less = [](const auto& a, const auto& b) {
         if (a.worst_risk() != b.worst_risk())
@@ -312,9 +334,15 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
         return a.host_id() < b.host_id();
       };
   }
-  size_t limit = std::min<size_t>(Limit(req.limit()), rows.size());
-  std::partial_sort(rows.begin(), rows.begin() + limit, rows.end(), less);
-  for (size_t i = 0; i < limit; ++i) *resp->add_hosts() = std::move(rows[i]);
+  if (req.reverse()) {
+    less = [forward = std::move(less)](const auto& a, const auto& b) {
+      return forward(b, a);
+    };
+  }
+  const size_t first = std::min<size_t>(req.offset(), rows.size());
+  const size_t end = std::min<size_t>(first + Limit(req.limit()), rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + end, rows.end(), less);
+  for (size_t i = first; i < end; ++i) *resp->add_hosts() = std::move(rows[i]);
   return grpc::Status::OK;
 }
 
@@ -367,7 +395,11 @@ grpc::Status QueryService::DoFleetSummary(
         }
         return a.host_id() < b.host_id();
       });
-  for (size_t i = 0; i < worst; ++i) *resp->add_worst() = std::move(rows[i]);
+  for (size_t i = 0; i < worst; ++i) *resp->add_worst() = rows[i];
+  for (v1::MarginCell& cell :
+       MarginStrip(std::move(rows), std::min(req.strip_cells(), kMaxLimit))) {
+    *resp->add_margin_strip() = std::move(cell);
+  }
   AlertFilter f;
   f.states = {v1::ALERT_STATE_FIRING};
   f.limit = 1000000;
@@ -375,126 +407,6 @@ grpc::Status QueryService::DoFleetSummary(
   if (!firing.ok()) return ToGrpc(firing.status());
   resp->set_firing_alerts(static_cast<uint32_t>(firing->size()));
   return grpc::Status::OK;
-}
-
-grpc::Status QueryService::AuthorizeClientName(
-    grpc::CallbackServerContext* ctx) const {
-  std::vector<std::string> names;
-  std::shared_ptr<const grpc::AuthContext> auth = ctx->auth_context();
-  if (auth != nullptr && auth->IsPeerAuthenticated()) {
-    for (const char* prop :
-         {"x509_common_name", "x509_subject_alternative_name"}) {
-      for (const auto& v : auth->FindPropertyValues(prop)) {
-        names.emplace_back(v.data(), v.size());
-      }
-    }
-  }
-  for (const std::string& name : names) {
-    if (RE2::FullMatch(name, *options_.client_names)) return grpc::Status::OK;
-  }
-  if (names.empty()) {
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                        "the query API requires a client certificate whose "
-                        "name --query_client_names allows");
-  }
-  std::vector<std::string> shown;
-  for (const std::string& name : names) shown.push_back(EchoText(name));
-  return grpc::Status(
-      grpc::StatusCode::PERMISSION_DENIED,
-      absl::StrCat("client certificate (", absl::StrJoin(shown, ", "),
-                   ") may not use the query API (--query_client_names)"));
-}
-
-grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
-  if (options_.client_names != nullptr) {
-    grpc::Status st = AuthorizeClientName(ctx);
-    if (!st.ok()) return st;
-  }
-  if (options_.token.empty()) return grpc::Status::OK;
-  const auto& md = ctx->client_metadata();
-  auto it = md.find("authorization");
-  if (it == md.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "bearer token required");
-  }
-  std::string got(it->second.data(), it->second.size());
-  std::string want = "Bearer " + options_.token;
-  // Constant-time comparison.
-  unsigned char diff = got.size() == want.size() ? 0 : 1;
-  for (size_t i = 0; i < want.size(); ++i) {
-    diff |= static_cast<unsigned char>(want[i] ^ (i < got.size() ? got[i] : 0));
-  }
-  if (diff != 0) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "invalid bearer token");
-  }
-  return grpc::Status::OK;
-}
-
-template <typename Request, typename Response>
-grpc::ServerUnaryReactor* QueryService::Handle(
-    grpc::CallbackServerContext* ctx, const char* name,
-    const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
-    grpc::Status (QueryService::*method)(const Request&, Response*) const) {
-  absl::Time start = absl::Now();
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  grpc::Status st = Authorize(ctx);
-  Request req;
-  if (st.ok()) {
-    grpc::ByteBuffer bytes(*in);  // Deserialize consumes its buffer
-    if (!grpc::SerializationTraits<Request>::Deserialize(&bytes, &req).ok()) {
-      st = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("request does not decode as a ",
-                                     Request::descriptor()->full_name(), " (",
-                                     in->Length(), " bytes)"));
-    }
-  }
-  if (st.ok()) {
-    Response resp;
-    st = (this->*method)(req, &resp);
-    bool own_buffer = false;
-    if (st.ok()) {
-      st = grpc::SerializationTraits<Response>::Serialize(resp, out,
-                                                          &own_buffer);
-    }
-  }
-  if (metrics_ != nullptr) {
-    metrics_->ObserveQuery(name, GrpcCodeName(st.error_code()),
-                           absl::ToDoubleSeconds(absl::Now() - start));
-  }
-  reactor->Finish(st);
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* QueryService::PredictAttach(
-    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
-    grpc::ByteBuffer* resp) {
-  return Handle(ctx, "PredictAttach", req, resp,
-                &QueryService::DoPredictAttach);
-}
-
-grpc::ServerUnaryReactor* QueryService::GetHost(
-    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
-    grpc::ByteBuffer* resp) {
-  return Handle(ctx, "GetHost", req, resp, &QueryService::DoGetHost);
-}
-
-grpc::ServerUnaryReactor* QueryService::ListHosts(
-    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
-    grpc::ByteBuffer* resp) {
-  return Handle(ctx, "ListHosts", req, resp, &QueryService::DoListHosts);
-}
-
-grpc::ServerUnaryReactor* QueryService::ListAlerts(
-    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
-    grpc::ByteBuffer* resp) {
-  return Handle(ctx, "ListAlerts", req, resp, &QueryService::DoListAlerts);
-}
-
-grpc::ServerUnaryReactor* QueryService::FleetSummary(
-    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
-    grpc::ByteBuffer* resp) {
-  return Handle(ctx, "FleetSummary", req, resp, &QueryService::DoFleetSummary);
 }
 
 }  // namespace tracehealth::server

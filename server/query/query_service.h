@@ -25,6 +25,7 @@
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/report_store.h"
 
 namespace re2 {
 class RE2;
@@ -45,16 +46,19 @@ struct QueryOptions {
   // Interval assumed when a report does not carry one.
   absl::Duration default_interval = absl::Seconds(60);
   std::function<absl::Time()> now = [] { return absl::Now(); };
+  // The store GetHostHistory reads (not owned); null: it is UNAVAILABLE.
+  ReportStore* history = nullptr;
 };
 
-// The five FleetQuery methods, each taking and returning raw bytes.
+// The six FleetQuery methods, each taking and returning raw bytes.
 using RawFleetQueryService =
     v1::FleetQuery::WithRawCallbackMethod_PredictAttach<
         v1::FleetQuery::WithRawCallbackMethod_GetHost<
             v1::FleetQuery::WithRawCallbackMethod_ListHosts<
                 v1::FleetQuery::WithRawCallbackMethod_ListAlerts<
                     v1::FleetQuery::WithRawCallbackMethod_FleetSummary<
-                        v1::FleetQuery::Service>>>>>;
+                        v1::FleetQuery::WithRawCallbackMethod_GetHostHistory<
+                            v1::FleetQuery::Service>>>>>>;
 
 class QueryService final : public RawFleetQueryService {
  public:
@@ -73,6 +77,10 @@ class QueryService final : public RawFleetQueryService {
                             v1::ListAlertsResponse* resp) const;
   grpc::Status DoFleetSummary(const v1::FleetSummaryRequest& req,
                               v1::FleetSummaryResponse* resp) const;
+  // Errors: INVALID_ARGUMENT (no host id, from after to, a bad probe kind),
+  // NOT_FOUND (unknown host), the store's.
+  grpc::Status DoGetHostHistory(const v1::GetHostHistoryRequest& req,
+                                v1::GetHostHistoryResponse* resp) const;
 
   grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
                                           const grpc::ByteBuffer* req,
@@ -89,6 +97,9 @@ class QueryService final : public RawFleetQueryService {
   grpc::ServerUnaryReactor* FleetSummary(grpc::CallbackServerContext* ctx,
                                          const grpc::ByteBuffer* req,
                                          grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* GetHostHistory(grpc::CallbackServerContext* ctx,
+                                           const grpc::ByteBuffer* req,
+                                           grpc::ByteBuffer* resp) override;
 
  private:
   // Authorizes, decodes `in` as a Request, runs `method` and encodes its
