@@ -53,12 +53,20 @@ ABSL_FLAG(uint64_t, max_reports, 0,
           "Stop after this many reports (0: run until SIGTERM).");
 ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
           "On SIGTERM, how long to keep sending spooled reports.");
+ABSL_FLAG(std::string, local_socket, "",
+          "Unix socket of the local gate API (tracehealthctl gate), mode 0660; "
+          "default STATE_DIR/gate.sock, \"none\" for no gate; not served with "
+          "--once.");
+ABSL_FLAG(std::string, local_socket_group, "",
+          "Group (name or gid) whose members may use --local_socket (default: "
+          "root and the agent's user only).");
 
 constexpr char kUsage[] =
     "tracehealth-agent: predicts what kernel tracing will cost on this host.\n"
     "  tracehealth-agent --once            readable report of this host\n"
     "  tracehealth-agent --once --format=json\n"
-    "  tracehealth-agent --server=HOST:PORT [--interval=15s]";
+    "  tracehealth-agent --server=HOST:PORT [--interval=15s]\n"
+    "  tracehealth-agent --local_socket=PATH   print reports, serve the gate";
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
@@ -107,5 +115,7 @@ int main(int argc, char** argv) {
   config.fdinfo_max_files = absl::GetFlag(FLAGS_fdinfo_max_files);
   config.max_reports = absl::GetFlag(FLAGS_max_reports);
   config.shutdown_flush_timeout = absl::GetFlag(FLAGS_shutdown_flush_timeout);
+  config.local_socket = absl::GetFlag(FLAGS_local_socket);
+  config.local_socket_group = absl::GetFlag(FLAGS_local_socket_group);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);
 }

@@ -20,6 +20,7 @@
 #include "common/read_file.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/tracehealthctl/fleet_commands.h"
+#include "tools/tracehealthctl/gate_command.h"
 #include "tools/tracehealthctl/model_command.h"
 #include "tools/tracehealthctl/usage.h"
 
@@ -129,9 +130,13 @@ int Run(bool help, const std::vector<std::string>& positional) {
 }  // namespace tracehealth
 
 int main(int argc, char** argv) {
+  // The gate parses its own flags: its usage errors exit 3, not absl's 1.
+  if (tracehealth::IsGateCommand(argc, argv)) {
+    return tracehealth::RunGateMain(argc, argv, std::cout, std::cerr);
+  }
   absl::SetProgramUsageMessage(
       "tracehealthctl [flags] predict|hosts|host ID|summary|alerts|model "
-      "KIND|help (see tracehealthctl --help)");
+      "KIND|gate|help (see tracehealthctl --help)");
   const bool help = tracehealth::WantsHelp(argc, argv);
   std::vector<char*> rest = tracehealth::WithoutHelp(argc, argv);
   std::vector<char*> parsed =

@@ -71,6 +71,11 @@ const std::vector<Command>& Commands() {
         "persistent_bytes",
         "history",
         "show_stacks"}},
+      {"gate",
+       "gate [gate flags] (its own: tracehealthctl gate --help)",
+       "Asks the local agent whether attaching a probe is safe now; exit 0 "
+       "safe, 1 unsafe, 2 unknown, 3 usage.",
+       {}},
       {"help", "help [COMMAND]", "This help, or one command's.", {}},
   };
   return *commands;
