@@ -131,7 +131,8 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
     EXPECT_EQ(help.code, 0) << args[0] << "\n" << help.out;
     for (const char* command :
          {"  predict [", "  hosts [", "  host HOST_ID", "  summary [",
-          "  alerts [", "  model fgraph|stackdepot|vmap", "  help ["}) {
+          "  alerts [", "  model fgraph|stackdepot|vmap", "  gate [",
+          "  help ["}) {
       EXPECT_TRUE(absl::StrContains(help.out, command)) << command;
     }
     EXPECT_TRUE(absl::StrContains(help.out, "  --server=127.0.0.1:7443\n"));
@@ -166,7 +167,8 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.out,
             "tracehealthctl: unknown command \"frobnicate\" (predict, hosts, "
-            "host, summary, alerts, model, help; see tracehealthctl --help)\n");
+            "host, summary, alerts, model, gate, help; see tracehealthctl "
+            "--help)\n");
 }
 
 // Flags a command cannot use are errors that list the values they take,
