@@ -1,7 +1,8 @@
 // Server: the tracehealth-server program's parts, built and run in order.
 //
-// Start() opens the store (migrating it), reads the alert rules, rebuilds
-// the latest-state index from the store (seeding what `increased` rules
+// Start() opens the store (migrating it; a SQLite store's data directory
+// is locked first, one server each), reads the alert rules, rebuilds the
+// latest-state index from the store (seeding what `increased` rules
 // compare with; on PostgreSQL it then follows the other replicas' commits),
 // restores the stored alerts, then starts the report writer, the
 // gRPC services (ingest and query), the HTTP /metrics exposer and the
@@ -37,6 +38,7 @@
 #include "server/ingest/report_writer.h"
 #include "server/metrics/host_collector.h"
 #include "server/metrics/server_metrics.h"
+#include "server/query/query_service.h"
 #include "server/report/committed_report.h"
 
 namespace grpc {
@@ -53,6 +55,7 @@ namespace tracehealth::server {
 class AlertStore;
 class AlertTransitions;
 class Alerting;
+class DataDirLock;
 class ChangeFeed;
 class ChangeFollower;
 class Housekeeper;
@@ -98,6 +101,9 @@ struct ServerConfig {
   // File holding the bearer token the query API requires; empty: none.
   // The HTTP side's /api/v1 requires the same token.
   std::string query_token_file;
+  // RE2 pattern a client certificate's CN or SAN must match in full to use
+  // the gRPC query API (needs tls_client_ca); empty: any client may.
+  std::string query_client_names;
   // /metrics requires the token too.
   bool metrics_require_token = false;
   // PEM files of the HTTP port's certificate and key: HTTPS only.
@@ -164,9 +170,10 @@ class Server {
 
   // Starts everything (see the top of this file); call once. Errors, each
   // naming what failed: an unknown store, no data_dir (SQLite) or DSN
-  // (PostgreSQL), an unreadable token file, TLS
-  // credentials, the store (cannot open, connect, migrate or load; nothing
-  // listens yet), alert rules
+  // (PostgreSQL), an unreadable token file, a bad query_client_names
+  // pattern or one without tls_client_ca, TLS credentials, the data
+  // directory (missing, or in use by another server: DataDirLock), the store
+  // (cannot open, connect, migrate or load; nothing listens yet), alert rules
   // (unreadable, invalid, stored alerts unreadable), a listen address
   // (Unavailable), the port file. After an error, Stop (or the destructor)
   // undoes what was started.
@@ -203,7 +210,7 @@ class Server {
   absl::Status LoadIndex();
   absl::Status StartServing(
       const std::shared_ptr<grpc::ServerCredentials>& creds,
-      const std::string& query_token);
+      QueryOptions query_options);
   absl::Status StartHttp(const std::string& token);
   HostMetricsOptions MetricsOptions() const;
   absl::Status WritePortFile() const;
@@ -214,6 +221,7 @@ class Server {
 
   // Declared in the order Start builds them, so that they are destroyed in
   // the reverse order.
+  std::unique_ptr<DataDirLock> data_dir_lock_;  // SQLite; after the store
   // The store: one object implementing every storage interface.
   std::shared_ptr<void> store_owner_;
   ReportStore* reports_ = nullptr;

@@ -39,7 +39,8 @@ void AlertEngine::Promote(Instance& inst, const AlertRule& rule, absl::Time now,
 
 void AlertEngine::Apply(const AlertRule& rule, const std::string& host,
                         const std::map<std::string, std::string>& host_labels,
-                        bool matched, double value, absl::Time now,
+                        const v1::HostReport* report, bool matched,
+                        double value, absl::Time now,
                         std::vector<v1::Alert>* changed) {
   Key key{rule.name, host};
   auto it = instances_.find(key);
@@ -82,10 +83,16 @@ void AlertEngine::Apply(const AlertRule& rule, const std::string& host,
   inst.matching = true;
   inst.alert.set_value(value);
   inst.alert.clear_annotations();
+  AnnotationContext context;
+  context.rule = rule.name;
+  context.host = host;
+  context.severity = rule.severity;
+  context.value = value;
+  context.threshold = rule.condition.threshold();
+  context.labels = &host_labels;
+  context.report = report;
   for (const auto& [k, tmpl] : rule.annotations) {
-    (*inst.alert.mutable_annotations())[k] =
-        ExpandTemplate(tmpl, rule.name, host, value, rule.condition.threshold(),
-                       rule.severity, host_labels);
+    (*inst.alert.mutable_annotations())[k] = tmpl.Expand(context);
   }
   size_t before = changed->size();
   Promote(inst, rule, now, changed);
@@ -128,14 +135,16 @@ std::vector<v1::Alert> AlertEngine::Evaluate(
     const AlertRule& rule = rules_[i];
     if (rule.condition.is_silence()) {
       // A report ends the silence.
-      Apply(rule, report.host_id(), labels, false, 0, now, &changed);
+      Apply(rule, report.host_id(), labels, &report, false, 0, now, &changed);
       continue;
     }
-    EvalInput input{&report, previous, 0};
+    EvalInput input;
+    input.report = &report;
+    input.previous = previous;
     if (i < previous_values.size()) input.previous_value = previous_values[i];
     EvalResult r = rule.condition.Evaluate(input);
-    Apply(rule, report.host_id(), labels, r.matched, r.value.value_or(0), now,
-          &changed);
+    Apply(rule, report.host_id(), labels, &report, r.matched,
+          r.value.value_or(0), now, &changed);
   }
   return changed;
 }
@@ -157,7 +166,10 @@ std::vector<v1::Alert> AlertEngine::Tick(
       if (!r.value) continue;  // interval unknown: cannot tell
       if (!r.matched && !Live(rule.name, h.host_id)) continue;
       if (!labels) labels = h.labels.ToMap();
-      Apply(rule, h.host_id, *labels, r.matched, *r.value, now, &changed);
+      // The index keeps no report of a silent host: its {{report.*}}
+      // annotations read "unknown".
+      Apply(rule, h.host_id, *labels, nullptr, r.matched, *r.value, now,
+            &changed);
     }
   }
   for (auto it = instances_.begin(); it != instances_.end();) {

@@ -70,7 +70,9 @@ class AlertEngine {
       absl::Span<const std::optional<double>> previous_values, absl::Time now);
 
   // Evaluates silence rules for `hosts`, promotes pending alerts whose `for`
-  // has elapsed, forgets old resolved alerts. Returns changed alerts.
+  // has elapsed, forgets old resolved alerts. Returns changed alerts. A
+  // silence alert has no report: its {{report.*}} annotations read
+  // "unknown" ({{host}}, {{value}} and {{label.NAME}} are filled).
   std::vector<v1::Alert> Tick(absl::Time now,
                               const std::vector<HostLiveness>& hosts);
 
@@ -96,10 +98,11 @@ class AlertEngine {
   using Key = std::pair<std::string, std::string>;  // (rule, host)
 
   // Applies one evaluation result; appends to `changed` when state moved.
+  // `report` (may be null) fills the annotations' {{report.*}}.
   void Apply(const AlertRule& rule, const std::string& host,
              const std::map<std::string, std::string>& host_labels,
-             bool matched, double value, absl::Time now,
-             std::vector<v1::Alert>* changed)
+             const v1::HostReport* report, bool matched, double value,
+             absl::Time now, std::vector<v1::Alert>* changed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether (rule, host) is pending or firing.
   bool Live(const std::string& rule, const std::string& host) const

@@ -1,5 +1,6 @@
 // PredictAttach with a plan, on hosts whose predictions are worked out by
 // hand below (the real store, index and models).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -211,6 +212,47 @@ TEST_F(PlanQueryTest, AWhatIfReplansEveryHost) {
       (std::vector<std::string>{"c-over", "d-warn", "e-stall", "f-unknown"}));
   EXPECT_EQ(r.plan().waves(2).number(), 3u);
   EXPECT_EQ(r.plan().waves(2).plan_class(), v1::PLAN_CLASS_UNKNOWN);
+}
+
+// The fleet-wide what-if marks the inputs it replaces as the host-by-host
+// one does (what_if_test): each override alone is listed OVERRIDDEN in the
+// answer's basis, the host's other inputs keep their own source.
+TEST_F(PlanQueryTest, EachOverriddenInputIsListedAsOverridden) {
+  struct One {
+    const char* input;
+    void (*set)(v1::WhatIf&);
+  };
+  const One each[] = {
+      {"threads.total", [](v1::WhatIf& w) { w.set_threads(400000); }},
+      {"fgraph.null_threads_bound",
+       [](v1::WhatIf& w) { w.set_null_threads(5); }},
+      {"kernel.preempt_mode",
+       [](v1::WhatIf& w) { w.set_preempt_mode(v1::PREEMPT_MODE_FULL); }},
+      {"kernel.release", [](v1::WhatIf& w) { w.set_kernel_release("6.19.1"); }},
+      {"fgraph.active", [](v1::WhatIf& w) { w.set_fgraph_active(false); }},
+      {"batch", [](v1::WhatIf& w) { w.set_batch(1024); }},
+  };
+  for (const One& one : each) {
+    SCOPED_TRACE(one.input);
+    v1::PredictAttachRequest req;
+    req.set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+    req.mutable_hosts()->add_host_ids("e-stall");
+    one.set(*req.mutable_what_if());
+    v1::PredictAttachResponse resp;
+    grpc::Status st = service_->DoPredictAttach(req, &resp);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_EQ(resp.answers_size(), 1);
+    std::map<std::string, v1::InputSource> got;
+    for (const v1::BasisInput& in :
+         resp.answers(0).prediction().basis().inputs())
+      got[in.name()] = in.source();
+    EXPECT_EQ(got[one.input], v1::INPUT_SOURCE_OVERRIDDEN);
+    for (const auto& [name, source] : got) {
+      if (name != one.input && name != "fgraph.null_threads_bound") {
+        EXPECT_NE(source, v1::INPUT_SOURCE_OVERRIDDEN) << name;
+      }
+    }
+  }
 }
 
 TEST_F(PlanQueryTest, BadPlansAreRefusedWithTheField) {

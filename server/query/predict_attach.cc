@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/models/evaluate.h"
 #include "common/models/explain.h"
 #include "common/proto_time.h"
@@ -107,8 +108,9 @@ grpc::Status QueryService::DoPredictAttach(
   if (!wi.ok()) return ToGrpc(wi);
   v1::ProbeKind kind = KindOrDefault(req.probe_kind());
   if (!v1::ProbeKind_IsValid(kind)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "unknown probe_kind");
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("probe_kind: unknown value ", req.probe_kind()));
   }
   std::optional<double> budget;
   if (req.has_plan()) {

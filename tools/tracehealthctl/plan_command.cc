@@ -1,6 +1,8 @@
 #include "tools/tracehealthctl/plan_command.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
@@ -9,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "common/enum_names.h"
+#include "common/escape.h"
 #include "common/format.h"
 #include "tools/tracehealthctl/table.h"
 #include "tools/tracehealthctl/what_if_flags.h"
@@ -18,7 +21,9 @@ ABSL_FLAG(absl::Duration, max_latency, absl::ZeroDuration(),
 ABSL_FLAG(int32_t, wave_hosts, 20,
           "plan: hosts listed per wave, least predicted latency first");
 
-namespace tracehealth::server {
+namespace tracehealth {
+
+using server::Table;
 
 const char* PlanClassName(v1::PlanClass c) {
   switch (c) {
@@ -35,15 +40,14 @@ const char* PlanClassName(v1::PlanClass c) {
   }
 }
 
-bool PlanRequestFromFlags(v1::PredictAttachRequest* req, std::ostream& err) {
+absl::Status PlanRequestFromFlags(v1::PredictAttachRequest* req) {
   const absl::Duration max = absl::GetFlag(FLAGS_max_latency);
   if (max <= absl::ZeroDuration()) {
-    err << "plan: --max_latency is required and must be > 0 (e.g. 2s)\n";
-    return false;
+    return absl::InvalidArgumentError(
+        "plan: --max_latency is required and must be > 0 (e.g. 2s)");
   }
   if (absl::GetFlag(FLAGS_wave_hosts) < 0) {
-    err << "plan: --wave_hosts must be >= 0\n";
-    return false;
+    return absl::InvalidArgumentError("plan: --wave_hosts must be >= 0");
   }
   const int64_t ns = absl::ToInt64Nanoseconds(max);
   req->mutable_plan()->mutable_max_latency()->set_seconds(ns / 1000000000);
@@ -51,7 +55,10 @@ bool PlanRequestFromFlags(v1::PredictAttachRequest* req, std::ostream& err) {
       static_cast<int32_t>(ns % 1000000000));
   req->mutable_plan()->set_wave_host_ids(
       static_cast<uint32_t>(absl::GetFlag(FLAGS_wave_hosts)));
-  return WhatIfFromFlags(req->mutable_what_if(), err);
+  absl::StatusOr<v1::WhatIf> what_if = WhatIfFromFlags();
+  if (!what_if.ok()) return what_if.status();
+  *req->mutable_what_if() = *std::move(what_if);
+  return absl::OkStatus();
 }
 
 void PrintPlan(const v1::PredictAttachRequest& req,
@@ -74,7 +81,8 @@ void PrintPlan(const v1::PredictAttachRequest& req,
   waves.Print(out);
   for (const v1::PlanWave& w : p.waves()) {
     if (w.host_ids_size() == 0) continue;
-    out << "wave " << w.number() << ": " << absl::StrJoin(w.host_ids(), ",");
+    out << "wave " << w.number() << ": "
+        << EscapeText(absl::StrJoin(w.host_ids(), ","));
     if (static_cast<uint32_t>(w.host_ids_size()) < w.hosts()) {
       out << " (" << w.host_ids_size() << " of " << w.hosts() << ")";
     }
@@ -92,8 +100,11 @@ void PrintPlan(const v1::PredictAttachRequest& req,
     worst.Print(out);
   }
   if (resp.unknown_hosts_size() > 0) {
-    out << "unknown: " << absl::StrJoin(resp.unknown_hosts(), ", ") << "\n";
+    std::vector<std::string> unknown;
+    for (const std::string& id : resp.unknown_hosts())
+      unknown.push_back(EscapeText(id));
+    out << "unknown: " << absl::StrJoin(unknown, ", ") << "\n";
   }
 }
 
-}  // namespace tracehealth::server
+}  // namespace tracehealth

@@ -10,14 +10,16 @@
 
 #include <ostream>
 
+#include "absl/status/status.h"
 #include "proto/tracehealth/v1/query.pb.h"
 
-namespace tracehealth::server {
+namespace tracehealth {
 
 // Sets the plan (--max_latency, --wave_hosts) and the what-if of `req`
-// from the flags. False, with the reason on `err`, for a missing or
-// non-positive --max_latency, a negative --wave_hosts or a bad what-if.
-bool PlanRequestFromFlags(v1::PredictAttachRequest* req, std::ostream& err);
+// from the flags. INVALID_ARGUMENT naming the flag for a missing or
+// non-positive --max_latency, a negative --wave_hosts or a bad what-if
+// (what_if_flags.h).
+absl::Status PlanRequestFromFlags(v1::PredictAttachRequest* req);
 
 // The readable form of a response to a plan request.
 void PrintPlan(const v1::PredictAttachRequest& req,
@@ -26,6 +28,6 @@ void PrintPlan(const v1::PredictAttachRequest& req,
 // "lockup risk" for PLAN_CLASS_LOCKUP_RISK.
 const char* PlanClassName(v1::PlanClass c);
 
-}  // namespace tracehealth::server
+}  // namespace tracehealth
 
 #endif  // TRACEHEALTH_TOOLS_TRACEHEALTHCTL_PLAN_COMMAND_H_

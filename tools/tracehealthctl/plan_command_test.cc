@@ -1,9 +1,11 @@
 #include "tools/tracehealthctl/plan_command.h"
 
 #include <sstream>
+#include <string>
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 
@@ -12,20 +14,21 @@ ABSL_DECLARE_FLAG(int32_t, wave_hosts);
 ABSL_DECLARE_FLAG(int64_t, threads);
 ABSL_DECLARE_FLAG(std::string, preempt);
 
-namespace tracehealth::server {
+namespace tracehealth {
 namespace {
 
 TEST(PlanCommandTest, RequestFromFlags) {
-  std::ostringstream err;
   v1::PredictAttachRequest req;
   absl::SetFlag(&FLAGS_max_latency, absl::ZeroDuration());
-  EXPECT_FALSE(PlanRequestFromFlags(&req, err));
-  EXPECT_NE(err.str().find("--max_latency is required"), std::string::npos);
+  absl::Status st = PlanRequestFromFlags(&req);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--max_latency is required"), std::string::npos)
+      << st;
 
   absl::SetFlag(&FLAGS_max_latency, absl::Milliseconds(2500));
   absl::SetFlag(&FLAGS_wave_hosts, 5);
   absl::SetFlag(&FLAGS_threads, 400000);
-  ASSERT_TRUE(PlanRequestFromFlags(&req, err)) << err.str();
+  ASSERT_TRUE(PlanRequestFromFlags(&req).ok());
   EXPECT_EQ(req.plan().max_latency().seconds(), 2);
   EXPECT_EQ(req.plan().max_latency().nanos(), 500000000);
   EXPECT_EQ(req.plan().wave_host_ids(), 5u);
@@ -33,11 +36,16 @@ TEST(PlanCommandTest, RequestFromFlags) {
 
   absl::SetFlag(&FLAGS_preempt, "sometimes");
   v1::PredictAttachRequest bad;
-  EXPECT_FALSE(PlanRequestFromFlags(&bad, err));
-  EXPECT_NE(err.str().find("unknown --preempt sometimes"), std::string::npos);
+  st = PlanRequestFromFlags(&bad);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--preempt: expected "), std::string::npos) << st;
+  EXPECT_NE(st.message().find("'sometimes'"), std::string::npos) << st;
   absl::SetFlag(&FLAGS_preempt, "");
   absl::SetFlag(&FLAGS_wave_hosts, -1);
-  EXPECT_FALSE(PlanRequestFromFlags(&bad, err));
+  st = PlanRequestFromFlags(&bad);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--wave_hosts must be >= 0"), std::string::npos)
+      << st;
   absl::SetFlag(&FLAGS_wave_hosts, 20);
   absl::SetFlag(&FLAGS_threads, -1);
 }
@@ -91,4 +99,4 @@ TEST(PlanCommandTest, PrintsCountsWavesAndWorstHosts) {
 }
 
 }  // namespace
-}  // namespace tracehealth::server
+}  // namespace tracehealth

@@ -5,11 +5,11 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
-#include "absl/strings/ascii.h"
-#include "common/enum_names.h"
+#include "absl/status/status.h"
+#include "tools/tracehealthctl/model_request.h"
 
+// Defined in tools/tracehealthctl/model_request.cc (shared with `model`).
 ABSL_DECLARE_FLAG(std::string, kernel);
-ABSL_DECLARE_FLAG(std::string, preempt);
 ABSL_DECLARE_FLAG(int64_t, threads);
 ABSL_DECLARE_FLAG(int64_t, null_threads);
 ABSL_DECLARE_FLAG(std::string, fgraph_active);
@@ -17,35 +17,40 @@ ABSL_DECLARE_FLAG(int64_t, batch);
 ABSL_DECLARE_FLAG(double, c_visit_ns);
 ABSL_DECLARE_FLAG(double, latency_budget);
 
-namespace tracehealth::server {
+namespace tracehealth {
 
-bool WhatIfFromFlags(v1::WhatIf* w, std::ostream& err) {
-  if (absl::GetFlag(FLAGS_threads) >= 0)
-    w->set_threads(absl::GetFlag(FLAGS_threads));
-  if (absl::GetFlag(FLAGS_null_threads) >= 0) {
-    w->set_null_threads(absl::GetFlag(FLAGS_null_threads));
-  }
-  if (absl::GetFlag(FLAGS_batch) >= 0) w->set_batch(absl::GetFlag(FLAGS_batch));
-  if (!absl::GetFlag(FLAGS_preempt).empty()) {
-    std::optional<v1::PreemptMode> mode = PreemptModeFromName(
-        absl::AsciiStrToLower(absl::GetFlag(FLAGS_preempt)));
-    if (!mode.has_value()) {
-      err << "unknown --preempt " << absl::GetFlag(FLAGS_preempt) << "\n";
-      return false;
+absl::StatusOr<v1::WhatIf> WhatIfFromFlags() {
+  if (absl::Status st = CheckModelFlagRanges(); !st.ok()) return st;
+  v1::WhatIf w;
+  if (int64_t v = absl::GetFlag(FLAGS_threads); v >= 0) w.set_threads(v);
+  if (int64_t v = absl::GetFlag(FLAGS_null_threads); v >= 0)
+    w.set_null_threads(v);
+  if (int64_t v = absl::GetFlag(FLAGS_batch); v >= 0) {
+    if (v == 0 || v > (1 << 20)) {
+      return absl::InvalidArgumentError("--batch must be in 1..1048576");
     }
-    w->set_preempt_mode(*mode);
+    w.set_batch(static_cast<uint32_t>(v));
   }
+  absl::StatusOr<std::optional<v1::PreemptMode>> mode = PreemptFlag();
+  if (!mode.ok()) return mode.status();
+  if (mode->has_value()) w.set_preempt_mode(**mode);
   if (!absl::GetFlag(FLAGS_kernel).empty())
-    w->set_kernel_release(absl::GetFlag(FLAGS_kernel));
-  if (absl::GetFlag(FLAGS_c_visit_ns) > 0) {
-    w->set_c_visit_seconds(absl::GetFlag(FLAGS_c_visit_ns) * 1e-9);
+    w.set_kernel_release(absl::GetFlag(FLAGS_kernel));
+  if (double v = absl::GetFlag(FLAGS_c_visit_ns); v >= 0) {
+    if (v == 0) return absl::InvalidArgumentError("--c_visit_ns must be > 0");
+    w.set_c_visit_seconds(v * 1e-9);
   }
-  if (absl::GetFlag(FLAGS_latency_budget) > 0) {
-    w->set_latency_budget_seconds(absl::GetFlag(FLAGS_latency_budget));
+  if (double v = absl::GetFlag(FLAGS_latency_budget); v >= 0) {
+    if (v == 0) {
+      return absl::InvalidArgumentError("--latency_budget must be > 0");
+    }
+    w.set_latency_budget_seconds(v);
   }
-  const std::string fa = absl::GetFlag(FLAGS_fgraph_active);
-  if (!fa.empty()) w->set_fgraph_active(fa == "true" || fa == "1");
-  return true;
+  absl::StatusOr<std::optional<bool>> active =
+      BoolFlag("fgraph_active", absl::GetFlag(FLAGS_fgraph_active));
+  if (!active.ok()) return active.status();
+  if (active->has_value()) w.set_fgraph_active(**active);
+  return w;
 }
 
-}  // namespace tracehealth::server
+}  // namespace tracehealth

@@ -168,7 +168,9 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   std::vector<int64_t> rowids(rows.size(), 0);  // of the rows stored
   for (size_t i = 0; i < rows.size(); ++i) {
     const ReportRow& r = rows[i];
-    if (ledger.Seen(r.host_id, r.seq)) {
+    absl::StatusOr<bool> stored = ledger.Stored(r.host_id, r.seq);
+    if (!stored.ok()) return rollback(stored.status());
+    if (*stored) {
       out.push_back(WriteOutcome::kDuplicate);
       continue;
     }
@@ -188,7 +190,11 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
       return rollback(st);
     }
     rowids[i] = sqlite3_last_insert_rowid(db);
-    ledger.Record(r.host_id, r.seq, r.received_at_ns, rowids[i]);
+    if (absl::Status st =
+            ledger.Record(r.host_id, r.seq, r.received_at_ns, rowids[i]);
+        !st.ok()) {
+      return rollback(st);
+    }
     out.push_back(WriteOutcome::kStored);
   }
   ins.Reset();
