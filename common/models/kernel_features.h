@@ -39,6 +39,18 @@ KernelFeatures ResolveKernelFeatures(const v1::KernelInfo& kernel,
 KernelFeatures ResolveKernelFeatures(const v1::KernelInfo& kernel,
                                      const ModelOptions& options);
 
+// A model's entry point without resolved features: resolves the snapshot's
+// and returns what `predict(snapshot, options, features, &out)` fills.
+template <typename Prediction, typename Predict>
+Prediction PredictWithFeatures(const v1::HostSnapshot& snapshot,
+                               const ModelOptions& options, Predict predict) {
+  const KernelFeatures features =
+      ResolveKernelFeatures(snapshot.kernel(), options);
+  Prediction out;
+  predict(snapshot, options, features, &out);
+  return out;
+}
+
 }  // namespace tracehealth
 
 #endif  // TRACEHEALTH_COMMON_MODELS_KERNEL_FEATURES_H_

@@ -58,6 +58,18 @@ class ModelInputs {
   size_t size_ = 0;
 };
 
+// Ends a prediction of a model that does not apply to the host (say, no
+// KASAN): RISK_NONE when the config that says so was read, RISK_UNKNOWN when
+// it was not, and the confidence of the inputs looked at.
+template <typename Prediction, typename Inputs>
+void SetNotApplying(bool config_known, const Inputs& inputs, int unknown_inputs,
+                    Prediction* out) {
+  out->set_applies(false);
+  out->set_risk(config_known ? v1::RISK_NONE : v1::RISK_UNKNOWN);
+  out->mutable_basis()->set_confidence(
+      Confidence(inputs.Defaults(), unknown_inputs));
+}
+
 }  // namespace tracehealth
 
 #endif  // TRACEHEALTH_COMMON_MODELS_MODEL_INPUTS_H_

@@ -220,11 +220,11 @@ DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
 
 v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                            const ModelOptions& options) {
-  const KernelFeatures features =
-      ResolveKernelFeatures(snapshot.kernel(), options);
-  v1::StackDepotPrediction out;
-  PredictStackDepot(snapshot, options, features, &out);
-  return out;
+  return PredictWithFeatures<v1::StackDepotPrediction>(
+      snapshot, options,
+      [](const v1::HostSnapshot& s, const ModelOptions& o,
+         const KernelFeatures& f,
+         v1::StackDepotPrediction* out) { PredictStackDepot(s, o, f, out); });
 }
 
 void PredictStackDepot(const v1::HostSnapshot& snapshot,
@@ -236,16 +236,14 @@ void PredictStackDepot(const v1::HostSnapshot& snapshot,
   v1::StackDepotPrediction& out = *out_ptr;
   const DepotCase k = MakeDepotCase(
       snapshot, features, GrowthPoolsPerSecond(snapshot.depot_history()));
-  out.set_applies(k.applies);
   // A hash-backend record: ALIGN(32 + 8 · frames, 16).
   out.set_hash_record_bytes(
       static_cast<uint32_t>(HashRecordBytes(k.max_frames)));
   if (!k.applies) {
-    out.set_risk(k.any_config ? v1::RISK_NONE : v1::RISK_UNKNOWN);
-    out.mutable_basis()->set_confidence(
-        Confidence(k.inputs.Defaults(), k.unknown_inputs));
+    SetNotApplying(k.any_config, k.inputs, k.unknown_inputs, &out);
     return;
   }
+  out.set_applies(true);
   out.set_max_pools(k.max_pools);
   if (k.pools) {
     // budget = pools / max_pools

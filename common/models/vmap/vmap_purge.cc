@@ -128,11 +128,11 @@ VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
 
 v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
                                          const ModelOptions& options) {
-  const KernelFeatures features =
-      ResolveKernelFeatures(snapshot.kernel(), options);
-  v1::VmapPurgePrediction out;
-  PredictVmapPurge(snapshot, options, features, &out);
-  return out;
+  return PredictWithFeatures<v1::VmapPurgePrediction>(
+      snapshot, options,
+      [](const v1::HostSnapshot& s, const ModelOptions& o,
+         const KernelFeatures& f,
+         v1::VmapPurgePrediction* out) { PredictVmapPurge(s, o, f, out); });
 }
 
 void PredictVmapPurge(const v1::HostSnapshot& snapshot,
@@ -143,13 +143,11 @@ void PredictVmapPurge(const v1::HostSnapshot& snapshot,
   ResetKeepingBasis(out_ptr);
   v1::VmapPurgePrediction& out = *out_ptr;
   const VmapCase k = MakeVmapCase(snapshot, features);
-  out.set_applies(k.applies);
   if (!k.applies) {
-    out.set_risk(k.config_known ? v1::RISK_NONE : v1::RISK_UNKNOWN);
-    out.mutable_basis()->set_confidence(
-        Confidence(k.inputs.Defaults(), k.unknown_inputs));
+    SetNotApplying(k.config_known, k.inputs, k.unknown_inputs, &out);
     return;
   }
+  out.set_applies(true);
   const v1::VmallocState& vm = snapshot.vmalloc();
   // lazy_max_pages() = fls(cpus) · 32 MiB / PAGE_SIZE
   out.set_lazy_threshold_pages(LazyMaxPages(k.cpus, k.page_size));
