@@ -28,6 +28,9 @@ inline constexpr double kConfidencePerUnknown = 0.3;
 // MEASURED, DERIVED and OVERRIDDEN inputs do not lower it (an override is
 // what the caller asked).
 double Confidence(int default_inputs, int unknown_inputs);
+// The same, less `other_loss` before clamping (e.g. constants applied to a
+// CPU class they were not fitted on: cpu_class.h).
+double Confidence(int default_inputs, int unknown_inputs, double other_loss);
 
 // Up to kMax inputs named by a model's own enum `Id`.
 template <typename Id, size_t kMax>
