@@ -108,6 +108,21 @@ void Given(ModelRequest* r, int64_t value, const char* input, Set set) {
   r->given.insert(input);
 }
 
+// A true|false flag the user gave ("": not given): `set` puts it in the
+// request and basis input `input` (if any) is marked given. Errors:
+// InvalidArgument naming the flag.
+template <typename Set>
+absl::Status GivenBool(ModelRequest* r, const char* name,
+                       const std::string& value, const char* input, Set set) {
+  absl::StatusOr<std::optional<bool>> b = BoolFlag(name, value);
+  if (!b.ok()) return b.status();
+  if (b->has_value()) {
+    set(**b);
+    if (*input) r->given.insert(input);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status NonNegative(const std::string& name, int64_t value) {
   if (value < -1) {
     return absl::InvalidArgumentError(
@@ -219,36 +234,27 @@ absl::Status AddFgraphInputs(ModelRequest* r) {
           s.mutable_fgraph()->set_null_threads_bound(static_cast<uint64_t>(v));
           s.mutable_fgraph()->set_null_threads_basis("given by --null_threads");
         });
-  absl::StatusOr<std::optional<bool>> active =
-      BoolFlag("fgraph_active", absl::GetFlag(FLAGS_fgraph_active));
-  if (!active.ok()) return active.status();
-  if (active->has_value()) {
-    s.mutable_fgraph()->set_active(**active);
-    r->given.insert("fgraph.active");
-  }
-  absl::StatusOr<std::optional<bool>> dynamic =
-      BoolFlag("preempt_dynamic", absl::GetFlag(FLAGS_preempt_dynamic));
-  if (!dynamic.ok()) return dynamic.status();
-  if (dynamic->has_value()) {
-    s.mutable_kernel()->set_preempt_dynamic(**dynamic);
-    r->given.insert("kernel.preempt_dynamic");
-  }
-  absl::StatusOr<std::optional<bool>> preempt_rcu =
-      BoolFlag("preempt_rcu", absl::GetFlag(FLAGS_preempt_rcu));
-  if (!preempt_rcu.ok()) return preempt_rcu.status();
-  if (preempt_rcu->has_value()) {
-    s.mutable_kernel()->set_config_preempt_rcu(**preempt_rcu);
-    r->given.insert("kernel.config_preempt_rcu");
+  v1::KernelInfo* kernel = s.mutable_kernel();
+  for (absl::Status st : {
+           GivenBool(r, "fgraph_active", absl::GetFlag(FLAGS_fgraph_active),
+                     "fgraph.active",
+                     [&](bool b) { s.mutable_fgraph()->set_active(b); }),
+           GivenBool(r, "preempt_dynamic", absl::GetFlag(FLAGS_preempt_dynamic),
+                     "kernel.preempt_dynamic",
+                     [&](bool b) { kernel->set_preempt_dynamic(b); }),
+           GivenBool(r, "preempt_rcu", absl::GetFlag(FLAGS_preempt_rcu),
+                     "kernel.config_preempt_rcu",
+                     [&](bool b) { kernel->set_config_preempt_rcu(b); }),
+           GivenBool(r, "hypervisor", absl::GetFlag(FLAGS_hypervisor), "",
+                     [&](bool b) { s.mutable_cpus()->set_hypervisor(b); }),
+       }) {
+    if (!st.ok()) return st;
   }
   const std::string cpu_model = absl::GetFlag(FLAGS_cpu_model);
   if (!cpu_model.empty()) {
     s.mutable_cpus()->set_model_name(cpu_model);
     r->given.insert("cpus.model_name");
   }
-  absl::StatusOr<std::optional<bool>> hypervisor =
-      BoolFlag("hypervisor", absl::GetFlag(FLAGS_hypervisor));
-  if (!hypervisor.ok()) return hypervisor.status();
-  if (hypervisor->has_value()) s.mutable_cpus()->set_hypervisor(**hypervisor);
   Given(r, absl::GetFlag(FLAGS_ftrace_filter), "fgraph.ftrace_filter_functions",
         [&](int64_t v) {
           s.mutable_fgraph()->set_ftrace_filter_functions(
@@ -299,13 +305,10 @@ absl::Status AddVmapInputs(ModelRequest* r) {
   Given(r, absl::GetFlag(FLAGS_possible_cpus), "cpus.possible", [&](int64_t v) {
     s.mutable_cpus()->set_possible(static_cast<uint32_t>(v));
   });
-  absl::StatusOr<std::optional<bool>> invlpgb =
-      BoolFlag("invlpgb", absl::GetFlag(FLAGS_invlpgb));
-  if (!invlpgb.ok()) return invlpgb.status();
-  if (invlpgb->has_value()) {
-    s.mutable_cpus()->set_invlpgb(**invlpgb);
-    r->given.insert("cpus.invlpgb");
-  }
+  absl::Status st =
+      GivenBool(r, "invlpgb", absl::GetFlag(FLAGS_invlpgb), "cpus.invlpgb",
+                [&](bool b) { s.mutable_cpus()->set_invlpgb(b); });
+  if (!st.ok()) return st;
   Given(r, absl::GetFlag(FLAGS_unpurged_areas), "vmalloc.unpurged_areas",
         [&](int64_t v) {
           s.mutable_vmalloc()->set_unpurged_areas(static_cast<uint64_t>(v));
