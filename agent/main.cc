@@ -26,7 +26,8 @@ ABSL_FLAG(std::string, state_dir, "",
 ABSL_FLAG(std::string, host_id, "", "Host identity (default: hostname).");
 ABSL_FLAG(std::string, labels, "", "Operator labels: k=v,k2=v2.");
 ABSL_FLAG(std::string, server, "",
-          "Server address host:port; without it reports are printed.");
+          "Server address host:port, or several comma-separated (replicas: "
+          "each new stream goes to the next); without it reports are printed.");
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(15), "Report interval.");
 ABSL_FLAG(bool, once, false,
           "Collect once, print the snapshot and predictions, exit.");

@@ -43,8 +43,18 @@ Housekeeper::Housekeeper(ReportStore* storage, const HostIndex* index,
 Housekeeper::~Housekeeper() { Stop(); }
 
 absl::StatusOr<int64_t> Housekeeper::RunRetention() {
-  absl::Time cutoff = options_.now() - options_.retention;
-  return storage_->DeleteReportsReceivedBefore(absl::ToUnixNanos(cutoff));
+  int64_t cutoff = absl::ToUnixNanos(options_.now() - options_.retention);
+  const int64_t step =
+      absl::ToInt64Nanoseconds(storage_->retention_granularity());
+  if (step > 0) cutoff -= ((cutoff % step) + step) % step;
+  return storage_->DeleteReportsReceivedBefore(cutoff);
+}
+
+bool Housekeeper::HoldsRetentionLease() {
+  if (options_.leases == nullptr) return true;
+  absl::StatusOr<bool> held = options_.leases->AcquireLease(
+      "retention", options_.lease_holder, options_.lease_ttl);
+  return held.ok() && *held;
 }
 
 void Housekeeper::UpdateGauges() {
@@ -59,7 +69,8 @@ void Housekeeper::Start() {
     absl::Time next_retention = absl::InfinitePast();
     do {
       UpdateGauges();
-      if (absl::Now() >= next_retention) {
+      const bool leader = HoldsRetentionLease();
+      if (leader && absl::Now() >= next_retention) {
         absl::StatusOr<int64_t> n = RunRetention();
         if (!n.ok()) {
           std::fprintf(stderr, "retention: %s\n",
@@ -76,7 +87,13 @@ void Housekeeper::Start() {
 
 void Housekeeper::Stop() {
   if (!stop_.HasBeenNotified()) stop_.Notify();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    thread_.join();
+    // Another replica need not wait for the lease to expire.
+    if (options_.leases != nullptr) {
+      (void)options_.leases->ReleaseLease("retention", options_.lease_holder);
+    }
+  }
 }
 
 }  // namespace tracehealth::server

@@ -2,6 +2,12 @@
 // reports older than the retention, keeping each host's newest) and the
 // storage/host gauges.
 //
+// With a LeaseStore (several replicas on one database) retention runs only
+// on the replica holding the "retention" lease, renewed every gauge
+// interval; when that replica dies another takes over once the lease
+// expires (lease_ttl). The cutoff is rounded down to the store's
+// retention_granularity(), where deleting costs least.
+//
 // Thread safety: RunRetention and UpdateGauges may be called from any
 // thread (the thread Start starts calls them too); Start (once) and Stop
 // from the owner's.
@@ -17,6 +23,7 @@
 #include "absl/time/time.h"
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
+#include "server/storage/lease_store.h"
 #include "server/storage/report_store.h"
 
 namespace tracehealth::server {
@@ -32,15 +39,23 @@ class Housekeeper {
     absl::Duration gauge_interval = absl::Seconds(5);
     absl::Duration retention_interval = absl::Minutes(10);
     std::function<absl::Time()> now = [] { return absl::Now(); };
+    // Not owned; null: this server alone runs retention.
+    LeaseStore* leases = nullptr;
+    std::string lease_holder;  // this replica's name in the lease
+    absl::Duration lease_ttl = absl::Seconds(30);
   };
   // Not owned; must outlive the housekeeper. `metrics` may be null.
   Housekeeper(ReportStore* storage, const HostIndex* index,
               ServerMetrics* metrics, Options options);
   ~Housekeeper();  // Stop()
 
-  // Deletes reports received before now - retention (each host's newest
-  // stays). Returns rows deleted.
+  // Deletes reports received before now - retention, rounded down to the
+  // store's retention granularity (each host's newest stays). Returns rows
+  // deleted.
   absl::StatusOr<int64_t> RunRetention();
+  // Whether this replica may run retention now (takes or renews the lease;
+  // always true without a LeaseStore).
+  bool HoldsRetentionLease();
   void UpdateGauges();
 
   // Runs retention at start and every retention_interval, gauges every

@@ -5,6 +5,7 @@
 // and on SIGTERM/SIGINT drains it (stop accepting, let each stream's
 // received reports be committed and acked, stop the writer) and exits 0.
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <string>
@@ -21,9 +22,36 @@ using tracehealth::server::ServerConfig;
 ABSL_FLAG(std::string, listen, ServerConfig().listen,
           "gRPC listen address (port 0: pick one)");
 ABSL_FLAG(std::string, metrics_listen, ServerConfig().metrics_listen,
-          "HTTP /metrics listen address, host:port (port 0: pick one)");
+          "HTTP listen address, host:port (port 0: pick one): /metrics, the "
+          "/api/v1 JSON API and the fleet page");
+ABSL_FLAG(std::string, store, ServerConfig().store,
+          "sqlite (one server, --data_dir) or postgres (one or several "
+          "replicas on one PostgreSQL database, --postgres_dsn)");
 ABSL_FLAG(std::string, data_dir, "",
           "Directory of the SQLite store (tracehealth.db)");
+ABSL_FLAG(std::string, postgres_dsn, "",
+          "libpq connection string or URI of the PostgreSQL store, e.g. "
+          "\"host=db1,db2 dbname=tracehealth user=tracehealth "
+          "target_session_attrs=read-write\" (the primary is found among the "
+          "hosts, also after a failover); a password is best kept in "
+          "~/.pgpass or PGPASSFILE");
+ABSL_FLAG(absl::Duration, postgres_partition_span,
+          ServerConfig().postgres_partition_span,
+          "Receive time each reports partition covers (whole seconds); "
+          "retention drops whole partitions");
+ABSL_FLAG(absl::Duration, feed_interval, ServerConfig().feed_interval,
+          "How often a PostgreSQL replica reads the other replicas' commits "
+          "into its index");
+ABSL_FLAG(absl::Duration, max_connection_age, ServerConfig().max_connection_age,
+          "Tell gRPC connections to go away after this age (+-10% jitter) so "
+          "agents behind a load balancer rebalance over the replicas; 0: "
+          "never");
+ABSL_FLAG(absl::Duration, max_connection_age_grace,
+          ServerConfig().max_connection_age_grace,
+          "Time a connection past --max_connection_age has to finish before "
+          "it is closed");
+ABSL_FLAG(std::string, replica_name, "",
+          "This replica's name in the retention lease (default HOSTNAME:PID)");
 ABSL_FLAG(std::string, port_file, "",
           "When set, written once both listen: lines grpc=HOST:PORT and "
           "metrics=HOST:PORT");
@@ -38,7 +66,28 @@ ABSL_FLAG(
     "PEM CA for client certificates: requires mTLS; the certificate's CN or a "
     "DNS SAN is the only host_id a client may report as");
 ABSL_FLAG(std::string, query_token_file, "",
-          "File holding the bearer token the query API requires");
+          "File holding the bearer token the query API requires (gRPC "
+          "FleetQuery and HTTP /api/v1)");
+ABSL_FLAG(bool, metrics_require_token, false,
+          "HTTP /metrics requires the --query_token_file token too "
+          "(Prometheus: `authorization` in the scrape config)");
+ABSL_FLAG(std::string, http_tls_cert, "",
+          "PEM certificate of the HTTP port (with --http_tls_key: HTTPS only)");
+ABSL_FLAG(std::string, http_tls_key, "", "PEM private key of the HTTP port");
+ABSL_FLAG(int32_t, http_threads, ServerConfig().http_threads,
+          "HTTP worker threads (each serves many connections through epoll)");
+ABSL_FLAG(absl::Duration, http_idle_timeout, ServerConfig().http_idle_timeout,
+          "HTTP connections without traffic for this long are closed (whole "
+          "seconds, at least 1s)");
+ABSL_FLAG(absl::Duration, http_request_timeout,
+          ServerConfig().http_request_timeout,
+          "An HTTP request must arrive complete within this time of the "
+          "connection or of the previous response");
+ABSL_FLAG(int32_t, http_max_connections, ServerConfig().http_max_connections,
+          "HTTP connections at most; beyond, new ones are closed at once");
+ABSL_FLAG(int64_t, http_max_request_bytes,
+          ServerConfig().http_max_request_bytes,
+          "Largest HTTP request body (413 beyond)");
 ABSL_FLAG(int64_t, max_message_bytes, ServerConfig().max_message_bytes,
           "Largest gRPC message accepted");
 ABSL_FLAG(
@@ -65,9 +114,9 @@ ABSL_FLAG(std::string, alert_rules, "",
           "YAML alert rules (deploy/alerts/rules.yaml); empty: no server-side "
           "alerting");
 ABSL_FLAG(std::string, alertmanager_url, "",
-          "Alertmanager base URL (http://host:9093): firing and resolved "
-          "alerts are posted "
-          "to its v2 API");
+          "Alertmanager base URL(s), comma-separated (http://am1:9093,"
+          "http://am2:9093): firing and resolved alerts are posted to the v2 "
+          "API of each; list every instance, not a load balancer");
 ABSL_FLAG(absl::Duration, alert_eval_interval,
           ServerConfig().alert_eval_interval,
           "How often `for` timers and host-silence rules are evaluated");
@@ -78,6 +127,16 @@ ABSL_FLAG(absl::Duration, alert_resend_interval,
 namespace tracehealth::server {
 namespace {
 
+// Each HTTP connection holds two descriptors (its socket and the request
+// timeout's duplicate): take the hard limit, not the usual soft 1024.
+void RaiseFileLimit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &lim);
+  }
+}
+
 int Fail(const std::string& what) {
   std::fprintf(stderr, "tracehealth-server: %s\n", what.c_str());
   return 1;
@@ -87,7 +146,15 @@ int Main(const sigset_t& sigs) {
   ServerConfig config;
   config.listen = absl::GetFlag(FLAGS_listen);
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.store = absl::GetFlag(FLAGS_store);
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
+  config.postgres_dsn = absl::GetFlag(FLAGS_postgres_dsn);
+  config.postgres_partition_span = absl::GetFlag(FLAGS_postgres_partition_span);
+  config.feed_interval = absl::GetFlag(FLAGS_feed_interval);
+  config.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  config.max_connection_age_grace =
+      absl::GetFlag(FLAGS_max_connection_age_grace);
+  config.replica_name = absl::GetFlag(FLAGS_replica_name);
   config.port_file = absl::GetFlag(FLAGS_port_file);
   absl::StatusOr<absl::Duration> retention =
       ParseRetention(absl::GetFlag(FLAGS_retention));
@@ -97,6 +164,14 @@ int Main(const sigset_t& sigs) {
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   config.query_token_file = absl::GetFlag(FLAGS_query_token_file);
+  config.metrics_require_token = absl::GetFlag(FLAGS_metrics_require_token);
+  config.http_tls_cert = absl::GetFlag(FLAGS_http_tls_cert);
+  config.http_tls_key = absl::GetFlag(FLAGS_http_tls_key);
+  config.http_threads = absl::GetFlag(FLAGS_http_threads);
+  config.http_idle_timeout = absl::GetFlag(FLAGS_http_idle_timeout);
+  config.http_request_timeout = absl::GetFlag(FLAGS_http_request_timeout);
+  config.http_max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  config.http_max_request_bytes = absl::GetFlag(FLAGS_http_max_request_bytes);
   config.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   config.max_report_bytes = absl::GetFlag(FLAGS_max_report_bytes);
   config.stale_after_intervals = absl::GetFlag(FLAGS_stale_after_intervals);
@@ -109,6 +184,7 @@ int Main(const sigset_t& sigs) {
   config.alert_eval_interval = absl::GetFlag(FLAGS_alert_eval_interval);
   config.alert_resend_interval = absl::GetFlag(FLAGS_alert_resend_interval);
 
+  RaiseFileLimit();
   Server server(config);
   // On an error the destructor stops what had started.
   if (absl::Status st = server.Start(); !st.ok()) return Fail(st.ToString());

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <limits.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,18 +12,25 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "common/read_file.h"
 #include "common/status.h"
 #include "grpcpp/grpcpp.h"
-#include "prometheus/exposer.h"
 #include "server/alerts/alerting.h"
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
 #include "server/housekeeper.h"
+#include "server/http/http_server.h"
+#include "server/http/router.h"
+#include "server/index/change_follower.h"
 #include "server/ingest/ingest_service.h"
 #include "server/metrics/host_collector.h"
+#include "server/metrics/text_exposition.h"
 #include "server/query/query_service.h"
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sqlite/sqlite_storage.h"
+#include "server/web/api.h"
+#include "server/web/pages.h"
 
 namespace tracehealth::server {
 namespace {
@@ -81,9 +89,26 @@ Server::Server(ServerConfig config, Env env)
 
 Server::~Server() { Stop(); }
 
+// Points every storage interface of the server at `store`.
+template <typename T>
+void Server::UseStore(std::unique_ptr<T> store) {
+  reports_ = store.get();
+  alerts_ = store.get();
+  transitions_ = store.get();
+  store_owner_ = std::shared_ptr<T>(std::move(store));
+}
+
 absl::Status Server::Start() {
-  if (config_.data_dir.empty()) {
+  if (config_.store != "sqlite" && config_.store != "postgres") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--store=", config_.store, ": want sqlite or postgres"));
+  }
+  if (config_.store == "sqlite" && config_.data_dir.empty()) {
     return absl::InvalidArgumentError("--data_dir is required");
+  }
+  if (config_.store == "postgres" && config_.postgres_dsn.empty()) {
+    return absl::InvalidArgumentError(
+        "--postgres_dsn is required with --store=postgres");
   }
   // Configuration the operator gets wrong is reported before the store is
   // touched.
@@ -95,25 +120,55 @@ absl::Status Server::Start() {
   TH_RETURN_IF_ERROR(OpenStore());
   TH_RETURN_IF_ERROR(StartAlerting());
   TH_RETURN_IF_ERROR(StartServing(*creds, token));
-  TH_RETURN_IF_ERROR(StartMetrics());
   Housekeeper::Options hopts;
   hopts.retention = config_.retention;
+  hopts.leases = leases_;
+  hopts.lease_holder = ReplicaName();
   housekeeper_ =
-      std::make_unique<Housekeeper>(storage_.get(), &index_, &metrics_, hopts);
+      std::make_unique<Housekeeper>(reports_, &index_, &metrics_, hopts);
   housekeeper_->Start();
-  env_.log(absl::StrCat("grpc=", grpc_address_, " metrics=", metrics_address_,
-                        " data=", config_.data_dir));
+  TH_RETURN_IF_ERROR(StartHttp(token));
+  env_.log(absl::StrCat(
+      "grpc=", grpc_address_, " metrics=", metrics_address_,
+      config_.store == "sqlite"
+          ? absl::StrCat(" data=", config_.data_dir)
+          : absl::StrCat(" store=postgres (", DescribeDsn(config_.postgres_dsn),
+                         ") replica=", ReplicaName())));
   return WritePortFile();
 }
 
+std::string Server::ReplicaName() const {
+  if (!config_.replica_name.empty()) return config_.replica_name;
+  char host[HOST_NAME_MAX + 1] = {};
+  gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(host, ":", getpid());
+}
+
+absl::Status Server::OpenBackend() {
+  if (config_.store == "sqlite") {
+    SqliteOptions sopts;
+    sopts.synchronous_full = config_.sqlite_synchronous_full;
+    TH_ASSIGN_OR_RETURN(
+        std::unique_ptr<SqliteStorage> s,
+        SqliteStorage::Open(config_.data_dir + "/tracehealth.db", sopts));
+    UseStore(std::move(s));
+    return absl::OkStatus();
+  }
+  PostgresOptions popts;
+  popts.dsn = config_.postgres_dsn;
+  popts.partition_span = config_.postgres_partition_span;
+  TH_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStorage> s,
+                      PostgresStorage::Open(popts));
+  leases_ = s.get();
+  feed_ = s.get();
+  UseStore(std::move(s));
+  return absl::OkStatus();
+}
+
 absl::Status Server::OpenStore() {
-  SqliteOptions sopts;
-  sopts.synchronous_full = config_.sqlite_synchronous_full;
-  TH_ASSIGN_OR_RETURN(
-      storage_,
-      SqliteStorage::Open(config_.data_dir + "/tracehealth.db", sopts));
+  TH_RETURN_IF_ERROR(OpenBackend());
   absl::Time load_start = absl::Now();
-  absl::Status loaded = index_.LoadFrom(*storage_);
+  absl::Status loaded = index_.LoadFrom(*reports_);
   if (absl::IsDataLoss(loaded)) {
     env_.log(absl::StrCat(loaded.ToString(), " (host skipped)"));
   } else if (!loaded.ok()) {
@@ -121,6 +176,13 @@ absl::Status Server::OpenStore() {
   }
   env_.log(absl::StrFormat("%zu hosts loaded in %s", index_.size(),
                            absl::FormatDuration(absl::Now() - load_start)));
+  if (feed_ != nullptr) {
+    // The feed started when the store opened, before the load: nothing
+    // another replica commits from then on is missed.
+    follower_ = std::make_unique<ChangeFollower>(
+        feed_, &index_, config_.feed_interval, env_.log);
+    follower_->Start();
+  }
   return absl::OkStatus();
 }
 
@@ -138,19 +200,26 @@ absl::Status Server::StartAlerting() {
   }
   Alerting::Options aopts;
   aopts.eval_interval = config_.alert_eval_interval;
-  if (!config_.alertmanager_url.empty()) {
+  aopts.transitions = transitions_;
+  // Several URLs, comma-separated: every instance of an Alertmanager
+  // cluster, each posted to.
+  for (absl::string_view url :
+       absl::StrSplit(config_.alertmanager_url, ',', absl::SkipEmpty())) {
     AlertmanagerNotifier::Options nopts;
-    nopts.url = config_.alertmanager_url;
+    nopts.url = std::string(url);
     nopts.resend_interval = config_.alert_resend_interval;
-    aopts.alertmanager = nopts;
+    aopts.alertmanagers.push_back(nopts);
   }
   const size_t rule_count = rules.size();
-  alerting_ = std::make_unique<Alerting>(std::move(rules), storage_.get(),
-                                         &index_, aopts);
+  alerting_ =
+      std::make_unique<Alerting>(std::move(rules), alerts_, &index_, aopts);
   TH_RETURN_IF_ERROR(alerting_->Start());
-  env_.log(
-      absl::StrCat(rule_count, " alert rules",
-                   aopts.alertmanager ? ", delivering to Alertmanager" : ""));
+  env_.log(absl::StrCat(
+      rule_count, " alert rules",
+      aopts.alertmanagers.empty()
+          ? ""
+          : absl::StrCat(", delivering to ", aopts.alertmanagers.size(),
+                         " Alertmanager(s)")));
   return absl::OkStatus();
 }
 
@@ -160,7 +229,7 @@ absl::Status Server::StartServing(
   ReportWriter::Options wopts;
   wopts.queue_capacity = static_cast<size_t>(config_.writer_queue);
   writer_ = std::make_unique<ReportWriter>(
-      storage_.get(), wopts,
+      reports_, wopts,
       [this](absl::Span<const CommittedReport> stored, const BatchStats& s) {
         OnCommitted(stored, s);
       });
@@ -173,13 +242,23 @@ absl::Status Server::StartServing(
   QueryOptions qopts;
   qopts.token = query_token;
   qopts.stale_after_intervals = config_.stale_after_intervals;
-  query_ =
-      std::make_unique<QueryService>(&index_, storage_.get(), &metrics_, qopts);
+  qopts.history = reports_;
+  query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;
   int grpc_port = 0;
   builder.AddListeningPort(config_.listen, creds, &grpc_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
+  if (config_.max_connection_age > absl::ZeroDuration()) {
+    // gRPC core adds +-10% jitter to the age, so connections made together
+    // do not all go away together.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   config_.max_connection_age)));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   config_.max_connection_age_grace)));
+  }
   builder.RegisterService(ingest_.get());
   builder.RegisterService(query_.get());
   grpc_server_ = builder.BuildAndStart();
@@ -191,23 +270,45 @@ absl::Status Server::StartServing(
   return absl::OkStatus();
 }
 
-absl::Status Server::StartMetrics() {
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(config_.metrics_listen);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", config_.metrics_listen, ": ", e.what()));
+absl::Status Server::StartHttp(const std::string& token) {
+  HttpServerOptions hopts;
+  hopts.listen = config_.metrics_listen;
+  hopts.threads = config_.http_threads;
+  hopts.idle_timeout = config_.http_idle_timeout;
+  hopts.request_timeout = config_.http_request_timeout;
+  hopts.max_connections = config_.http_max_connections;
+  hopts.max_request_bytes = static_cast<size_t>(config_.http_max_request_bytes);
+  if (!config_.http_tls_cert.empty() || !config_.http_tls_key.empty()) {
+    absl::StatusOr<std::string> cert = ReadWholeFile(config_.http_tls_cert);
+    absl::StatusOr<std::string> key = ReadWholeFile(config_.http_tls_key);
+    if (!cert.ok() || !key.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "HTTP TLS: cannot read ",
+          !cert.ok() ? "--http_tls_cert " : "--http_tls_key ",
+          !cert.ok() ? config_.http_tls_cert : config_.http_tls_key));
+    }
+    hopts.tls_cert_pem = *std::move(cert);
+    hopts.tls_key_pem = *std::move(key);
   }
-  exposer_->RegisterCollectable(metrics_.registry());
-  // The exposer holds collectables weakly.
-  host_collector_ =
-      std::make_shared<HostCollector>(&index_, config_.stale_after_intervals);
-  exposer_->RegisterCollectable(host_collector_);
-  exposer_->RegisterCollectable(alerting_->collector());
-  std::vector<int> ports = exposer_->GetListeningPorts();
-  if (ports.empty()) return absl::InternalError("metrics exposer has no port");
-  metrics_address_ =
-      absl::StrCat(HostPart(config_.metrics_listen), ":", ports[0]);
+  collectables_ = {
+      metrics_.registry(),
+      std::make_shared<HostCollector>(&index_, config_.stale_after_intervals),
+      alerting_->collector()};
+  router_ = std::make_unique<Router>(token);
+  router_->Add({"GET", "/metrics", config_.metrics_require_token, false,
+                [this](const HttpRequest&) {
+                  HttpResponse r;
+                  r.content_type = kMetricsContentType;
+                  r.body = SerializeMetrics(collectables_);
+                  return r;
+                }});
+  AddApiRoutes(query_.get(), router_.get());
+  AddPageRoutes(router_.get());
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start(
+      hopts, [this](const HttpRequest& r) { return router_->Serve(r); });
+  if (!http.ok()) return http.status();
+  http_ = *std::move(http);
+  metrics_address_ = http_->address();
   return absl::OkStatus();
 }
 
@@ -234,7 +335,8 @@ void Server::Stop() {
   if (writer_ != nullptr) writer_->Stop();
   if (alerting_ != nullptr) alerting_->Stop();
   if (housekeeper_ != nullptr) housekeeper_->Stop();
-  exposer_.reset();
+  if (follower_ != nullptr) follower_->Stop();
+  if (http_ != nullptr) http_->Stop();
 }
 
 void Server::OnCommitted(absl::Span<const CommittedReport> stored,

@@ -1,12 +1,13 @@
 // Server: the tracehealth-server program's parts, built and run in order.
 //
 // Start() opens the store (migrating it), rebuilds the latest-state index
-// from it, restores the stored alerts, then starts the report writer, the
+// from it (and, on PostgreSQL, follows the other replicas' commits from
+// then on), restores the stored alerts, then starts the report writer, the
 // gRPC services (ingest and query), the HTTP /metrics exposer and the
 // housekeeper (retention, storage gauges), and finally writes the port file.
 // Stop() drains: streams stop reading, the gRPC server shuts down (streams
 // still reading are cancelled after 5 s), the writer commits and publishes
-// what it was given, then alerting, the housekeeper and the exposer stop.
+// what it was given, then alerting, the housekeeper and the HTTP server stop.
 //
 // After each commit the writer's publisher thread calls OnCommitted, which
 // runs what follows a commit in the order it needs (see there).
@@ -22,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -40,24 +42,47 @@ class ServerCredentials;
 
 namespace prometheus {
 class Collectable;
-class Exposer;
 }  // namespace prometheus
 
 namespace tracehealth::server {
 
+class AlertStore;
+class AlertTransitions;
 class Alerting;
+class ChangeFeed;
+class ChangeFollower;
 class Housekeeper;
+class HttpServer;
+class Router;
 class IngestService;
+class LeaseStore;
 class QueryService;
-class SqliteStorage;
+class ReportStore;
 
 // Everything the server's flags configure (server/main.cc documents each).
 struct ServerConfig {
   // host:port; port 0 picks a free one.
   std::string listen = "127.0.0.1:7443";
+  // The HTTP port: /metrics, /api/v1 and the fleet page.
   std::string metrics_listen = "127.0.0.1:9464";
-  // Required: the directory of the SQLite store (tracehealth.db).
+  // "sqlite" (one server; data_dir) or "postgres" (one or several
+  // replicas on one database; postgres_dsn).
+  std::string store = "sqlite";
+  // The directory of the SQLite store (tracehealth.db); required for it.
   std::string data_dir;
+  // libpq DSN of the PostgreSQL store; required for it. A multi-host DSN
+  // with target_session_attrs=read-write follows a failover.
+  std::string postgres_dsn;
+  absl::Duration postgres_partition_span = absl::Hours(24);
+  // How often a PostgreSQL replica polls for the other replicas' commits.
+  absl::Duration feed_interval = absl::Milliseconds(250);
+  // gRPC connections are told to go away after this age (gRPC adds +-10%
+  // jitter) and closed after the grace, so agents behind an L4 balancer
+  // spread over the replicas again. Zero: never.
+  absl::Duration max_connection_age = absl::ZeroDuration();
+  absl::Duration max_connection_age_grace = absl::Seconds(30);
+  // This replica's name in leases; empty: HOSTNAME:PID.
+  std::string replica_name;
   // When set, written once both listen: "grpc=HOST:PORT\nmetrics=HOST:PORT\n".
   std::string port_file;
   absl::Duration retention = absl::Hours(24 * 30);
@@ -67,7 +92,18 @@ struct ServerConfig {
   std::string tls_key;
   std::string tls_client_ca;
   // File holding the bearer token the query API requires; empty: none.
+  // The HTTP side's /api/v1 requires the same token.
   std::string query_token_file;
+  // /metrics requires the token too.
+  bool metrics_require_token = false;
+  // PEM files of the HTTP port's certificate and key: HTTPS only.
+  std::string http_tls_cert;
+  std::string http_tls_key;
+  int http_threads = 4;
+  absl::Duration http_idle_timeout = absl::Seconds(30);
+  absl::Duration http_request_timeout = absl::Seconds(10);
+  int http_max_connections = 1024;
+  int64_t http_max_request_bytes = 64 << 10;
   int64_t max_message_bytes = 4 << 20;
   int64_t max_report_bytes = 1 << 20;
   double stale_after_intervals = 3;
@@ -78,7 +114,8 @@ struct ServerConfig {
   int64_t writer_queue = 4096;
   // YAML alert rules; empty: no server-side alerting.
   std::string alert_rules;
-  // Alertmanager base URL; empty: alerts are only stored and exported.
+  // Alertmanager base URLs, comma-separated (each is posted to); empty:
+  // alerts are only stored and exported.
   std::string alertmanager_url;
   absl::Duration alert_eval_interval = absl::Seconds(5);
   absl::Duration alert_resend_interval = absl::Minutes(1);
@@ -103,8 +140,10 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Starts everything (see the top of this file); call once. Errors, each
-  // naming what failed: no data_dir, an unreadable token file, TLS
-  // credentials, the store (cannot open, migrate or load), alert rules
+  // naming what failed: an unknown store, no data_dir (SQLite) or DSN
+  // (PostgreSQL), an unreadable token file, TLS
+  // credentials, the store (cannot open, connect, migrate or load; nothing
+  // listens yet), alert rules
   // (unreadable, invalid, stored alerts unreadable), a listen address
   // (Unavailable), the port file. After an error, Stop (or the destructor)
   // undoes what was started.
@@ -134,11 +173,15 @@ class Server {
  private:
   // The steps of Start, in order.
   absl::Status OpenStore();
+  absl::Status OpenBackend();
+  template <typename T>
+  void UseStore(std::unique_ptr<T> store);
+  std::string ReplicaName() const;
   absl::Status StartAlerting();
   absl::Status StartServing(
       const std::shared_ptr<grpc::ServerCredentials>& creds,
       const std::string& query_token);
-  absl::Status StartMetrics();
+  absl::Status StartHttp(const std::string& token);
   absl::Status WritePortFile() const;
   void LogCommitFailure(const BatchStats& stats);
 
@@ -147,17 +190,26 @@ class Server {
 
   // Declared in the order Start builds them, so that they are destroyed in
   // the reverse order.
-  std::unique_ptr<SqliteStorage> storage_;
+  // The store: one object implementing every storage interface.
+  std::shared_ptr<void> store_owner_;
+  ReportStore* reports_ = nullptr;
+  AlertStore* alerts_ = nullptr;
+  AlertTransitions* transitions_ = nullptr;
+  LeaseStore* leases_ = nullptr;  // null for SQLite: one server
+  ChangeFeed* feed_ = nullptr;    // null for SQLite: one writer
   HostIndex index_;
+  std::unique_ptr<ChangeFollower> follower_;
   std::unique_ptr<Alerting> alerting_;
   ServerMetrics metrics_;
   std::unique_ptr<ReportWriter> writer_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> query_;
   std::unique_ptr<grpc::Server> grpc_server_;
-  std::shared_ptr<prometheus::Collectable> host_collector_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<Housekeeper> housekeeper_;
+  // What /metrics collects, in this order.
+  std::vector<std::shared_ptr<prometheus::Collectable>> collectables_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> http_;
   std::string grpc_address_;
   std::string metrics_address_;
   bool stopped_ = false;

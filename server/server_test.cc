@@ -254,6 +254,29 @@ TEST(ServerTest, StartNamesWhatFailed) {
       {"no data dir", [](C& c, S) { c.data_dir = ""; },
        absl::StatusCode::kInvalidArgument,
        [](const C&, S) { return "--data_dir is required"; }},
+      {"unknown store", [](C& c, S) { c.store = "mysql"; },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) { return "--store=mysql: want sqlite or postgres"; }},
+      {"postgres without a DSN", [](C& c, S) { c.store = "postgres"; },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) {
+         return "--postgres_dsn is required with --store=postgres";
+       }},
+      // Nothing listens on port 1: the DSN is named (without its password)
+      // and nothing of the server has started.
+      {"postgres unreachable",
+       [](C& c, S) {
+         c.store = "postgres";
+         c.postgres_dsn =
+             "host=127.0.0.1 port=1 dbname=th user=th password=s3cret";
+       },
+       absl::StatusCode::kUnavailable,
+       [](const C&, S) {
+         return "postgres: cannot connect (host=127.0.0.1 port=1 dbname=th "
+                "user=th): connection to server at \"127.0.0.1\", port 1 "
+                "failed: Connection refused";
+       },
+       true},
       {"no token",
        [](C& c, S) { c.query_token_file = c.data_dir + "/no-token"; },
        absl::StatusCode::kInvalidArgument,
@@ -307,6 +330,7 @@ TEST(ServerTest, StartNamesWhatFailed) {
     Server server(config);
     absl::Status st = server.Start();
     EXPECT_EQ(st.code(), f.code) << st;
+    EXPECT_EQ(st.message().find("s3cret"), std::string::npos) << st;
     const std::string want = f.message(config, taken.address());
     if (f.prefix) {
       EXPECT_TRUE(absl::StartsWith(st.message(), want))

@@ -6,7 +6,9 @@
 #include <random>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/client_credentials.h"
 #include "common/grpc_code_name.h"
 #include "common/proto_time.h"
@@ -198,7 +200,7 @@ class Streamer::Impl {
                             : absl::StrCat(GrpcCodeName(status.error_code()),
                                            ": ", status.error_message());
     if (error != last_error_) {
-      std::cerr << "tracehealth-agent: stream to " << options_.server
+      std::cerr << "tracehealth-agent: stream to " << address_
                 << " ended: " << error << "; reconnecting with backoff\n";
       last_error_ = error;
     }
@@ -216,19 +218,39 @@ class Streamer::Impl {
     ClientTls tls;
     tls.server_name = options_.tls_server_name;
     ApplyServerName(tls, &args);
+    const std::vector<std::string> addresses =
+        absl::StrSplit(options_.server, ',');
+    size_t next = 0;
+    size_t failed_in_a_row = 0;  // streams that ended without an ack
     while (true) {
       // A fresh channel per attempt: a server restarted on the same address
       // is found at once.
+      {
+        absl::MutexLock lock(&mu_);
+        address_ = addresses[next];
+      }
       std::shared_ptr<grpc::Channel> channel =
-          grpc::CreateCustomChannel(options_.server, creds_, args);
+          grpc::CreateCustomChannel(addresses[next], creds_, args);
       RunStream(channel);
+      // The next attempt goes to the next address: away from a replica that
+      // failed, and around the list when one asked its clients to go away.
+      next = (next + 1) % addresses.size();
       absl::Duration delay;
       {
         absl::MutexLock lock(&mu_);
         if (stopping_) return;
-        if (acked_this_stream_) backoff_.Reset();
-        delay = backoff_.Next();
+        if (acked_this_stream_) {
+          backoff_.Reset();
+          failed_in_a_row = 0;
+        } else {
+          ++failed_in_a_row;
+        }
+        // Each address is tried once at once; the backoff paces the rounds.
+        delay = acked_this_stream_ || failed_in_a_row % addresses.size() != 0
+                    ? absl::ZeroDuration()
+                    : backoff_.Next();
       }
+      if (delay == absl::ZeroDuration()) continue;
       if (options_.on_backoff) options_.on_backoff(delay);
       absl::MutexLock lock(&mu_);
       mu_.AwaitWithTimeout(absl::Condition(&stopping_), delay);
@@ -244,6 +266,7 @@ class Streamer::Impl {
   Backoff backoff_ ABSL_GUARDED_BY(mu_);
   std::thread thread_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::string address_ ABSL_GUARDED_BY(mu_);  // of the current stream
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stream_broken_ ABSL_GUARDED_BY(mu_) = false;
   bool acked_this_stream_ ABSL_GUARDED_BY(mu_) = false;
@@ -260,8 +283,10 @@ class Streamer::Impl {
 
 absl::StatusOr<std::unique_ptr<Streamer>> Streamer::Create(
     StreamerOptions options, Spool* spool) {
-  if (options.server.empty()) {
-    return absl::InvalidArgumentError("streamer: empty server address");
+  if (options.server.empty() ||
+      absl::StrContains(absl::StrCat(",", options.server, ","), ",,")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "streamer: empty server address in \"", options.server, "\""));
   }
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds =
       ClientCredentials({options.tls_ca, options.tls_cert, options.tls_key,

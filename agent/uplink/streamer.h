@@ -31,7 +31,10 @@
 namespace tracehealth::agent {
 
 struct StreamerOptions {
-  // host:port of the server.
+  // host:port of the server, or several, comma-separated (replicas): each
+  // stream goes to the next one, so a replica that fails or tells its
+  // clients to go away (maximum connection age) is left for the next; a
+  // round in which none answered is followed by the backoff.
   std::string server;
   // PEM files: CA of the server (enables TLS), client cert and key (mTLS).
   std::string tls_ca, tls_cert, tls_key;
@@ -49,7 +52,8 @@ struct StreamerOptions {
 
 class Streamer {
  public:
-  // Errors: an empty server address (InvalidArgument), unreadable TLS files.
+  // Errors: an empty server address or list entry (InvalidArgument),
+  // unreadable TLS files.
   static absl::StatusOr<std::unique_ptr<Streamer>> Create(
       StreamerOptions options, Spool* spool);
   ~Streamer();

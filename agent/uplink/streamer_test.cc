@@ -218,5 +218,72 @@ TEST(StreamerTest, RequiresAServerAndReadableTlsFiles) {
   EXPECT_NE(s.status().message().find("--tls_ca"), std::string::npos);
 }
 
+TEST(StreamerTest, MovesToTheNextServerWhenOneGoesAway) {
+  // Two replicas sharing what they stored (one database), as
+  // "a:PORT,b:PORT".
+  RecordingIngest service;
+  int port_a = 0, port_b = 0;
+  auto a = Serve(&service, &port_a);
+  auto b = Serve(&service, &port_b);
+  ASSERT_GT(port_a, 0);
+  ASSERT_GT(port_b, 0);
+  auto spool = Spool::Open(TestTempDir("streamer"), 1 << 20);
+  for (uint64_t s = 1; s <= 5; ++s) {
+    ASSERT_TRUE((*spool)->Append(s, ReportBytes(s)).ok());
+  }
+  absl::Mutex mu;
+  std::vector<absl::Duration> delays;
+  StreamerOptions o = Options(port_a);
+  o.server = absl::StrCat("127.0.0.1:", port_a, ",127.0.0.1:", port_b);
+  o.on_backoff = [&](absl::Duration d) {
+    absl::MutexLock lock(&mu);
+    delays.push_back(d);
+  };
+  auto streamer = Streamer::Create(o, spool->get());
+  ASSERT_TRUE(streamer.ok()) << streamer.status();
+  (*streamer)->Start();
+  ASSERT_TRUE((*streamer)->Flush(absl::Seconds(20)));
+  EXPECT_EQ((*streamer)->connects(), 1u);
+  // The first replica dies: the next stream goes to the second one at once
+  // (no backoff: it had not failed yet) and nothing is lost or doubled.
+  ShutdownNow(a.get());
+  a.reset();
+  for (uint64_t s = 6; s <= 10; ++s) {
+    ASSERT_TRUE((*spool)->Append(s, ReportBytes(s)).ok());
+    (*streamer)->Wake();
+  }
+  ASSERT_TRUE((*streamer)->Flush(absl::Seconds(20)));
+  EXPECT_EQ(service.stored(), Range(1, 10));
+  EXPECT_EQ((*streamer)->connects(), 2u);
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_TRUE(delays.empty());
+  }
+  // Both gone: a round over both addresses, then the backoff.
+  ShutdownNow(b.get());
+  b.reset();
+  {
+    absl::MutexLock lock(&mu);
+    auto backed_off = [&] { return delays.size() >= 1; };
+    ASSERT_TRUE(
+        mu.AwaitWithTimeout(absl::Condition(&backed_off), absl::Seconds(20)));
+    EXPECT_EQ(delays[0], absl::Milliseconds(20));
+  }
+  EXPECT_GE((*streamer)->connects(), 4u);  // b failed, a failed, then waited
+  (*streamer)->Stop();
+}
+
+TEST(StreamerTest, RefusesAnEmptyAddressInTheList) {
+  auto spool = Spool::Open(TestTempDir("streamer"), 1 << 20);
+  for (const char* bad : {"a:1,,b:2", ",a:1", "a:1,"}) {
+    StreamerOptions o = Options(1);
+    o.server = bad;
+    auto s = Streamer::Create(o, spool->get());
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << bad;
+    EXPECT_NE(s.status().message().find(bad), std::string::npos) << s.status();
+  }
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

@@ -53,7 +53,14 @@ class Alerting::Collector : public prometheus::Collectable {
     std::optional<AlertmanagerNotifier::Stats> stats;
     {
       absl::MutexLock lock(&owner_->mu_);
-      if (owner_->notifier_ != nullptr) stats = owner_->notifier_->stats();
+      for (const auto& n : owner_->notifiers_) {
+        const AlertmanagerNotifier::Stats one = n->stats();
+        if (!stats.has_value()) stats.emplace();
+        stats->posts_ok += one.posts_ok;
+        stats->posts_failed += one.posts_failed;
+        stats->alerts_sent += one.alerts_sent;
+        stats->alerts_dropped += one.alerts_dropped;
+      }
     }
     if (stats.has_value()) {
       const AlertmanagerNotifier::Stats& s = *stats;
@@ -94,9 +101,8 @@ Alerting::Alerting(std::vector<AlertRule> rules, AlertStore* storage,
       index_(index),
       options_(std::move(options)),
       now_(std::move(now)) {
-  if (options_.alertmanager) {
-    notifier_ =
-        std::make_unique<AlertmanagerNotifier>(*options_.alertmanager, now_);
+  for (const AlertmanagerNotifier::Options& am : options_.alertmanagers) {
+    notifiers_.push_back(std::make_unique<AlertmanagerNotifier>(am, now_));
   }
   collector_ = std::make_shared<Collector>(this);
 }
@@ -112,11 +118,16 @@ absl::Status Alerting::Start() {
       storage_->ListAlerts(AlertFilter{});
   if (!stored.ok()) return stored.status();
   std::vector<v1::Alert> alerts;
-  for (const AlertRow& row : *stored) alerts.push_back(FromAlertRow(row));
+  for (const AlertRow& row : *stored) {
+    alerts.push_back(FromAlertRow(row));
+    // Newest first: the first row of a (rule, host) is its current alert.
+    stored_.try_emplace({row.rule, row.host_id},
+                        AlertEpisode{row.active_since_ns, row.state});
+  }
   engine_.Restore(alerts);
   // Firing alerts keep their original start: Alertmanager sees the same
   // alert again, not a new one.
-  if (notifier_ != nullptr) notifier_->Update(engine_.Alerts());
+  for (const auto& n : notifiers_) n->Update(engine_.Alerts());
   started_ = true;
   thread_ = std::thread([this] { Run(); });
   return absl::OkStatus();
@@ -129,13 +140,13 @@ void Alerting::Stop() {
     stopping_ = true;
   }
   if (started_) thread_.join();
-  // Under mu_: the /metrics exposer's threads read notifier_ in Collect().
-  std::unique_ptr<AlertmanagerNotifier> notifier;
+  // Under mu_: the /metrics exposer's threads read notifiers_ in Collect().
+  std::vector<std::unique_ptr<AlertmanagerNotifier>> notifiers;
   {
     absl::MutexLock lock(&mu_);
-    notifier = std::move(notifier_);
+    notifiers.swap(notifiers_);
   }
-  notifier.reset();  // its last delivery attempt, outside mu_
+  notifiers.clear();  // their last delivery attempts, outside mu_
 }
 
 void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
@@ -170,15 +181,62 @@ void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
   changed_.insert(changed_.end(), changed.begin(), changed.end());
 }
 
+std::optional<v1::Alert> Alerting::Transition(const v1::Alert& a) {
+  const AlertRow next = ToAlertRow(a);
+  const auto key = std::make_pair(a.rule(), a.host_id());
+  auto it = stored_.find(key);
+  std::optional<AlertEpisode> expected;
+  if (it != stored_.end()) expected = it->second;
+  absl::StatusOr<TransitionResult> r =
+      options_.transitions->TransitionAlert(expected, next);
+  // A new episode after one this server did not know of (resolved, or
+  // stored before it started) is the transition it meant: try once more
+  // from there.
+  if (r.ok() && !r->applied && a.state() != v1::ALERT_STATE_UNSPECIFIED &&
+      r->current.has_value() && r->current->state == v1::ALERT_STATE_RESOLVED &&
+      r->current->active_since_ns < next.active_since_ns) {
+    r = options_.transitions->TransitionAlert(
+        AlertEpisode{r->current->active_since_ns, r->current->state}, next);
+  }
+  if (!r.ok()) {
+    // The engine keeps its state; the next change of the pair retries from
+    // the same expectation.
+    std::fprintf(stderr, "tracehealth-server: storing alert %s/%s: %s\n",
+                 a.rule().c_str(), a.host_id().c_str(),
+                 r.status().ToString().c_str());
+    return a;
+  }
+  if (r->current.has_value()) {
+    stored_[key] = AlertEpisode{r->current->active_since_ns, r->current->state};
+  } else {
+    stored_.erase(key);
+  }
+  if (r->applied) return a;
+  std::optional<v1::Alert> current;
+  if (r->current.has_value()) current = FromAlertRow(*r->current);
+  engine_.Adopt(a.rule(), a.host_id(), current);
+  return current;
+}
+
 void Alerting::Publish(const std::vector<v1::Alert>& changed) {
+  std::vector<v1::Alert> notify;
+  notify.reserve(changed.size());
   for (const v1::Alert& a : changed) {
-    absl::Status s = storage_->PutAlert(ToAlertRow(a));
+    if (options_.transitions != nullptr) {
+      if (std::optional<v1::Alert> n = Transition(a))
+        notify.push_back(*std::move(n));
+      continue;
+    }
+    absl::Status s = a.state() == v1::ALERT_STATE_UNSPECIFIED
+                         ? absl::OkStatus()  // PutAlert cannot remove it
+                         : storage_->PutAlert(ToAlertRow(a));
     if (!s.ok()) {
       std::fprintf(stderr, "tracehealth-server: storing alert %s/%s: %s\n",
                    a.rule().c_str(), a.host_id().c_str(), s.ToString().c_str());
     }
+    notify.push_back(a);
   }
-  if (notifier_ != nullptr) notifier_->Update(changed);
+  for (const auto& n : notifiers_) n->Update(notify);
 }
 
 void Alerting::Run() {

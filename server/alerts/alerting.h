@@ -6,9 +6,14 @@
 //   the host's previous report is still the index's latest.
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
-//   changed alert (AlertStore::PutAlert) and hands it to the Alertmanager
-//   notifier when one is configured. Evaluation never waits for storage or
-//   Alertmanager.
+//   changed alert and hands it to each Alertmanager notifier configured.
+//   Evaluation never waits for storage or Alertmanager.
+// - With AlertTransitions (Options::transitions) each change is stored by
+//   compare-and-set from the alert this server last saw stored, so that when
+//   several replicas evaluate one host a transition is applied once: a
+//   replica that loses takes the stored alert instead (AlertEngine::Adopt)
+//   and notifies that one (Alertmanager deduplicates). Without, changes are
+//   stored with AlertStore::PutAlert.
 // - Start() restores stored pending/firing alerts, so a restart neither
 //   forgets nor re-announces them.
 // - collector() exports
@@ -23,9 +28,12 @@
 #define TRACEHEALTH_SERVER_ALERTS_ALERTING_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -40,6 +48,7 @@
 #include "server/index/host_index.h"
 #include "server/report/committed_report.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/alert_transitions.h"
 
 namespace tracehealth::server {
 
@@ -47,8 +56,11 @@ class Alerting {
  public:
   struct Options {
     absl::Duration eval_interval = absl::Seconds(5);
-    // Set: deliver firing/resolved alerts to this Alertmanager.
-    std::optional<AlertmanagerNotifier::Options> alertmanager;
+    // Deliver firing/resolved alerts to each of these Alertmanagers (every
+    // instance of a cluster: it deduplicates; never one load balancer).
+    std::vector<AlertmanagerNotifier::Options> alertmanagers;
+    // Not owned; null: changes are stored with PutAlert.
+    AlertTransitions* transitions = nullptr;
   };
 
   // `storage` and `index` are not owned and must outlive this object.
@@ -77,6 +89,9 @@ class Alerting {
   void Run();
   // Stores and notifies `changed`.
   void Publish(const std::vector<v1::Alert>& changed);
+  // Stores `a` by compare-and-set; returns what to notify (the stored
+  // alert when another server's came first; nullopt when there is none).
+  std::optional<v1::Alert> Transition(const v1::Alert& a);
 
   AlertEngine engine_;
   AlertStore* const storage_;
@@ -84,7 +99,7 @@ class Alerting {
   const Options options_;
   const std::function<absl::Time()> now_;
   // Written by the constructor and Stop(); Collect() reads it under mu_.
-  std::unique_ptr<AlertmanagerNotifier> notifier_;
+  std::vector<std::unique_ptr<AlertmanagerNotifier>> notifiers_;
   std::shared_ptr<Collector> collector_;
 
   mutable absl::Mutex mu_;
@@ -92,6 +107,9 @@ class Alerting {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ = false;
   std::thread thread_;
+  // The stored current alert of each (rule, host) as this server last saw
+  // it; used by the evaluation thread only (and Start before it).
+  std::map<std::pair<std::string, std::string>, AlertEpisode> stored_;
 };
 
 }  // namespace tracehealth::server

@@ -120,3 +120,70 @@ TEST(AlertRowTest, RoundTrips) {
 
 }  // namespace
 }  // namespace tracehealth::server
+
+namespace tracehealth::server {
+namespace {
+
+std::vector<AlertRule> ForRules() {
+  absl::StatusOr<std::vector<AlertRule>> rules = ParseAlertRules(R"(
+rules:
+  - name: Slow
+    condition: predictions.attach[kprobe_multi_return].latency_seconds > 5
+    for: 1h
+)");
+  EXPECT_TRUE(rules.ok()) << rules.status();
+  return *rules;
+}
+
+// Two servers ("replicas") on one store both evaluate host h: the episode
+// is stored once, at the first one's time, and the second takes it.
+TEST(AlertingTest, TwoEvaluatorsOfOneHostStoreOneEpisode) {
+  std::string dir = testing::NewTempDir("alerting-cas");
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> storage =
+      SqliteStorage::Open(dir + "/t.db", SqliteOptions{});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  SqliteStorage* store = storage->get();
+  HostIndex index_a, index_b;
+  Alerting::Options opts{absl::Milliseconds(50), {}, store};
+  Alerting a(ForRules(), store, &index_a, opts);
+  Alerting b(ForRules(), store, &index_b, opts);
+  ASSERT_TRUE(a.Start().ok());
+  ASSERT_TRUE(b.Start().ok());
+  // Whole seconds, so active_since compares exactly; `for: 1h` keeps both
+  // pending.
+  const absl::Time t0 = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()));
+  std::vector<CommittedReport> first = {Report("h", 1, 9, 0, t0)};
+  a.OnCommitted(first);
+  std::vector<AlertRow> rows = WaitStored(store, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  // B sees the next report 10 s later and would start its own episode.
+  std::vector<CommittedReport> second = {
+      Report("h", 2, 9, 0, t0 + absl::Seconds(10))};
+  b.OnCommitted(second);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  std::vector<v1::Alert> b_live;
+  while (absl::Now() < deadline) {
+    b_live = b.Alerts();
+    if (b_live.size() == 1 &&
+        b_live[0].active_since().seconds() == absl::ToUnixSeconds(t0)) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(b_live.size(), 1u);
+  // B took A's episode (active since t0), not its own (t0 + 10 s).
+  EXPECT_EQ(b_live[0].active_since().seconds(), absl::ToUnixSeconds(t0));
+  rows = WaitStored(store, 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].active_since_ns, absl::ToUnixNanos(t0));
+  EXPECT_EQ(rows[0].state, 1);  // pending
+  // The condition clears (on B): the pending alert leaves the store too.
+  std::vector<CommittedReport> cleared = {
+      Report("h", 3, 1, 0, t0 + absl::Seconds(20))};
+  b.OnCommitted(cleared);
+  rows = WaitStored(store, 0);
+  EXPECT_TRUE(rows.empty());
+}
+
+}  // namespace
+}  // namespace tracehealth::server

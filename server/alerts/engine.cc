@@ -50,7 +50,11 @@ void AlertEngine::Apply(const AlertRule& rule, const std::string& host,
     Instance& inst = it->second;
     inst.matching = false;
     if (inst.alert.state() == v1::ALERT_STATE_PENDING) {
-      instances_.erase(it);  // never fired: dropped silently
+      // Never fired: dropped without a notification; the store drops it too.
+      v1::Alert cleared = inst.alert;
+      cleared.set_state(v1::ALERT_STATE_UNSPECIFIED);
+      changed->push_back(std::move(cleared));
+      instances_.erase(it);
       return;
     }
     inst.alert.set_state(v1::ALERT_STATE_RESOLVED);
@@ -139,6 +143,20 @@ std::vector<v1::Alert> AlertEngine::Tick(
     ++it;
   }
   return changed;
+}
+
+void AlertEngine::Adopt(const std::string& rule, const std::string& host,
+                        const std::optional<v1::Alert>& current) {
+  absl::MutexLock lock(&mu_);
+  Key key{rule, host};
+  if (!current.has_value() || FindRule(rule) == nullptr) {
+    instances_.erase(key);
+    return;
+  }
+  Instance& inst = instances_[key];
+  inst.alert = *current;
+  // The server that stored it saw the condition hold, unless it resolved.
+  inst.matching = current->state() != v1::ALERT_STATE_RESOLVED;
 }
 
 std::vector<v1::Alert> AlertEngine::Alerts() const {

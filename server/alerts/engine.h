@@ -5,7 +5,9 @@
 //   now); once it has matched for the rule's `for` duration it is FIRING
 //   (fired_at). `for: 0s` fires at once.
 // - A pending alert whose condition stops matching is dropped (never
-//   notified), so a condition flapping faster than `for` never fires.
+//   notified), so a condition flapping faster than `for` never fires; the
+//   change is reported with state ALERT_STATE_UNSPECIFIED so that the stored
+//   pending alert is removed too.
 // - A firing alert whose condition stops matching is RESOLVED (resolved_at);
 //   resolved alerts are kept for `keep_resolved`, then forgotten.
 // - Report conditions are evaluated when a host reports (OnReport); silence
@@ -20,6 +22,7 @@
 #define TRACEHEALTH_SERVER_ALERTS_ENGINE_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +63,12 @@ class AlertEngine {
   // has elapsed, forgets old resolved alerts. Returns changed alerts.
   std::vector<v1::Alert> Tick(absl::Time now,
                               const std::vector<HostLiveness>& hosts);
+
+  // Takes `current` as the alert of (rule, host) instead of what this engine
+  // had (another server stored it first); nullopt forgets the pair. Returns
+  // nothing: the change is someone else's.
+  void Adopt(const std::string& rule, const std::string& host,
+             const std::optional<v1::Alert>& current);
 
   // Pending, firing and recently resolved alerts, sorted by (rule, host).
   std::vector<v1::Alert> Alerts() const;

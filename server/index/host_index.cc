@@ -55,6 +55,27 @@ void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
   }
 }
 
+absl::Status HostIndex::Merge(LatestRow& row) {
+  if (absl::IsDataLoss(CheckReportWire(row.blob, WireLimits{}))) {
+    return absl::DataLossError(
+        absl::StrCat("report ", row.host_id, "/", row.latest_seq,
+                     " from the change feed does not parse"));
+  }
+  const absl::Time first = absl::FromUnixNanos(row.first_seen_ns);
+  const absl::Time last = absl::FromUnixNanos(row.last_seen_ns);
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = hosts_.try_emplace(row.host_id);
+  Entry& e = it->second;
+  if (inserted || row.latest_seq > e.latest->seq()) {
+    e.latest = std::make_shared<StoredReport>(row.host_id, row.latest_seq,
+                                              std::move(row.blob));
+  }
+  e.first_seen = inserted ? first : std::min(e.first_seen, first);
+  e.last_seen = inserted ? last : std::max(e.last_seen, last);
+  e.reports = std::max(e.reports, row.reports);
+  return absl::OkStatus();
+}
+
 HostEntry HostIndex::ToHostEntry(const std::string& host_id, const Entry& e) {
   HostEntry out;
   out.host_id = host_id;

@@ -61,6 +61,12 @@ class HostIndex {
   // by a higher seq; last_seen and the count always advance.
   void Apply(absl::Span<const CommittedReport> reports);
 
+  // Takes a host's state as another replica stored it (ChangeFeed): its
+  // latest report is replaced only by a higher seq; first/last seen and the
+  // count move only outwards (max of both), so a repeated or older delivery
+  // changes nothing. A blob that does not decode is skipped (DataLoss).
+  absl::Status Merge(LatestRow& row);
+
   std::optional<HostEntry> Get(const std::string& host_id) const;
 
   // Newest committed seq of `host_id`, 0 when unknown.

@@ -87,3 +87,65 @@ TEST(HostIndexTest, UnparsableBlobIsReportedAndSkipped) {
 
 }  // namespace
 }  // namespace tracehealth::server
+
+namespace tracehealth::server {
+namespace {
+
+std::string Blob(const std::string& host, uint64_t seq) {
+  v1::HostReport r;
+  r.set_host_id(host);
+  r.set_seq(seq);
+  return r.SerializeAsString();
+}
+
+LatestRow Row(const std::string& host, uint64_t seq, int64_t first,
+              int64_t last, uint64_t reports) {
+  LatestRow row;
+  row.host_id = host;
+  row.latest_seq = seq;
+  row.first_seen_ns = first;
+  row.last_seen_ns = last;
+  row.reports = reports;
+  row.blob = Blob(host, seq);
+  return row;
+}
+
+TEST(HostIndexMergeTest, TakesNewerStateAndIgnoresOlderOrRepeated) {
+  HostIndex index;
+  LatestRow r = Row("h", 5, 100, 500, 5);
+  ASSERT_TRUE(index.Merge(r).ok());
+  std::optional<HostEntry> e = index.Get("h");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->latest->seq(), 5u);
+  EXPECT_EQ(e->reports, 5u);
+  EXPECT_EQ(absl::ToUnixNanos(e->first_seen), 100);
+  EXPECT_EQ(absl::ToUnixNanos(e->last_seen), 500);
+  // An older delivery (seq 4, fewer reports, earlier times) changes nothing
+  // but the first-seen time, which only moves outwards.
+  r = Row("h", 4, 50, 400, 4);
+  ASSERT_TRUE(index.Merge(r).ok());
+  e = index.Get("h");
+  EXPECT_EQ(e->latest->seq(), 5u);
+  EXPECT_EQ(e->reports, 5u);
+  EXPECT_EQ(absl::ToUnixNanos(e->first_seen), 50);
+  EXPECT_EQ(absl::ToUnixNanos(e->last_seen), 500);
+  // A newer one replaces the report and raises the count and last seen.
+  r = Row("h", 7, 100, 700, 7);
+  ASSERT_TRUE(index.Merge(r).ok());
+  e = index.Get("h");
+  EXPECT_EQ(e->latest->seq(), 7u);
+  EXPECT_EQ(e->reports, 7u);
+  EXPECT_EQ(absl::ToUnixNanos(e->last_seen), 700);
+  EXPECT_EQ(index.LatestSeq("h"), 7u);
+}
+
+TEST(HostIndexMergeTest, UndecodableBlobIsDataLossAndSkipped) {
+  HostIndex index;
+  LatestRow r = Row("h", 1, 1, 1, 1);
+  r.blob = std::string("\xff\xff\xff", 3);
+  EXPECT_TRUE(absl::IsDataLoss(index.Merge(r)));
+  EXPECT_FALSE(index.Get("h").has_value());
+}
+
+}  // namespace
+}  // namespace tracehealth::server

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/grpc_code_name.h"
 #include "common/kernel/feature_table_override.h"
@@ -16,7 +17,9 @@
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
+#include "server/auth/bearer_token.h"
 #include "server/index/label_selector.h"
+#include "server/query/margins.h"
 #include "server/query/recommendation.h"
 #include "server/query/what_if.h"
 
@@ -233,6 +236,8 @@ v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
     s.set_pool_budget_ratio(r.predictions().stack_depot().budget_ratio());
   }
   s.set_purge_seconds(r.predictions().vmap_purge().purge_seconds());
+  if (std::optional<double> m = WorstMargin(r.predictions()))
+    s.set_worst_margin(*m);
   return s;
 }
 
@@ -267,6 +272,12 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
   std::vector<v1::HostSummary> rows;
   for (const HostEntry& e : hosts) {
     if (e.latest->predictions().worst_risk() < req.min_risk()) continue;
+    if (!req.kernel_prefix().empty() &&
+        !absl::StartsWith(e.latest->snapshot().kernel().release(),
+                          req.kernel_prefix())) {
+      continue;
+    }
+    if (req.has_stale() && IsStale(e, now) != req.stale()) continue;
     rows.push_back(Summarize(e, kind, now));
   }
   resp->set_matched_hosts(static_cast<uint32_t>(rows.size()));
@@ -293,6 +304,21 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
         return a.host_id() < b.host_id();
       };
       break;
+    case v1::HOST_SORT_MARGIN:
+      less = [](const auto& a, const auto& b) {
+        if (a.has_worst_margin() != b.has_worst_margin())
+          return a.has_worst_margin();
+        if (a.worst_margin() != b.worst_margin())
+          return a.worst_margin() > b.worst_margin();
+        return a.host_id() < b.host_id();
+      };
+      break;
+    case v1::HOST_SORT_THREADS:
+      less = [](const auto& a, const auto& b) {
+        if (a.threads() != b.threads()) return a.threads() > b.threads();
+        return a.host_id() < b.host_id();
+      };
+      break;
     default:
       less = [](const auto& a, const auto& b) {
         if (a.worst_risk() != b.worst_risk())
@@ -303,9 +329,15 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
         return a.host_id() < b.host_id();
       };
   }
-  size_t limit = std::min<size_t>(Limit(req.limit()), rows.size());
-  std::partial_sort(rows.begin(), rows.begin() + limit, rows.end(), less);
-  for (size_t i = 0; i < limit; ++i) *resp->add_hosts() = std::move(rows[i]);
+  if (req.reverse()) {
+    less = [forward = std::move(less)](const auto& a, const auto& b) {
+      return forward(b, a);
+    };
+  }
+  const size_t first = std::min<size_t>(req.offset(), rows.size());
+  const size_t end = std::min<size_t>(first + Limit(req.limit()), rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + end, rows.end(), less);
+  for (size_t i = first; i < end; ++i) *resp->add_hosts() = std::move(rows[i]);
   return grpc::Status::OK;
 }
 
@@ -358,7 +390,11 @@ grpc::Status QueryService::DoFleetSummary(
         }
         return a.host_id() < b.host_id();
       });
-  for (size_t i = 0; i < worst; ++i) *resp->add_worst() = std::move(rows[i]);
+  for (size_t i = 0; i < worst; ++i) *resp->add_worst() = rows[i];
+  for (v1::MarginCell& cell :
+       MarginStrip(std::move(rows), std::min(req.strip_cells(), kMaxLimit))) {
+    *resp->add_margin_strip() = std::move(cell);
+  }
   AlertFilter f;
   f.states = {v1::ALERT_STATE_FIRING};
   f.limit = 1000000;
@@ -376,14 +412,9 @@ grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "bearer token required");
   }
-  std::string got(it->second.data(), it->second.size());
-  std::string want = "Bearer " + options_.token;
-  // Constant-time comparison.
-  unsigned char diff = got.size() == want.size() ? 0 : 1;
-  for (size_t i = 0; i < want.size(); ++i) {
-    diff |= static_cast<unsigned char>(want[i] ^ (i < got.size() ? got[i] : 0));
-  }
-  if (diff != 0) {
+  if (!BearerTokenMatches(
+          std::string_view(it->second.data(), it->second.size()),
+          options_.token)) {
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         "invalid bearer token");
   }
@@ -428,6 +459,13 @@ grpc::ServerUnaryReactor* QueryService::ListAlerts(
     grpc::CallbackServerContext* ctx, const v1::ListAlertsRequest* req,
     v1::ListAlertsResponse* resp) {
   return Handle(ctx, "ListAlerts", [&] { return DoListAlerts(*req, resp); });
+}
+
+grpc::ServerUnaryReactor* QueryService::GetHostHistory(
+    grpc::CallbackServerContext* ctx, const v1::GetHostHistoryRequest* req,
+    v1::GetHostHistoryResponse* resp) {
+  return Handle(ctx, "GetHostHistory",
+                [&] { return DoGetHostHistory(*req, resp); });
 }
 
 grpc::ServerUnaryReactor* QueryService::FleetSummary(

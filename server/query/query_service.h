@@ -19,6 +19,7 @@
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
@@ -30,6 +31,8 @@ struct QueryOptions {
   // Interval assumed when a report does not carry one.
   absl::Duration default_interval = absl::Seconds(60);
   std::function<absl::Time()> now = [] { return absl::Now(); };
+  // The store GetHostHistory reads (not owned); null: it is UNAVAILABLE.
+  ReportStore* history = nullptr;
 };
 
 class QueryService final : public v1::FleetQuery::CallbackService {
@@ -48,6 +51,10 @@ class QueryService final : public v1::FleetQuery::CallbackService {
                             v1::ListAlertsResponse* resp) const;
   grpc::Status DoFleetSummary(const v1::FleetSummaryRequest& req,
                               v1::FleetSummaryResponse* resp) const;
+  // Errors: INVALID_ARGUMENT (no host id, from after to, a bad probe kind),
+  // NOT_FOUND (unknown host), the store's.
+  grpc::Status DoGetHostHistory(const v1::GetHostHistoryRequest& req,
+                                v1::GetHostHistoryResponse* resp) const;
 
   grpc::ServerUnaryReactor* PredictAttach(
       grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
@@ -64,6 +71,9 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   grpc::ServerUnaryReactor* FleetSummary(
       grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
       v1::FleetSummaryResponse* resp) override;
+  grpc::ServerUnaryReactor* GetHostHistory(
+      grpc::CallbackServerContext* ctx, const v1::GetHostHistoryRequest* req,
+      v1::GetHostHistoryResponse* resp) override;
 
  private:
   grpc::ServerUnaryReactor* Handle(grpc::CallbackServerContext* ctx,

@@ -1,6 +1,7 @@
 #include "server/query/query_service.h"
 
 #include "common/models/evaluate.h"
+#include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/sample_report.h"
@@ -29,6 +30,7 @@ class QueryServiceTest : public ::testing::Test {
     index_.Apply(reports);
     QueryOptions opts;
     opts.now = [this] { return now_; };
+    opts.history = storage_.get();
     service_ =
         std::make_unique<QueryService>(&index_, storage_.get(), nullptr, opts);
   }
@@ -118,6 +120,174 @@ TEST_F(QueryServiceTest, StaleUnknownAndSummary) {
   v1::HostState hs;
   EXPECT_EQ(service_->DoGetHost(gh, &hs).error_code(),
             grpc::StatusCode::NOT_FOUND);
+}
+
+std::vector<std::string> Ids(const v1::ListHostsResponse& r) {
+  std::vector<std::string> ids;
+  for (const auto& h : r.hosts()) ids.push_back(h.host_id());
+  return ids;
+}
+
+TEST_F(QueryServiceTest, ListHostsPagesFiltersAndSortsEitherWay) {
+  auto list = [&](const std::function<void(v1::ListHostsRequest&)>& set) {
+    v1::ListHostsRequest req;
+    set(req);
+    v1::ListHostsResponse resp;
+    grpc::Status st = service_->DoListHosts(req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return resp;
+  };
+  using V = std::vector<std::string>;
+  // Pages of 2 by id: matched_hosts counts every match.
+  v1::ListHostsResponse page = list([](auto& r) {
+    r.set_sort(v1::HOST_SORT_HOST_ID);
+    r.set_offset(2);
+    r.set_limit(2);
+  });
+  EXPECT_EQ(Ids(page), (V{"h2", "h3"}));
+  EXPECT_EQ(page.matched_hosts(), 6u);
+  EXPECT_EQ(Ids(list([](auto& r) {
+              r.set_sort(v1::HOST_SORT_HOST_ID);
+              r.set_offset(5);
+            })),
+            (V{"h5"}));
+  EXPECT_TRUE(Ids(list([](auto& r) { r.set_offset(6); })).empty());
+  EXPECT_EQ(Ids(list([](auto& r) {
+              r.set_sort(v1::HOST_SORT_HOST_ID);
+              r.set_reverse(true);
+              r.set_limit(3);
+            })),
+            (V{"h5", "h4", "h3"}));
+  // Threads 10000 + 60000 i: h5 has the most.
+  EXPECT_EQ(Ids(list([](auto& r) {
+              r.set_sort(v1::HOST_SORT_THREADS);
+              r.set_limit(2);
+            })),
+            (V{"h5", "h4"}));
+  EXPECT_EQ(Ids(list([](auto& r) {
+              r.set_sort(v1::HOST_SORT_THREADS);
+              r.set_reverse(true);
+              r.set_limit(2);
+            })),
+            (V{"h0", "h1"}));
+  // The walk's margin grows with the thread count on these PREEMPT_NONE hosts.
+  v1::ListHostsResponse by_margin =
+      list([](auto& r) { r.set_sort(v1::HOST_SORT_MARGIN); });
+  EXPECT_EQ(Ids(by_margin), (V{"h5", "h4", "h3", "h2", "h1", "h0"}));
+  for (const auto& h : by_margin.hosts())
+    EXPECT_TRUE(h.has_worst_margin()) << h.host_id();
+  EXPECT_GT(by_margin.hosts(0).worst_margin(),
+            by_margin.hosts(5).worst_margin());
+  // h0 reported an hour ago: the only stale one.
+  EXPECT_EQ(Ids(list([](auto& r) { r.set_stale(true); })), (V{"h0"}));
+  EXPECT_EQ(list([](auto& r) { r.set_stale(false); }).matched_hosts(), 5u);
+  // Every host runs 6.16.3.
+  EXPECT_EQ(list([](auto& r) { r.set_kernel_prefix("6.16."); }).matched_hosts(),
+            6u);
+  EXPECT_EQ(
+      list([](auto& r) { r.set_kernel_prefix("6.16.4"); }).matched_hosts(), 0u);
+  EXPECT_EQ(list([](auto& r) {
+              r.set_kernel_prefix("6.16");
+              r.mutable_hosts()->set_labels("role=db");
+            }).matched_hosts(),
+            3u);
+}
+
+TEST_F(QueryServiceTest, FleetSummaryDrawsEveryHostInTheMarginStrip) {
+  v1::FleetSummaryRequest req;
+  req.set_strip_cells(4);
+  v1::FleetSummaryResponse resp;
+  ASSERT_TRUE(service_->DoFleetSummary(req, &resp).ok());
+  // 6 hosts, 4 cells: ceil(6 / 4) = 2 hosts a cell, so 3 cells.
+  ASSERT_EQ(resp.margin_strip_size(), 3);
+  EXPECT_EQ(resp.margin_strip(0).first_host_id(), "h5");
+  EXPECT_EQ(resp.margin_strip(1).first_host_id(), "h3");
+  EXPECT_EQ(resp.margin_strip(2).first_host_id(), "h1");
+  for (const auto& c : resp.margin_strip()) EXPECT_EQ(c.hosts(), 2u);
+  EXPECT_GE(resp.margin_strip(0).min_margin(),
+            resp.margin_strip(1).max_margin());
+  // Not asked for: none.
+  v1::FleetSummaryResponse plain;
+  ASSERT_TRUE(service_->DoFleetSummary({}, &plain).ok());
+  EXPECT_EQ(plain.margin_strip_size(), 0);
+}
+
+TEST_F(QueryServiceTest, HostHistoryGivesTheStoredReportsOfTheWindow) {
+  // h1's seqs 1..5 observed 50, 40, 30, 20 and 10 s ago, 1000 more threads
+  // each.
+  std::vector<ReportRow> rows;
+  std::vector<v1::HostReport> reports;
+  for (int seq = 1; seq <= 5; ++seq) {
+    SampleHost h;
+    h.host_id = "h1";
+    h.threads = 100000 + 1000 * seq;
+    const absl::Time observed = now_ - absl::Seconds(60 - 10 * seq);
+    reports.push_back(SampleReport(h, seq, observed));
+    ReportRow r;
+    r.host_id = "h1";
+    r.seq = seq;
+    r.observed_at_ns = absl::ToUnixNanos(observed);
+    r.received_at_ns = r.observed_at_ns;
+    r.worst_risk = reports.back().predictions().worst_risk();
+    r.purge_seconds = 2.5 * seq;
+    r.blob = reports.back().SerializeAsString();
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(storage_->WriteBatch(rows).ok());
+
+  v1::GetHostHistoryRequest req;
+  req.set_host_id("h1");
+  req.set_probe_kind(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  *req.mutable_from() = google::protobuf::util::TimeUtil::SecondsToTimestamp(
+      absl::ToUnixSeconds(now_) - 45);
+  v1::GetHostHistoryResponse resp;
+  grpc::Status st = service_->DoGetHostHistory(req, &resp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  // From 45 s ago to now: seqs 2..5.
+  EXPECT_EQ(resp.matched_reports(), 4u);
+  ASSERT_EQ(resp.points_size(), 4);
+  for (int i = 0; i < 4; ++i) {
+    const v1::HistoryPoint& p = resp.points(i);
+    const v1::HostReport& r = reports[i + 1];
+    EXPECT_EQ(p.seq(), static_cast<uint64_t>(i + 2));
+    EXPECT_EQ(p.threads(), 100000u + 1000u * (i + 2));
+    EXPECT_EQ(p.purge_seconds(), 2.5 * (i + 2));
+    EXPECT_EQ(p.observed_at().seconds(),
+              absl::ToUnixSeconds(now_) - 40 + 10 * i);
+    // The stored function_graph prediction (attach[0]: ProbeKind order).
+    ASSERT_EQ(r.predictions().attach(0).probe_kind(),
+              v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+    EXPECT_EQ(p.attach_latency_seconds(),
+              r.predictions().attach(0).latency_seconds());
+  }
+  // Two points of four: every second one, from the oldest.
+  req.set_max_points(2);
+  resp.Clear();
+  ASSERT_TRUE(service_->DoGetHostHistory(req, &resp).ok());
+  ASSERT_EQ(resp.points_size(), 2);
+  EXPECT_EQ(resp.points(0).seq(), 2u);
+  EXPECT_EQ(resp.points(1).seq(), 4u);
+
+  struct Bad {
+    std::string host;
+    int64_t from_s;
+    grpc::StatusCode code;
+    std::string message;
+  } bad[] = {
+      {"", -45, grpc::StatusCode::INVALID_ARGUMENT, "host_id is required"},
+      {"nope", -45, grpc::StatusCode::NOT_FOUND, "unknown host \"nope\""},
+      {"h1", +45, grpc::StatusCode::INVALID_ARGUMENT, "from is after to"},
+  };
+  for (const Bad& b : bad) {
+    v1::GetHostHistoryRequest r;
+    r.set_host_id(b.host);
+    *r.mutable_from() = google::protobuf::util::TimeUtil::SecondsToTimestamp(
+        absl::ToUnixSeconds(now_) + b.from_s);
+    v1::GetHostHistoryResponse out;
+    grpc::Status got = service_->DoGetHostHistory(r, &out);
+    EXPECT_EQ(got.error_code(), b.code) << b.message;
+    EXPECT_EQ(got.error_message(), b.message);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // ControlledReportStore (tests only): a real ReportStore underneath whose
 // WriteBatch a test can hold until released (to fill a writer's queue and
-// observe backpressure) or make fail (as a full disk does).
+// observe backpressure) or make fail (as a full disk does), and whose
+// retention granularity a test sets.
 //
 // Thread safety: set `fail_` and `hold_` before the store is used; the
 // notifications and `held_rows_` may be used from any thread.
@@ -45,13 +46,21 @@ class ControlledReportStore : public ReportStore {
                                         uint64_t s) override {
     return inner_->GetReport(h, s);
   }
+  absl::StatusOr<HistoryRows> ReadHostHistory(const std::string& h,
+                                              int64_t from, int64_t to,
+                                              size_t max_rows) override {
+    return inner_->ReadHostHistory(h, from, to, max_rows);
+  }
   absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
+  absl::Duration retention_granularity() const override { return granularity_; }
 
   bool fail_ = false;           // every WriteBatch fails
   bool hold_ = false;           // WriteBatch waits for release_
   absl::Notification entered_;  // a WriteBatch is being held
   absl::Notification release_;
   std::atomic<size_t> held_rows_{0};  // rows in batches that were held
+  // What retention_granularity() says (the inner store's is not asked).
+  absl::Duration granularity_ = absl::ZeroDuration();
 
  private:
   ReportStore* const inner_;

@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 
 namespace tracehealth::server {
@@ -55,6 +56,12 @@ struct LatestRow {
   std::string blob;           // serialized HostReport of latest_seq
 };
 
+// A host's reports over a time window (ReportStore::ReadHostHistory).
+struct HistoryRows {
+  int64_t matched = 0;  // rows in the window, before thinning
+  std::vector<ReportRow> rows;
+};
+
 class ReportStore {
  public:
   virtual ~ReportStore() = default;
@@ -79,12 +86,30 @@ class ReportStore {
   virtual absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
       int64_t received_before_ns) = 0;
 
+  // The cutoffs DeleteReportsReceivedBefore is cheapest at: multiples of
+  // this since the Unix epoch (a backend partitioned by receive time drops
+  // whole partitions there instead of deleting rows). Zero: every cutoff
+  // costs the same.
+  virtual absl::Duration retention_granularity() const {
+    return absl::ZeroDuration();
+  }
+
   // Reports stored for `host_id` (all hosts when empty).
   virtual absl::StatusOr<int64_t> CountReports(const std::string& host_id) = 0;
 
   // The stored report blob of (host_id, seq); NotFound when absent.
   virtual absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                                 uint64_t seq) = 0;
+
+  // The reports of `host_id` observed in [from_ns, to_ns), ordered by
+  // observation time, then seq. When more than `max_rows` (>= 1) match,
+  // every k-th of them, k = ceil(matched / max_rows), from the first: at
+  // most max_rows rows, the oldest always among them. An unknown host or an
+  // empty window gives no rows (not an error). InvalidArgument when
+  // max_rows is 0.
+  virtual absl::StatusOr<HistoryRows> ReadHostHistory(
+      const std::string& host_id, int64_t from_ns, int64_t to_ns,
+      size_t max_rows) = 0;
 
   // Bytes the store occupies on disk.
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;

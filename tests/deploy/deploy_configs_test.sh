@@ -2,7 +2,8 @@
 # Parses or verifies every manifest and configuration in deploy/ with the real
 # tools: promtool (config, rules, rule unit tests), amtool, systemd-analyze,
 # a YAML parser for the Kubernetes manifests, a JSON parser for the Grafana
-# dashboard, and the TLS script (certificates checked with openssl).
+# dashboard, the TLS script (certificates checked with openssl), haproxy -c
+# and the Patroni example's settings.
 set -euo pipefail
 root="${TEST_SRCDIR}/${TEST_WORKSPACE}"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
@@ -93,6 +94,28 @@ tls_check() {
   ! bash "$deploy/tls/make-certs.sh" "$out" server.test "../evil" 2>/dev/null
 }
 check "tls make-certs.sh" tls_check
+
+# HAProxy and Patroni (tests/replicas/failover_test.cc also runs both):
+# haproxy -c with every address the config takes from the environment;
+# Patroni's timing rule and synchronous mode (its own --validate-config
+# wants a reachable etcd).
+check "haproxy -c tracehealth.cfg" env TRACEHEALTH_GRPC_BIND=127.0.0.1:7443 \
+  TRACEHEALTH_REPLICA_1=127.0.0.1:7444 TRACEHEALTH_REPLICA_2=127.0.0.1:7445 \
+  TRACEHEALTH_PG_BIND=127.0.0.1:6432 TRACEHEALTH_PG_1=127.0.0.1:5432 \
+  TRACEHEALTH_PG_2=127.0.0.1:5433 TRACEHEALTH_PATRONI_1=8008 TRACEHEALTH_PATRONI_2=8009 \
+  haproxy -c -f "$deploy/haproxy/tracehealth.cfg"
+patroni_check() {
+  python3 - "$deploy/patroni/patroni.yml" <<'PY'
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+dcs = c["bootstrap"]["dcs"]
+assert dcs["loop_wait"] + 2 * dcs["retry_timeout"] <= dcs["ttl"], "loop_wait + 2*retry_timeout > ttl"
+assert dcs["synchronous_mode"] is True, "a failover could lose acked reports"
+assert c["postgresql"]["bin_dir"] == "/usr/lib/postgresql/15/bin"
+assert c["scope"] and c["postgresql"]["authentication"]["replication"]["username"]
+PY
+}
+check "patroni.yml (timeouts, synchronous mode)" patroni_check
 
 if [[ $fail -ne 0 ]]; then
   echo "deploy configs: FAILED"

@@ -158,6 +158,19 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
        "--cluster.listen-address="},
       dir + "/am.log", am + "/-/ready");
   ASSERT_NE(am_proc, nullptr);
+  // A second, unclustered Alertmanager: the server posts to every URL it
+  // is given, so both hold the alerts.
+  int am2_port = PickFreePort();
+  ASSERT_GT(am2_port, 0);
+  const std::string am2 = absl::StrCat("http://127.0.0.1:", am2_port);
+  std::filesystem::create_directories(dir + "/am2");
+  std::unique_ptr<Subprocess> am2_proc = StartReady(
+      {"/usr/bin/prometheus-alertmanager",
+       "--config.file=" + dir + "/am/am.yml", "--storage.path=" + dir + "/am2",
+       absl::StrCat("--web.listen-address=127.0.0.1:", am2_port),
+       "--cluster.listen-address="},
+      dir + "/am2.log", am2 + "/-/ready");
+  ASSERT_NE(am2_proc, nullptr);
 
   // Server with the shipped rules, pushing to Alertmanager.
   absl::StatusOr<std::string> rules =
@@ -165,10 +178,11 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
   ASSERT_TRUE(rules.ok());
   ASSERT_TRUE(WriteFile(dir + "/server-rules.yaml", NoWait(*rules)).ok());
   std::filesystem::create_directories(dir + "/server");
-  absl::StatusOr<ServerProcess> server = StartServer(
-      dir + "/server", {"--alert_rules=" + dir + "/server-rules.yaml",
-                        "--alertmanager_url=" + am, "--alert_eval_interval=1s",
-                        "--alert_resend_interval=2s"});
+  absl::StatusOr<ServerProcess> server =
+      StartServer(dir + "/server",
+                  {"--alert_rules=" + dir + "/server-rules.yaml",
+                   "--alertmanager_url=" + am + "," + am2,
+                   "--alert_eval_interval=1s", "--alert_resend_interval=2s"});
   ASSERT_TRUE(server.ok()) << server.status();
 
   // Prometheus scraping the server every second with the shipped rules.
@@ -227,6 +241,10 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
       << "Alertmanager has: " << AlertmanagerActive(am).size()
       << " alerts; server log: " << *ReadFile(server->log_path);
   EXPECT_TRUE(
+      Eventually([&] { return Contains(AlertmanagerActive(am2), kCrossing); },
+                 absl::Seconds(60)))
+      << "the second Alertmanager has: " << AlertmanagerActive(am2).size();
+  EXPECT_TRUE(
       Eventually([&] { return Contains(PrometheusFiring(prom), kCrossing); },
                  absl::Seconds(60)))
       << "Prometheus firing: " << PrometheusFiring(prom).size();
@@ -252,6 +270,9 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
   SetThreads(root, 2000);
   EXPECT_TRUE(
       Eventually([&] { return Disjoint(AlertmanagerActive(am), kCrossing); },
+                 absl::Seconds(60)));
+  EXPECT_TRUE(
+      Eventually([&] { return Disjoint(AlertmanagerActive(am2), kCrossing); },
                  absl::Seconds(60)));
   EXPECT_TRUE(
       Eventually([&] { return Disjoint(PrometheusFiring(prom), kCrossing); },

@@ -178,5 +178,92 @@ TEST_P(ReportStoreConformance, SizeCountsStoredRows) {
   EXPECT_GE(*bytes, 10 * 100000);
 }
 
+// Seqs of `rows`, in order.
+std::vector<uint64_t> Seqs(const HistoryRows& h) {
+  std::vector<uint64_t> seqs;
+  for (const ReportRow& r : h.rows) seqs.push_back(r.seq);
+  return seqs;
+}
+
+TEST_P(ReportStoreConformance, HostHistoryIsTheWindowOldestFirst) {
+  // a: seqs 1..10 observed at 100, 200, ..., 1000; b interleaved.
+  std::vector<ReportRow> rows;
+  for (uint64_t s = 1; s <= 10; ++s) {
+    rows.push_back(TestRow("a", s, static_cast<int64_t>(s) * 100));
+    rows.push_back(TestRow("b", s, static_cast<int64_t>(s) * 100 + 50));
+  }
+  rows[0].pool_budget_ratio = 0.25;
+  rows[0].purge_seconds = 23.87;
+  rows[0].worst_risk = 4;
+  ASSERT_TRUE(store().WriteBatch(rows).ok());
+
+  // [200, 600): observed 200, 300, 400, 500 (600 is outside).
+  absl::StatusOr<HistoryRows> h = store().ReadHostHistory("a", 200, 600, 100);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->matched, 4);
+  EXPECT_EQ(Seqs(*h), (std::vector<uint64_t>{2, 3, 4, 5}));
+
+  // The columns and the blob come back as stored.
+  h = store().ReadHostHistory("a", 100, 101, 1);
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->rows.size(), 1u);
+  const ReportRow& r = h->rows[0];
+  EXPECT_EQ(r.host_id, "a");
+  EXPECT_EQ(r.seq, 1u);
+  EXPECT_EQ(r.observed_at_ns, 100);
+  EXPECT_EQ(r.received_at_ns, 101);
+  EXPECT_EQ(r.worst_risk, 4);
+  EXPECT_EQ(r.attach_latency_seconds, 1.5);
+  EXPECT_EQ(r.pool_budget_ratio, 0.25);
+  EXPECT_EQ(r.purge_seconds, 23.87);
+  EXPECT_EQ(r.blob, "blob1");
+
+  // Nothing for an unknown host, an empty or inverted window.
+  EXPECT_EQ(store().ReadHostHistory("c", 0, 2000, 10)->matched, 0);
+  EXPECT_TRUE(store().ReadHostHistory("c", 0, 2000, 10)->rows.empty());
+  EXPECT_TRUE(store().ReadHostHistory("a", 500, 500, 10)->rows.empty());
+  EXPECT_TRUE(store().ReadHostHistory("a", 900, 100, 10)->rows.empty());
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      store().ReadHostHistory("a", 0, 2000, 0).status()));
+}
+
+TEST_P(ReportStoreConformance, HostHistoryKeepsEveryKthRowWhenThereAreMore) {
+  std::vector<ReportRow> rows;
+  for (uint64_t s = 1; s <= 10; ++s) {
+    rows.push_back(TestRow("a", s, static_cast<int64_t>(s) * 100));
+  }
+  ASSERT_TRUE(store().WriteBatch(rows).ok());
+  struct Case {
+    size_t max_rows;
+    std::vector<uint64_t> seqs;
+  } cases[] = {
+      {10, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},  // k = 1
+      {9, {1, 3, 5, 7, 9}},                   // k = ceil(10/9) = 2
+      {5, {1, 3, 5, 7, 9}},                   // k = 2
+      {4, {1, 4, 7, 10}},                     // k = ceil(10/4) = 3
+      {3, {1, 5, 9}},                         // k = ceil(10/3) = 4
+      {2, {1, 6}},                            // k = 5
+      {1, {1}},                               // k = 10
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<HistoryRows> h =
+        store().ReadHostHistory("a", 0, 2000, c.max_rows);
+    ASSERT_TRUE(h.ok()) << h.status();
+    EXPECT_EQ(h->matched, 10);
+    EXPECT_EQ(Seqs(*h), c.seqs) << "max_rows " << c.max_rows;
+  }
+}
+
+TEST_P(ReportStoreConformance, HostHistoryOrdersByObservationTimeThenSeq) {
+  // Stored in seq order, observed out of it (a clock step on the host).
+  ASSERT_TRUE(store()
+                  .WriteBatch({TestRow("a", 1, 300), TestRow("a", 2, 100),
+                               TestRow("a", 3, 200), TestRow("a", 4, 200)})
+                  .ok());
+  absl::StatusOr<HistoryRows> h = store().ReadHostHistory("a", 0, 1000, 10);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(Seqs(*h), (std::vector<uint64_t>{2, 3, 4, 1}));
+}
+
 }  // namespace
 }  // namespace tracehealth::server

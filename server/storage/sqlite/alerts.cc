@@ -9,28 +9,30 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
+#include "server/storage/labels_json.h"
 #include "server/storage/sqlite/connection.h"
 #include "server/storage/sqlite/statement.h"
 
 namespace tracehealth::server {
 namespace {
 
-std::string MapToJson(const std::map<std::string, std::string>& m) {
-  google::protobuf::Struct s;
-  for (const auto& [k, v] : m) (*s.mutable_fields())[k].set_string_value(v);
-  std::string out;
-  (void)google::protobuf::util::MessageToJsonString(s, &out);
-  return out;
-}
+constexpr char kColumns[] =
+    "rule, host_id, state, severity, labels_json, annotations_json, value, "
+    "active_since_ns, fired_at_ns, resolved_at_ns";
 
-std::map<std::string, std::string> JsonToMap(const std::string& json) {
-  std::map<std::string, std::string> out;
-  google::protobuf::Struct s;
-  if (!google::protobuf::util::JsonStringToMessage(json, &s).ok()) return out;
-  for (const auto& [k, v] : s.fields()) out[k] = v.string_value();
-  return out;
+AlertRow ReadRow(SqliteStatement& stmt) {
+  AlertRow a;
+  a.rule = stmt.Text(0);
+  a.host_id = stmt.Text(1);
+  a.state = static_cast<int>(stmt.Int(2));
+  a.severity = stmt.Text(3);
+  a.labels = JsonToMap(stmt.Text(4));
+  a.annotations = JsonToMap(stmt.Text(5));
+  a.value = stmt.Double(6);
+  a.active_since_ns = stmt.Int(7);
+  if (!stmt.IsNull(8)) a.fired_at_ns = stmt.Int(8);
+  if (!stmt.IsNull(9)) a.resolved_at_ns = stmt.Int(9);
+  return a;
 }
 
 }  // namespace
@@ -63,34 +65,50 @@ absl::StatusOr<std::vector<AlertRow>> ListAlertRows(sqlite3* db,
                                                     const AlertFilter& filter) {
   std::vector<int> states = filter.states;
   if (states.empty()) states = {1, 2};  // pending, firing
-  std::string sql = absl::StrCat(
-      "SELECT rule, host_id, state, severity, labels_json, annotations_json, "
-      "value, active_since_ns, fired_at_ns, resolved_at_ns FROM alerts WHERE "
-      "state IN (",
-      absl::StrJoin(states, ","), ")",
-      filter.host_id.empty() ? "" : " AND host_id = ?1",
-      " ORDER BY active_since_ns DESC, rule, host_id LIMIT ",
-      filter.limit == 0 ? 1000 : filter.limit);
+  std::string sql =
+      absl::StrCat("SELECT ", kColumns, " FROM alerts WHERE state IN (",
+                   absl::StrJoin(states, ","), ")",
+                   filter.host_id.empty() ? "" : " AND host_id = ?1",
+                   " ORDER BY active_since_ns DESC, rule, host_id LIMIT ",
+                   filter.limit == 0 ? 1000 : filter.limit);
   TH_ASSIGN_OR_RETURN(auto stmt, SqliteStatement::Prepare(db, sql.c_str()));
   if (!filter.host_id.empty()) stmt->BindText(1, filter.host_id);
   std::vector<AlertRow> out;
   int rc;
-  while ((rc = stmt->Step()) == SQLITE_ROW) {
-    AlertRow a;
-    a.rule = stmt->Text(0);
-    a.host_id = stmt->Text(1);
-    a.state = static_cast<int>(stmt->Int(2));
-    a.severity = stmt->Text(3);
-    a.labels = JsonToMap(stmt->Text(4));
-    a.annotations = JsonToMap(stmt->Text(5));
-    a.value = stmt->Double(6);
-    a.active_since_ns = stmt->Int(7);
-    if (!stmt->IsNull(8)) a.fired_at_ns = stmt->Int(8);
-    if (!stmt->IsNull(9)) a.resolved_at_ns = stmt->Int(9);
-    out.push_back(std::move(a));
-  }
+  while ((rc = stmt->Step()) == SQLITE_ROW) out.push_back(ReadRow(*stmt));
   if (rc != SQLITE_DONE) return SqliteError(db, "list alerts");
   return out;
+}
+
+absl::StatusOr<std::optional<AlertRow>> CurrentAlertRow(
+    sqlite3* db, const std::string& rule, const std::string& host_id) {
+  TH_ASSIGN_OR_RETURN(
+      auto stmt,
+      SqliteStatement::Prepare(
+          db, absl::StrCat("SELECT ", kColumns,
+                           " FROM alerts WHERE rule = ?1 AND host_id = ?2 "
+                           "ORDER BY active_since_ns DESC LIMIT 1")
+                  .c_str()));
+  stmt->BindText(1, rule);
+  stmt->BindText(2, host_id);
+  int rc = stmt->Step();
+  if (rc == SQLITE_DONE) return std::optional<AlertRow>();
+  if (rc != SQLITE_ROW) return SqliteError(db, "current alert");
+  return std::optional<AlertRow>(ReadRow(*stmt));
+}
+
+absl::Status DeleteAlertRow(sqlite3* db, const std::string& rule,
+                            const std::string& host_id,
+                            int64_t active_since_ns) {
+  TH_ASSIGN_OR_RETURN(auto stmt, SqliteStatement::Prepare(
+                                     db,
+                                     "DELETE FROM alerts WHERE rule = ?1 AND "
+                                     "host_id = ?2 AND active_since_ns = ?3"));
+  stmt->BindText(1, rule);
+  stmt->BindText(2, host_id);
+  stmt->BindInt(3, active_since_ns);
+  if (stmt->Step() != SQLITE_DONE) return SqliteError(db, "delete alert");
+  return absl::OkStatus();
 }
 
 }  // namespace tracehealth::server

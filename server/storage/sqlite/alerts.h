@@ -7,6 +7,9 @@
 #ifndef TRACEHEALTH_SERVER_STORAGE_SQLITE_ALERTS_H_
 #define TRACEHEALTH_SERVER_STORAGE_SQLITE_ALERTS_H_
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -23,6 +26,15 @@ absl::Status PutAlertRow(sqlite3* db, const AlertRow& alert);
 // AlertStore::ListAlerts.
 absl::StatusOr<std::vector<AlertRow>> ListAlertRows(sqlite3* db,
                                                     const AlertFilter& filter);
+
+// The alert of (rule, host_id) with the latest active_since, if any.
+absl::StatusOr<std::optional<AlertRow>> CurrentAlertRow(
+    sqlite3* db, const std::string& rule, const std::string& host_id);
+
+// Deletes the row keyed by (rule, host_id, active_since_ns).
+absl::Status DeleteAlertRow(sqlite3* db, const std::string& rule,
+                            const std::string& host_id,
+                            int64_t active_since_ns);
 
 }  // namespace tracehealth::server
 

@@ -354,6 +354,47 @@ absl::StatusOr<std::string> SqliteStorage::GetReport(const std::string& host_id,
   return stmt->Blob(0);
 }
 
+absl::StatusOr<HistoryRows> SqliteStorage::ReadHostHistory(
+    const std::string& host_id, int64_t from_ns, int64_t to_ns,
+    size_t max_rows) {
+  if (max_rows == 0)
+    return absl::InvalidArgumentError("max_rows must be at least 1");
+  absl::MutexLock lock(&read_mu_);
+  // i numbers the window's rows from 0, n counts them; every k-th is kept
+  // with k = ceil(n / max_rows).
+  TH_ASSIGN_OR_RETURN(auto stmt, SqliteStatement::Prepare(read_db_, R"sql(
+SELECT seq, observed_at_ns, received_at_ns, worst_risk, attach_latency_seconds,
+       pool_budget_ratio, purge_seconds, report, n
+FROM (SELECT *, row_number() OVER (ORDER BY observed_at_ns, seq) - 1 AS i,
+             count(*) OVER () AS n
+      FROM reports
+      WHERE host_id = ?1 AND observed_at_ns >= ?2 AND observed_at_ns < ?3)
+WHERE i % ((n + ?4 - 1) / ?4) = 0
+ORDER BY i)sql"));
+  stmt->BindText(1, host_id);
+  stmt->BindInt(2, from_ns);
+  stmt->BindInt(3, to_ns);
+  stmt->BindInt(4, static_cast<int64_t>(max_rows));
+  HistoryRows out;
+  int rc;
+  while ((rc = stmt->Step()) == SQLITE_ROW) {
+    ReportRow r;
+    r.host_id = host_id;
+    r.seq = static_cast<uint64_t>(stmt->Int(0));
+    r.observed_at_ns = stmt->Int(1);
+    r.received_at_ns = stmt->Int(2);
+    r.worst_risk = static_cast<int>(stmt->Int(3));
+    if (!stmt->IsNull(4)) r.attach_latency_seconds = stmt->Double(4);
+    if (!stmt->IsNull(5)) r.pool_budget_ratio = stmt->Double(5);
+    if (!stmt->IsNull(6)) r.purge_seconds = stmt->Double(6);
+    r.blob = stmt->Blob(7);
+    out.matched = stmt->Int(8);
+    out.rows.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(read_db_, "read host history");
+  return out;
+}
+
 absl::Status SqliteStorage::PutAlert(const AlertRow& alert) {
   absl::MutexLock lock(&write_mu_);
   return PutAlertRow(write_db_, alert);
@@ -363,6 +404,63 @@ absl::StatusOr<std::vector<AlertRow>> SqliteStorage::ListAlerts(
     const AlertFilter& filter) {
   absl::MutexLock lock(&read_mu_);
   return ListAlertRows(read_db_, filter);
+}
+
+absl::StatusOr<TransitionResult> SqliteStorage::TransitionAlert(
+    const std::optional<AlertEpisode>& expected, const AlertRow& next) {
+  absl::MutexLock lock(&write_mu_);
+  TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
+  auto fail = [this](absl::Status st) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
+    (void)Exec(write_db_, "ROLLBACK");
+    return st;
+  };
+  TransitionResult result;
+  absl::StatusOr<std::optional<AlertRow>> current =
+      CurrentAlertRow(write_db_, next.rule, next.host_id);
+  if (!current.ok()) return fail(current.status());
+  result.current = *std::move(current);
+  if (IsExpectedEpisode(expected, result.current) &&
+      IsAllowedTransition(result.current, next)) {
+    result.applied = true;
+    absl::Status st;
+    if (next.state != 0) {
+      st = PutAlertRow(write_db_, next);
+      result.current = next;
+    } else if (result.current.has_value()) {
+      st = DeleteAlertRow(write_db_, next.rule, next.host_id,
+                          result.current->active_since_ns);
+      if (st.ok()) {
+        current = CurrentAlertRow(write_db_, next.rule, next.host_id);
+        st = current.status();
+        if (st.ok()) result.current = *std::move(current);
+      }
+    }
+    if (!st.ok()) return fail(st);
+  }
+  if (absl::Status st = Exec(write_db_, "COMMIT"); !st.ok()) return fail(st);
+  return result;
+}
+
+absl::StatusOr<bool> SqliteStorage::AcquireLease(const std::string& name,
+                                                 const std::string& holder,
+                                                 absl::Duration ttl) {
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&lease_mu_);
+  auto it = leases_.find(name);
+  if (it != leases_.end() && it->second.first != holder &&
+      it->second.second > now) {
+    return false;
+  }
+  leases_[name] = {holder, now + ttl};
+  return true;
+}
+
+absl::Status SqliteStorage::ReleaseLease(const std::string& name,
+                                         const std::string& holder) {
+  absl::MutexLock lock(&lease_mu_);
+  auto it = leases_.find(name);
+  if (it != leases_.end() && it->second.first == holder) leases_.erase(it);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> SqliteStorage::SizeBytes() {

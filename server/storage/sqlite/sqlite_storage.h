@@ -1,5 +1,8 @@
 // SqliteStorage: the embedded storage backend (one SQLite file): the
-// ReportStore and the AlertStore of the server.
+// ReportStore and the AlertStore of the server, and what replicas need
+// (AlertTransitions, LeaseStore, ChangeFeed) in the form one server needs
+// it: one process holds the file, so leases live in memory and the change
+// feed is always empty.
 //
 // Durability: the database runs in WAL mode. With the default
 // synchronous=NORMAL a committed transaction survives a crash of the server
@@ -19,13 +22,18 @@
 #define TRACEHEALTH_SERVER_STORAGE_SQLITE_SQLITE_STORAGE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/alert_transitions.h"
+#include "server/storage/change_feed.h"
+#include "server/storage/lease_store.h"
 #include "server/storage/report_store.h"
 
 struct sqlite3;
@@ -61,7 +69,11 @@ struct SqliteOptions {
   int64_t wal_limit_bytes = 512LL << 20;
 };
 
-class SqliteStorage : public ReportStore, public AlertStore {
+class SqliteStorage : public ReportStore,
+                      public AlertStore,
+                      public AlertTransitions,
+                      public LeaseStore,
+                      public ChangeFeed {
  public:
   // The newest schema version this code knows.
   static int LatestSchemaVersion();
@@ -90,11 +102,30 @@ class SqliteStorage : public ReportStore, public AlertStore {
   absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
   absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                         uint64_t seq) override;
+  // A scan of the host's rows in the reports table (there is no index by
+  // host: it would cost every commit a page per host); see the README.
+  absl::StatusOr<HistoryRows> ReadHostHistory(const std::string& host_id,
+                                              int64_t from_ns, int64_t to_ns,
+                                              size_t max_rows) override;
   absl::Status PutAlert(const AlertRow& alert) override;
   absl::StatusOr<std::vector<AlertRow>> ListAlerts(
       const AlertFilter& filter) override;
   // The database file plus its write-ahead log.
   absl::StatusOr<int64_t> SizeBytes() override;
+  // One transaction on the write connection.
+  absl::StatusOr<TransitionResult> TransitionAlert(
+      const std::optional<AlertEpisode>& expected,
+      const AlertRow& next) override;
+  // In memory, by the process's clock.
+  absl::StatusOr<bool> AcquireLease(const std::string& name,
+                                    const std::string& holder,
+                                    absl::Duration ttl) override;
+  absl::Status ReleaseLease(const std::string& name,
+                            const std::string& holder) override;
+  // Delivers nothing: every change is this store's.
+  absl::Status Poll(const std::function<void(LatestRow&)>& fn) override {
+    return absl::OkStatus();
+  }
 
  private:
   SqliteStorage(std::string path, sqlite3* write_db, sqlite3* read_db);
@@ -115,6 +146,10 @@ class SqliteStorage : public ReportStore, public AlertStore {
   std::unique_ptr<WalCheckpointer> checkpointer_ ABSL_GUARDED_BY(write_mu_);
   absl::Mutex read_mu_;
   sqlite3* const read_db_ ABSL_GUARDED_BY(read_mu_);
+  absl::Mutex lease_mu_;
+  // name -> (holder, expiry)
+  std::map<std::string, std::pair<std::string, absl::Time>> leases_
+      ABSL_GUARDED_BY(lease_mu_);
 };
 
 }  // namespace tracehealth::server

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/storage/conformance/alert_store_conformance.h"
+#include "server/storage/conformance/replica_conformance.h"
 #include "server/storage/conformance/report_store_conformance.h"
 #include "server/storage/conformance/test_rows.h"
 #include "server/storage/sqlite/sqlite_test_util.h"
@@ -43,6 +44,22 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, ReportStoreConformance,
                          ::testing::Values(ReportStoreBackend{"sqlite",
                                                               OpenReports}),
                          ReportStoreBackendName);
+absl::StatusOr<ReplicaDatabase> NewReplicaDatabase() {
+  ReplicaDatabase db;
+  db.shared = false;  // one server holds the file
+  db.open = [path = NewDbPath()]() -> absl::StatusOr<ReplicaStore> {
+    absl::StatusOr<std::unique_ptr<SqliteStorage>> s =
+        SqliteStorage::Open(path);
+    if (!s.ok()) return s.status();
+    return AsReplicaStore(std::shared_ptr<SqliteStorage>(*std::move(s)));
+  };
+  return db;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, ReplicaConformance,
+                         ::testing::Values(ReplicaBackend{"sqlite",
+                                                          NewReplicaDatabase}),
+                         ReplicaBackendName);
 INSTANTIATE_TEST_SUITE_P(Sqlite, AlertStoreConformance,
                          ::testing::Values(AlertStoreBackend{"sqlite",
                                                              OpenAlerts}),

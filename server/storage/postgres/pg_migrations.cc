@@ -1,0 +1,126 @@
+#include "server/storage/postgres/pg_migrations.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status.h"
+
+namespace tracehealth::server {
+namespace {
+
+// Ordered schema migrations: entry i brings the schema to version i + 1.
+// Never edit a released entry; append a new one.
+constexpr const char* kMigrations[] = {
+    // 1: hosts, reports partitioned by receive time, alerts, leases.
+    //
+    // hosts: one row per host, locked (FOR UPDATE) by the transaction that
+    // stores its reports, so replicas decide duplicates one at a time per
+    // host; change_xid (the last transaction that changed it) and writer
+    // (the store instance) feed the other replicas' indexes.
+    //
+    // reports: the primary key includes the partition key, as PostgreSQL
+    // requires; (host_id, seq) is kept unique by the hosts lock. Rows that
+    // fall outside every range partition (and each host's newest report
+    // when its partition is dropped) live in reports_default.
+    R"sql(
+CREATE TABLE hosts (
+  host_id text PRIMARY KEY,
+  first_seen_ns bigint NOT NULL,
+  last_seen_ns bigint NOT NULL,
+  reports bigint NOT NULL,
+  latest_seq bigint NOT NULL,
+  latest_received_ns bigint NOT NULL,
+  writer bigint NOT NULL,
+  change_xid xid8 NOT NULL DEFAULT pg_current_xact_id()
+);
+CREATE INDEX hosts_change_xid ON hosts (change_xid);
+CREATE TABLE reports (
+  host_id text NOT NULL,
+  seq bigint NOT NULL,
+  observed_at_ns bigint NOT NULL,
+  received_at_ns bigint NOT NULL,
+  worst_risk integer NOT NULL,
+  attach_latency_seconds double precision,
+  pool_budget_ratio double precision,
+  purge_seconds double precision,
+  report bytea NOT NULL,
+  PRIMARY KEY (host_id, seq, received_at_ns)
+) PARTITION BY RANGE (received_at_ns);
+CREATE TABLE reports_default PARTITION OF reports DEFAULT;
+CREATE TABLE alerts (
+  rule text NOT NULL,
+  host_id text NOT NULL,
+  state integer NOT NULL,
+  severity text NOT NULL,
+  labels_json text NOT NULL,
+  annotations_json text NOT NULL,
+  value double precision NOT NULL,
+  active_since_ns bigint NOT NULL,
+  fired_at_ns bigint,
+  resolved_at_ns bigint,
+  PRIMARY KEY (rule, host_id, active_since_ns)
+);
+CREATE INDEX alerts_state ON alerts (state);
+CREATE TABLE leases (
+  name text PRIMARY KEY,
+  holder text NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+)sql",
+};
+constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
+
+// pg_advisory_xact_lock key of schema migrations ("thschema").
+constexpr int64_t kMigrationLock = 0x7468736368656d61;
+
+}  // namespace
+
+int PgLatestSchemaVersion() { return kLatestVersion; }
+
+absl::StatusOr<int> PgSchemaVersion(PgConnection& conn) {
+  TH_ASSIGN_OR_RETURN(
+      PgResult exists,
+      conn.Exec("SELECT to_regclass('schema_version') IS NOT NULL"));
+  if (exists.Text(0, 0) != "t") return 0;
+  TH_ASSIGN_OR_RETURN(
+      PgResult r,
+      conn.Exec("SELECT coalesce(max(version), 0) FROM schema_version"));
+  return static_cast<int>(r.Int(0, 0));
+}
+
+absl::Status PgMigrate(PgConnection& conn, int target) {
+  for (;;) {
+    TH_RETURN_IF_ERROR(conn.Run("BEGIN"));
+    auto fail = [&conn](absl::Status st, int v) {
+      (void)conn.Run("ROLLBACK");
+      return Annotate(st, absl::StrCat("schema migration to version ", v));
+    };
+    absl::Status st = conn.Exec("SELECT pg_advisory_xact_lock($1)",
+                                PgParams().Int(kMigrationLock))
+                          .status();
+    if (st.ok()) {
+      st = conn.Run(
+          "CREATE TABLE IF NOT EXISTS schema_version (version integer NOT "
+          "NULL)");
+    }
+    absl::StatusOr<int> version =
+        st.ok() ? PgSchemaVersion(conn) : absl::StatusOr<int>(st);
+    if (!version.ok()) return fail(version.status(), 0);
+    if (*version > kLatestVersion) {
+      (void)conn.Run("ROLLBACK");
+      return absl::FailedPreconditionError(
+          absl::StrCat("database schema version ", *version,
+                       " is newer than this server's (", kLatestVersion, ")"));
+    }
+    if (*version >= target) return conn.Run("COMMIT");
+    const int v = *version + 1;
+    st = conn.Run(kMigrations[v - 1]);
+    if (st.ok()) {
+      st =
+          conn.Exec("INSERT INTO schema_version VALUES ($1)", PgParams().Int(v))
+              .status();
+    }
+    if (st.ok()) st = conn.Run("COMMIT");
+    if (!st.ok()) return fail(st, v);
+  }
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,269 @@
+// The real tracehealth-server's HTTP port as an outside client sees it:
+// /metrics keeps being served with hundreds of idle and half-sent
+// connections open, and those are closed after their timeouts; the bearer
+// token on /api/v1 (and /metrics when asked); HTTPS with a certificate made
+// by deploy/tls/make-certs.sh; the status codes of the JSON API.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/tracehealth/v1/ingest.grpc.pb.h"
+#include "tests/reliability/ingest_client.h"
+#include "tests/server/raw_http.h"
+#include "tests/server/server_process.h"
+#include "tests/util/sample_report.h"
+#include "tests/util/subprocess.h"
+
+namespace tracehealth::testing {
+namespace {
+
+using server::SampleHost;
+using server::SampleReport;
+
+ServerProcess Start(const std::string& dir, std::vector<std::string> flags) {
+  absl::StatusOr<ServerProcess> sp = StartServer(dir, flags);
+  EXPECT_TRUE(sp.ok()) << sp.status();
+  return sp.ok() ? std::move(*sp) : ServerProcess{};
+}
+
+TEST(HttpExposureTest, ScrapesGoOnWithHundredsOfIdleAndHalfSentConnections) {
+  const std::string dir = NewTempDir("http-dos");
+  // Idle connections close after 2 s, requests must be complete within 4 s.
+  ServerProcess sp =
+      Start(dir, {"--http_idle_timeout=2s", "--http_request_timeout=4s"});
+  ASSERT_NE(sp.process, nullptr);
+  constexpr int kIdle = 300;
+  constexpr int kHalfSent = 16;
+  std::vector<int> idle, half;
+  for (int i = 0; i < kIdle; ++i) {
+    absl::StatusOr<int> fd = ConnectTcp(sp.metrics_addr);
+    ASSERT_TRUE(fd.ok()) << i << ": " << fd.status();
+    idle.push_back(*fd);
+  }
+  const std::string partial = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Half: ";
+  for (int i = 0; i < kHalfSent; ++i) {
+    absl::StatusOr<int> fd = ConnectTcp(sp.metrics_addr);
+    ASSERT_TRUE(fd.ok()) << fd.status();
+    ASSERT_EQ(write(*fd, partial.data(), partial.size()),
+              static_cast<ssize_t>(partial.size()));
+    half.push_back(*fd);
+  }
+  const absl::Time opened = absl::Now();
+  // Ten scrapes while all of them are open.
+  absl::Duration worst = absl::ZeroDuration();
+  for (int i = 0; i < 10; ++i) {
+    const absl::Time t0 = absl::Now();
+    absl::StatusOr<RawResponse> r = RawExchange(
+        sp.metrics_addr, RequestText("GET", "/metrics"), absl::Seconds(1));
+    const absl::Duration took = absl::Now() - t0;
+    worst = std::max(worst, took);
+    ASSERT_TRUE(r.ok()) << "scrape " << i << ": " << r.status();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_TRUE(absl::StrContains(r->body, "tracehealth_ingest_reports_total"))
+        << r->body.substr(0, 200);
+  }
+  std::printf("%d idle + %d half-sent connections: 10 scrapes, slowest %s\n",
+              kIdle, kHalfSent, absl::FormatDuration(worst).c_str());
+  // The idle ones are closed after 2 s (not before 1.5 s); the half-sent
+  // ones, silent after their first bytes, by the same timeout (the request
+  // timeout, 4 s, would close them if they kept sending: http_server_test).
+  int idle_closed = 0, half_closed = 0;
+  for (int fd : idle)
+    idle_closed += ClosedByPeer(fd, opened + absl::Seconds(4) - absl::Now());
+  const absl::Duration idle_done = absl::Now() - opened;
+  for (int fd : half)
+    half_closed += ClosedByPeer(fd, opened + absl::Seconds(6) - absl::Now());
+  std::printf(
+      "closed by the server: %d of %d idle (all by %s), %d of %d half-sent (by "
+      "%s)\n",
+      idle_closed, kIdle, absl::FormatDuration(idle_done).c_str(), half_closed,
+      kHalfSent, absl::FormatDuration(absl::Now() - opened).c_str());
+  EXPECT_EQ(idle_closed, kIdle);
+  EXPECT_EQ(half_closed, kHalfSent);
+  EXPECT_GE(idle_done, absl::Milliseconds(1500));
+  for (int fd : idle) close(fd);
+  for (int fd : half) close(fd);
+}
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = NewTempDir("http-api");
+    ASSERT_TRUE(WriteFile(dir_ + "/token", "s3cret-token\n").ok());
+    sp_ = Start(dir_, {"--query_token_file=" + dir_ + "/token",
+                       "--metrics_require_token"});
+    ASSERT_NE(sp_.process, nullptr);
+    auto channel =
+        grpc::CreateChannel(sp_.grpc_addr, grpc::InsecureChannelCredentials());
+    auto stub = v1::TelemetryIngest::NewStub(channel);
+    ReportStream s(stub.get());
+    SampleHost h;
+    h.host_id = "db-1";
+    h.threads = 240000;
+    ASSERT_TRUE(s.Send(SampleReport(h, 1, absl::Now())));
+    ASSERT_TRUE(s.WaitAcked(1));
+    EXPECT_TRUE(s.Finish().ok());
+  }
+  RawResponse Get(const std::string& path,
+                  const std::string& token = "s3cret-token") {
+    absl::StatusOr<RawResponse> r = testing::Get(sp_.metrics_addr, path, token);
+    EXPECT_TRUE(r.ok()) << path << ": " << r.status();
+    return r.ok() ? *r : RawResponse{};
+  }
+  std::string dir_;
+  ServerProcess sp_;
+};
+
+TEST_F(HttpApiTest, TheTokenGuardsTheApiAndMetricsButNotThePage) {
+  for (const std::string path :
+       {"/api/v1/hosts", "/api/v1/summary", "/metrics"}) {
+    RawResponse missing = Get(path, "");
+    EXPECT_EQ(missing.status, 401) << path;
+    EXPECT_EQ(missing.Header("WWW-Authenticate"),
+              "Bearer realm=\"tracehealth\"")
+        << path;
+    EXPECT_EQ(Get(path, "wrong").status, 403) << path;
+    EXPECT_EQ(Get(path, "s3cret-token-and-more").status, 403) << path;
+    EXPECT_EQ(Get(path).status, 200) << path;
+  }
+  EXPECT_EQ(Get("/api/v1/hosts", "").body,
+            R"({"error":{"code":401,"message":"bearer token required"}})");
+  // The page and its files hold no fleet data.
+  RawResponse page = Get("/", "");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_TRUE(absl::StrContains(page.Header("Content-Security-Policy"),
+                                "script-src 'self'"));
+  EXPECT_EQ(Get("/static/app.js", "").status, 200);
+}
+
+TEST_F(HttpApiTest, JsonEndpointsAnswerWithTheQueryApisMessagesAndCodes) {
+  RawResponse hosts = Get("/api/v1/hosts?sort=HOST_SORT_HOST_ID&limit=5");
+  EXPECT_EQ(hosts.status, 200);
+  EXPECT_EQ(hosts.Header("Content-Type"), "application/json");
+  EXPECT_TRUE(absl::StrContains(hosts.body, R"("host_id":"db-1")"))
+      << hosts.body;
+  EXPECT_TRUE(absl::StrContains(hosts.body, R"("matched_hosts":1)"))
+      << hosts.body;
+  RawResponse host = Get("/api/v1/hosts/db-1");
+  EXPECT_EQ(host.status, 200);
+  EXPECT_TRUE(absl::StrContains(host.body, R"("threads":{"total":"240000")"))
+      << host.body.substr(0, 400);
+  RawResponse history = Get("/api/v1/hosts/db-1/history");
+  EXPECT_EQ(history.status, 200);
+  EXPECT_TRUE(absl::StrContains(history.body, R"("matched_reports":1)"))
+      << history.body;
+
+  struct Case {
+    std::string path;
+    int status;
+    std::string message;
+  } cases[] = {
+      {"/api/v1/hosts/nope", 404, R"(unknown host \"nope\")"},
+      {"/api/v1/hosts/nope/history", 404, R"(unknown host \"nope\")"},
+      {"/api/v1/hosts?hosts.labels=role%3D~%28", 400, R"(bad regex \"(\")"},
+      {"/api/v1/hosts?bogus=1", 400, R"(unknown query parameter \"bogus\")"},
+      {"/api/v1/hosts?min_risk=RISK_HUGE", 400, "bad query parameters"},
+      {"/api/v1/hosts/db-1/"
+       "history?from=2030-01-01T00:00:00Z&to=2029-01-01T00:00:00Z",
+       400, "from is after to"},
+      {"/api/v1/nothing", 404, "not found"},
+  };
+  for (const Case& c : cases) {
+    RawResponse r = Get(c.path);
+    EXPECT_EQ(r.status, c.status) << c.path << ": " << r.body;
+    EXPECT_TRUE(absl::StrContains(r.body, c.message))
+        << c.path << ": " << r.body;
+  }
+  absl::StatusOr<RawResponse> wrong_method =
+      RawExchange(sp_.metrics_addr,
+                  RequestText("DELETE", "/api/v1/hosts",
+                              {{"Authorization", "Bearer s3cret-token"}}));
+  ASSERT_TRUE(wrong_method.ok());
+  EXPECT_EQ(wrong_method->status, 405);
+  EXPECT_EQ(wrong_method->Header("Allow"), "GET");
+  absl::StatusOr<RawResponse> bad_body = RawExchange(
+      sp_.metrics_addr,
+      RequestText("POST", "/api/v1/predict",
+                  {{"Authorization", "Bearer s3cret-token"}}, "{not json"));
+  ASSERT_TRUE(bad_body.ok());
+  EXPECT_EQ(bad_body->status, 400);
+  EXPECT_TRUE(absl::StrContains(bad_body->body, "bad request body"))
+      << bad_body->body;
+  absl::StatusOr<RawResponse> too_big = RawExchange(
+      sp_.metrics_addr, RequestText("POST", "/api/v1/predict",
+                                    {{"Authorization", "Bearer s3cret-token"}},
+                                    std::string(65537, ' ')));
+  ASSERT_TRUE(too_big.ok());
+  EXPECT_EQ(too_big->status, 413);
+}
+
+TEST(HttpTlsTest, HttpsWithTheCertificateAndNothingInTheClear) {
+  const std::string dir = NewTempDir("http-tls");
+  auto mk = Subprocess::Start({"/bin/bash", Runfile("deploy/tls/make-certs.sh"),
+                               dir + "/tls", "central.example"},
+                              dir + "/make-certs.log");
+  ASSERT_TRUE(mk.ok());
+  ASSERT_EQ(*(*mk)->Wait(absl::Seconds(60)), 0)
+      << *ReadFile(dir + "/make-certs.log");
+  ServerProcess sp = Start(dir, {"--http_tls_cert=" + dir + "/tls/server.crt",
+                                 "--http_tls_key=" + dir + "/tls/server.key"});
+  ASSERT_NE(sp.process, nullptr);
+  const std::string port =
+      sp.metrics_addr.substr(sp.metrics_addr.rfind(':') + 1);
+  auto curl = Subprocess::Start(
+      {"/usr/bin/curl", "-sS", "--cacert", dir + "/tls/ca.crt", "-o",
+       dir + "/metrics.txt", "-w", "%{http_code}", "--resolve",
+       "central.example:" + port + ":127.0.0.1",
+       "https://central.example:" + port + "/metrics"},
+      dir + "/curl.log");
+  ASSERT_TRUE(curl.ok());
+  EXPECT_EQ(*(*curl)->Wait(absl::Seconds(30)), 0)
+      << *ReadFile(dir + "/curl.log");
+  EXPECT_EQ(*ReadFile(dir + "/curl.log"), "200");
+  EXPECT_TRUE(absl::StrContains(*ReadFile(dir + "/metrics.txt"),
+                                "tracehealth_ingest_reports_total"));
+  // Plain HTTP on the TLS port gets no HTTP answer.
+  absl::StatusOr<RawResponse> plain = RawExchange(
+      sp.metrics_addr, RequestText("GET", "/metrics"), absl::Seconds(5));
+  EXPECT_FALSE(plain.ok() && plain->status == 200);
+  // A certificate that is not the server's CA's is refused by the client.
+  auto untrusted = Subprocess::Start({"/usr/bin/curl", "-sS", "-o", "/dev/null",
+                                      "https://127.0.0.1:" + port + "/metrics"},
+                                     dir + "/curl2.log");
+  ASSERT_TRUE(untrusted.ok());
+  EXPECT_NE(*(*untrusted)->Wait(absl::Seconds(30)), 0);
+}
+
+TEST(HttpTlsTest, AnUnreadableOrBadCertificateStopsTheStart) {
+  const std::string dir = NewTempDir("http-tls-bad");
+  ASSERT_TRUE(WriteFile(dir + "/bad.pem", "not a certificate\n").ok());
+  for (const auto& [flags, want] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--http_tls_cert=" + dir + "/missing.crt",
+             "--http_tls_key=" + dir + "/bad.pem"},
+            "HTTP TLS: cannot read --http_tls_cert"},
+           {{"--http_tls_cert=" + dir + "/bad.pem",
+             "--http_tls_key=" + dir + "/bad.pem"},
+            "check the TLS certificate and key"},
+       }) {
+    std::vector<std::string> argv = {
+        Runfile("server/tracehealth-server"), "--data_dir=" + dir,
+        "--listen=127.0.0.1:0", "--metrics_listen=127.0.0.1:0"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto p = Subprocess::Start(argv, dir + "/server.log");
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(*(*p)->Wait(absl::Seconds(30)), 1);
+    EXPECT_TRUE(absl::StrContains(*ReadFile(dir + "/server.log"), want))
+        << *ReadFile(dir + "/server.log");
+  }
+}
+
+}  // namespace
+}  // namespace tracehealth::testing
