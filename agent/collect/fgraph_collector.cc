@@ -158,6 +158,23 @@ void FgraphCollector::Collect(
       count(t + "/available_filter_functions", &available_filter_functions_,
             &available_error_);
       count(t + "/enabled_functions", &enabled_functions_, &enabled_error_);
+      // set_ftrace_filter: the functions a function-graph tracer patches.
+      uint64_t filtered = 0;
+      absl::StatusOr<uint64_t> lines = fs_->ReadLines(
+          t + "/set_ftrace_filter", kFunctionListMax,
+          [&](absl::string_view l) { filtered += IsFtraceFilterEntry(l); });
+      if (lines.ok()) {
+        ftrace_filter_functions_ = filtered;
+        filter_error_.clear();
+      } else {
+        ftrace_filter_functions_.reset();
+        filter_error_ = std::string(lines.status().message());
+      }
+    }
+    if (ftrace_filter_functions_.has_value()) {
+      fgraph->set_ftrace_filter_functions(*ftrace_filter_functions_);
+    } else {
+      AddUnknown(unknown, "fgraph.ftrace_filter_functions", filter_error_);
     }
     if (available_filter_functions_.has_value()) {
       fgraph->set_available_filter_functions(*available_filter_functions_);

@@ -76,6 +76,8 @@ class FgraphCollector {
   std::string available_error_;
   std::optional<uint64_t> enabled_functions_;
   std::string enabled_error_;
+  std::optional<uint64_t> ftrace_filter_functions_;
+  std::string filter_error_;
 };
 
 }  // namespace tracehealth::agent

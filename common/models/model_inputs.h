@@ -28,6 +28,9 @@ inline constexpr double kConfidencePerUnknown = 0.3;
 // MEASURED, DERIVED and OVERRIDDEN inputs do not lower it (an override is
 // what the caller asked).
 double Confidence(int default_inputs, int unknown_inputs);
+// The same, less `other_loss` before clamping (e.g. constants applied to a
+// CPU class they were not fitted on: cpu_class.h).
+double Confidence(int default_inputs, int unknown_inputs, double other_loss);
 
 // Up to kMax inputs named by a model's own enum `Id`.
 template <typename Id, size_t kMax>
@@ -57,6 +60,18 @@ class ModelInputs {
   std::array<Entry, kMax> entries_{};
   size_t size_ = 0;
 };
+
+// Ends a prediction of a model that does not apply to the host (say, no
+// KASAN): RISK_NONE when the config that says so was read, RISK_UNKNOWN when
+// it was not, and the confidence of the inputs looked at.
+template <typename Prediction, typename Inputs>
+void SetNotApplying(bool config_known, const Inputs& inputs, int unknown_inputs,
+                    Prediction* out) {
+  out->set_applies(false);
+  out->set_risk(config_known ? v1::RISK_NONE : v1::RISK_UNKNOWN);
+  out->mutable_basis()->set_confidence(
+      Confidence(inputs.Defaults(), unknown_inputs));
+}
 
 }  // namespace tracehealth
 
