@@ -9,6 +9,7 @@
 #include "agent/collect/tracefs_users.h"
 #include "agent/collect/unknown_input.h"
 #include "agent/parsers/fdinfo.h"
+#include "agent/parsers/tracefs.h"
 #include "common/proto_time.h"
 
 namespace tracehealth::agent {

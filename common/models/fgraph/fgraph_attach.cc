@@ -93,7 +93,8 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
     ctx.walk_under_rcu = features.fgraph_walk_rcu.present;
     ctx.multi_user = features.fgraph_multi_user.present;
   }
-  ctx.shadow_stack_size = ShadowStackSize(features, kernel.page_size());
+  ctx.shadow_stack_size =
+      ShadowStackBytesPerThread(features, kernel.page_size());
   ctx.page_size_used = features.release && !features.shadow_stack_4k.present &&
                        features.shadow_stack_page_kmalloc.present;
 

@@ -170,7 +170,8 @@ Stretches SecondUserStretches(const Preemption& p, double pass_seconds) {
   return s;
 }
 
-uint32_t ShadowStackSize(const KernelFeatures& features, uint32_t page_size) {
+uint32_t ShadowStackBytesPerThread(const KernelFeatures& features,
+                                   uint32_t page_size) {
   if (!features.release || features.shadow_stack_4k.present) return 4096;
   if (features.shadow_stack_page_kmalloc.present)
     return page_size > 0 ? page_size : 4096;

@@ -118,7 +118,8 @@ Stretches SecondUserStretches(const Preemption& p, double pass_seconds);
 // page size on 6.11-6.12 (kmalloc(PAGE_SIZE): 64 KiB with 64 KiB pages),
 // 2048 before (50 entries of 32-40 bytes from kmalloc-2048); 4096 when the
 // release is unknown.
-uint32_t ShadowStackSize(const KernelFeatures& features, uint32_t page_size);
+uint32_t ShadowStackBytesPerThread(const KernelFeatures& features,
+                                   uint32_t page_size);
 
 }  // namespace tracehealth
 

@@ -154,13 +154,15 @@ KernelFeatures Features(const char* release, const char* arch = "x86_64") {
 // 32-40 B entries (kmalloc-2048); 6.11-6.12 kmalloc(PAGE_SIZE); 6.13+
 // kmem_cache "fgraph_stack" of 4096 B.
 TEST(FgraphKernelTest, ShadowStackSizeByRelease) {
-  EXPECT_EQ(ShadowStackSize(Features("6.1.0"), 4096), 2048u);
-  EXPECT_EQ(ShadowStackSize(Features("6.10.14"), 65536), 2048u);
-  EXPECT_EQ(ShadowStackSize(Features("6.11.0"), 4096), 4096u);
-  EXPECT_EQ(ShadowStackSize(Features("6.12.5", "aarch64"), 65536), 65536u);
-  EXPECT_EQ(ShadowStackSize(Features("6.13.0", "aarch64"), 65536), 4096u);
+  EXPECT_EQ(ShadowStackBytesPerThread(Features("6.1.0"), 4096), 2048u);
+  EXPECT_EQ(ShadowStackBytesPerThread(Features("6.10.14"), 65536), 2048u);
+  EXPECT_EQ(ShadowStackBytesPerThread(Features("6.11.0"), 4096), 4096u);
+  EXPECT_EQ(ShadowStackBytesPerThread(Features("6.12.5", "aarch64"), 65536),
+            65536u);
+  EXPECT_EQ(ShadowStackBytesPerThread(Features("6.13.0", "aarch64"), 65536),
+            4096u);
   v1::KernelInfo none;
-  EXPECT_EQ(ShadowStackSize(
+  EXPECT_EQ(ShadowStackBytesPerThread(
                 ResolveKernelFeatures(none, FeatureTable::Builtin()), 65536),
             4096u);
 }

@@ -22,9 +22,7 @@
 
 namespace tracehealth {
 
-inline constexpr uint64_t kShadowStackBytes4k = 4096;
 inline constexpr uint64_t kShadowStackBytesKmalloc2048 = 2048;
-inline constexpr uint64_t kDefaultPageSize = 4096;
 
 struct ShadowStackSize {
   uint64_t bytes = 0;
