@@ -374,7 +374,8 @@ v1::HostSnapshot Collector::Collect() {
   }
 
   CollectPreempt(debugfs, s.mutable_kernel(), unknown);
-  fgraph_.Collect(tracefs, facts_->release, now, s.mutable_fgraph(), unknown);
+  fgraph_.Collect(tracefs, facts_->release, facts_->kernel.arch(), now,
+                  s.mutable_fgraph(), unknown);
   CollectThreads(&s);
   CollectThresholds(s.mutable_thresholds(), unknown);
   CollectCpus(s.mutable_cpus(), unknown);

@@ -121,11 +121,11 @@ bool FgraphCollector::ScanFdinfo(const std::optional<KernelRelease>& release,
 
 void FgraphCollector::Collect(
     const std::optional<std::string>& tracefs,
-    const std::optional<KernelRelease>& release, absl::Time now,
-    v1::FgraphState* fgraph,
+    const std::optional<KernelRelease>& release, const std::string& arch,
+    absl::Time now, v1::FgraphState* fgraph,
     google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown) {
   // Which fprobe-based users sit on fgraph on this kernel.
-  const FprobeFgraphRule rule = FprobeFgraphRuleFor(*features_, release);
+  const FprobeFgraphRule rule = FprobeFgraphRuleFor(*features_, release, arch);
 
   bool all_known = true;
   if (!tracefs.has_value()) {

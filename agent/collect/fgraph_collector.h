@@ -47,11 +47,12 @@ class FgraphCollector {
   // Fills `fgraph` (tracefs_path, users, active, function counts, links)
   // and appends unknown inputs to `unknown`. `tracefs` is the tracefs mount
   // point (or debugfs/tracing) from /proc/mounts; nullopt when neither is
-  // mounted. `release` decides which kprobe_multi / fprobe users sit on
-  // fgraph (nullopt: assume they do).
+  // mounted. `release` and `arch` (kernel.arch; "" when unknown) decide
+  // which kprobe_multi / fprobe users sit on fgraph (nullopt: assume they
+  // do).
   void Collect(const std::optional<std::string>& tracefs,
-               const std::optional<KernelRelease>& release, absl::Time now,
-               v1::FgraphState* fgraph,
+               const std::optional<KernelRelease>& release,
+               const std::string& arch, absl::Time now, v1::FgraphState* fgraph,
                google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown);
 
  private:
