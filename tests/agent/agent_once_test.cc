@@ -43,7 +43,7 @@ TEST(AgentOnceTest, ReadableTextOnAFixture) {
   Result r = RunAgent({"--once", Fixture("kasan-6.12-256cpu"), "--host_id=k1"});
   ASSERT_EQ(r.rc, 0) << r.out;
   for (const char* want :
-       {"host k1", "Kernel      6.12.5 x86_64", "Preemption  none",
+       {"host k1", "Kernel      6.12.3 x86_64", "Preemption  none",
         "Threads     61000", "256 online", "fgraph      inactive",
         "First attach of each probe kind", "function_graph tracer", "kretprobe",
         "Stack depot 7950 of 8192 pools", "vmap purge  3000 unpurged",
