@@ -34,6 +34,9 @@ struct AgentConfig {
   uint64_t fdinfo_max_files = 1000000;
   uint64_t max_reports = 0;
   absl::Duration shutdown_flush_timeout = absl::Seconds(5);
+  // Read ROOT/dev/kmsg for soft lockups, RCU stalls and hung tasks
+  // (report.proto observed_events).
+  bool kernel_log = true;
 };
 
 // Returns the process exit code: 0 on success, 2 for a configuration error,

@@ -52,6 +52,10 @@ ABSL_FLAG(uint64_t, max_reports, 0,
           "Stop after this many reports (0: run until SIGTERM).");
 ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
           "On SIGTERM, how long to keep sending spooled reports.");
+ABSL_FLAG(bool, kernel_log, true,
+          "Read ROOT/dev/kmsg for soft lockups, RCU stalls and hung tasks "
+          "(reported as observed events, from where the last report left "
+          "off).");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -100,5 +104,6 @@ int main(int argc, char** argv) {
   config.fdinfo_max_files = absl::GetFlag(FLAGS_fdinfo_max_files);
   config.max_reports = absl::GetFlag(FLAGS_max_reports);
   config.shutdown_flush_timeout = absl::GetFlag(FLAGS_shutdown_flush_timeout);
+  config.kernel_log = absl::GetFlag(FLAGS_kernel_log);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);
 }
