@@ -15,6 +15,9 @@
 #include "agent/collect/collector.h"
 #include "agent/collect/host_fs.h"
 #include "agent/events/kmsg_events.h"
+#include "agent/gate/gate_server.h"
+#include "agent/gate/gate_service.h"
+#include "agent/gate/unix_socket.h"
 #include "agent/report/report_maker.h"
 #include "agent/report/report_text.h"
 #include "agent/state/seq_store.h"
@@ -195,12 +198,57 @@ int StartUplink(const AgentConfig& config, const std::string& state_dir,
   return 0;
 }
 
+// The local gate: checks answered from this agent's snapshots.
+struct Gate {
+  std::unique_ptr<GateService> service;
+  std::unique_ptr<GateServer> server;
+  void Publish(const v1::HostSnapshot& snapshot) {
+    if (service != nullptr) service->Publish(snapshot);
+  }
+};
+
+// Starts the gate unless --local_socket=none. A socket the operator named
+// must start (exit code 1, or 2 for an unknown group); the default one only
+// warns when it cannot be made.
+int StartGate(const AgentConfig& config, const std::string& state_dir,
+              const HostFs* fs, const FeatureTable* features, Gate* gate,
+              std::ostream& err) {
+  if (config.local_socket == "none") return 0;
+  const bool named = !config.local_socket.empty();
+  GateServerOptions so;
+  so.socket_path = named ? config.local_socket : state_dir + "/gate.sock";
+  if (!config.local_socket_group.empty()) {
+    absl::StatusOr<gid_t> gid = GroupId(config.local_socket_group);
+    if (!gid.ok()) {
+      err << "tracehealth-agent: --local_socket_group: "
+          << gid.status().message() << "\n";
+      return 2;
+    }
+    so.group = *gid;
+  }
+  GateServiceOptions go;
+  go.features = features;
+  go.answered_by = "agent unix:" + so.socket_path;
+  auto service = std::make_unique<GateService>(fs, go);
+  absl::StatusOr<std::unique_ptr<GateServer>> server =
+      GateServer::Start(so, service.get());
+  if (!server.ok()) {
+    err << "tracehealth-agent: " << (named ? "" : "warning: ")
+        << "--local_socket: " << server.status().message()
+        << (named ? "" : "; no local gate") << "\n";
+    return named ? 1 : 0;
+  }
+  gate->service = std::move(service);
+  gate->server = *std::move(server);
+  return 0;
+}
+
 // One report every interval until a signal or --max_reports: spooled when
-// there is an uplink, printed (by `print`) otherwise. Exit code 1 when the
-// seq cannot be persisted.
+// there is an uplink, printed (by `print`) otherwise; each cycle's snapshot
+// goes to the gate. Exit code 1 when the seq cannot be persisted.
 // `delivered` runs once a report is spooled or printed.
 int MakeReports(const AgentConfig& config, SignalWaiter& signals, SeqStore& seq,
-                ReportMaker& maker, Uplink& up,
+                ReportMaker& maker, Uplink& up, Gate& gate,
                 const std::function<void(v1::HostReport*)>& print,
                 const std::function<void()>& delivered,
                 const std::function<void()>& log_warnings, std::ostream& err) {
@@ -216,7 +264,13 @@ int MakeReports(const AgentConfig& config, SignalWaiter& signals, SeqStore& seq,
     v1::AgentHealth health;
     if (up.streamer != nullptr) health = up.streamer->Health();
     v1::HostReport report = maker.Make(*n, health);
+    gate.Publish(report.snapshot());
     log_warnings();
+    if (gate.server != nullptr) {
+      for (const std::string& line : gate.server->TakeLog()) {
+        err << "tracehealth-agent: " << line << "\n";
+      }
+    }
     if (up.spool != nullptr) {
       absl::Status s =
           up.spool->Append(report.seq(), report.SerializeAsString());
@@ -323,12 +377,15 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   // Before any thread starts: threads inherit the blocked signals, which only
   // the waiter's thread takes.
   SignalWaiter signals;
+  Gate gate;
+  rc = StartGate(config, state_dir, &fs, features.get(), &gate, err);
+  if (rc != 0) return rc;
   Uplink up;
   if (!config.server.empty()) {
     rc = StartUplink(config, state_dir, &up, err);
     if (rc != 0) return rc;
   }
-  return MakeReports(config, signals, *seq, maker, up, print, delivered,
+  return MakeReports(config, signals, *seq, maker, up, gate, print, delivered,
                      log_warnings, err);
 }
 

@@ -1,7 +1,8 @@
 // The tracehealth-agent program behind its flags: validates the
 // configuration, then either prints one report (--once), prints a report
 // every interval (no --server), or streams reports to the server through the
-// spool until SIGTERM/SIGINT (flush, exit 0) or --max_reports.
+// spool until SIGTERM/SIGINT (flush, exit 0) or --max_reports. Except with
+// --once, it also serves the local gate (agent/gate) on a unix socket.
 //
 // Thread safety: call once per process (installs signal handling).
 #ifndef TRACEHEALTH_AGENT_AGENT_RUNNER_H_
@@ -37,6 +38,12 @@ struct AgentConfig {
   // Read ROOT/dev/kmsg for soft lockups, RCU stalls and hung tasks
   // (report.proto observed_events).
   bool kernel_log = true;
+  // The gate's unix socket: "" is STATE_DIR/gate.sock (a failure to create
+  // it is a warning), "none" serves no gate, any other path must work.
+  std::string local_socket;
+  // Group (name or number) whose members may use the socket; "" : only root
+  // and the agent's user.
+  std::string local_socket_group;
 };
 
 // Returns the process exit code: 0 on success, 2 for a configuration error,

@@ -134,14 +134,20 @@ TEST(AgentRunnerTest, FeatureTableOverrideGoesIntoTheReport) {
   EXPECT_TRUE(absl::StrContains(err3.str(), "--feature_table")) << err3.str();
 }
 
-TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
-  TestTree t;
+// An agent that runs `reports` cycles 10 ms apart, without a server.
+AgentConfig LoopConfig(const TestTree& t, uint64_t reports) {
   t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
   AgentConfig c = OnceConfig(t);
   c.once = false;
   c.state_dir = t.root() + "/state";
   c.interval = absl::Milliseconds(10);
-  c.max_reports = 3;
+  c.max_reports = reports;
+  return c;
+}
+
+TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
+  TestTree t;
+  AgentConfig c = LoopConfig(t, 3);
   std::ostringstream out, err;
   EXPECT_EQ(RunAgent(c, out, err), 0) << err.str();
   size_t count = 0;
@@ -153,6 +159,42 @@ TEST(AgentRunnerTest, PrintsEachIntervalWithoutAServer) {
   EXPECT_TRUE(
       absl::StrContains(err.str(), "stopped after 3 reports (seq 1..3)"))
       << err.str();
+}
+
+TEST(AgentRunnerTest, LocalSocketOptions) {
+  TestTree t;
+  AgentConfig c = LoopConfig(t, 1);
+  // An unknown group is a configuration error.
+  c.local_socket_group = "no-such-group-here";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunAgent(c, out, err), 2);
+  EXPECT_EQ(err.str(),
+            "tracehealth-agent: --local_socket_group: no group "
+            "'no-such-group-here'\n");
+  // A socket the operator named must work.
+  c.local_socket_group.clear();
+  c.local_socket = t.root() + "/no/such/dir/gate.sock";
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunAgent(c, out2, err2), 1);
+  EXPECT_TRUE(absl::StrContains(
+      err2.str(),
+      "tracehealth-agent: --local_socket: " + t.root() + "/no/such/dir"))
+      << err2.str();
+  // The default one only warns: the agent goes on; "none" serves nothing.
+  c.local_socket.clear();
+  c.state_dir = t.root() + "/state";
+  t.Write("/state/gate.sock/x", "");  // a directory where the socket goes
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunAgent(c, out3, err3), 0);
+  EXPECT_TRUE(absl::StrContains(
+      err3.str(), "tracehealth-agent: warning: --local_socket: " + t.root() +
+                      "/state/gate.sock: exists and is not a socket; no "
+                      "local gate\n"))
+      << err3.str();
+  c.local_socket = "none";
+  std::ostringstream out4, err4;
+  EXPECT_EQ(RunAgent(c, out4, err4), 0);
+  EXPECT_FALSE(absl::StrContains(err4.str(), "local_socket")) << err4.str();
 }
 
 }  // namespace

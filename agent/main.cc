@@ -56,13 +56,22 @@ ABSL_FLAG(bool, kernel_log, true,
           "Read ROOT/dev/kmsg for soft lockups, RCU stalls and hung tasks "
           "(reported as observed events, from where the last report left "
           "off).");
+ABSL_FLAG(std::string, local_socket, "",
+          "Unix socket of the local gate API (tracehealthctl gate), mode 0660; "
+          "default STATE_DIR/gate.sock, \"none\" for no gate; not served with "
+          "--once.");
+ABSL_FLAG(std::string, local_socket_group, "",
+          "Group (name or gid) whose members may use --local_socket (default: "
+          "root and the agent's user only).");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Predicts what kernel tracing will cost on this host.\n"
       "  tracehealth-agent --once            readable report of this host\n"
       "  tracehealth-agent --once --format=json\n"
-      "  tracehealth-agent --server=HOST:PORT [--interval=15s]");
+      "  tracehealth-agent --server=HOST:PORT [--interval=15s]\n"
+      "  tracehealth-agent --local_socket=PATH   print reports, serve the "
+      "gate");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "tracehealth-agent: unexpected argument '" << rest[1]
@@ -105,5 +114,7 @@ int main(int argc, char** argv) {
   config.max_reports = absl::GetFlag(FLAGS_max_reports);
   config.shutdown_flush_timeout = absl::GetFlag(FLAGS_shutdown_flush_timeout);
   config.kernel_log = absl::GetFlag(FLAGS_kernel_log);
+  config.local_socket = absl::GetFlag(FLAGS_local_socket);
+  config.local_socket_group = absl::GetFlag(FLAGS_local_socket_group);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "agent/collect/thread_counts.h"
 #include "agent/parsers/cpu.h"
 #include "agent/parsers/preempt.h"
 #include "agent/parsers/proc.h"
@@ -79,34 +80,7 @@ void Collector::CollectPreempt(const std::optional<std::string>& debugfs,
 void Collector::CollectThreads(v1::HostSnapshot* s) {
   v1::ThreadCounts* t = s->mutable_threads();
   Unknowns* unknown = s->mutable_unknown();
-  absl::StatusOr<std::string> la = fs_->ReadFile("/proc/loadavg", kSmallFile);
-  absl::StatusOr<Loadavg> load =
-      la.ok() ? ParseLoadavg(*la) : absl::StatusOr<Loadavg>(la.status());
-  if (load.ok()) {
-    t->set_total(load->total);
-    t->set_running(load->running);
-  } else {
-    AddUnknown(unknown, "threads.total", load.status().message());
-  }
-  absl::StatusOr<std::string> stat = fs_->ReadFile("/proc/stat", 4 << 20);
-  if (stat.ok()) {
-    absl::StatusOr<uint64_t> forks = ParseStatProcesses(*stat);
-    if (forks.ok()) {
-      t->set_forks_since_boot(*forks);
-    } else {
-      AddUnknown(unknown, "threads.forks_since_boot", forks.status().message());
-    }
-  } else {
-    AddUnknown(unknown, "threads.forks_since_boot", stat.status().message());
-  }
-  absl::StatusOr<std::string> up = fs_->ReadFile("/proc/uptime", kSmallFile);
-  absl::StatusOr<double> uptime =
-      up.ok() ? ParseUptime(*up) : absl::StatusOr<double>(up.status());
-  if (uptime.ok()) {
-    t->set_uptime_seconds(*uptime);
-  } else {
-    AddUnknown(unknown, "threads.uptime_seconds", uptime.status().message());
-  }
+  absl::StatusOr<std::string> stat = ReadThreadCounts(*fs_, t, unknown);
 
   // Boot identity for the fgraph memory.
   BootIdentity boot;

@@ -6,15 +6,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/collect/tracefs_users.h"
 #include "agent/collect/unknown_input.h"
 #include "agent/parsers/fdinfo.h"
-#include "agent/parsers/tracefs.h"
 #include "common/proto_time.h"
 
 namespace tracehealth::agent {
 namespace {
 
-constexpr size_t kSmallFile = 64 * 1024;
 constexpr uint64_t kFunctionListMax = 64ull << 20;
 
 bool AllDigits(absl::string_view s) {
@@ -125,27 +124,9 @@ void FgraphCollector::Collect(
     v1::FgraphState* fgraph,
     google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown) {
   // Which fprobe-based users sit on fgraph on this kernel.
-  bool fprobe_on_fgraph = true;
-  bool entry_only_off = false;
-  if (release.has_value()) {
-    fprobe_on_fgraph =
-        features_->Has(feature::kFprobeOnFgraph, *release).present;
-    entry_only_off =
-        features_->Has(feature::kFprobeEntryOnlyOffFgraph, *release).present;
-  }
-  auto fprobe_user = [&](std::optional<bool> is_return) {
-    if (!fprobe_on_fgraph) return false;
-    if (entry_only_off && is_return.has_value() && !*is_return) return false;
-    return true;
-  };
+  const FprobeFgraphRule rule = FprobeFgraphRuleFor(*features_, release);
 
   bool all_known = true;
-  auto add_user = [&](v1::FgraphUser::Kind kind, std::string where) {
-    v1::FgraphUser* u = fgraph->add_users();
-    u->set_kind(kind);
-    u->set_where(std::move(where));
-  };
-
   if (!tracefs.has_value()) {
     all_known = false;
     AddUnknown(unknown, "fgraph.tracefs_path",
@@ -153,89 +134,7 @@ void FgraphCollector::Collect(
   } else {
     fgraph->set_tracefs_path(*tracefs);
     const std::string& t = *tracefs;
-    // Tracers: the top level ("") and every instance.
-    std::vector<std::string> instances = {""};
-    absl::StatusOr<std::vector<std::string>> names =
-        fs_->ListDir(t + "/instances", 4096);
-    if (names.ok()) {
-      std::sort(names->begin(), names->end());
-      instances.insert(instances.end(), names->begin(), names->end());
-    } else if (!absl::IsNotFound(names.status())) {
-      all_known = false;
-      AddUnknown(unknown, "fgraph.instances", names.status().message());
-    }
-    for (const std::string& inst : instances) {
-      std::string dir = inst.empty() ? t : absl::StrCat(t, "/instances/", inst);
-      absl::StatusOr<std::string> tracer_text =
-          fs_->ReadFile(dir + "/current_tracer", kSmallFile);
-      absl::StatusOr<std::string> tracer =
-          tracer_text.ok() ? ParseCurrentTracer(*tracer_text)
-                           : absl::StatusOr<std::string>(tracer_text.status());
-      if (!tracer.ok()) {
-        all_known = false;
-        AddUnknown(unknown,
-                   inst.empty() ? "fgraph.current_tracer"
-                                : absl::StrCat("fgraph.instances.", inst,
-                                               ".current_tracer"),
-                   tracer.status().message());
-        continue;
-      }
-      if (*tracer == "nop") continue;
-      bool display_graph = false;
-      if (*tracer != "function_graph") {
-        absl::StatusOr<std::string> dg =
-            fs_->ReadFile(dir + "/options/display-graph", kSmallFile);
-        if (dg.ok()) {
-          absl::StatusOr<bool> v = ParseFlagFile(*dg);
-          display_graph = v.ok() && *v;
-        }
-      }
-      if (*tracer == "function_graph") {
-        add_user(v1::FgraphUser::KIND_FUNCTION_GRAPH_TRACER, inst);
-      } else if (TracerUsesFgraph(*tracer, display_graph)) {
-        add_user(v1::FgraphUser::KIND_GRAPH_LATENCY_TRACER,
-                 inst.empty() ? *tracer : absl::StrCat(inst, ": ", *tracer));
-      }
-    }
-    // The function profiler (top level only; absent without
-    // CONFIG_FUNCTION_PROFILER).
-    absl::StatusOr<std::string> prof =
-        fs_->ReadFile(t + "/function_profile_enabled", kSmallFile);
-    if (prof.ok()) {
-      absl::StatusOr<bool> on = ParseFlagFile(*prof);
-      if (!on.ok()) {
-        all_known = false;
-        AddUnknown(unknown, "fgraph.function_profile_enabled",
-                   on.status().message());
-      } else if (*on) {
-        add_user(v1::FgraphUser::KIND_FUNCTION_PROFILER, "");
-      }
-    } else if (!absl::IsNotFound(prof.status())) {
-      all_known = false;
-      AddUnknown(unknown, "fgraph.function_profile_enabled",
-                 prof.status().message());
-    }
-    // fprobe events.
-    absl::StatusOr<std::string> dyn =
-        fs_->ReadFile(t + "/dynamic_events", 4 << 20);
-    if (dyn.ok()) {
-      absl::StatusOr<std::vector<DynamicEvent>> events =
-          ParseDynamicEvents(*dyn);
-      if (!events.ok()) {
-        all_known = false;
-        AddUnknown(unknown, "fgraph.dynamic_events", events.status().message());
-      } else {
-        for (const DynamicEvent& ev : *events) {
-          if (ev.type != 'f' || !fprobe_user(ev.is_return)) continue;
-          add_user(ev.is_return ? v1::FgraphUser::KIND_FPROBE_RETURN_EVENT
-                                : v1::FgraphUser::KIND_FPROBE_EVENT,
-                   ev.name);
-        }
-      }
-    } else if (!absl::IsNotFound(dyn.status())) {
-      all_known = false;
-      AddUnknown(unknown, "fgraph.dynamic_events", dyn.status().message());
-    }
+    all_known = ReadTracefsUsers(*fs_, t, rule, fgraph, unknown);
     // Function counts, on the slow schedule.
     if (!last_slow_.has_value() || slow_tracefs_ != t ||
         now - *last_slow_ >= options_.slow_interval) {
@@ -302,23 +201,17 @@ void FgraphCollector::Collect(
       *fgraph->add_kprobe_multi_links() = link;
       std::optional<bool> is_return;
       if (link.has_is_return()) is_return = link.is_return();
-      if (!fprobe_user(is_return)) continue;
-      add_user(is_return.value_or(false)
-                   ? v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN
-                   : v1::FgraphUser::KIND_BPF_KPROBE_MULTI,
-               absl::StrCat("pid ", link.pid(), " fd ", link.fd(), " (",
-                            link.comm(), ")"));
+      if (!rule.Registers(is_return)) continue;
+      v1::FgraphUser* u = fgraph->add_users();
+      u->set_kind(is_return.value_or(false)
+                      ? v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN
+                      : v1::FgraphUser::KIND_BPF_KPROBE_MULTI);
+      u->set_where(absl::StrCat("pid ", link.pid(), " fd ", link.fd(), " (",
+                                link.comm(), ")"));
     }
   }
 
-  if (fgraph->users_size() > 0) {
-    fgraph->set_active(true);
-  } else if (all_known) {
-    fgraph->set_active(false);
-  } else {
-    AddUnknown(unknown, "fgraph.active",
-               "no fgraph user seen, but not every source could be read");
-  }
+  SetActiveFromUsers(all_known, fgraph, unknown);
 }
 
 }  // namespace tracehealth::agent

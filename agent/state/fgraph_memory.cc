@@ -87,25 +87,31 @@ std::optional<NullBound> FgraphMemory::Observe(
     last_active_at_.reset();
     forks_at_last_active_.reset();
   }
-  if (active.value_or(false)) {
-    if (forks.has_value() && boot.known()) {
-      boot_ = boot;
-      last_active_at_ = now;
-      forks_at_last_active_ = forks;
-      *persist_error = Save();
-    }
-    return NullBound{0, "fgraph active now"};
+  if (active.value_or(false) && forks.has_value() && boot.known()) {
+    boot_ = boot;
+    last_active_at_ = now;
+    forks_at_last_active_ = forks;
+    *persist_error = Save();
   }
+  return BoundNullThreads(active, threads_total, forks, last_active_at_,
+                          forks_at_last_active_);
+}
+
+std::optional<NullBound> BoundNullThreads(
+    std::optional<bool> active, std::optional<uint64_t> threads_total,
+    std::optional<uint64_t> forks, std::optional<absl::Time> last_active_at,
+    std::optional<uint64_t> forks_at_last_active) {
+  if (active.value_or(false)) return NullBound{0, "fgraph active now"};
   if (!threads_total.has_value()) return std::nullopt;
   std::string caveat =
       active.has_value() ? "" : " (fgraph activity partly unknown)";
-  if (last_active_at_.has_value() && forks.has_value() &&
-      *forks >= *forks_at_last_active_) {
-    uint64_t delta = *forks - *forks_at_last_active_;
+  if (last_active_at.has_value() && forks_at_last_active.has_value() &&
+      forks.has_value() && *forks >= *forks_at_last_active) {
+    uint64_t delta = *forks - *forks_at_last_active;
     return NullBound{
         std::min(*threads_total, delta),
         absl::StrCat("fork delta since fgraph last active at ",
-                     absl::FormatTime(absl::RFC3339_sec, *last_active_at_,
+                     absl::FormatTime(absl::RFC3339_sec, *last_active_at,
                                       absl::UTCTimeZone()),
                      caveat)};
   }

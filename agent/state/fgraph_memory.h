@@ -45,6 +45,17 @@ struct NullBound {
   std::string basis;
 };
 
+// The bound from one moment's observation and the record of the current
+// boot (`last_active_at` and `forks_at_last_active`, both or neither):
+// the rules above, with `active` nullopt computed as if inactive (an upper
+// bound, the basis saying so). Nullopt when not active and the thread count
+// is unknown. A pure function; Observe() uses it, and so does a read between
+// cycles that must not touch the record.
+std::optional<NullBound> BoundNullThreads(
+    std::optional<bool> active, std::optional<uint64_t> threads_total,
+    std::optional<uint64_t> forks, std::optional<absl::Time> last_active_at,
+    std::optional<uint64_t> forks_at_last_active);
+
 class FgraphMemory {
  public:
   // `state_dir` empty: nothing persisted (remembered for this process only).

@@ -72,5 +72,33 @@ TEST(FgraphMemoryTest, CorruptRecordIsReported) {
   EXPECT_EQ(m.Observe(Boot("b1"), false, kT0, 5, 6, &err)->bound, 5u);
 }
 
+TEST(BoundNullThreadsTest, FromOneMomentWithoutTheRecordFile) {
+  const absl::Time at = absl::FromUnixSeconds(1800000000);
+  // Active now: nothing is NULL, whatever else is known.
+  EXPECT_EQ(BoundNullThreads(true, std::nullopt, std::nullopt, std::nullopt,
+                             std::nullopt)
+                ->bound,
+            0u);
+  // Last active at 1,000 forks, 1,250 now: at most 250 of 5,000 threads.
+  std::optional<NullBound> b = BoundNullThreads(false, 5000, 1250, at, 1000);
+  EXPECT_EQ(b->bound, 250u);
+  EXPECT_EQ(b->basis,
+            "fork delta since fgraph last active at 2027-01-15T08:00:00+00:00");
+  // More forks than threads: the thread count bounds it.
+  EXPECT_EQ(BoundNullThreads(false, 200, 1250, at, 1000)->bound, 200u);
+  // Activity unknown: computed as inactive, and said so.
+  EXPECT_EQ(BoundNullThreads(std::nullopt, 5000, 1250, at, 1000)->basis,
+            "fork delta since fgraph last active at 2027-01-15T08:00:00+00:00 "
+            "(fgraph activity partly unknown)");
+  // No record, or a fork counter below it (it cannot go back in one boot):
+  // every thread.
+  b = BoundNullThreads(false, 5000, 1250, std::nullopt, std::nullopt);
+  EXPECT_EQ(b->bound, 5000u);
+  EXPECT_EQ(b->basis, "never seen active since boot");
+  EXPECT_EQ(BoundNullThreads(false, 5000, 999, at, 1000)->bound, 5000u);
+  // Not active and no thread count: no bound.
+  EXPECT_FALSE(BoundNullThreads(false, std::nullopt, 1250, at, 1000));
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

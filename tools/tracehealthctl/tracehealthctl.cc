@@ -36,6 +36,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "tools/tracehealthctl/gate_command.h"
 #include "tools/tracehealthctl/model_command.h"
 #include "tools/tracehealthctl/table.h"
 
@@ -454,8 +455,13 @@ int Run(const std::vector<char*>& positional) {
 }  // namespace tracehealth::server
 
 int main(int argc, char** argv) {
+  // The gate parses its own flags: its usage errors exit 3, not absl's 1.
+  if (tracehealth::IsGateCommand(argc, argv)) {
+    return tracehealth::RunGateMain(argc, argv, std::cout, std::cerr);
+  }
   absl::SetProgramUsageMessage(
-      "tracehealthctl [flags] predict|hosts|host ID|summary|alerts|model KIND");
+      "tracehealthctl [flags] predict|hosts|host ID|summary|alerts|model "
+      "KIND\n  tracehealthctl gate --help");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   return tracehealth::server::Run(positional);
 }

@@ -1,0 +1,42 @@
+// Memory of one fgraph shadow stack per task, by kernel release (feature
+// table rows shadow_stack_4k and shadow_stack_page_kmalloc):
+//
+//   6.13+       4096 bytes, from the fgraph_stack kmem cache
+//   (SHADOW_STACK_SIZE) 6.11-6.12   PAGE_SIZE, from kmalloc before      2048
+//   bytes: 50 ret_stack entries of 40 bytes, kmalloc-2048
+//
+// Every task gets one when fgraph first goes active (the walk) and every
+// task forked while it stays active; they are freed only when a task exits.
+// A host that keeps one graph user standing therefore holds N_total of them.
+//
+// Thread safety: pure functions.
+#ifndef TRACEHEALTH_COMMON_MODELS_MITIGATION_SHADOW_STACK_MEMORY_H_
+#define TRACEHEALTH_COMMON_MODELS_MITIGATION_SHADOW_STACK_MEMORY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/kernel/feature_table.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth {
+
+inline constexpr uint64_t kShadowStackBytes4k = 4096;
+inline constexpr uint64_t kShadowStackBytesKmalloc2048 = 2048;
+inline constexpr uint64_t kDefaultPageSize = 4096;
+
+struct ShadowStackSize {
+  uint64_t bytes = 0;
+  // "4 KiB fgraph_stack object (shadow_stack_4k: since 6.13 -> 6.16.12: yes)".
+  std::string origin;
+};
+
+// Bytes per task on `kernel`'s release (its page size for 6.11-6.12, 4 KiB
+// when unknown); nullopt when the release is unknown or does not parse.
+std::optional<ShadowStackSize> ShadowStackBytes(const v1::KernelInfo& kernel,
+                                                const FeatureTable& features);
+
+}  // namespace tracehealth
+
+#endif  // TRACEHEALTH_COMMON_MODELS_MITIGATION_SHADOW_STACK_MEMORY_H_
