@@ -91,6 +91,23 @@ ALTER TABLE reports_v4 RENAME TO reports;
 CREATE TABLE ledger (through_rowid INTEGER NOT NULL);
 INSERT INTO ledger SELECT coalesce(max(id), 0) FROM reports;
 )sql",
+    // 5: observed kernel events (event_store.h), one per (host, boot, kmsg
+    // seq); listed newest logged first.
+    R"sql(
+CREATE TABLE events (
+  host_id TEXT NOT NULL,
+  boot_id TEXT NOT NULL,
+  kmsg_seq INTEGER NOT NULL,
+  logged_at_ns INTEGER NOT NULL,
+  kind INTEGER NOT NULL,
+  model INTEGER NOT NULL,
+  predicted INTEGER NOT NULL,
+  received_at_ns INTEGER NOT NULL,
+  event BLOB NOT NULL,
+  PRIMARY KEY (host_id, boot_id, kmsg_seq)
+);
+CREATE INDEX events_logged_at ON events (logged_at_ns);
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 
