@@ -468,6 +468,12 @@ grpc::ServerUnaryReactor* QueryService::GetHostHistory(
                 [&] { return DoGetHostHistory(*req, resp); });
 }
 
+grpc::ServerUnaryReactor* QueryService::ListEvents(
+    grpc::CallbackServerContext* ctx, const v1::ListEventsRequest* req,
+    v1::ListEventsResponse* resp) {
+  return Handle(ctx, "ListEvents", [&] { return DoListEvents(*req, resp); });
+}
+
 grpc::ServerUnaryReactor* QueryService::FleetSummary(
     grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
     v1::FleetSummaryResponse* resp) {

@@ -1,6 +1,6 @@
 // QueryService: the FleetQuery gRPC service (pre-attach predictions, host
-// views, fleet summary, alerts), answered from the in-memory HostIndex (and
-// the alerts table).
+// views, fleet summary, alerts, observed events), answered from the
+// in-memory HostIndex (and the alerts, reports and events tables).
 //
 // The Do* methods hold the logic and are callable without gRPC (tests);
 // the callback-API overrides add bearer-token checks and metrics.
@@ -19,6 +19,7 @@
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/event_store.h"
 #include "server/storage/report_store.h"
 
 namespace tracehealth::server {
@@ -33,6 +34,8 @@ struct QueryOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
   // The store GetHostHistory reads (not owned); null: it is UNAVAILABLE.
   ReportStore* history = nullptr;
+  // The store ListEvents reads (not owned); null: it is UNAVAILABLE.
+  EventStore* events = nullptr;
 };
 
 class QueryService final : public v1::FleetQuery::CallbackService {
@@ -55,6 +58,10 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   // NOT_FOUND (unknown host), the store's.
   grpc::Status DoGetHostHistory(const v1::GetHostHistoryRequest& req,
                                 v1::GetHostHistoryResponse* resp) const;
+  // Errors: INVALID_ARGUMENT (from after to, limit over 10000, an unknown
+  // predicted value), UNAVAILABLE (no event store, or its error).
+  grpc::Status DoListEvents(const v1::ListEventsRequest& req,
+                            v1::ListEventsResponse* resp) const;
 
   grpc::ServerUnaryReactor* PredictAttach(
       grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
@@ -74,6 +81,9 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   grpc::ServerUnaryReactor* GetHostHistory(
       grpc::CallbackServerContext* ctx, const v1::GetHostHistoryRequest* req,
       v1::GetHostHistoryResponse* resp) override;
+  grpc::ServerUnaryReactor* ListEvents(grpc::CallbackServerContext* ctx,
+                                       const v1::ListEventsRequest* req,
+                                       v1::ListEventsResponse* resp) override;
 
  private:
   grpc::ServerUnaryReactor* Handle(grpc::CallbackServerContext* ctx,
