@@ -6,8 +6,9 @@
 //       [--batch=B] [--preempt=none|voluntary|full|lazy|rt] [--kernel=REL]
 //   tracehealthctl hosts [--min_risk=warning]
 //   [--sort=risk|host|last_seen|latency] tracehealthctl host ID tracehealthctl
-//   summary tracehealthctl alerts [--state=firing] tracehealthctl model
-//   fgraph|stackdepot|vmap [model flags]
+//   summary tracehealthctl alerts [--state=firing] tracehealthctl events
+//   [HOST_ID] [--predicted=yes|no|unknown] [--since=168h] tracehealthctl
+//   model fgraph|stackdepot|vmap [model flags]
 //
 // Readable tables by default; --json prints the response as protobuf JSON.
 #include <algorithm>
@@ -36,6 +37,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "tools/tracehealthctl/events_table.h"
 #include "tools/tracehealthctl/gate_command.h"
 #include "tools/tracehealthctl/model_command.h"
 #include "tools/tracehealthctl/table.h"
@@ -69,6 +71,11 @@ ABSL_FLAG(std::string, sort, "risk", "hosts: risk|host|last_seen|latency");
 ABSL_FLAG(int32_t, limit, 0, "At most this many rows (server default 100)");
 ABSL_FLAG(std::string, state, "",
           "alerts: pending|firing|resolved (default: active)");
+ABSL_FLAG(std::string, predicted, "",
+          "events: yes|no|unknown, as the models predicted them (default: "
+          "all)");
+ABSL_FLAG(absl::Duration, since, absl::Hours(24 * 7),
+          "events: those logged this long before now");
 ABSL_FLAG(double, timeout, 30, "RPC deadline in seconds");
 
 namespace tracehealth::server {
@@ -319,6 +326,21 @@ class Ctl {
     return 0;
   }
 
+  int Events(const std::string& host) {
+    absl::StatusOr<v1::ListEventsRequest> req = EventsRequest(
+        host, Lower(absl::GetFlag(FLAGS_predicted)), absl::GetFlag(FLAGS_since),
+        absl::GetFlag(FLAGS_limit), absl::Now());
+    if (!req.ok()) {
+      std::cerr << "tracehealthctl: " << req.status().message() << "\n";
+      return kUsage;
+    }
+    v1::ListEventsResponse resp;
+    if (int rc = Call(&v1::FleetQuery::Stub::ListEvents, *req, &resp); rc >= 0)
+      return rc;
+    PrintEvents(resp, std::cout);
+    return 0;
+  }
+
  private:
   // Calls `rpc`: -1 when the caller prints `resp` as a table; otherwise the
   // exit code (the error printed, or the JSON of `resp` with --json).
@@ -439,6 +461,13 @@ int Run(const std::vector<char*>& positional) {
   if (cmd == "hosts") return ctl.Hosts();
   if (cmd == "summary") return ctl.Summary();
   if (cmd == "alerts") return ctl.Alerts();
+  if (cmd == "events") {
+    if (positional.size() > 3) {
+      std::cerr << "usage: tracehealthctl events [HOST_ID]\n";
+      return kUsage;
+    }
+    return ctl.Events(positional.size() == 3 ? positional[2] : "");
+  }
   if (cmd == "host") {
     if (positional.size() != 3) {
       std::cerr << "usage: tracehealthctl host HOST_ID\n";
@@ -447,7 +476,7 @@ int Run(const std::vector<char*>& positional) {
     return ctl.Host(positional[2]);
   }
   std::cerr << "tracehealthctl: unknown command \"" << cmd
-            << "\" (predict, hosts, host, summary, alerts, model)\n";
+            << "\" (predict, hosts, host, summary, alerts, events, model)\n";
   return kUsage;
 }
 
@@ -460,8 +489,8 @@ int main(int argc, char** argv) {
     return tracehealth::RunGateMain(argc, argv, std::cout, std::cerr);
   }
   absl::SetProgramUsageMessage(
-      "tracehealthctl [flags] predict|hosts|host ID|summary|alerts|model "
-      "KIND\n  tracehealthctl gate --help");
+      "tracehealthctl [flags] predict|hosts|host ID|summary|alerts|events "
+      "[ID]|model KIND\n  tracehealthctl gate --help");
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   return tracehealth::server::Run(positional);
 }
