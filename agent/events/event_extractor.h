@@ -43,6 +43,17 @@ inline constexpr size_t kMaxFrameBytes = 128;
 inline constexpr size_t kMaxCommBytes = 64;
 inline constexpr size_t kMaxMessageBytes = 256;
 
+// The event whose dump is being read (EventExtractor's state). Outside the
+// class so that it is complete, default initializers included, where
+// std::optional asks whether it can be made.
+struct OpenEvent {
+  v1::ObservedEvent event;
+  std::vector<std::string> symbols;  // reliable frames, innermost first
+  size_t records = 1;
+  bool frames_started = false;
+  bool fed_since_idle = true;
+};
+
 class EventExtractor {
  public:
   struct Limits {
@@ -66,13 +77,7 @@ class EventExtractor {
   std::optional<uint64_t> open_seq() const;
 
  private:
-  struct Open {
-    v1::ObservedEvent event;
-    std::vector<std::string> symbols;  // reliable frames, innermost first
-    size_t records = 1;
-    bool frames_started = false;
-    bool fed_since_idle = true;
-  };
+  using Open = OpenEvent;
   // Details of a line of the dump before its frames.
   void Note(absl::string_view text, Open& open);
   void Finish(std::vector<v1::ObservedEvent>* out);
