@@ -1,5 +1,5 @@
 // How an observed kernel event compares with a prediction (query.proto
-// EventPrediction; docs/design.md §12.2).
+// EventPrediction; docs/design.md §12.3).
 //
 // The prediction is the `predictions` of the host's report current when the
 // event was logged. An fgraph-attributed event takes the worst risk over
