@@ -7,14 +7,65 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "postgresql/libpq-fe.h"
 #include "tests/util/ports.h"
 
 namespace tracehealth::testing {
+namespace {
+
+// The state letter and parent pid of /proc/PID/stat ("PID (COMM) S PPID ..."),
+// or false if the process is gone. COMM may hold spaces and parentheses, so
+// the fields are read after the last ')'.
+bool ReadStat(pid_t pid, char* state, pid_t* ppid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  const size_t close = s.rfind(')');
+  if (!in || close == std::string::npos) return false;
+  std::istringstream rest(s.substr(close + 1));
+  long parent = 0;
+  if (!(rest >> *state >> parent)) return false;
+  *ppid = static_cast<pid_t>(parent);
+  return true;
+}
+
+// Every live process whose parent is `parent`.
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(e.path().filename().string(), &pid)) continue;
+    char state = 0;
+    pid_t ppid = 0;
+    if (ReadStat(pid, &state, &ppid) && ppid == parent) out.push_back(pid);
+  }
+  return out;
+}
+
+// Waits (up to `limit`) until `pid` is gone or a zombie: a process that can
+// no longer answer a client or hold shared memory.
+void WaitUntilDead(pid_t pid, absl::Duration limit) {
+  const absl::Time deadline = absl::Now() + limit;
+  char state = 0;
+  pid_t ppid = 0;
+  while (ReadStat(pid, &state, &ppid) && state != 'Z' && state != 'X' &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+}
+
+}  // namespace
 
 std::vector<std::string> AsPostgresUser() {
   if (geteuid() != 0) return {};
@@ -106,8 +157,8 @@ absl::Status PostgresCluster::Launch() {
       Subprocess::Start(argv, dir_ + "/postgres.log");
   if (!p.ok()) return p.status();
   postmaster_ = *std::move(p);
-  // The postmaster leads its own group (Subprocess), which its backends
-  // join: one kill ends them all, whatever happens to the test.
+  // The postmaster leads its own group (Subprocess); should the test die,
+  // the reaper kills it and its backends exit on its death.
   reaper_ = std::make_unique<ProcessReaper>(postmaster_->pid(), "");
   if (dir_reaper_ == nullptr) {
     dir_reaper_ = std::make_unique<ProcessReaper>(postmaster_->pid(), dir_);
@@ -177,8 +228,25 @@ absl::StatusOr<std::string> PostgresCluster::Sql(const std::string& dbname,
 
 void PostgresCluster::Kill() {
   if (postmaster_ == nullptr) return;
-  kill(-postmaster_->pid(), SIGKILL);
+  // Every postmaster child calls setsid() (InitPostmasterChild), so the
+  // backends are not in the postmaster's process group and a group kill
+  // misses them: a backend would go on answering its client until it noticed
+  // the postmaster's death. Stop the postmaster so it forks no more, kill
+  // each child, then the postmaster, and wait until all are dead.
+  const pid_t pid = postmaster_->pid();
+  kill(pid, SIGSTOP);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  char state = 0;
+  pid_t ppid = 0;
+  while (ReadStat(pid, &state, &ppid) && state != 'T' &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  const std::vector<pid_t> children = ChildrenOf(pid);
+  for (pid_t child : children) kill(child, SIGKILL);
+  kill(-pid, SIGKILL);
   postmaster_->Kill();
+  for (pid_t child : children) WaitUntilDead(child, absl::Seconds(10));
   postmaster_.reset();
   reaper_.reset();
 }
