@@ -131,13 +131,14 @@ void KmsgEvents::Fill(v1::HostReport* report) {
 std::optional<uint64_t> KmsgEvents::DeliveredThrough() const {
   std::optional<uint64_t> through = last_seq_ ? last_seq_ : after_;
   // Not past a waiting event, nor past one still being logged.
-  for (std::optional<uint64_t> first :
-       {pending_.empty() ? std::optional<uint64_t>()
-                         : std::optional<uint64_t>(pending_.front().kmsg_seq()),
-        extractor_.open_seq()}) {
-    if (!first.has_value()) continue;
-    if (*first == 0) return std::nullopt;
-    if (!through.has_value() || *first - 1 < *through) through = *first - 1;
+  std::vector<uint64_t> firsts;
+  if (!pending_.empty()) firsts.push_back(pending_.front().kmsg_seq());
+  if (std::optional<uint64_t> open = extractor_.open_seq()) {
+    firsts.push_back(*open);
+  }
+  for (uint64_t first : firsts) {
+    if (first == 0) return std::nullopt;
+    if (!through.has_value() || first - 1 < *through) through = first - 1;
   }
   return through;
 }

@@ -28,19 +28,11 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tests/agent/fixture_util.h"
 #include "tests/server/server_process.h"
+#include "tests/util/eventually.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
 namespace {
-
-bool Eventually(const std::function<bool()>& cond, absl::Duration timeout) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(250));
-  }
-  return cond();
-}
 
 // The records of `logs` with sequence numbers from `first_seq` and
 // timestamps from `ts_usec`, one microsecond apart, as one kernel log
