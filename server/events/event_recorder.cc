@@ -31,6 +31,14 @@ const v1::HostReport* Newest(const v1::HostReport* a, const v1::HostReport* b,
   return best;
 }
 
+// An event an agent of this version makes: named (boot id, kmsg seq),
+// dated and of a known kind. Others are not stored (their report is).
+bool Storable(const v1::ObservedEvent& e) {
+  return !e.boot_id().empty() && e.has_logged_at() &&
+         e.kind() != v1::OBSERVED_EVENT_KIND_UNSPECIFIED &&
+         v1::ObservedEventKind_IsValid(e.kind());
+}
+
 const char* PredictedLabel(v1::EventPrediction p) {
   switch (p) {
     case v1::EVENT_PREDICTION_YES:
@@ -116,6 +124,7 @@ void EventRecorder::Record(absl::Span<const CommittedReport> stored,
   // Each host's newest report so far in this batch.
   absl::flat_hash_map<std::string, std::shared_ptr<const v1::HostReport>>
       latest;
+  int unstorable = 0;
   for (const CommittedReport& c : stored) {
     const std::string& host = c.report->host_id();
     std::shared_ptr<const v1::HostReport> report = c.report->report();
@@ -126,14 +135,23 @@ void EventRecorder::Record(absl::Span<const CommittedReport> stored,
       const int n =
           std::min(report->observed_events_size(), kMaxEventsPerReport);
       for (int i = 0; i < n; ++i) {
-        v1::StoredEvent s =
-            Compare(host, report->observed_events(i), prev.get(), *report);
+        const v1::ObservedEvent& e = report->observed_events(i);
+        if (!Storable(e)) {
+          ++unstorable;
+          continue;
+        }
+        v1::StoredEvent s = Compare(host, e, prev.get(), *report);
         *s.mutable_received_at() = ToProto(c.received_at);
         rows.push_back(ToEventRow(s));
         events.push_back(std::move(s));
       }
     }
     latest[host] = std::move(report);
+  }
+  if (unstorable > 0) {
+    log_(absl::StrCat(unstorable,
+                      " observed events without a kind, boot id or time "
+                      "skipped"));
   }
   if (rows.empty()) return;
   absl::StatusOr<std::vector<bool>> put = events_->PutEvents(rows);

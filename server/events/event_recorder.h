@@ -10,8 +10,10 @@
 // agent), the newest older one in the report store, searched back 24 h.
 //
 // An event arriving again (an agent that resent it after a crash) is
-// stored and counted once. A failure of the event store is logged; the
-// events of that batch are not stored (their reports are).
+// stored and counted once. One without a kind, boot id or time is skipped
+// (and logged), as are those past the first 64 of a report. A failure of the
+// event store is logged; the events of that batch are not stored (their reports
+// are).
 //
 // Thread safety: Record is called by one thread at a time (the writer's
 // publisher). `events`, `reports` and `metrics` are not owned and must

@@ -214,5 +214,37 @@ TEST_F(EventRecorderTest, AnEarlierReportOfTheBatchIsThePrevious) {
   EXPECT_EQ(got[0].predicted(), v1::EVENT_PREDICTION_YES);
 }
 
+TEST_F(EventRecorderTest, EventsWithoutANameOrTimeAreSkipped) {
+  v1::HostReport carrier =
+      Report(11, kT0 + absl::Seconds(20), v1::RISK_NONE, v1::RISK_NONE);
+  AddLockup(&carrier, 1, kT0, v1::EVENT_MODEL_FGRAPH_ATTACH)->clear_boot_id();
+  AddLockup(&carrier, 2, kT0, v1::EVENT_MODEL_FGRAPH_ATTACH)->clear_logged_at();
+  AddLockup(&carrier, 3, kT0, v1::EVENT_MODEL_FGRAPH_ATTACH)
+      ->set_kind(v1::OBSERVED_EVENT_KIND_UNSPECIFIED);
+  AddLockup(&carrier, 4, kT0, v1::EVENT_MODEL_FGRAPH_ATTACH)
+      ->set_kind(static_cast<v1::ObservedEventKind>(99));
+  AddLockup(&carrier, 5, kT0 + absl::Seconds(21),
+            v1::EVENT_MODEL_FGRAPH_ATTACH);
+  Record(carrier, nullptr);
+  std::vector<v1::StoredEvent> got = Events();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].event().kmsg_seq(), 5u);
+  EXPECT_EQ(log_, std::vector<std::string>{
+                      "4 observed events without a kind, boot id or time "
+                      "skipped"});
+}
+
+TEST_F(EventRecorderTest, AtMostSixtyFourEventsOfAReport) {
+  v1::HostReport carrier =
+      Report(11, kT0 + absl::Seconds(20), v1::RISK_NONE, v1::RISK_NONE);
+  for (uint64_t seq = 1; seq <= 65; ++seq) {
+    AddLockup(&carrier, seq, kT0 + absl::Seconds(21),
+              v1::EVENT_MODEL_FGRAPH_ATTACH);
+  }
+  Record(carrier, nullptr);
+  EXPECT_EQ(Events().size(), 64u);  // seq 65 is past the bound
+  EXPECT_EQ(Count("soft_lockup", "fgraph", "no"), "64");
+}
+
 }  // namespace
 }  // namespace tracehealth::server
