@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "agent/collect/collector.h"
+#include "agent/collect/default_host_id.h"
 #include "agent/collect/host_fs.h"
 #include "agent/events/kmsg_events.h"
 #include "agent/gate/gate_server.h"
@@ -85,7 +86,7 @@ int CheckConfig(const AgentConfig& config, std::ostream& err) {
     err << "tracehealth-agent: --format must be text or json\n";
     return 2;
   }
-  if (!IsValidHostId(config.host_id)) {
+  if (!config.host_id.empty() && !IsValidHostId(config.host_id)) {
     err << "tracehealth-agent: host id '" << config.host_id
         << "' must match [A-Za-z0-9._-]{1,253} and not be dots only (set "
            "--host_id)\n";
@@ -112,6 +113,28 @@ int CheckConfig(const AgentConfig& config, std::ostream& err) {
     err << "tracehealth-agent: --tls_cert and --tls_key go together\n";
     return 2;
   }
+  return 0;
+}
+
+// --host_id, else the hostname; where reports leave the process (anything
+// but --once) a valid id, derived from /etc/machine-id when the hostname is
+// none. Exit code 2 when there is none.
+int ChooseHostId(const AgentConfig& config, const HostFs& fs,
+                 std::string* host_id, std::ostream& err) {
+  if (!config.host_id.empty()) {
+    *host_id = config.host_id;
+    return 0;
+  }
+  absl::StatusOr<DefaultHostId> id = ResolveDefaultHostId(fs, !config.once);
+  if (!id.ok()) {
+    err << "tracehealth-agent: " << id.status().message() << "\n";
+    return 2;
+  }
+  if (id->source != "hostname") {
+    err << "tracehealth-agent: host id " << id->host_id << " (from "
+        << id->source << "; the hostname is no valid host id)\n";
+  }
+  *host_id = id->host_id;
   return 0;
 }
 
@@ -318,14 +341,18 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   if (rc != 0) return rc;
 
   HostFs fs(config.root);
+  std::string host_id;
+  rc = ChooseHostId(config, fs, &host_id, err);
+  if (rc != 0) return rc;
   CollectorOptions copts;
   copts.state_dir = state_dir;
   copts.features = features.get();
   copts.fgraph.fdinfo_scan_interval = config.fdinfo_scan_interval;
   copts.fgraph.fdinfo_max_files = config.fdinfo_max_files;
+  copts.vmallocinfo_interval = config.vmallocinfo_interval;
   Collector collector(&fs, copts, [] { return absl::Now(); });
   ReportOptions ropts;
-  ropts.host_id = config.host_id;
+  ropts.host_id = host_id;
   ropts.labels = config.labels;
   ropts.interval_seconds = absl::ToDoubleSeconds(config.interval);
   ropts.models.features = features.get();
@@ -369,7 +396,7 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     return 0;
   }
 
-  absl::StatusOr<SeqStore> seq = SeqStore::Open(state_dir, config.host_id);
+  absl::StatusOr<SeqStore> seq = SeqStore::Open(state_dir, host_id);
   if (!seq.ok()) {
     err << "tracehealth-agent: seq: " << seq.status().message() << "\n";
     return 1;

@@ -22,6 +22,7 @@ struct AgentConfig {
   // "" : /var/lib/tracehealth-agent, except that a one-shot run then keeps
   // no state at all.
   std::string state_dir;
+  // "": the default (agent/collect/default_host_id.h).
   std::string host_id;
   std::map<std::string, std::string> labels;
   std::string server;
@@ -33,6 +34,7 @@ struct AgentConfig {
   std::string feature_table;
   absl::Duration fdinfo_scan_interval = absl::Minutes(10);
   uint64_t fdinfo_max_files = 1000000;
+  absl::Duration vmallocinfo_interval = absl::Minutes(10);
   uint64_t max_reports = 0;
   absl::Duration shutdown_flush_timeout = absl::Seconds(5);
   // Read ROOT/dev/kmsg for soft lockups, RCU stalls and hung tasks

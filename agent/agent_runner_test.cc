@@ -48,9 +48,6 @@ TEST(AgentRunnerTest, RejectsBadConfiguration) {
   c.format = "yaml";
   EXPECT_EQ(run(c), 2);
   c = OnceConfig(t);
-  c.host_id = "";
-  EXPECT_EQ(run(c), 2);
-  c = OnceConfig(t);
   c.interval = absl::ZeroDuration();
   EXPECT_EQ(run(c), 2);
   c = OnceConfig(t);
@@ -99,6 +96,60 @@ TEST(AgentRunnerTest, HostIdAndLabelsFollowTheServersRules) {
   EXPECT_EQ(run(c, &err), 0) << err;
   c.labels = {{"rack", std::string(256, 'v')}};
   EXPECT_EQ(run(c, &err), 2);
+}
+
+// Without --host_id: the hostname; "(none)" (no hostname set) is shown as
+// it is by --once, and an agent whose reports leave the process derives an
+// id from /etc/machine-id or says to pass --host_id.
+TEST(AgentRunnerTest, DefaultHostIdWithHostnameNone) {
+  TestTree t;
+  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/50 99\n");
+  t.Write("/proc/sys/kernel/hostname", "(none)\n");
+  auto run = [&](AgentConfig c, std::string* out_text, std::string* err_text) {
+    std::ostringstream out, err;
+    int rc = RunAgent(c, out, err);
+    *out_text = out.str();
+    *err_text = err.str();
+    return rc;
+  };
+  std::string out, err;
+  AgentConfig once = OnceConfig(t);
+  once.host_id = "";
+  EXPECT_EQ(run(once, &out, &err), 0) << err;
+  EXPECT_TRUE(absl::StrContains(out, " - host (none)\n")) << out;
+
+  // Printing every interval keeps a seq: a valid id is needed.
+  AgentConfig loop = once;
+  loop.once = false;
+  loop.state_dir = t.root() + "/state";
+  loop.interval = absl::Milliseconds(1);
+  loop.max_reports = 1;
+  EXPECT_EQ(run(loop, &out, &err), 2);
+  EXPECT_EQ(err,
+            "tracehealth-agent: hostname '(none)' is no valid host id "
+            "([A-Za-z0-9._-]{1,253}, not dots only) and no id can be derived "
+            "from /etc/machine-id (missing): pass --host_id=NAME\n");
+  t.Write("/etc/machine-id", "0123\n");
+  EXPECT_EQ(run(loop, &out, &err), 2);
+  EXPECT_TRUE(absl::StrContains(
+      err, "(it is not 32 hexadecimal digits): pass --host_id=NAME"))
+      << err;
+  // systemd-id128 machine-id --app-specific=fe107386b6e54873b921257ea367a540
+  // with this machine id.
+  t.Write("/etc/machine-id", "5c1f0e3a9b2d4c6e8f7a1b2c3d4e5f60\n");
+  EXPECT_EQ(run(loop, &out, &err), 0) << err;
+  EXPECT_TRUE(
+      absl::StrContains(out, " - host f8587c26b1d446a7818c4a010bcf7578\n"))
+      << out;
+  EXPECT_TRUE(absl::StrContains(err,
+                                "host id f8587c26b1d446a7818c4a010bcf7578 "
+                                "(from /etc/machine-id; the hostname is no "
+                                "valid host id)"))
+      << err;
+  // A given --host_id is used as it is.
+  loop.host_id = "guest-3";
+  EXPECT_EQ(run(loop, &out, &err), 0) << err;
+  EXPECT_TRUE(absl::StrContains(out, " - host guest-3\n")) << out;
 }
 
 // Reports carry the override's rows and the file's digest, and nothing when

@@ -1,7 +1,6 @@
 // tracehealth-agent: reads this host's kernel inputs, predicts the cost of
 // tracing operations, and prints the result (--once) or streams a report
 // every --interval to the server.
-#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
@@ -23,7 +22,10 @@ ABSL_FLAG(std::string, state_dir, "",
           "Directory for the persisted seq, fgraph last-active record, stack "
           "depot history and the report spool (default "
           "/var/lib/tracehealth-agent; --once keeps nothing unless given).");
-ABSL_FLAG(std::string, host_id, "", "Host identity (default: hostname).");
+ABSL_FLAG(std::string, host_id, "",
+          "Host identity (default: the hostname; where that is no valid id, "
+          "e.g. '(none)', --once shows it as it is and a streaming agent "
+          "derives one from /etc/machine-id).");
 ABSL_FLAG(std::string, labels, "", "Operator labels: k=v,k2=v2.");
 ABSL_FLAG(std::string, server, "",
           "Server address host:port, or several comma-separated (replicas: "
@@ -48,6 +50,9 @@ ABSL_FLAG(absl::Duration, fdinfo_scan_interval, absl::Minutes(10),
           "How often to scan /proc/*/fdinfo for BPF kprobe_multi links.");
 ABSL_FLAG(uint64_t, fdinfo_max_files, 1000000,
           "At most this many fds examined per fdinfo scan.");
+ABSL_FLAG(absl::Duration, vmallocinfo_interval, absl::Minutes(10),
+          "How often to read /proc/vmallocinfo (one line per thread stack) "
+          "where the KASAN vmalloc purge model applies; inf: never.");
 ABSL_FLAG(uint64_t, max_reports, 0,
           "Stop after this many reports (0: run until SIGTERM).");
 ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
@@ -82,10 +87,6 @@ int main(int argc, char** argv) {
   config.root = absl::GetFlag(FLAGS_root);
   config.state_dir = absl::GetFlag(FLAGS_state_dir);
   config.host_id = absl::GetFlag(FLAGS_host_id);
-  if (config.host_id.empty()) {
-    char name[256] = {0};
-    if (gethostname(name, sizeof(name) - 1) == 0) config.host_id = name;
-  }
   std::string labels = absl::GetFlag(FLAGS_labels);
   if (!labels.empty()) {
     for (absl::string_view kv :
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
   config.feature_table = absl::GetFlag(FLAGS_feature_table);
   config.fdinfo_scan_interval = absl::GetFlag(FLAGS_fdinfo_scan_interval);
   config.fdinfo_max_files = absl::GetFlag(FLAGS_fdinfo_max_files);
+  config.vmallocinfo_interval = absl::GetFlag(FLAGS_vmallocinfo_interval);
   config.max_reports = absl::GetFlag(FLAGS_max_reports);
   config.shutdown_flush_timeout = absl::GetFlag(FLAGS_shutdown_flush_timeout);
   config.kernel_log = absl::GetFlag(FLAGS_kernel_log);

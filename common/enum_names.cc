@@ -57,6 +57,7 @@ constexpr SourceRow kSources[] = {
     {v1::INPUT_SOURCE_DERIVED, "derived"},
     {v1::INPUT_SOURCE_DEFAULT, "default"},
     {v1::INPUT_SOURCE_OVERRIDDEN, "given"},
+    {v1::INPUT_SOURCE_NOT_APPLICABLE, "not applicable"},
 };
 
 struct UserRow {

@@ -72,6 +72,8 @@ TEST(EnumNamesTest, InputSource) {
   EXPECT_STREQ(InputSourceName(v1::INPUT_SOURCE_DERIVED), "derived");
   EXPECT_STREQ(InputSourceName(v1::INPUT_SOURCE_DEFAULT), "default");
   EXPECT_STREQ(InputSourceName(v1::INPUT_SOURCE_OVERRIDDEN), "given");
+  EXPECT_STREQ(InputSourceName(v1::INPUT_SOURCE_NOT_APPLICABLE),
+               "not applicable");
   EXPECT_STREQ(InputSourceName(v1::INPUT_SOURCE_UNSPECIFIED), "?");
 }
 

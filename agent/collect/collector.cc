@@ -21,6 +21,8 @@ namespace {
 constexpr size_t kSmallFile = 64 * 1024;
 constexpr uint64_t kVmallocInfoMax = 256ull << 20;
 constexpr uint64_t kDefaultMaxPools = 8192;
+constexpr size_t kMountsMax = 4 << 20;
+constexpr char kTracefsDefault[] = "/sys/kernel/tracing";
 
 }  // namespace
 
@@ -43,6 +45,45 @@ std::vector<std::string> Collector::TakeWarnings() {
   std::vector<std::string> out;
   out.swap(warnings_);
   return out;
+}
+
+void Collector::LocateMounts(absl::Time now, Unknowns* unknown) {
+  // Without tracefs, one stat() per cycle tells whether it has been mounted
+  // at its usual place since. (A tracefs that goes away makes its reads
+  // fail, so the fgraph state is unknown until the next read here.)
+  const bool stale =
+      !last_mounts_.has_value() ||
+      now - *last_mounts_ >= options_.mounts_interval ||
+      (!tracefs_.has_value() &&
+       fs_->Exists(absl::StrCat(kTracefsDefault, "/current_tracer")));
+  if (stale) {
+    last_mounts_ = now;
+    tracefs_.reset();
+    debugfs_.reset();
+    mounts_error_.clear();
+    // PID 1's view first: in a container that shares the host's PID
+    // namespace and mounts the host's /proc and /sys under --root, the
+    // agent's own /proc/mounts names container paths, while PID 1's names
+    // the host's.
+    absl::StatusOr<std::string> text =
+        fs_->ReadFile("/proc/1/mounts", kMountsMax);
+    if (!text.ok()) text = fs_->ReadFile("/proc/mounts", kMountsMax);
+    absl::StatusOr<TracingMounts> mounts =
+        text.ok() ? ParseMounts(*text)
+                  : absl::StatusOr<TracingMounts>(text.status());
+    if (mounts.ok()) {
+      debugfs_ = mounts->debugfs;
+      tracefs_ = mounts->tracefs;
+      if (!tracefs_.has_value() && debugfs_.has_value()) {
+        // tracefs is automounted at debugfs/tracing.
+        std::string auto_path = *debugfs_ + "/tracing";
+        if (fs_->Exists(auto_path + "/current_tracer")) tracefs_ = auto_path;
+      }
+    } else {
+      mounts_error_ = std::string(mounts.status().message());
+    }
+  }
+  if (!mounts_error_.empty()) AddUnknown(unknown, "mounts", mounts_error_);
 }
 
 void Collector::CollectPreempt(const std::optional<std::string>& debugfs,
@@ -203,7 +244,8 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
     d->set_max_pools_source(param ? "kernel default" : "hard cap before 6.17");
   }
   if (k.has_config_stackdepot() && !k.config_stackdepot()) {
-    AddUnknown(unknown, "stackdepot.pools", "CONFIG_STACKDEPOT is off");
+    AddNotApplicable(s->mutable_not_applicable(), "stackdepot.pools",
+                     "CONFIG_STACKDEPOT is off");
     return;
   }
   if (!debugfs.has_value()) {
@@ -246,42 +288,33 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
 void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
   v1::VmallocState* v = s->mutable_vmalloc();
   Unknowns* unknown = s->mutable_unknown();
-  const uint64_t page =
-      s->kernel().has_page_size() ? s->kernel().page_size() : 0;
-  const bool every_cycle = !s->kernel().has_config_kasan_vmalloc() ||
-                           s->kernel().config_kasan_vmalloc();
-  if (every_cycle || !last_vmallocinfo_.has_value() ||
-      now - *last_vmallocinfo_ >= options_.vmallocinfo_interval_without_kasan) {
-    last_vmallocinfo_ = now;
-    vmalloc_cache_.Clear();
-    vmalloc_error_.clear();
-    // Generic KASAN: one shadow byte per 8 bytes, so an area of 8 pages owns
-    // a whole shadow page.
-    VmallocInfoCounter counter(page > 0 ? 8 * page : UINT64_MAX);
-    absl::StatusOr<uint64_t> lines =
-        fs_->ReadLines("/proc/vmallocinfo", kVmallocInfoMax,
-                       [&](absl::string_view line) { counter.AddLine(line); });
-    absl::StatusOr<VmallocCounts> counts =
-        lines.ok() ? counter.Result()
-                   : absl::StatusOr<VmallocCounts>(lines.status());
-    if (counts.ok()) {
-      vmalloc_cache_.set_areas(counts->areas);
-      vmalloc_cache_.set_unpurged_areas(counts->unpurged_areas);
-      vmalloc_cache_.set_unpurged_bytes(counts->unpurged_bytes);
-      if (page > 0) {
-        vmalloc_cache_.set_unpurged_shadow_page_areas(
-            counts->unpurged_shadow_page_areas);
-      }
-    } else {
-      vmalloc_error_ = std::string(counts.status().message());
+  const v1::KernelInfo& k = s->kernel();
+  const uint64_t page = k.has_page_size() ? k.page_size() : 0;
+  if (!k.has_config_kasan_vmalloc()) {
+    AddUnknown(unknown, "vmalloc.unpurged_areas",
+               "/proc/vmallocinfo not read: CONFIG_KASAN_VMALLOC unknown (no "
+               "kernel config)");
+  } else if (!k.config_kasan_vmalloc()) {
+    AddNotApplicable(s->mutable_not_applicable(), "vmalloc.unpurged_areas",
+                     "CONFIG_KASAN_VMALLOC is off: no vmalloc shadow to purge "
+                     "(/proc/vmallocinfo not read)");
+  } else if (options_.vmallocinfo_interval == absl::InfiniteDuration()) {
+    AddUnknown(unknown, "vmalloc.unpurged_areas",
+               "/proc/vmallocinfo not read (vmallocinfo interval inf)");
+  } else {
+    if (!last_vmallocinfo_.has_value() ||
+        now - *last_vmallocinfo_ >= options_.vmallocinfo_interval) {
+      ReadVmallocinfo(page);
+      last_vmallocinfo_ = now;
     }
-  }
-  *v = vmalloc_cache_;
-  if (!vmalloc_error_.empty()) {
-    AddUnknown(unknown, "vmalloc.unpurged_areas", vmalloc_error_);
-  } else if (page == 0) {
-    AddUnknown(unknown, "vmalloc.unpurged_shadow_page_areas",
-               "page size unknown");
+    *v = vmalloc_cache_;
+    *v->mutable_vmallocinfo_read_at() = ToProto(*last_vmallocinfo_);
+    if (!vmalloc_error_.empty()) {
+      AddUnknown(unknown, "vmalloc.unpurged_areas", vmalloc_error_);
+    } else if (page == 0) {
+      AddUnknown(unknown, "vmalloc.unpurged_shadow_page_areas",
+                 "page size unknown");
+    }
   }
   absl::StatusOr<std::string> mem = fs_->ReadFile("/proc/meminfo", 1 << 20);
   absl::StatusOr<MeminfoVmalloc> m =
@@ -296,11 +329,37 @@ void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
   }
 }
 
+void Collector::ReadVmallocinfo(uint64_t page) {
+  vmalloc_cache_.Clear();
+  vmalloc_error_.clear();
+  // Generic KASAN: one shadow byte per 8 bytes, so an area of 8 pages owns
+  // a whole shadow page.
+  VmallocInfoCounter counter(page > 0 ? 8 * page : UINT64_MAX);
+  absl::StatusOr<uint64_t> lines =
+      fs_->ReadLines("/proc/vmallocinfo", kVmallocInfoMax,
+                     [&](absl::string_view line) { counter.AddLine(line); });
+  absl::StatusOr<VmallocCounts> counts =
+      lines.ok() ? counter.Result()
+                 : absl::StatusOr<VmallocCounts>(lines.status());
+  if (!counts.ok()) {
+    vmalloc_error_ = std::string(counts.status().message());
+    return;
+  }
+  vmalloc_cache_.set_areas(counts->areas);
+  vmalloc_cache_.set_unpurged_areas(counts->unpurged_areas);
+  vmalloc_cache_.set_unpurged_bytes(counts->unpurged_bytes);
+  if (page > 0) {
+    vmalloc_cache_.set_unpurged_shadow_page_areas(
+        counts->unpurged_shadow_page_areas);
+  }
+}
+
 void Collector::CollectTrie(const std::optional<std::string>& debugfs,
                             absl::Time now, v1::HostSnapshot* s) {
   const v1::KernelInfo& k = s->kernel();
   if (k.has_config_page_owner() && !k.config_page_owner()) {
-    AddUnknown(s->mutable_unknown(), "trie", "CONFIG_PAGE_OWNER is off");
+    AddNotApplicable(s->mutable_not_applicable(), "trie",
+                     "CONFIG_PAGE_OWNER is off: no page_owner stacks");
     return;
   }
   if (!last_trie_.has_value() || now - *last_trie_ >= options_.trie_interval) {
@@ -336,43 +395,23 @@ void Collector::CollectTrie(const std::optional<std::string>& debugfs,
 
 v1::HostSnapshot Collector::Collect() {
   const absl::Time now = clock_();
-  if (!facts_.has_value()) facts_ = ReadKernelFacts(*fs_);
+  if (!facts_.has_value()) facts_ = ReadKernelFacts(*fs_, *options_.features);
   v1::HostSnapshot s;
   *s.mutable_kernel() = facts_->kernel;
   *s.mutable_unknown() = facts_->unknown;
+  *s.mutable_not_applicable() = facts_->not_applicable;
   Unknowns* unknown = s.mutable_unknown();
 
-  // Where tracefs and debugfs are mounted.
-  std::optional<std::string> tracefs, debugfs;
-  // PID 1's view first: in a container that shares the host's PID namespace
-  // and mounts the host's /proc and /sys under --root, the agent's own
-  // /proc/mounts names container paths, while PID 1's names the host's.
-  absl::StatusOr<std::string> mounts_text =
-      fs_->ReadFile("/proc/1/mounts", 4 << 20);
-  if (!mounts_text.ok()) mounts_text = fs_->ReadFile("/proc/mounts", 4 << 20);
-  absl::StatusOr<TracingMounts> mounts =
-      mounts_text.ok() ? ParseMounts(*mounts_text)
-                       : absl::StatusOr<TracingMounts>(mounts_text.status());
-  if (mounts.ok()) {
-    debugfs = mounts->debugfs;
-    tracefs = mounts->tracefs;
-    if (!tracefs.has_value() && debugfs.has_value()) {
-      // tracefs is automounted at debugfs/tracing.
-      std::string auto_path = *debugfs + "/tracing";
-      if (fs_->Exists(auto_path + "/current_tracer")) tracefs = auto_path;
-    }
-  } else {
-    AddUnknown(unknown, "mounts", mounts.status().message());
-  }
-
-  CollectPreempt(debugfs, s.mutable_kernel(), unknown);
-  fgraph_.Collect(tracefs, facts_->release, now, s.mutable_fgraph(), unknown);
+  LocateMounts(now, unknown);
+  CollectPreempt(debugfs_, s.mutable_kernel(), unknown);
+  fgraph_.Collect(tracefs_, facts_->release, now, s.mutable_fgraph(), unknown);
   CollectThreads(&s);
   CollectThresholds(s.mutable_thresholds(), unknown);
   CollectCpus(s.mutable_cpus(), unknown);
-  CollectStackDepot(debugfs, now, &s);
-  CollectTrie(debugfs, now, &s);
+  CollectStackDepot(debugfs_, now, &s);
+  CollectTrie(debugfs_, now, &s);
   CollectVmalloc(now, &s);
+  cycle_costs_ = fs_->TakeCosts();
   return s;
 }
 

@@ -120,7 +120,25 @@ TEST(CollectorTest, StackDepotBudgetIgnoresCmdlineBefore617) {
   EXPECT_EQ(Unknown(s, "stackdepot.pools"), "debugfs not mounted");
 }
 
-TEST(CollectorTest, VmallocinfoEveryCycleOnlyWithKasanVmalloc) {
+// Bytes of `path` read in the collector's last cycle (0: not read).
+uint64_t BytesRead(const Collector& c, const std::string& path) {
+  for (const auto& [input, cost] : c.cycle_costs()) {
+    if (input == path) return cost.bytes;
+  }
+  return 0;
+}
+
+uint64_t VmallocinfoBytes(const Collector& c) {
+  return BytesRead(c, "/proc/vmallocinfo");
+}
+
+// Only where the purge model applies (CONFIG_KASAN_VMALLOC=y), and then
+// every vmallocinfo interval: the counts of the last read stand between.
+TEST(CollectorTest, VmallocinfoOnlyWithKasanVmallocAndRarely) {
+  const std::string one =
+      "0x0000000011111111-0x0000000022222222   40960 unpurged vm_area\n";
+  const std::string two =
+      one + "0x0000000022222222-0x0000000033333333    8192 unpurged vm_area\n";
   for (bool kasan : {false, true}) {
     TestTree t;
     Basics(t, "6.12.5", "#1 SMP x");
@@ -128,24 +146,109 @@ TEST(CollectorTest, VmallocinfoEveryCycleOnlyWithKasanVmalloc) {
             std::string("CONFIG_X86=y\n") +
                 (kasan ? "CONFIG_KASAN=y\nCONFIG_KASAN_VMALLOC=y\n"
                        : "# CONFIG_KASAN is not set\n"));
-    t.Write("/proc/vmallocinfo",
-            "0x0000000011111111-0x0000000022222222   40960 unpurged vm_area\n");
+    t.Write("/proc/vmallocinfo", one);
     HostFs fs(t.root());
     absl::Time now = kT0;
     Collector c(&fs, CollectorOptions(), [&] { return now; });
-    EXPECT_EQ(c.Collect().vmalloc().unpurged_areas(), 1u);
-    t.Write("/proc/vmallocinfo",
-            "0x0000000011111111-0x0000000022222222   40960 unpurged vm_area\n"
-            "0x0000000022222222-0x0000000033333333    8192 unpurged vm_area\n");
-    now += absl::Seconds(15);
     v1::HostSnapshot s = c.Collect();
-    // With KASAN_VMALLOC the fresh count; without, the cached one (still
-    // reported, not unknown).
-    EXPECT_EQ(s.vmalloc().unpurged_areas(), kasan ? 2u : 1u) << kasan;
-    EXPECT_EQ(s.vmalloc().unpurged_shadow_page_areas(), 1u);
-    now += absl::Minutes(10);
-    EXPECT_EQ(c.Collect().vmalloc().unpurged_areas(), 2u);
+    if (!kasan) {
+      EXPECT_FALSE(s.vmalloc().has_unpurged_areas());
+      EXPECT_FALSE(s.vmalloc().has_vmallocinfo_read_at());
+      EXPECT_EQ(VmallocinfoBytes(c), 0u);
+    } else {
+      EXPECT_EQ(s.vmalloc().unpurged_areas(), 1u);
+      EXPECT_EQ(s.vmalloc().vmallocinfo_read_at().seconds(), 1800000000);
+      EXPECT_EQ(VmallocinfoBytes(c), one.size());
+    }
+    t.Write("/proc/vmallocinfo", two);
+    now += absl::Seconds(15);
+    s = c.Collect();
+    // Not read again before the interval: the first read's counts.
+    EXPECT_EQ(VmallocinfoBytes(c), 0u);
+    EXPECT_EQ(s.vmalloc().unpurged_areas(), kasan ? 1u : 0u);
+    EXPECT_EQ(s.vmalloc().has_unpurged_areas(), kasan);
+    now += absl::Minutes(10) - absl::Seconds(15);
+    s = c.Collect();
+    EXPECT_EQ(VmallocinfoBytes(c), kasan ? two.size() : 0u);
+    EXPECT_EQ(s.vmalloc().unpurged_areas(), kasan ? 2u : 0u);
+    EXPECT_EQ(s.vmalloc().unpurged_shadow_page_areas(), kasan ? 1u : 0u);
+    if (kasan) {
+      EXPECT_EQ(s.vmalloc().vmallocinfo_read_at().seconds(), 1800000600);
+    }
   }
+}
+
+TEST(CollectorTest, VmallocinfoNotReadWithoutAConfigOrWithIntervalInf) {
+  TestTree t;
+  Basics(t, "6.12.5", "#1 SMP x");
+  t.Write("/proc/vmallocinfo",
+          "0x0000000011111111-0x0000000022222222   40960 unpurged vm_area\n");
+  HostFs fs(t.root());
+  {
+    Collector c(&fs, CollectorOptions(), [] { return kT0; });
+    v1::HostSnapshot s = c.Collect();
+    EXPECT_EQ(VmallocinfoBytes(c), 0u);
+    EXPECT_EQ(Unknown(s, "vmalloc.unpurged_areas"),
+              "/proc/vmallocinfo not read: CONFIG_KASAN_VMALLOC unknown (no "
+              "kernel config)");
+  }
+  t.Write("/boot/config-6.12.5", "CONFIG_KASAN=y\nCONFIG_KASAN_VMALLOC=y\n");
+  CollectorOptions o;
+  o.vmallocinfo_interval = absl::InfiniteDuration();
+  Collector c(&fs, o, [] { return kT0; });
+  v1::HostSnapshot s = c.Collect();
+  EXPECT_EQ(VmallocinfoBytes(c), 0u);
+  EXPECT_EQ(Unknown(s, "vmalloc.unpurged_areas"),
+            "/proc/vmallocinfo not read (vmallocinfo interval inf)");
+}
+
+TEST(CollectorTest, MalformedVmallocinfoIsUnknown) {
+  TestTree t;
+  Basics(t, "6.12.5", "#1 SMP x");
+  t.Write("/boot/config-6.12.5", "CONFIG_KASAN=y\nCONFIG_KASAN_VMALLOC=y\n");
+  t.Write("/proc/vmallocinfo", "not\nvmallocinfo\n");
+  HostFs fs(t.root());
+  Collector c(&fs, CollectorOptions(), [] { return kT0; });
+  v1::HostSnapshot s = c.Collect();
+  EXPECT_FALSE(s.vmalloc().has_unpurged_areas());
+  EXPECT_NE(Unknown(s, "vmalloc.unpurged_areas"), "");
+  EXPECT_EQ(Unknown(s, "vmalloc.unpurged_areas").find("not read"),
+            std::string::npos);
+}
+
+// The mounts are read at start, then every mounts interval, and sooner when
+// tracefs shows up at /sys/kernel/tracing.
+TEST(CollectorTest, MountsReadRarely) {
+  TestTree t;
+  Basics(t, "6.16.0", "#1 SMP PREEMPT_DYNAMIC x");
+  t.Write("/proc/mounts", "proc /proc proc rw 0 0\n");
+  HostFs fs(t.root());
+  absl::Time now = kT0;
+  Collector c(&fs, CollectorOptions(), [&] { return now; });
+  auto mounts_read = [&] { return BytesRead(c, "/proc/mounts") > 0; };
+  v1::HostSnapshot s = c.Collect();
+  EXPECT_TRUE(mounts_read());
+  EXPECT_FALSE(s.fgraph().has_tracefs_path());
+  now += absl::Seconds(15);
+  c.Collect();
+  EXPECT_FALSE(mounts_read());
+  // Mounted now: seen the next cycle.
+  t.Write("/proc/mounts", "tracefs /sys/kernel/tracing tracefs rw 0 0\n");
+  t.Write("/sys/kernel/tracing/current_tracer", "nop\n");
+  now += absl::Seconds(15);
+  s = c.Collect();
+  EXPECT_TRUE(mounts_read());
+  EXPECT_EQ(s.fgraph().tracefs_path(), "/sys/kernel/tracing");
+  now += absl::Seconds(15);
+  c.Collect();
+  EXPECT_FALSE(mounts_read());
+  // 15 s short of 10 minutes after the last read, then 10 minutes.
+  now += absl::Minutes(10) - absl::Seconds(30);
+  c.Collect();
+  EXPECT_FALSE(mounts_read());
+  now += absl::Seconds(15);
+  c.Collect();
+  EXPECT_TRUE(mounts_read());
 }
 
 TEST(CollectorTest, BootConstantInputsReadOnce) {

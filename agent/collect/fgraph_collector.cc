@@ -118,61 +118,48 @@ bool FgraphCollector::ScanFdinfo(const std::optional<KernelRelease>& release,
   return true;
 }
 
-void FgraphCollector::Collect(
-    const std::optional<std::string>& tracefs,
-    const std::optional<KernelRelease>& release, absl::Time now,
-    v1::FgraphState* fgraph,
-    google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown) {
-  // Which fprobe-based users sit on fgraph on this kernel.
-  const FprobeFgraphRule rule = FprobeFgraphRuleFor(*features_, release);
-
-  bool all_known = true;
-  if (!tracefs.has_value()) {
-    all_known = false;
-    AddUnknown(unknown, "fgraph.tracefs_path",
-               "neither tracefs nor debugfs is mounted (/proc/mounts)");
-  } else {
-    fgraph->set_tracefs_path(*tracefs);
-    const std::string& t = *tracefs;
-    all_known = ReadTracefsUsers(*fs_, t, rule, fgraph, unknown);
-    // Function counts, on the slow schedule.
-    if (!last_slow_.has_value() || slow_tracefs_ != t ||
-        now - *last_slow_ >= options_.slow_interval) {
-      last_slow_ = now;
-      slow_tracefs_ = t;
-      auto count = [&](const std::string& path, std::optional<uint64_t>* out,
-                       std::string* error) {
-        uint64_t n = 0;
-        absl::StatusOr<uint64_t> lines =
-            fs_->ReadLines(path, kFunctionListMax, [&](absl::string_view l) {
-              if (!absl::StripAsciiWhitespace(l).empty()) ++n;
-            });
-        if (lines.ok()) {
-          *out = n;
-          error->clear();
-        } else {
-          out->reset();
-          *error = std::string(lines.status().message());
-        }
-      };
-      count(t + "/available_filter_functions", &available_filter_functions_,
-            &available_error_);
-      count(t + "/enabled_functions", &enabled_functions_, &enabled_error_);
-    }
-    if (available_filter_functions_.has_value()) {
-      fgraph->set_available_filter_functions(*available_filter_functions_);
-    } else {
-      AddUnknown(unknown, "fgraph.available_filter_functions",
-                 available_error_);
-    }
-    if (enabled_functions_.has_value()) {
-      fgraph->set_enabled_functions(*enabled_functions_);
-    } else {
-      AddUnknown(unknown, "fgraph.enabled_functions", enabled_error_);
-    }
+void FgraphCollector::CountFunctions(const std::string& t, absl::Time now,
+                                     v1::FgraphState* fgraph,
+                                     UnknownInputs* unknown) {
+  if (!last_slow_.has_value() || slow_tracefs_ != t ||
+      now - *last_slow_ >= options_.slow_interval) {
+    last_slow_ = now;
+    slow_tracefs_ = t;
+    auto count = [&](const std::string& path, std::optional<uint64_t>* out,
+                     std::string* error) {
+      uint64_t n = 0;
+      absl::StatusOr<uint64_t> lines =
+          fs_->ReadLines(path, kFunctionListMax, [&](absl::string_view l) {
+            if (!absl::StripAsciiWhitespace(l).empty()) ++n;
+          });
+      if (lines.ok()) {
+        *out = n;
+        error->clear();
+      } else {
+        out->reset();
+        *error = std::string(lines.status().message());
+      }
+    };
+    count(t + "/available_filter_functions", &available_filter_functions_,
+          &available_error_);
+    count(t + "/enabled_functions", &enabled_functions_, &enabled_error_);
   }
+  if (available_filter_functions_.has_value()) {
+    fgraph->set_available_filter_functions(*available_filter_functions_);
+  } else {
+    AddUnknown(unknown, "fgraph.available_filter_functions", available_error_);
+  }
+  if (enabled_functions_.has_value()) {
+    fgraph->set_enabled_functions(*enabled_functions_);
+  } else {
+    AddUnknown(unknown, "fgraph.enabled_functions", enabled_error_);
+  }
+}
 
-  // BPF kprobe_multi links, on the slow schedule.
+bool FgraphCollector::ReadLinks(const std::optional<KernelRelease>& release,
+                                absl::Time now, const FprobeFgraphRule& rule,
+                                v1::FgraphState* fgraph,
+                                UnknownInputs* unknown) {
   if (!last_scan_.has_value() ||
       now - *last_scan_ >= options_.fdinfo_scan_interval) {
     std::vector<v1::BpfKprobeMultiLink> links;
@@ -187,30 +174,50 @@ void FgraphCollector::Collect(
     last_scan_ = now;
   }
   if (!scan_error_.empty()) {
-    all_known = false;
     AddUnknown(unknown, "fgraph.kprobe_multi_links", scan_error_);
-  } else {
-    *fgraph->mutable_links_scanned_at() = ToProto(*last_scan_);
-    if (scan_truncated_) {
-      all_known = false;
-      AddUnknown(unknown, "fgraph.kprobe_multi_links",
-                 absl::StrCat("fdinfo scan stopped after ",
-                              options_.fdinfo_max_files, " files"));
-    }
-    for (const v1::BpfKprobeMultiLink& link : links_) {
-      *fgraph->add_kprobe_multi_links() = link;
-      std::optional<bool> is_return;
-      if (link.has_is_return()) is_return = link.is_return();
-      if (!rule.Registers(is_return)) continue;
-      v1::FgraphUser* u = fgraph->add_users();
-      u->set_kind(is_return.value_or(false)
-                      ? v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN
-                      : v1::FgraphUser::KIND_BPF_KPROBE_MULTI);
-      u->set_where(absl::StrCat("pid ", link.pid(), " fd ", link.fd(), " (",
-                                link.comm(), ")"));
-    }
+    return false;
   }
+  bool all_known = true;
+  *fgraph->mutable_links_scanned_at() = ToProto(*last_scan_);
+  if (scan_truncated_) {
+    all_known = false;
+    AddUnknown(unknown, "fgraph.kprobe_multi_links",
+               absl::StrCat("fdinfo scan stopped after ",
+                            options_.fdinfo_max_files, " files"));
+  }
+  for (const v1::BpfKprobeMultiLink& link : links_) {
+    *fgraph->add_kprobe_multi_links() = link;
+    std::optional<bool> is_return;
+    if (link.has_is_return()) is_return = link.is_return();
+    if (!rule.Registers(is_return)) continue;
+    v1::FgraphUser* u = fgraph->add_users();
+    u->set_kind(is_return.value_or(false)
+                    ? v1::FgraphUser::KIND_BPF_KPROBE_MULTI_RETURN
+                    : v1::FgraphUser::KIND_BPF_KPROBE_MULTI);
+    u->set_where(absl::StrCat("pid ", link.pid(), " fd ", link.fd(), " (",
+                              link.comm(), ")"));
+  }
+  return all_known;
+}
 
+void FgraphCollector::Collect(const std::optional<std::string>& tracefs,
+                              const std::optional<KernelRelease>& release,
+                              absl::Time now, v1::FgraphState* fgraph,
+                              UnknownInputs* unknown) {
+  // Which fprobe-based users sit on fgraph on this kernel.
+  const FprobeFgraphRule rule = FprobeFgraphRuleFor(*features_, release);
+  bool all_known = true;
+  if (!tracefs.has_value()) {
+    all_known = false;
+    AddUnknown(unknown, "fgraph.tracefs_path",
+               "neither tracefs nor debugfs is mounted (/proc/mounts)");
+  } else {
+    fgraph->set_tracefs_path(*tracefs);
+    all_known = ReadTracefsUsers(*fs_, *tracefs, rule, fgraph, unknown);
+    CountFunctions(*tracefs, now, fgraph, unknown);
+  }
+  // BPF kprobe_multi links, on the slow schedule.
+  all_known = ReadLinks(release, now, rule, fgraph, unknown) && all_known;
   SetActiveFromUsers(all_known, fgraph, unknown);
 }
 

@@ -25,6 +25,8 @@
 
 #include "absl/time/time.h"
 #include "agent/collect/host_fs.h"
+#include "agent/collect/tracefs_users.h"
+#include "agent/collect/unknown_input.h"
 #include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -51,10 +53,18 @@ class FgraphCollector {
   // fgraph (nullopt: assume they do).
   void Collect(const std::optional<std::string>& tracefs,
                const std::optional<KernelRelease>& release, absl::Time now,
-               v1::FgraphState* fgraph,
-               google::protobuf::RepeatedPtrField<v1::UnknownInput>* unknown);
+               v1::FgraphState* fgraph, UnknownInputs* unknown);
 
  private:
+  // available_filter_functions and enabled_functions, on the slow schedule.
+  void CountFunctions(const std::string& t, absl::Time now,
+                      v1::FgraphState* fgraph, UnknownInputs* unknown);
+  // BPF kprobe_multi links from the fdinfo scan (on its schedule), each one
+  // that registers fgraph under `rule` also as a user. Returns false when
+  // the scan failed or stopped early.
+  bool ReadLinks(const std::optional<KernelRelease>& release, absl::Time now,
+                 const FprobeFgraphRule& rule, v1::FgraphState* fgraph,
+                 UnknownInputs* unknown);
   // Scans /proc/*/fdinfo/* for kprobe_multi links. Returns false (with
   // `*error`) when /proc cannot be listed.
   bool ScanFdinfo(const std::optional<KernelRelease>& release,

@@ -129,7 +129,7 @@ std::optional<KernelConfig> FindConfig(const HostFs& fs, KernelFacts* f) {
 // What the config says: the options the models need, preemption (with
 // preempt= on a PREEMPT_DYNAMIC kernel) and the page size.
 void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
-                 KernelFacts* f) {
+                 const FeatureTable& features, KernelFacts* f) {
   v1::KernelInfo* k = &f->kernel;
   auto set_bool = [&](const char* name, void (v1::KernelInfo::*setter)(bool)) {
     // Options absent from a config are off (Kconfig omits options whose
@@ -148,8 +148,21 @@ void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
   if (frames.has_value() && *frames > 0 && *frames <= 4096) {
     k->set_config_stackdepot_max_frames(static_cast<uint32_t>(*frames));
   } else if (k->config_stackdepot()) {
-    AddUnknown(&f->unknown, "kernel.config_stackdepot_max_frames",
-               "CONFIG_STACKDEPOT_MAX_FRAMES not in the config");
+    // Absent because the release predates the option, or missing.
+    const FeatureAnswer option =
+        f->release.has_value()
+            ? features.Has(feature::kStackdepotMaxFrames, *f->release)
+            : FeatureAnswer{true, ""};
+    if (!option.present) {
+      AddNotApplicable(&f->not_applicable,
+                       "kernel.config_stackdepot_max_frames",
+                       absl::StrCat("CONFIG_STACKDEPOT_MAX_FRAMES does not "
+                                    "exist on this release (",
+                                    option.row, ")"));
+    } else {
+      AddUnknown(&f->unknown, "kernel.config_stackdepot_max_frames",
+                 "CONFIG_STACKDEPOT_MAX_FRAMES not in the config");
+    }
   }
   const bool dynamic = config.Enabled("CONFIG_PREEMPT_DYNAMIC").value_or(false);
   k->set_preempt_dynamic(dynamic);
@@ -183,13 +196,13 @@ void ReadCpuinfo(const HostFs& fs, KernelFacts* f) {
 
 }  // namespace
 
-KernelFacts ReadKernelFacts(const HostFs& fs) {
+KernelFacts ReadKernelFacts(const HostFs& fs, const FeatureTable& features) {
   KernelFacts f;
   ReadRelease(fs, &f);
   ReadArch(fs, &f);
   const std::string cmdline_preempt = ReadCmdline(fs, &f);
   if (std::optional<KernelConfig> config = FindConfig(fs, &f)) {
-    ApplyConfig(*config, cmdline_preempt, &f);
+    ApplyConfig(*config, cmdline_preempt, features, &f);
   }
   v1::KernelInfo* k = &f.kernel;
   if (!k->has_page_size() && fs.root() == "/") {

@@ -5,7 +5,8 @@
 // size, and the CPU model and invlpgb flag from /proc/cpuinfo.
 //
 // Every input is optional: what cannot be read or parsed is left unset and
-// named in `unknown` with the reason.
+// named in `unknown` with the reason; what the kernel does not have is named
+// in `not_applicable`.
 //
 // Thread safety: a pure function of the files under `fs`.
 #ifndef TRACEHEALTH_AGENT_COLLECT_KERNEL_FACTS_H_
@@ -17,6 +18,7 @@
 
 #include "agent/collect/host_fs.h"
 #include "agent/collect/unknown_input.h"
+#include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
@@ -28,6 +30,7 @@ struct KernelFacts {
   // run time through debugfs).
   v1::KernelInfo kernel;
   UnknownInputs unknown;
+  NotApplicableInputs not_applicable;
   std::optional<KernelRelease> release;
   // The mode the config names (with preempt= on a PREEMPT_DYNAMIC kernel),
   // and which of the two said it.
@@ -45,7 +48,8 @@ struct KernelFacts {
   std::string cmdline_max_pools_error;
 };
 
-KernelFacts ReadKernelFacts(const HostFs& fs);
+// `features` decides which inputs the release does not have.
+KernelFacts ReadKernelFacts(const HostFs& fs, const FeatureTable& features);
 
 }  // namespace tracehealth::agent
 

@@ -29,7 +29,7 @@ TEST(KernelFactsTest, ReleaseVersionCmdlineConfigAndCpus) {
           "processor\t: 0\nmodel name\t: AMD EPYC 9654\nflags\t\t: fpu "
           "invlpgb\n\n");
   HostFs fs(t.root());
-  const KernelFacts f = ReadKernelFacts(fs);
+  const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
   EXPECT_EQ(f.kernel.release(), "6.16.0-7-cloud");
   ASSERT_TRUE(f.release.has_value());
   EXPECT_EQ(f.release->minor, 16);
@@ -58,7 +58,7 @@ TEST(KernelFactsTest, WhatIsMissingIsNamedWithItsReason) {
   t.Write("/proc/sys/kernel/osrelease", "banana\n");
   t.Write("/proc/sys/kernel/arch", "\n");
   HostFs fs(t.root());
-  const KernelFacts f = ReadKernelFacts(fs);
+  const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
   EXPECT_FALSE(f.kernel.has_release());
   EXPECT_FALSE(f.release.has_value());
   EXPECT_NE(Unknown(f, "kernel.release"), "");
@@ -74,7 +74,36 @@ TEST(KernelFactsTest, WhatIsMissingIsNamedWithItsReason) {
   EXPECT_NE(f.cpuinfo_error, "");
   // The version string alone: plain PREEMPT is full preemption.
   t.Write("/proc/sys/kernel/version", "#1 SMP PREEMPT x\n");
-  EXPECT_EQ(ReadKernelFacts(fs).version_mode, v1::PREEMPT_MODE_FULL);
+  EXPECT_EQ(ReadKernelFacts(fs, FeatureTable::Builtin()).version_mode,
+            v1::PREEMPT_MODE_FULL);
+}
+
+// CONFIG_STACKDEPOT_MAX_FRAMES first appeared in 6.8: before, its absence
+// is no gap (not applicable); from 6.8 on, a config without it is missing
+// it (unknown).
+TEST(KernelFactsTest, MaxFramesNotApplicableBefore68) {
+  for (const char* release : {"6.7.12", "6.8.0"}) {
+    TestTree t;
+    t.Write("/proc/sys/kernel/osrelease", std::string(release) + "\n");
+    t.Write(std::string("/boot/config-") + release, "CONFIG_STACKDEPOT=y\n");
+    HostFs fs(t.root());
+    const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+    EXPECT_FALSE(f.kernel.has_config_stackdepot_max_frames());
+    const bool before = std::string(release) == "6.7.12";
+    if (before) {
+      ASSERT_EQ(f.not_applicable.size(), 1) << release;
+      EXPECT_EQ(f.not_applicable[0].input(),
+                "kernel.config_stackdepot_max_frames");
+      EXPECT_EQ(f.not_applicable[0].reason(),
+                "CONFIG_STACKDEPOT_MAX_FRAMES does not exist on this release "
+                "(stackdepot_max_frames: since 6.8 -> 6.7.12: no)");
+      EXPECT_EQ(Unknown(f, "kernel.config_stackdepot_max_frames"), "");
+    } else {
+      EXPECT_EQ(f.not_applicable.size(), 0) << release;
+      EXPECT_EQ(Unknown(f, "kernel.config_stackdepot_max_frames"),
+                "CONFIG_STACKDEPOT_MAX_FRAMES not in the config");
+    }
+  }
 }
 
 }  // namespace

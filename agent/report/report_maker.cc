@@ -4,8 +4,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
+#include <vector>
 
 #include "common/proto_time.h"
 
@@ -34,6 +36,29 @@ uint64_t PeakRssBytes() {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+void AddInputCosts(const InputCosts& costs, v1::AgentHealth* health) {
+  std::vector<const std::pair<std::string, IoCost>*> rows;
+  rows.reserve(costs.size());
+  for (const auto& row : costs) rows.push_back(&row);
+  // Most bytes first, then most system calls, then by name: the expensive
+  // inputs lead and the order is the same for the same costs.
+  std::sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    if (a->second.bytes != b->second.bytes)
+      return a->second.bytes > b->second.bytes;
+    if (a->second.syscalls != b->second.syscalls)
+      return a->second.syscalls > b->second.syscalls;
+    return a->first < b->first;
+  });
+  for (const auto* row : rows) {
+    v1::InputCost* c = health->add_input_costs();
+    c->set_input(row->first);
+    c->set_opens(row->second.opens);
+    c->set_read_calls(row->second.read_calls);
+    c->set_bytes_read(row->second.bytes);
+    c->set_syscalls(row->second.syscalls);
+  }
 }
 
 ReportMaker::ReportMaker(Collector* collector, ReportOptions options,
@@ -75,6 +100,7 @@ v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
   h->set_cycle_cpu_seconds(ThreadCpuSeconds() - cpu_start);
   std::optional<uint64_t> rss = ProcessRssBytes();
   if (rss.has_value()) h->set_rss_bytes(*rss);
+  AddInputCosts(collector_->cycle_costs(), h);
   return r;
 }
 

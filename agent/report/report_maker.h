@@ -2,8 +2,8 @@
 // (common/models PredictAll: numbers, risks and checks, no explanations; the
 // caller explains what it prints) and wraps both in a HostReport with the host
 // identity, labels, seq, the kernel log's new observed events and the
-// agent's own health (cycle wall and CPU time, RSS, the kernel log's
-// reading; the caller adds spool and ack figures).
+// agent's own health (cycle wall and CPU time, RSS, what each input cost to
+// read, the kernel log's reading; the caller adds spool and ack figures).
 //
 // Thread safety: not thread-safe; one owner. `collector` is not owned.
 #ifndef TRACEHEALTH_AGENT_REPORT_REPORT_MAKER_H_
@@ -62,6 +62,8 @@ double ThreadCpuSeconds();
 std::optional<uint64_t> ProcessRssBytes();
 // Peak resident set size of this process (getrusage ru_maxrss), in bytes.
 uint64_t PeakRssBytes();
+// Appends `costs` to `health` as input_costs rows, most bytes first.
+void AddInputCosts(const InputCosts& costs, v1::AgentHealth* health);
 
 }  // namespace tracehealth::agent
 

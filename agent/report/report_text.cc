@@ -1,8 +1,10 @@
 #include "agent/report/report_text.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/report/events_text.h"
@@ -11,6 +13,9 @@
 
 namespace tracehealth::agent {
 namespace {
+
+// Inputs listed by name under "Reads" (the most bytes first).
+constexpr int kInputCostRows = 8;
 
 // The kernel's name, and why the mode matters for a long kernel loop.
 std::string ModeName(v1::PreemptMode m) {
@@ -188,11 +193,47 @@ void AppendVmapPurge(const v1::HostSnapshot& s, const v1::Predictions& p,
       absl::StrAppend(out, ", ", v.unpurged_shadow_page_areas(),
                       " owning a whole shadow page");
     }
+  } else if (s.kernel().has_config_kasan_vmalloc() &&
+             !s.kernel().config_kasan_vmalloc()) {
+    absl::StrAppend(out, "no KASAN vmalloc shadow (vmallocinfo not read)");
   } else {
-    absl::StrAppend(out, "vmallocinfo not readable");
+    absl::StrAppend(out, "unpurged areas unknown");
   }
   absl::StrAppend(out, "\n");
   AppendSummary(p.vmap_purge().summary(), p.vmap_purge().risk(), out);
+}
+
+// Bytes for people: "812 B", "301.2 KiB", "31.2 MiB".
+std::string Bytes(uint64_t b) {
+  if (b < 1024) return absl::StrCat(b, " B");
+  if (b < (1 << 20)) return absl::StrCat(FormatFixed(b / 1024.0, 1), " KiB");
+  return absl::StrCat(FormatFixed(b / 1048576.0, 1), " MiB");
+}
+
+// The cycle's reads: totals, then the most expensive inputs.
+void AppendInputCosts(const v1::AgentHealth& h, std::string* out) {
+  if (h.input_costs_size() == 0) return;
+  uint64_t opens = 0, reads = 0, bytes = 0, syscalls = 0;
+  for (const v1::InputCost& c : h.input_costs()) {
+    opens += c.opens();
+    reads += c.read_calls();
+    bytes += c.bytes_read();
+    syscalls += c.syscalls();
+  }
+  absl::StrAppend(out, "Reads       ", h.input_costs_size(), " inputs, ", opens,
+                  " opens, ", reads, " read calls, ", Bytes(bytes), ", ",
+                  syscalls, " syscalls\n");
+  const int shown = std::min(h.input_costs_size(), kInputCostRows);
+  for (int i = 0; i < shown; ++i) {
+    const v1::InputCost& c = h.input_costs(i);
+    absl::StrAppend(out, absl::StrFormat("  %7d reads %10s %7d syscalls  %s\n",
+                                         c.read_calls(), Bytes(c.bytes_read()),
+                                         c.syscalls(), c.input()));
+  }
+  if (h.input_costs_size() > shown) {
+    absl::StrAppend(out, "  ... ", h.input_costs_size() - shown,
+                    " more inputs\n");
+  }
 }
 
 // Worst risk, unknown inputs and the agent's own cycle.
@@ -207,6 +248,13 @@ void AppendFooter(const v1::HostReport& r, std::string* out) {
       absl::StrAppend(out, "  ", u.input(), ": ", u.reason(), "\n");
     }
   }
+  if (s.not_applicable_size() > 0) {
+    absl::StrAppend(out, "\nNot applicable on this kernel (",
+                    s.not_applicable_size(), ")\n");
+    for (const v1::NotApplicableInput& n : s.not_applicable()) {
+      absl::StrAppend(out, "  ", n.input(), ": ", n.reason(), "\n");
+    }
+  }
   if (r.has_health()) {
     absl::StrAppend(
         out, "\nCycle       ", FormatSeconds(r.health().cycle_seconds()),
@@ -215,6 +263,7 @@ void AppendFooter(const v1::HostReport& r, std::string* out) {
             ? absl::StrCat(", RSS ", r.health().rss_bytes() >> 10, " KiB")
             : "",
         "\n");
+    AppendInputCosts(r.health(), out);
   }
 }
 
@@ -223,7 +272,8 @@ void AppendFooter(const v1::HostReport& r, std::string* out) {
 std::string RenderReportText(const v1::HostReport& r) {
   std::string out;
   absl::StrAppend(&out, "tracehealth ", r.agent_version(), " (models ",
-                  r.model_version(), ") - host ", r.host_id(), "\n\n");
+                  r.model_version(), ") - host ", absl::CHexEscape(r.host_id()),
+                  "\n\n");
   AppendHost(r.snapshot(), &out);
   AppendFgraph(r.snapshot().fgraph(), &out);
   AppendAttachTable(r.predictions(), &out);

@@ -1,6 +1,7 @@
 #include "agent/report/report_text.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -23,6 +24,9 @@ TEST(RenderReportTextTest, ShowsStateTableAndUnknowns) {
   v1::UnknownInput* unknown = s->add_unknown();
   unknown->set_input("stackdepot.pools");
   unknown->set_reason("debugfs not mounted");
+  v1::NotApplicableInput* na = s->add_not_applicable();
+  na->set_input("trie");
+  na->set_reason("CONFIG_PAGE_OWNER is off: no page_owner stacks");
   v1::AttachPrediction* a = r.mutable_predictions()->add_attach();
   a->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   a->set_uses_fgraph(true);
@@ -39,10 +43,38 @@ TEST(RenderReportTextTest, ShowsStateTableAndUnknowns) {
         "user: function_graph tracer (foo)", "BPF kprobe_multi (return)",
         "active", "100 us", "kprobe_multi return: fgraph already active.",
         "Stack depot not readable", "Unknown inputs (1)",
-        "stackdepot.pools: debugfs not mounted", "Worst risk  none"}) {
+        "stackdepot.pools: debugfs not mounted",
+        "Not applicable on this kernel (1)",
+        "trie: CONFIG_PAGE_OWNER is off: no page_owner stacks",
+        "Worst risk  none"}) {
     EXPECT_TRUE(absl::StrContains(text, want)) << want << "\n" << text;
   }
   EXPECT_FALSE(absl::StrContains(text, "Threads     unknown"));
+}
+
+TEST(RenderReportTextTest, ReadsTotalsAndTheCostliestInputs) {
+  v1::HostReport r;
+  v1::AgentHealth* h = r.mutable_health();
+  for (int i = 0; i < 10; ++i) {
+    v1::InputCost* c = h->add_input_costs();
+    c->set_input(absl::StrCat("/proc/f", i));
+    c->set_opens(1);
+    c->set_read_calls(2);
+    c->set_bytes_read(i == 0 ? 3 << 20 : 100);
+    c->set_syscalls(4);
+  }
+  std::string text = RenderReportText(r);
+  // 10 inputs: 10 opens, 20 reads, 3 MiB + 9 * 100 B = 3,146,628 B
+  // = 3.0 MiB, 40 syscalls.
+  EXPECT_TRUE(absl::StrContains(text,
+                                "Reads       10 inputs, 10 opens, 20 read "
+                                "calls, 3.0 MiB, 40 syscalls"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "/proc/f0")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "/proc/f7")) << text;
+  // Eight rows by name, the rest counted.
+  EXPECT_FALSE(absl::StrContains(text, "/proc/f8")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "... 2 more inputs")) << text;
 }
 
 TEST(RenderReportTextTest, UnknownsAreSaidNotZero) {

@@ -32,6 +32,7 @@ inline constexpr char kFprobeEntryOnlyOffFgraph[] =
 inline constexpr char kKretprobeMultiLinkType[] = "kretprobe_multi_link_type";
 inline constexpr char kStackdepotStats[] = "stackdepot_stats";
 inline constexpr char kPageOwnerStacks[] = "page_owner_stacks";
+inline constexpr char kStackdepotMaxFrames[] = "stackdepot_max_frames";
 inline constexpr char kStackdepotMaxPoolsParam[] = "stackdepot_max_pools_param";
 inline constexpr char kVmapNodePurgeLists[] = "vmap_node_purge_lists";
 inline constexpr char kKasanFlushCombined[] = "kasan_flush_combined";

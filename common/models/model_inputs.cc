@@ -14,4 +14,12 @@ double Confidence(int default_inputs, int unknown_inputs) {
   return std::clamp(confidence, 0.05, 1.0);
 }
 
+const v1::NotApplicableInput* FindNotApplicable(
+    const v1::HostSnapshot& snapshot, absl::string_view input) {
+  for (const v1::NotApplicableInput& n : snapshot.not_applicable()) {
+    if (n.input() == input) return &n;
+  }
+  return nullptr;
+}
+
 }  // namespace tracehealth

@@ -15,7 +15,9 @@
 #include <array>
 #include <cstddef>
 
+#include "absl/strings/string_view.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth {
 
@@ -25,9 +27,14 @@ inline constexpr double kConfidencePerDefault = 0.1;
 inline constexpr double kConfidencePerUnknown = 0.3;
 
 // 1 - 0.1 * default_inputs - 0.3 * unknown_inputs, clamped to [0.05, 1].
-// MEASURED, DERIVED and OVERRIDDEN inputs do not lower it (an override is
-// what the caller asked).
+// MEASURED, DERIVED, OVERRIDDEN and NOT_APPLICABLE inputs do not lower it (an
+// override is what the caller asked; a kernel without the input misses
+// nothing).
 double Confidence(int default_inputs, int unknown_inputs);
+
+// The snapshot's entry saying the kernel has no input `input`, or nullptr.
+const v1::NotApplicableInput* FindNotApplicable(
+    const v1::HostSnapshot& snapshot, absl::string_view input);
 
 // Up to kMax inputs named by a model's own enum `Id`.
 template <typename Id, size_t kMax>

@@ -33,6 +33,23 @@ TEST(ModelInputsTest, KeepsOrderAndCountsDefaults) {
   EXPECT_EQ(order, (std::vector<Input>{Input::kB, Input::kA, Input::kC}));
   EXPECT_EQ(inputs.Defaults(), 1);
   EXPECT_EQ((ModelInputs<Input, 3>().Defaults()), 0);
+  // Not applicable is no default.
+  ModelInputs<Input, 3> na;
+  na.Add(Input::kA, v1::INPUT_SOURCE_NOT_APPLICABLE);
+  EXPECT_EQ(na.Defaults(), 0);
+}
+
+TEST(ModelInputsTest, FindNotApplicable) {
+  v1::HostSnapshot s;
+  EXPECT_EQ(FindNotApplicable(s, "trie"), nullptr);
+  s.add_not_applicable()->set_input("stackdepot.pools");
+  s.add_not_applicable()->set_input("trie");
+  ASSERT_NE(FindNotApplicable(s, "trie"), nullptr);
+  EXPECT_EQ(FindNotApplicable(s, "trie")->input(), "trie");
+  EXPECT_EQ(FindNotApplicable(s, "tri"), nullptr);
+  // Unknown inputs are not "not applicable".
+  s.add_unknown()->set_input("kernel.release");
+  EXPECT_EQ(FindNotApplicable(s, "kernel.release"), nullptr);
 }
 
 }  // namespace

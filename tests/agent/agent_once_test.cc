@@ -9,6 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/report.pb.h"
+#include "tests/agent/fixture_util.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -105,6 +106,48 @@ TEST(AgentOnceTest, BadFlagsExitTwo) {
   EXPECT_EQ(RunAgent({"--once", "--feature_table=/nonexistent.yaml"}).rc, 2);
   EXPECT_EQ(RunAgent({"--once", "--tls_cert=/x.pem"}).rc, 2);
   EXPECT_EQ(RunAgent({"--once", "stray-argument"}).rc, 2);
+}
+
+// The 6.1 guest's hostname is the kernel's "(none)" and it has no
+// /etc/machine-id: --once shows it; streaming needs --host_id, or a machine
+// id to derive one from.
+TEST(AgentOnceTest, HostnameNone) {
+  Result r = RunAgent({"--once", Fixture("no-tracefs")});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, ") - host (none)\n")) << r.out;
+  Result json = RunAgent({"--once", "--format=json", Fixture("no-tracefs")});
+  ASSERT_EQ(json.rc, 0) << json.out;
+  EXPECT_TRUE(absl::StrContains(json.out, "\"host_id\": \"(none)\""))
+      << json.out;
+
+  const std::vector<std::string> stream = {"--server=127.0.0.1:1",
+                                           "--max_reports=1", "--interval=1ms",
+                                           "--shutdown_flush_timeout=0s"};
+  std::vector<std::string> args = stream;
+  args.push_back(Fixture("no-tracefs"));
+  Result s = RunAgent(args);
+  EXPECT_EQ(s.rc, 2) << s.err;
+  EXPECT_TRUE(absl::StrContains(
+      s.err,
+      "hostname '(none)' is no valid host id ([A-Za-z0-9._-]{1,253}, "
+      "not dots only) and no id can be derived from /etc/machine-id "
+      "(missing): pass --host_id=NAME"))
+      << s.err;
+
+  std::string root = CopyFixture("no-tracefs");
+  ASSERT_TRUE(
+      WriteFile(root + "/etc/machine-id", "5c1f0e3a9b2d4c6e8f7a1b2c3d4e5f60\n")
+          .ok());
+  args = stream;
+  args.push_back("--root=" + root);
+  Result derived = RunAgent(args);
+  EXPECT_EQ(derived.rc, 0) << derived.err;
+  // systemd-id128 machine-id --app-specific=fe107386b6e54873b921257ea367a540.
+  EXPECT_TRUE(
+      absl::StrContains(derived.err,
+                        "host id f8587c26b1d446a7818c4a010bcf7578 (from "
+                        "/etc/machine-id; the hostname is no valid host id)"))
+      << derived.err;
 }
 
 TEST(AgentOnceTest, FeatureTableOverrideChangesThePrediction) {

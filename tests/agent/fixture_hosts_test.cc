@@ -64,11 +64,14 @@ TEST(FixtureHostsTest, PreemptNone616With240kThreads) {
   EXPECT_EQ(s.fgraph().enabled_functions(), 0u);
   EXPECT_EQ(s.stackdepot().pools(), 3u);
   EXPECT_EQ(s.stackdepot().max_pools(), 8192u);
-  // Everything is read; only the trie input does not exist on this kernel.
-  ASSERT_EQ(s.unknown_size(), 1)
-      << s.unknown(0).input() << ": " << s.unknown(0).reason();
-  EXPECT_EQ(UnknownReason(s, "trie"), "CONFIG_PAGE_OWNER is off");
+  // Everything is read; what this kernel's config leaves out (page_owner,
+  // the KASAN vmalloc shadow) is not applicable, not unknown.
+  EXPECT_EQ(s.unknown_size(), 0) << s.DebugString();
+  ASSERT_EQ(s.not_applicable_size(), 2);
+  EXPECT_EQ(s.not_applicable(0).input(), "trie");
+  EXPECT_EQ(s.not_applicable(1).input(), "vmalloc.unpurged_areas");
   EXPECT_FALSE(s.has_trie());
+  EXPECT_FALSE(s.vmalloc().has_unpurged_areas());
 
   v1::Predictions p = EvaluateAll(s);
   const v1::AttachPrediction& fg =
@@ -188,8 +191,7 @@ TEST(FixtureHostsTest, Kasan612With256Cpus) {
   EXPECT_EQ(s.trie().hash_bytes(), hash_bytes);
   EXPECT_GT(s.trie().trie_bytes(), 0u);
   EXPECT_GE(s.trie().trie_pools(), 1u);
-  EXPECT_EQ(s.unknown_size(), 0)
-      << s.unknown(0).input() << ": " << s.unknown(0).reason();
+  EXPECT_EQ(s.unknown_size(), 0) << s.DebugString();
 
   v1::Predictions p = EvaluateAll(s);
   EXPECT_TRUE(p.vmap_purge().applies());
@@ -222,6 +224,47 @@ TEST(FixtureHostsTest, NoTracefsMakesFgraphUnknownNotZero) {
   EXPECT_LT(
       Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER).basis().confidence(),
       1.0);
+}
+
+std::string NotApplicableReason(const v1::HostSnapshot& s,
+                                const std::string& input) {
+  for (const v1::NotApplicableInput& n : s.not_applicable()) {
+    if (n.input() == input) return n.reason();
+  }
+  return "";
+}
+
+// The 6.1 host has no CONFIG_STACKDEPOT_MAX_FRAMES (6.8), no page_owner and
+// no KASAN vmalloc shadow: not applicable, not unknown, and the stack depot
+// prediction loses no confidence for the option.
+TEST(FixtureHostsTest, WhatA61KernelLacksIsNotApplicable) {
+  v1::HostSnapshot s = CollectFixture("no-tracefs");
+  EXPECT_EQ(NotApplicableReason(s, "kernel.config_stackdepot_max_frames"),
+            "CONFIG_STACKDEPOT_MAX_FRAMES does not exist on this release "
+            "(stackdepot_max_frames: since 6.8 -> 6.1.0: no)");
+  EXPECT_EQ(NotApplicableReason(s, "trie"),
+            "CONFIG_PAGE_OWNER is off: no page_owner stacks");
+  EXPECT_EQ(NotApplicableReason(s, "vmalloc.unpurged_areas"),
+            "CONFIG_KASAN_VMALLOC is off: no vmalloc shadow to purge "
+            "(/proc/vmallocinfo not read)");
+  EXPECT_EQ(s.not_applicable_size(), 3);
+  for (const char* input : {"kernel.config_stackdepot_max_frames", "trie",
+                            "vmalloc.unpurged_areas"}) {
+    EXPECT_EQ(UnknownReason(s, input), "") << input;
+  }
+  v1::Predictions p = EvaluateAll(s);
+  const v1::Basis& b = p.stack_depot().basis();
+  // Only the pool count is missing (no debugfs): 1 - 0.3. The pool budget
+  // is the kernel's hard cap before 6.17 (measured, not assumed).
+  EXPECT_DOUBLE_EQ(b.confidence(), 1.0 - 0.3);
+  bool listed = false;
+  for (const v1::BasisInput& in : b.inputs()) {
+    if (in.name() != "kernel.config_stackdepot_max_frames") continue;
+    listed = true;
+    EXPECT_EQ(in.source(), v1::INPUT_SOURCE_NOT_APPLICABLE);
+    EXPECT_EQ(in.value(), "none");
+  }
+  EXPECT_TRUE(listed) << b.DebugString();
 }
 
 TEST(FixtureHostsTest, ForkDeltaAfterFgraphStopped) {

@@ -1,6 +1,9 @@
 // A collection cycle's cost must not grow with the number of threads: one
-// cycle opens the same files on a host with 100 threads and on one with
-// 100,000 (with a /proc/PID/task entry per thread, as on a real host).
+// cycle opens the same files, and makes the same system calls, on a host with
+// 100 threads and on one with 100,000 (with a /proc/PID/task entry per
+// thread, as on a real host). /proc/vmallocinfo, which has a line per thread
+// stack, is read only where the vmap purge model needs it, rarely and in few
+// read() calls.
 #include <sys/stat.h>
 
 #include <string>
@@ -9,6 +12,7 @@
 #include "absl/time/time.h"
 #include "agent/collect/collector.h"
 #include "agent/collect/host_fs.h"
+#include "agent/testing/generated_host.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
 
@@ -19,7 +23,14 @@ struct Opens {
   uint64_t first = 0;   // first cycle (also reads the once-per-boot inputs)
   uint64_t steady = 0;  // a later cycle
   uint64_t threads = 0;
+  agent::IoCost steady_cost;  // the later cycle's system calls and bytes
 };
+
+agent::IoCost Sum(const agent::InputCosts& costs) {
+  agent::IoCost sum;
+  for (const auto& [input, cost] : costs) sum += cost;
+  return sum;
+}
 
 // A copy of the 240k fixture rewritten to `threads` threads, all of them
 // tasks of one process with a /proc/PID/task/TID directory each.
@@ -56,6 +67,7 @@ Opens Measure(uint64_t threads) {
   uint64_t before = fs.opens();
   c.Collect();
   out.steady = fs.opens() - before;
+  out.steady_cost = Sum(c.cycle_costs());
   return out;
 }
 
@@ -70,8 +82,90 @@ TEST(OpenCountTest, SameOpensFor100And100000Threads) {
   // re-read every cycle.
   EXPECT_LT(small.steady, small.first);
   EXPECT_GT(small.steady, 10u);
+  EXPECT_EQ(small.steady_cost.syscalls, big.steady_cost.syscalls);
+  EXPECT_EQ(small.steady_cost.read_calls, big.steady_cost.read_calls);
+  // The same files; loadavg says "2/100000" instead of "2/100" and stat
+  // "processes 105000" instead of "processes 5100": 3 + 2 bytes more.
+  EXPECT_EQ(big.steady_cost.bytes, small.steady_cost.bytes + 5);
   std::cout << "opens: first cycle " << small.first << ", steady cycle "
             << small.steady << "\n";
+}
+
+// What /proc/vmallocinfo cost in the collector's last cycle.
+agent::IoCost VmallocinfoCost(const agent::Collector& c) {
+  for (const auto& [input, cost] : c.cycle_costs()) {
+    if (input == "/proc/vmallocinfo") return cost;
+  }
+  return agent::IoCost();
+}
+
+// 400,000 threads: a vmallocinfo of 402,000 lines (2,000 other areas and a
+// stack per thread, about 41 MB).
+TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
+  const std::string root = NewTempDir("vmalloc400k-") + "/root";
+  agent::GeneratedHost host;
+  host.threads = 400000;
+  host.threads_per_process = 1000;
+  host.task_dirs = false;
+  absl::Status written = agent::WriteGeneratedHost(root, host);
+  ASSERT_TRUE(written.ok()) << written;
+  struct stat st;
+  ASSERT_EQ(stat((root + "/proc/vmallocinfo").c_str(), &st), 0);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  // 400,000 stack lines of 103 bytes, and the other areas.
+  ASSERT_GT(size, 400000u * 103);
+
+  // No KASAN: never read, not on the first cycle nor on the rare one.
+  {
+    agent::HostFs fs(root);
+    absl::Time now = absl::FromUnixSeconds(1796000000);
+    agent::Collector c(&fs, agent::CollectorOptions(), [&] { return now; });
+    for (absl::Duration step :
+         {absl::ZeroDuration(), absl::Seconds(15), absl::Minutes(10)}) {
+      now += step;
+      v1::HostSnapshot s = c.Collect();
+      EXPECT_EQ(VmallocinfoCost(c).bytes, 0u);
+      EXPECT_EQ(VmallocinfoCost(c).syscalls, 0u);
+      EXPECT_FALSE(s.vmalloc().has_areas());
+    }
+  }
+
+  // KASAN_VMALLOC: read on the first cycle and every 10 minutes, not in
+  // between.
+  ASSERT_TRUE(agent::WriteGeneratedConfig(root, true).ok());
+  agent::HostFs fs(root);
+  absl::Time now = absl::FromUnixSeconds(1796000000);
+  agent::Collector c(&fs, agent::CollectorOptions(), [&] { return now; });
+  v1::HostSnapshot s = c.Collect();
+  EXPECT_EQ(s.vmalloc().areas(), 402000u);
+  EXPECT_EQ(s.vmalloc().unpurged_areas(), 20u);  // 1 in 100 other areas
+  agent::IoCost first = VmallocinfoCost(c);
+  EXPECT_EQ(first.bytes, size);
+  // The buffer starts at 64 KiB and doubles while reads fill it: 64 KiB ..
+  // 2 MiB in 6 reads (4,128,768 bytes), then 4 MiB reads, then the empty
+  // read at the end. (In 64 KiB reads: size / 65,536 + 1, over 600.)
+  const uint64_t kMiB4 = 4 << 20;
+  const uint64_t after_six =
+      65536 + 131072 + 262144 + 524288 + 1048576 + 2097152;
+  EXPECT_EQ(first.read_calls, 6 + (size - after_six + kMiB4 - 1) / kMiB4 + 1);
+  EXPECT_EQ(first.opens, 1u);
+  EXPECT_EQ(first.syscalls, first.read_calls + 2);  // open and close
+
+  now += absl::Seconds(15);
+  c.Collect();
+  EXPECT_EQ(VmallocinfoCost(c).syscalls, 0u);
+  now += absl::Minutes(10) - absl::Seconds(15);
+  s = c.Collect();
+  // Now the buffer starts as large as the last read, at most 4 MiB: about
+  // 41 MB / 4 MiB = 10 reads, and the empty one.
+  const agent::IoCost rare = VmallocinfoCost(c);
+  EXPECT_EQ(rare.bytes, size);
+  EXPECT_EQ(rare.read_calls, (size + kMiB4 - 1) / kMiB4 + 1);
+  EXPECT_LE(rare.read_calls, 11u);
+  EXPECT_EQ(s.vmalloc().areas(), 402000u);
+  std::cout << "vmallocinfo " << size << " bytes: first read "
+            << first.read_calls << " read() calls, later reads "
+            << rare.read_calls << "\n";
 }
 
 }  // namespace

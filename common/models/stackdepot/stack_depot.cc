@@ -196,7 +196,13 @@ DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
   const bool frames_known = kernel.has_config_stackdepot_max_frames() &&
                             kernel.config_stackdepot_max_frames() > 0;
   if (frames_known) k.max_frames = kernel.config_stackdepot_max_frames();
-  k.inputs.Add(DepotInput::kMaxFrames, MeasuredIf(frames_known));
+  // A kernel without the option (before 6.8) sizes each record to its
+  // trace: nothing is assumed, the record size is the 64-frame one.
+  k.inputs.Add(
+      DepotInput::kMaxFrames,
+      !frames_known && FindNotApplicable(snapshot, kMaxFramesInput) != nullptr
+          ? v1::INPUT_SOURCE_NOT_APPLICABLE
+          : MeasuredIf(frames_known));
   DecideMaxPools(snapshot, features, &k);
   if (stats.has_pools()) {
     k.pools = stats.pools();

@@ -32,8 +32,9 @@
 
 namespace tracehealth {
 
-// CONFIG_STACKDEPOT_MAX_FRAMES default.
+// CONFIG_STACKDEPOT_MAX_FRAMES default, and the input's name.
 inline constexpr uint32_t kDefaultStackdepotMaxFrames = 64;
+inline constexpr char kMaxFramesInput[] = "kernel.config_stackdepot_max_frames";
 // Exhaustion within this many seconds is a stall-level risk, within
 // kWarnExhaustionSeconds a warning; a budget above kWarnBudgetRatio too.
 inline constexpr double kStallExhaustionSeconds = 3600;

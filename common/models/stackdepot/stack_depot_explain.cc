@@ -35,8 +35,18 @@ void AddInputs(const v1::HostSnapshot& snapshot, const DepotCase& k,
                  kernel.config_kasan() ? "y" : "n", e.source);
         break;
       case DepotInput::kMaxFrames:
-        AddInput(basis, "kernel.config_stackdepot_max_frames",
-                 absl::StrCat(k.max_frames), e.source);
+        if (e.source == v1::INPUT_SOURCE_NOT_APPLICABLE) {
+          AddInput(basis, kMaxFramesInput, "none", e.source);
+          const v1::NotApplicableInput* n =
+              FindNotApplicable(snapshot, kMaxFramesInput);
+          AddNote(basis,
+                  absl::StrCat(n != nullptr ? n->reason() : "no such option",
+                               "; records are sized to their traces, the "
+                               "record size shown is for ",
+                               k.max_frames, " frames"));
+          break;
+        }
+        AddInput(basis, kMaxFramesInput, absl::StrCat(k.max_frames), e.source);
         break;
       case DepotInput::kMaxPools:
         AddInput(basis, "stackdepot.max_pools", absl::StrCat(p.max_pools()),

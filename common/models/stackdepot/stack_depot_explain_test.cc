@@ -40,6 +40,28 @@ TEST(StackDepotExplainTest, FullDepotSaysWhatToDo) {
       "trie figures are the generated workload's own (host bytes unknown)");
 }
 
+TEST(StackDepotExplainTest, MaxFramesNotApplicableSaysWhy) {
+  v1::HostSnapshot s = KasanHost(100);
+  s.mutable_kernel()->set_release("6.1.0");
+  v1::NotApplicableInput* n = s.add_not_applicable();
+  n->set_input("kernel.config_stackdepot_max_frames");
+  n->set_reason("CONFIG_STACKDEPOT_MAX_FRAMES does not exist on this release");
+  v1::StackDepotPrediction p = Explained(s);
+  ASSERT_GE(p.basis().inputs_size(), 3);
+  EXPECT_EQ(p.basis().inputs(2).name(), "kernel.config_stackdepot_max_frames");
+  EXPECT_EQ(p.basis().inputs(2).value(), "none");
+  EXPECT_EQ(p.basis().inputs(2).source(), v1::INPUT_SOURCE_NOT_APPLICABLE);
+  bool noted = false;
+  for (const std::string& note : p.basis().notes()) {
+    noted = noted ||
+            note ==
+                "CONFIG_STACKDEPOT_MAX_FRAMES does not exist on this release; "
+                "records are sized to their traces, the record size shown is "
+                "for 64 frames";
+  }
+  EXPECT_TRUE(noted) << p.basis().DebugString();
+}
+
 TEST(StackDepotExplainTest, GrowthAndCommandLine) {
   v1::HostSnapshot s = KasanHost(4000);
   // 10 pools an hour from 4,000 of 8,192: (8192 - 4000) * 360 s = 17.5 days.

@@ -143,6 +143,34 @@ TEST(StackDepotTest, NotApplicableAndUnknown) {
   EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0 - 0.1 - 0.1 - 0.3);
 }
 
+// A kernel without CONFIG_STACKDEPOT_MAX_FRAMES (before 6.8) assumes
+// nothing about it: the same host loses 0.1 less confidence.
+TEST(StackDepotTest, MaxFramesNotApplicableLowersNoConfidence) {
+  v1::HostSnapshot s;
+  s.mutable_kernel()->set_release("6.1.0");
+  s.mutable_kernel()->set_config_stackdepot(true);
+  // Assumed: max frames and max pools; unknown: pools. 1 - 0.1 - 0.1 - 0.3.
+  EXPECT_DOUBLE_EQ(PredictStackDepot(s, {}).basis().confidence(),
+                   1.0 - 0.1 - 0.1 - 0.3);
+  v1::NotApplicableInput* n = s.add_not_applicable();
+  n->set_input("kernel.config_stackdepot_max_frames");
+  n->set_reason("CONFIG_STACKDEPOT_MAX_FRAMES does not exist on this release");
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  // Assumed: max pools; unknown: pools. 1 - 0.1 - 0.3.
+  EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0 - 0.1 - 0.3);
+  // The record size stays the 64-frame one: ALIGN(32 + 8 * 64, 16) = 544.
+  EXPECT_EQ(p.hash_record_bytes(), 544u);
+  // Another input's entry changes nothing.
+  n->set_input("trie");
+  EXPECT_DOUBLE_EQ(PredictStackDepot(s, {}).basis().confidence(),
+                   1.0 - 0.1 - 0.1 - 0.3);
+  // A measured value wins over an entry for it.
+  n->set_input("kernel.config_stackdepot_max_frames");
+  s.mutable_kernel()->set_config_stackdepot_max_frames(32);
+  EXPECT_DOUBLE_EQ(PredictStackDepot(s, {}).basis().confidence(),
+                   1.0 - 0.1 - 0.3);
+}
+
 TEST(StackDepotTest, MeasureShowStacks) {
   // Two stacks sharing two frames, in stack_print()'s format.
   auto m = MeasureShowStacks(
