@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <functional>
 #include <memory>
@@ -136,6 +137,21 @@ int ChooseHostId(const AgentConfig& config, const HostFs& fs,
   }
   *host_id = id->host_id;
   return 0;
+}
+
+// What the agent runs with but the operator may not expect: warnings only.
+void WarnAboutConfig(const AgentConfig& config, std::ostream& err) {
+  if (config.once && !config.server.empty()) {
+    err << "tracehealth-agent: warning: --once prints this host's report and "
+           "sends nothing: --server="
+        << config.server << " is ignored\n";
+  }
+  struct stat st;
+  const std::string proc = absl::StrCat(config.root, "/proc");
+  if (stat(proc.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    err << "tracehealth-agent: warning: --root=" << config.root
+        << " has no proc/ directory: every /proc input will be unknown\n";
+  }
 }
 
 // The feature table: the built-in one, or with the operator's override
@@ -336,6 +352,7 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   Features features;
   std::string state_dir;
   int rc = CheckConfig(config, err);
+  if (rc == 0) WarnAboutConfig(config, err);
   if (rc == 0) rc = LoadFeatures(config.feature_table, &features, err);
   if (rc == 0) rc = PrepareStateDir(config, &state_dir, err);
   if (rc != 0) return rc;

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "agent/testing/test_tree.h"
 #include "gtest/gtest.h"
 
@@ -34,6 +35,36 @@ TEST(AgentRunnerTest, OncePrintsTextOrJson) {
       << jout.str();
   EXPECT_TRUE(absl::StrContains(jout.str(), "\"total\": \"321\""))
       << jout.str();
+}
+
+TEST(AgentRunnerTest, WarnsOfAServerItWillNotUseAndARootWithoutProc) {
+  TestTree t;
+  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/321 99\n");
+  AgentConfig c = OnceConfig(t);
+  std::ostringstream out, err;
+  ASSERT_EQ(RunAgent(c, out, err), 0) << err.str();
+  EXPECT_FALSE(absl::StrContains(err.str(), "warning: --")) << err.str();
+
+  c.server = "central:7443";
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunAgent(c, out2, err2), 0) << err2.str();
+  EXPECT_TRUE(absl::StrContains(
+      err2.str(),
+      "tracehealth-agent: warning: --once prints this host's report and sends "
+      "nothing: --server=central:7443 is ignored\n"))
+      << err2.str();
+
+  TestTree empty;
+  empty.Write("/etc/hostname", "x\n");  // a tree, but no proc/
+  AgentConfig wrong = OnceConfig(empty);
+  std::ostringstream out3, err3;
+  ASSERT_EQ(RunAgent(wrong, out3, err3), 0) << err3.str();
+  EXPECT_TRUE(absl::StrContains(
+      err3.str(),
+      absl::StrCat("tracehealth-agent: warning: --root=", empty.root(),
+                   " has no proc/ directory: every /proc input "
+                   "will be unknown\n")))
+      << err3.str();
 }
 
 TEST(AgentRunnerTest, RejectsBadConfiguration) {

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/agent_runner.h"
+#include "common/flag_help.h"
 
 ABSL_FLAG(std::string, root, "/",
           "Filesystem root of the host to read (a fixture tree for tests).");
@@ -69,14 +70,19 @@ ABSL_FLAG(std::string, local_socket_group, "",
           "Group (name or gid) whose members may use --local_socket (default: "
           "root and the agent's user only).");
 
+constexpr char kUsage[] =
+    "tracehealth-agent: predicts what kernel tracing will cost on this host.\n"
+    "  tracehealth-agent --once            readable report of this host\n"
+    "  tracehealth-agent --once --format=json\n"
+    "  tracehealth-agent --server=HOST:PORT [--interval=15s]\n"
+    "  tracehealth-agent --local_socket=PATH   print reports, serve the gate";
+
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Predicts what kernel tracing will cost on this host.\n"
-      "  tracehealth-agent --once            readable report of this host\n"
-      "  tracehealth-agent --once --format=json\n"
-      "  tracehealth-agent --server=HOST:PORT [--interval=15s]\n"
-      "  tracehealth-agent --local_socket=PATH   print reports, serve the "
-      "gate");
+  absl::SetProgramUsageMessage(kUsage);
+  if (tracehealth::WantsHelp(argc, argv)) {
+    std::cout << tracehealth::FlagHelp(kUsage, {"agent/main.cc"});
+    return 0;
+  }
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "tracehealth-agent: unexpected argument '" << rest[1]

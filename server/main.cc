@@ -8,12 +8,15 @@
 #include <sys/resource.h>
 
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "common/flag_help.h"
 #include "server/housekeeper.h"
 #include "server/server.h"
 
@@ -68,6 +71,10 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, query_token_file, "",
           "File holding the bearer token the query API requires (gRPC "
           "FleetQuery and HTTP /api/v1)");
+ABSL_FLAG(std::string, query_client_names, "",
+          "RE2 pattern: only clients whose certificate CN or a SAN matches it "
+          "in full may use the gRPC query API (needs --tls_client_ca); empty: "
+          "any client, agents' certificates included");
 ABSL_FLAG(bool, metrics_require_token, false,
           "HTTP /metrics requires the --query_token_file token too "
           "(Prometheus: `authorization` in the scrape config)");
@@ -164,6 +171,7 @@ int Main(const sigset_t& sigs) {
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   config.query_token_file = absl::GetFlag(FLAGS_query_token_file);
+  config.query_client_names = absl::GetFlag(FLAGS_query_client_names);
   config.metrics_require_token = absl::GetFlag(FLAGS_metrics_require_token);
   config.http_tls_cert = absl::GetFlag(FLAGS_http_tls_cert);
   config.http_tls_key = absl::GetFlag(FLAGS_http_tls_key);
@@ -199,7 +207,21 @@ int Main(const sigset_t& sigs) {
 }  // namespace
 }  // namespace tracehealth::server
 
+constexpr char kUsage[] =
+    "tracehealth-server: stores the reports of tracehealth agents, answers the "
+    "FleetQuery API\n(predictions, what-ifs, hosts, alerts) and exports "
+    "Prometheus /metrics.\n"
+    "  tracehealth-server --data_dir=DIR [--listen=HOST:PORT] "
+    "[--metrics_listen=HOST:PORT]\n"
+    "      [--alert_rules=FILE] [--tls_cert=PEM --tls_key=PEM "
+    "[--tls_client_ca=PEM]] [--query_token_file=FILE]";
+
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  if (tracehealth::WantsHelp(argc, argv)) {
+    std::cout << tracehealth::FlagHelp(kUsage, {"server/main.cc"});
+    return 0;
+  }
   // SIGTERM/SIGINT are taken by sigwait in Main; block them before any
   // thread (gRPC's included) starts, so every thread inherits the mask.
   sigset_t sigs;

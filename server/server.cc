@@ -16,15 +16,18 @@
 #include "common/read_file.h"
 #include "common/status.h"
 #include "grpcpp/grpcpp.h"
+#include "re2/re2.h"
 #include "server/alerts/alerting.h"
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
+#include "server/data_dir_lock.h"
 #include "server/events/event_recorder.h"
 #include "server/housekeeper.h"
 #include "server/http/http_server.h"
 #include "server/http/router.h"
 #include "server/index/change_follower.h"
 #include "server/ingest/ingest_service.h"
+#include "server/listen_probe.h"
 #include "server/metrics/host_collector.h"
 #include "server/metrics/text_exposition.h"
 #include "server/query/query_service.h"
@@ -58,6 +61,25 @@ absl::StatusOr<std::string> ReadToken(const std::string& path) {
         absl::StrCat(path, ": cannot read a token"));
   }
   return token;
+}
+
+// --query_client_names, anchored; null when not set.
+absl::StatusOr<std::shared_ptr<const re2::RE2>> ClientNamePattern(
+    const std::string& pattern, const std::string& client_ca) {
+  if (pattern.empty()) return std::shared_ptr<const re2::RE2>();
+  if (client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--query_client_names needs --tls_client_ca (client certificates)");
+  }
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  auto re = std::make_shared<const re2::RE2>(
+      absl::StrCat("^(?:", pattern, ")$"), opts);
+  if (!re->ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--query_client_names: bad pattern \"", pattern, "\": ", re->error()));
+  }
+  return re;
 }
 
 absl::Status WriteFileAtomically(const std::string& path,
@@ -114,14 +136,19 @@ absl::Status Server::Start() {
   }
   // Configuration the operator gets wrong is reported before the store is
   // touched.
-  TH_ASSIGN_OR_RETURN(std::string token, ReadToken(config_.query_token_file));
+  QueryOptions qopts;
+  TH_ASSIGN_OR_RETURN(qopts.token, ReadToken(config_.query_token_file));
+  TH_ASSIGN_OR_RETURN(
+      qopts.client_names,
+      ClientNamePattern(config_.query_client_names, config_.tls_client_ca));
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds =
       MakeServerCredentials(config_.tls_cert, config_.tls_key,
                             config_.tls_client_ca);
   if (!creds.ok()) return Annotate(creds.status(), "TLS");
   TH_RETURN_IF_ERROR(OpenStore());
   TH_RETURN_IF_ERROR(StartAlerting());
-  TH_RETURN_IF_ERROR(StartServing(*creds, token));
+  const std::string token = qopts.token;
+  TH_RETURN_IF_ERROR(StartServing(*creds, std::move(qopts)));
   Housekeeper::Options hopts;
   hopts.retention = config_.retention;
   hopts.leases = leases_;
@@ -148,6 +175,8 @@ std::string Server::ReplicaName() const {
 
 absl::Status Server::OpenBackend() {
   if (config_.store == "sqlite") {
+    // One server per data directory: a second one would store replays twice.
+    TH_ASSIGN_OR_RETURN(data_dir_lock_, DataDirLock::Acquire(config_.data_dir));
     SqliteOptions sopts;
     sopts.synchronous_full = config_.sqlite_synchronous_full;
     TH_ASSIGN_OR_RETURN(
@@ -226,8 +255,7 @@ absl::Status Server::StartAlerting() {
 }
 
 absl::Status Server::StartServing(
-    const std::shared_ptr<grpc::ServerCredentials>& creds,
-    const std::string& query_token) {
+    const std::shared_ptr<grpc::ServerCredentials>& creds, QueryOptions qopts) {
   recorder_ =
       std::make_unique<EventRecorder>(events_, reports_, &metrics_, env_.log);
   ReportWriter::Options wopts;
@@ -243,14 +271,15 @@ absl::Status Server::StartServing(
   iopts.host_reports_per_second = config_.host_report_rate;
   iopts.host_report_burst = config_.host_report_burst;
   ingest_ = std::make_unique<IngestService>(writer_.get(), &metrics_, iopts);
-  QueryOptions qopts;
-  qopts.token = query_token;
   qopts.stale_after_intervals = config_.stale_after_intervals;
   qopts.history = reports_;
   qopts.events = events_;
   query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;
+  // gRPC shares ports (SO_REUSEPORT) by default: a second server would bind
+  // the same port and take half of the agents' streams into its own store.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int grpc_port = 0;
   builder.AddListeningPort(config_.listen, creds, &grpc_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
@@ -268,8 +297,10 @@ absl::Status Server::StartServing(
   builder.RegisterService(query_.get());
   grpc_server_ = builder.BuildAndStart();
   if (grpc_server_ == nullptr || grpc_port == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", config_.listen));
+    const std::string why = ListenProbe(config_.listen);
+    return absl::UnavailableError(absl::StrCat("cannot listen on ",
+                                               config_.listen, " (--listen)",
+                                               why.empty() ? "" : ": ", why));
   }
   grpc_address_ = absl::StrCat(HostPart(config_.listen), ":", grpc_port);
   return absl::OkStatus();

@@ -1,6 +1,7 @@
 // Server: the tracehealth-server program's parts, built and run in order.
 //
-// Start() opens the store (migrating it), rebuilds the latest-state index
+// Start() opens the store (migrating it; a SQLite store's data directory
+// is locked first, one server each), rebuilds the latest-state index
 // from it (and, on PostgreSQL, follows the other replicas' commits from
 // then on), restores the stored alerts, then starts the report writer, the
 // gRPC services (ingest and query), the HTTP /metrics exposer and the
@@ -33,6 +34,7 @@
 #include "server/index/host_index.h"
 #include "server/ingest/report_writer.h"
 #include "server/metrics/server_metrics.h"
+#include "server/query/query_service.h"
 #include "server/report/committed_report.h"
 
 namespace grpc {
@@ -49,6 +51,7 @@ namespace tracehealth::server {
 class AlertStore;
 class AlertTransitions;
 class Alerting;
+class DataDirLock;
 class ChangeFeed;
 class ChangeFollower;
 class EventRecorder;
@@ -96,6 +99,9 @@ struct ServerConfig {
   // File holding the bearer token the query API requires; empty: none.
   // The HTTP side's /api/v1 requires the same token.
   std::string query_token_file;
+  // RE2 pattern a client certificate's CN or SAN must match in full to use
+  // the gRPC query API (needs tls_client_ca); empty: any client may.
+  std::string query_client_names;
   // /metrics requires the token too.
   bool metrics_require_token = false;
   // PEM files of the HTTP port's certificate and key: HTTPS only.
@@ -143,9 +149,10 @@ class Server {
 
   // Starts everything (see the top of this file); call once. Errors, each
   // naming what failed: an unknown store, no data_dir (SQLite) or DSN
-  // (PostgreSQL), an unreadable token file, TLS
-  // credentials, the store (cannot open, connect, migrate or load; nothing
-  // listens yet), alert rules
+  // (PostgreSQL), an unreadable token file, a bad query_client_names
+  // pattern or one without tls_client_ca, TLS credentials, the data
+  // directory (missing, or in use by another server: DataDirLock), the store
+  // (cannot open, connect, migrate or load; nothing listens yet), alert rules
   // (unreadable, invalid, stored alerts unreadable), a listen address
   // (Unavailable), the port file. After an error, Stop (or the destructor)
   // undoes what was started.
@@ -182,7 +189,7 @@ class Server {
   absl::Status StartAlerting();
   absl::Status StartServing(
       const std::shared_ptr<grpc::ServerCredentials>& creds,
-      const std::string& query_token);
+      QueryOptions query_options);
   absl::Status StartHttp(const std::string& token);
   absl::Status WritePortFile() const;
   void LogCommitFailure(const BatchStats& stats);
@@ -192,6 +199,7 @@ class Server {
 
   // Declared in the order Start builds them, so that they are destroyed in
   // the reverse order.
+  std::unique_ptr<DataDirLock> data_dir_lock_;  // SQLite; after the store
   // The store: one object implementing every storage interface.
   std::shared_ptr<void> store_owner_;
   ReportStore* reports_ = nullptr;

@@ -124,6 +124,25 @@ TEST(ServerTest, StartsOnLoopbackWritesThePortFileAndStops) {
   EXPECT_FALSE(testing::HttpGet(server.metrics_address(), "/metrics").ok());
 }
 
+TEST(ServerTest, ASecondServerOnTheDataDirectoryIsRefused) {
+  ServerConfig config = LoopbackConfig();
+  TestEnv env;
+  auto first = std::make_unique<Server>(config, env.env());
+  ASSERT_TRUE(first->Start().ok());
+  Server second(config, env.env());
+  absl::Status st = second.Start();
+  EXPECT_TRUE(absl::IsUnavailable(st)) << st;
+  EXPECT_EQ(
+      st.message(),
+      absl::StrCat("data directory ", config.data_dir,
+                   " is in use by another tracehealth-server (pid ", getpid(),
+                   ", holding ", config.data_dir, "/tracehealth.lock)"));
+  // The lock goes with the first server.
+  first.reset();
+  Server third(config, env.env());
+  EXPECT_TRUE(third.Start().ok());
+}
+
 TEST(ServerTest, AlertRulesSeeTheHostsPreviousReportBeforeTheIndexTakesTheNew) {
   ServerConfig config = LoopbackConfig();
   config.alert_rules = config.data_dir + "/rules.yaml";
@@ -283,6 +302,23 @@ TEST(ServerTest, StartNamesWhatFailed) {
        [](const C& c, S) {
          return c.data_dir + "/no-token: cannot read a token";
        }},
+      {"client names without client certificates",
+       [](C& c, S) { c.query_client_names = "ops-.*"; },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) {
+         return "--query_client_names needs --tls_client_ca (client "
+                "certificates)";
+       }},
+      {"bad client names",
+       [](C& c, S) {
+         c.query_client_names = "ops-(";
+         c.tls_client_ca = c.data_dir + "/ca.pem";
+       },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) {
+         return "--query_client_names: bad pattern \"ops-(\": ";
+       },
+       true},
       {"TLS", [](C& c, S) { c.tls_cert = c.data_dir + "/cert.pem"; },
        absl::StatusCode::kInvalidArgument,
        [](const C&, S) { return "TLS: --tls_cert and --tls_key go together"; }},
@@ -291,10 +327,14 @@ TEST(ServerTest, StartNamesWhatFailed) {
          ASSERT_TRUE(testing::WriteFile(c.data_dir + "/file", "x").ok());
          c.data_dir += "/file";
        },
-       absl::StatusCode::kPermissionDenied,
+       absl::StatusCode::kFailedPrecondition,
        [](const C& c, S) {
-         return "open " + c.data_dir +
-                "/tracehealth.db: unable to open database file";
+         return "data directory " + c.data_dir + " is not a directory";
+       }},
+      {"no data dir", [](C& c, S) { c.data_dir += "/missing"; },
+       absl::StatusCode::kNotFound,
+       [](const C& c, S) {
+         return "data directory " + c.data_dir + " does not exist";
        }},
       {"no rules file",
        [](C& c, S) { c.alert_rules = c.data_dir + "/missing.yaml"; },
@@ -311,7 +351,10 @@ TEST(ServerTest, StartNamesWhatFailed) {
        [](const C& c, S) { return c.alert_rules + ": "; }, true},
       {"gRPC port taken", [](C& c, S taken) { c.listen = taken; },
        absl::StatusCode::kUnavailable,
-       [](const C&, S taken) { return "cannot listen on " + taken; }},
+       [](const C&, S taken) {
+         return "cannot listen on " + taken + " (--listen): " + taken +
+                ": Address already in use";
+       }},
       {"metrics port taken", [](C& c, S taken) { c.metrics_listen = taken; },
        absl::StatusCode::kUnavailable,
        [](const C&, S taken) { return "cannot listen on " + taken + ": "; },

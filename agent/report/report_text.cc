@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/report/events_text.h"
 #include "common/enum_names.h"
+#include "common/escape.h"
 #include "common/format.h"
 
 namespace tracehealth::agent {
@@ -36,8 +37,8 @@ std::string RiskText(v1::Risk r) {
 void AppendSummary(const std::string& summary, v1::Risk risk,
                    std::string* out) {
   if (summary.empty()) return;
-  absl::StrAppend(out, "            ", summary, "  [risk ", RiskText(risk),
-                  "]\n");
+  absl::StrAppend(out, "            ", EscapeText(summary), "  [risk ",
+                  RiskText(risk), "]\n");
 }
 
 std::string Duration(double s) {
@@ -51,11 +52,12 @@ void AppendHost(const v1::HostSnapshot& s, std::string* out) {
   const v1::KernelInfo& k = s.kernel();
   const v1::ThreadCounts& t = s.threads();
   absl::StrAppend(out, "Kernel      ",
-                  k.has_release() ? k.release() : "release unknown",
-                  k.has_arch() ? absl::StrCat(" ", k.arch()) : "", "\n");
+                  k.has_release() ? EscapeText(k.release()) : "release unknown",
+                  k.has_arch() ? absl::StrCat(" ", EscapeText(k.arch())) : "",
+                  "\n");
   absl::StrAppend(out, "Preemption  ", ModeName(k.preempt_mode()));
   if (!k.preempt_source().empty()) {
-    absl::StrAppend(out, "  [from ", k.preempt_source(), "]");
+    absl::StrAppend(out, "  [from ", EscapeText(k.preempt_source()), "]");
   }
   if (k.has_preempt_dynamic() && k.preempt_dynamic()) {
     absl::StrAppend(out, "  PREEMPT_DYNAMIC");
@@ -63,7 +65,7 @@ void AppendHost(const v1::HostSnapshot& s, std::string* out) {
   absl::StrAppend(out, "\n");
   if (k.has_config_kasan()) {
     absl::StrAppend(
-        out, "Config      ", k.config_source(), ": KASAN ",
+        out, "Config      ", EscapeText(k.config_source()), ": KASAN ",
         k.config_kasan() ? (k.config_kasan_generic() ? "generic" : "on")
                          : "off",
         k.config_kasan_vmalloc() ? " +VMALLOC" : "", ", PAGE_OWNER ",
@@ -84,7 +86,7 @@ void AppendHost(const v1::HostSnapshot& s, std::string* out) {
   if (s.cpus().has_online()) {
     absl::StrAppend(out, "CPUs        ", s.cpus().online(), " online");
     if (s.cpus().has_model_name()) {
-      absl::StrAppend(out, ", ", s.cpus().model_name());
+      absl::StrAppend(out, ", ", EscapeText(s.cpus().model_name()));
     }
     if (s.cpus().has_invlpgb()) {
       absl::StrAppend(out, ", invlpgb ", s.cpus().invlpgb() ? "yes" : "no");
@@ -107,24 +109,26 @@ void AppendHost(const v1::HostSnapshot& s, std::string* out) {
 }
 
 void AppendFgraph(const v1::FgraphState& fg, std::string* out) {
-  absl::StrAppend(out, "fgraph      ",
-                  !fg.has_active() ? "activity unknown"
-                  : fg.active()    ? "ACTIVE"
-                                   : "inactive",
-                  fg.has_tracefs_path()
-                      ? absl::StrCat("  [tracefs ", fg.tracefs_path(), "]")
-                      : "  [tracefs not mounted]",
-                  "\n");
+  absl::StrAppend(
+      out, "fgraph      ",
+      !fg.has_active() ? "activity unknown"
+      : fg.active()    ? "ACTIVE"
+                       : "inactive",
+      fg.has_tracefs_path()
+          ? absl::StrCat("  [tracefs ", EscapeText(fg.tracefs_path()), "]")
+          : "  [tracefs not mounted]",
+      "\n");
   for (const v1::FgraphUser& u : fg.users()) {
-    absl::StrAppend(
-        out, "            user: ", FgraphUserName(u.kind()),
-        u.where().empty() ? " (top level)" : absl::StrCat(" (", u.where(), ")"),
-        "\n");
+    absl::StrAppend(out, "            user: ", FgraphUserName(u.kind()),
+                    u.where().empty()
+                        ? " (top level)"
+                        : absl::StrCat(" (", EscapeText(u.where()), ")"),
+                    "\n");
   }
   if (fg.has_null_threads_bound()) {
     absl::StrAppend(out, "            threads without a shadow stack <= ",
-                    fg.null_threads_bound(), " (", fg.null_threads_basis(),
-                    ")\n");
+                    fg.null_threads_bound(), " (",
+                    EscapeText(fg.null_threads_basis()), ")\n");
   }
   if (fg.has_available_filter_functions()) {
     absl::StrAppend(out, "            ", fg.available_filter_functions(),
@@ -155,7 +159,7 @@ void AppendAttachTable(const v1::Predictions& p, std::string* out) {
   for (const v1::AttachPrediction& a : p.attach()) {
     if (a.probe_kind() == v1::PROBE_KIND_FUNCTION_GRAPH_TRACER ||
         a.probe_kind() == v1::PROBE_KIND_KPROBE_MULTI_RETURN) {
-      absl::StrAppend(out, "  ", a.summary(), "\n");
+      absl::StrAppend(out, "  ", EscapeText(a.summary()), "\n");
     }
   }
 }
@@ -245,7 +249,8 @@ void AppendFooter(const v1::HostReport& r, std::string* out) {
   if (s.unknown_size() > 0) {
     absl::StrAppend(out, "\nUnknown inputs (", s.unknown_size(), ")\n");
     for (const v1::UnknownInput& u : s.unknown()) {
-      absl::StrAppend(out, "  ", u.input(), ": ", u.reason(), "\n");
+      absl::StrAppend(out, "  ", EscapeText(u.input()), ": ",
+                      EscapeText(u.reason()), "\n");
     }
   }
   if (s.not_applicable_size() > 0) {
@@ -271,9 +276,9 @@ void AppendFooter(const v1::HostReport& r, std::string* out) {
 
 std::string RenderReportText(const v1::HostReport& r) {
   std::string out;
-  absl::StrAppend(&out, "tracehealth ", r.agent_version(), " (models ",
-                  r.model_version(), ") - host ", absl::CHexEscape(r.host_id()),
-                  "\n\n");
+  absl::StrAppend(&out, "tracehealth ", EscapeText(r.agent_version()),
+                  " (models ", EscapeText(r.model_version()), ") - host ",
+                  EscapeText(r.host_id()), "\n\n");
   AppendHost(r.snapshot(), &out);
   AppendFgraph(r.snapshot().fgraph(), &out);
   AppendAttachTable(r.predictions(), &out);

@@ -1,7 +1,9 @@
 // Renders a HostReport as readable text for `tracehealth-agent --once`: the
 // kernel, threads, preemption and fgraph state first, then a table of probe
 // kinds with predicted attach latency and risk, the stack depot, the vmap
-// purge, and every unknown input with its reason.
+// purge, and every unknown input with its reason. Text read from the host
+// (release, paths, reasons, summaries that quote them) is escaped
+// (common/escape.h): a host cannot forge a line or move the cursor.
 //
 // Pure function; thread-safe.
 #ifndef TRACEHEALTH_AGENT_REPORT_REPORT_TEXT_H_

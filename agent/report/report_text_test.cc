@@ -1,5 +1,8 @@
 #include "agent/report/report_text.h"
 
+#include <algorithm>
+#include <string>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -84,6 +87,74 @@ TEST(RenderReportTextTest, UnknownsAreSaidNotZero) {
   EXPECT_TRUE(absl::StrContains(text, "Threads     unknown")) << text;
   EXPECT_TRUE(absl::StrContains(text, "activity unknown")) << text;
   EXPECT_TRUE(absl::StrContains(text, "watchdog_thresh unknown")) << text;
+}
+
+// Text a host controls cannot add a line, move the cursor, clear the screen
+// or ring the bell: every control character comes out escaped.
+TEST(RenderReportTextTest, EscapesControlCharactersFromTheHost) {
+  const std::string evil = "x\nWorst risk  none\x1b[2J\x07\r\xc2\x9b\xff";
+  const std::string shown = "x\\nWorst risk  none\\x1b[2J\\x07\\r\\u009b\\xff";
+  v1::HostReport clean;
+  clean.set_host_id("h");
+  v1::HostSnapshot* s = clean.mutable_snapshot();
+  s->mutable_kernel()->set_release("r");
+  s->mutable_kernel()->set_arch("a");
+  s->mutable_kernel()->set_preempt_source("p");
+  s->mutable_kernel()->set_config_kasan(true);
+  s->mutable_kernel()->set_config_source("c");
+  s->mutable_cpus()->set_online(4);
+  s->mutable_cpus()->set_model_name("m");
+  s->mutable_fgraph()->set_tracefs_path("t");
+  s->mutable_fgraph()->add_users()->set_where("w");
+  s->mutable_fgraph()->set_null_threads_bound(1);
+  s->mutable_fgraph()->set_null_threads_basis("b");
+  s->add_unknown()->set_input("i");
+  s->mutable_unknown(0)->set_reason("why");
+  v1::AttachPrediction* a = clean.mutable_predictions()->add_attach();
+  a->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  a->set_summary("sum");
+  clean.mutable_predictions()->mutable_stack_depot()->set_summary("sd");
+  clean.mutable_predictions()->mutable_vmap_purge()->set_summary("vp");
+
+  v1::HostReport bad = clean;
+  bad.set_host_id(evil);
+  bad.set_agent_version(evil);
+  bad.set_model_version(evil);
+  s = bad.mutable_snapshot();
+  s->mutable_kernel()->set_release(evil);
+  s->mutable_kernel()->set_arch(evil);
+  s->mutable_kernel()->set_preempt_source(evil);
+  s->mutable_kernel()->set_config_source(evil);
+  s->mutable_cpus()->set_model_name(evil);
+  s->mutable_fgraph()->set_tracefs_path(evil);
+  s->mutable_fgraph()->mutable_users(0)->set_where(evil);
+  s->mutable_fgraph()->set_null_threads_basis(evil);
+  s->mutable_unknown(0)->set_input(evil);
+  s->mutable_unknown(0)->set_reason(evil);
+  bad.mutable_predictions()->mutable_attach(0)->set_summary(evil);
+  bad.mutable_predictions()->mutable_stack_depot()->set_summary(evil);
+  bad.mutable_predictions()->mutable_vmap_purge()->set_summary(evil);
+
+  const std::string text = RenderReportText(bad);
+  const std::string plain = RenderReportText(clean);
+  auto lines = [](const std::string& t) {
+    return std::count(t.begin(), t.end(), '\n');
+  };
+  EXPECT_EQ(lines(text), lines(plain)) << text;
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    ASSERT_TRUE(u == '\n' || (u >= 0x20 && u != 0x7f)) << int{u} << "\n"
+                                                       << text;
+  }
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos);
+  EXPECT_EQ(text.find("\xff"), std::string::npos);
+  // The 16 fields above, each shown once, escaped.
+  size_t shown_times = 0;
+  for (size_t at = text.find(shown); at != std::string::npos;
+       at = text.find(shown, at + 1)) {
+    ++shown_times;
+  }
+  EXPECT_EQ(shown_times, 16u) << text;
 }
 
 }  // namespace

@@ -10,6 +10,16 @@
 
 namespace tracehealth {
 
+// Snapshot inputs a what-if replaced (server/query/what_if.h). The models
+// list them in the basis as INPUT_SOURCE_OVERRIDDEN, not as measured.
+struct OverriddenInputs {
+  bool threads = false;         // threads.total
+  bool null_threads = false;    // fgraph.null_threads_bound
+  bool preempt_mode = false;    // kernel.preempt_mode
+  bool kernel_release = false;  // kernel.release
+  bool fgraph_active = false;   // fgraph.active
+};
+
 struct ModelOptions {
   // Feature table deciding version-dependent behaviour. Not owned; must
   // outlive the call.
@@ -24,6 +34,8 @@ struct ModelOptions {
   // available_filter_functions for the function-graph tracers, a typical
   // count for kprobe_multi/fprobe, one for kretprobe and fentry/fexit).
   std::optional<uint64_t> sites;
+  // Which snapshot inputs are what-if values rather than the host's.
+  OverriddenInputs overridden;
 };
 
 }  // namespace tracehealth

@@ -4,6 +4,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -18,6 +20,28 @@ std::string StateLabel(v1::AlertState s) {
       absl::StripPrefix(v1::AlertState_Name(s), "ALERT_STATE_"));
 }
 
+prometheus::MetricFamily Family(const char* name, const char* help,
+                                prometheus::MetricType type) {
+  prometheus::MetricFamily f;
+  f.name = name;
+  f.help = help;
+  f.type = type;
+  return f;
+}
+
+// A sample of `family` (a gauge or a counter, as the family says).
+void AddSample(prometheus::MetricFamily& family, double value,
+               std::vector<prometheus::ClientMetric::Label> labels = {}) {
+  prometheus::ClientMetric m;
+  m.label = std::move(labels);
+  if (family.type == prometheus::MetricType::Counter) {
+    m.counter.value = value;
+  } else {
+    m.gauge.value = value;
+  }
+  family.metric.push_back(std::move(m));
+}
+
 }  // namespace
 
 // Exports alert states and delivery counters at scrape time.
@@ -26,27 +50,22 @@ class Alerting::Collector : public prometheus::Collectable {
   explicit Collector(const Alerting* owner) : owner_(owner) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
-    prometheus::MetricFamily alerts;
-    alerts.name = "tracehealth_alerts";
-    alerts.help = "1 per pending or firing alert of the server's rule engine.";
-    alerts.type = prometheus::MetricType::Gauge;
+    prometheus::MetricFamily alerts =
+        Family("tracehealth_alerts",
+               "1 per pending or firing alert of the server's rule engine.",
+               prometheus::MetricType::Gauge);
     for (const v1::Alert& a : owner_->engine_.Alerts()) {
       if (a.state() == v1::ALERT_STATE_RESOLVED) continue;
-      prometheus::ClientMetric m;
-      m.label = {{"alertname", a.rule()},
+      AddSample(alerts, 1,
+                {{"alertname", a.rule()},
                  {"alertstate", StateLabel(a.state())},
                  {"host", a.host_id()},
-                 {"severity", a.severity()}};
-      m.gauge.value = 1;
-      alerts.metric.push_back(std::move(m));
+                 {"severity", a.severity()}});
     }
-    prometheus::MetricFamily rules;
-    rules.name = "tracehealth_alert_rules";
-    rules.help = "Alert rules loaded.";
-    rules.type = prometheus::MetricType::Gauge;
-    prometheus::ClientMetric r;
-    r.gauge.value = static_cast<double>(owner_->engine_.rules().size());
-    rules.metric.push_back(r);
+    prometheus::MetricFamily rules =
+        Family("tracehealth_alert_rules", "Alert rules loaded.",
+               prometheus::MetricType::Gauge);
+    AddSample(rules, static_cast<double>(owner_->engine_.rules().size()));
     std::vector<prometheus::MetricFamily> out = {std::move(alerts),
                                                  std::move(rules)};
     // Stop() may be taking the notifier away on the owner's thread meanwhile.
@@ -64,25 +83,18 @@ class Alerting::Collector : public prometheus::Collectable {
     }
     if (stats.has_value()) {
       const AlertmanagerNotifier::Stats& s = *stats;
-      prometheus::MetricFamily posts;
-      posts.name = "tracehealth_alertmanager_posts_total";
-      posts.help = "Posts to Alertmanager's v2 API, by result.";
-      posts.type = prometheus::MetricType::Counter;
-      for (const auto& [result, value] :
-           {std::pair<const char*, uint64_t>{"ok", s.posts_ok},
-            {"failed", s.posts_failed}}) {
-        prometheus::ClientMetric m;
-        m.label = {{"result", result}};
-        m.counter.value = static_cast<double>(value);
-        posts.metric.push_back(std::move(m));
-      }
-      prometheus::MetricFamily sent;
-      sent.name = "tracehealth_alertmanager_alerts_sent_total";
-      sent.help = "Alerts delivered to Alertmanager (re-sends included).";
-      sent.type = prometheus::MetricType::Counter;
-      prometheus::ClientMetric m;
-      m.counter.value = static_cast<double>(s.alerts_sent);
-      sent.metric.push_back(m);
+      prometheus::MetricFamily posts =
+          Family("tracehealth_alertmanager_posts_total",
+                 "Posts to Alertmanager's v2 API, by result.",
+                 prometheus::MetricType::Counter);
+      AddSample(posts, static_cast<double>(s.posts_ok), {{"result", "ok"}});
+      AddSample(posts, static_cast<double>(s.posts_failed),
+                {{"result", "failed"}});
+      prometheus::MetricFamily sent =
+          Family("tracehealth_alertmanager_alerts_sent_total",
+                 "Alerts delivered to Alertmanager (re-sends included).",
+                 prometheus::MetricType::Counter);
+      AddSample(sent, static_cast<double>(s.alerts_sent));
       out.push_back(std::move(posts));
       out.push_back(std::move(sent));
     }

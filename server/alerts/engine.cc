@@ -39,7 +39,8 @@ void AlertEngine::Promote(Instance& inst, const AlertRule& rule, absl::Time now,
 
 void AlertEngine::Apply(const AlertRule& rule, const std::string& host,
                         const std::map<std::string, std::string>& host_labels,
-                        bool matched, double value, absl::Time now,
+                        const v1::HostReport* report, bool matched,
+                        double value, absl::Time now,
                         std::vector<v1::Alert>* changed) {
   Key key{rule.name, host};
   auto it = instances_.find(key);
@@ -82,10 +83,16 @@ void AlertEngine::Apply(const AlertRule& rule, const std::string& host,
   inst.matching = true;
   inst.alert.set_value(value);
   inst.alert.clear_annotations();
+  AnnotationContext context;
+  context.rule = rule.name;
+  context.host = host;
+  context.severity = rule.severity;
+  context.value = value;
+  context.threshold = rule.condition.threshold();
+  context.labels = &host_labels;
+  context.report = report;
   for (const auto& [k, tmpl] : rule.annotations) {
-    (*inst.alert.mutable_annotations())[k] =
-        ExpandTemplate(tmpl, rule.name, host, value, rule.condition.threshold(),
-                       rule.severity, host_labels);
+    (*inst.alert.mutable_annotations())[k] = tmpl.Expand(context);
   }
   size_t before = changed->size();
   Promote(inst, rule, now, changed);
@@ -103,12 +110,12 @@ std::vector<v1::Alert> AlertEngine::OnReport(const v1::HostReport& report,
   for (const AlertRule& rule : rules_) {
     if (rule.condition.is_silence()) {
       // A report ends the silence.
-      Apply(rule, report.host_id(), labels, false, 0, now, &changed);
+      Apply(rule, report.host_id(), labels, &report, false, 0, now, &changed);
       continue;
     }
     EvalResult r = rule.condition.Evaluate(input);
-    Apply(rule, report.host_id(), labels, r.matched, r.value.value_or(0), now,
-          &changed);
+    Apply(rule, report.host_id(), labels, &report, r.matched,
+          r.value.value_or(0), now, &changed);
   }
   return changed;
 }
@@ -127,7 +134,8 @@ std::vector<v1::Alert> AlertEngine::Tick(
                       absl::ToDoubleSeconds(now - h.last_seen)};
       EvalResult r = rule.condition.Evaluate(input);
       if (!r.value) continue;  // interval unknown: cannot tell
-      Apply(rule, h.host_id, labels, r.matched, *r.value, now, &changed);
+      Apply(rule, h.host_id, labels, h.latest, r.matched, *r.value, now,
+            &changed);
     }
   }
   for (auto it = instances_.begin(); it != instances_.end();) {

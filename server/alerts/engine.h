@@ -84,10 +84,11 @@ class AlertEngine {
   using Key = std::pair<std::string, std::string>;  // (rule, host)
 
   // Applies one evaluation result; appends to `changed` when state moved.
+  // `report` (may be null) fills the annotations' {{report.*}}.
   void Apply(const AlertRule& rule, const std::string& host,
              const std::map<std::string, std::string>& host_labels,
-             bool matched, double value, absl::Time now,
-             std::vector<v1::Alert>* changed)
+             const v1::HostReport* report, bool matched, double value,
+             absl::Time now, std::vector<v1::Alert>* changed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Promote(Instance& inst, const AlertRule& rule, absl::Time now,
                std::vector<v1::Alert>* changed)

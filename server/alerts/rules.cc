@@ -4,8 +4,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tracehealth {
@@ -34,9 +32,6 @@ absl::Status StringMap(const YAML::Node& node, absl::string_view what,
   }
   return absl::OkStatus();
 }
-
-// Renders a value compactly: 5, 0.85, 227.8, 1.2e+06.
-std::string Num(double v) { return absl::StrFormat("%.4g", v); }
 
 }  // namespace
 
@@ -92,30 +87,23 @@ absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view yaml) {
               absl::StrCat("label `", reserved, "` is set by the server"));
         }
       }
-      s = StringMap(r["annotations"], "annotations", &rule.annotations);
+      std::map<std::string, std::string> annotations;
+      s = StringMap(r["annotations"], "annotations", &annotations);
       if (!s.ok()) return bad(s.message());
+      for (const auto& [key, text] : annotations) {
+        absl::StatusOr<AnnotationTemplate> t = AnnotationTemplate::Parse(text);
+        if (!t.ok()) {
+          return bad(
+              absl::StrCat("annotation ", key, ": ", t.status().message()));
+        }
+        rule.annotations.emplace(key, *std::move(t));
+      }
       rules.push_back(std::move(rule));
     }
   } catch (const YAML::Exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("alert rules: ", e.what()));
   }
   return rules;
-}
-
-std::string ExpandTemplate(
-    absl::string_view tmpl, const std::string& rule, const std::string& host,
-    double value, double threshold, const std::string& severity,
-    const std::map<std::string, std::string>& host_labels) {
-  std::string out =
-      absl::StrReplaceAll(tmpl, {{"{{host}}", host},
-                                 {"{{rule}}", rule},
-                                 {"{{value}}", Num(value)},
-                                 {"{{threshold}}", Num(threshold)},
-                                 {"{{severity}}", severity}});
-  for (const auto& [k, v] : host_labels) {
-    out = absl::StrReplaceAll(out, {{absl::StrCat("{{label.", k, "}}"), v}});
-  }
-  return out;
 }
 
 }  // namespace tracehealth

@@ -9,8 +9,9 @@
 //       annotations:                                # templates, see below
 //         summary: "{{host}}: kprobe_multi return attach {{value}} s"
 //
-// Annotation templates may use {{host}}, {{rule}}, {{value}}, {{threshold}},
-// {{severity}} and {{label.NAME}} (the host's label NAME).
+// Annotations are templates (annotation_template.h): {{host}}, {{rule}},
+// {{value}}, {{threshold}}, {{severity}}, {{label.NAME}} and
+// {{report.PATH}} (any field of the host's report).
 #ifndef TRACEHEALTH_SERVER_ALERTS_RULES_H_
 #define TRACEHEALTH_SERVER_ALERTS_RULES_H_
 
@@ -21,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/alerts/annotation_template.h"
 #include "server/alerts/condition.h"
 
 namespace tracehealth {
@@ -31,20 +33,14 @@ struct AlertRule {
   absl::Duration for_duration = absl::ZeroDuration();
   std::string severity = "warning";
   std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> annotations;
+  std::map<std::string, AnnotationTemplate> annotations;
 };
 
 // Parses a rules file. Errors (InvalidArgument naming the rule): bad YAML,
 // missing name/condition, duplicate or invalid names, bad condition, bad or
-// negative `for`, non-string labels/annotations, reserved label names
-// (alertname, host, severity).
+// negative `for`, non-string labels/annotations, an annotation template that
+// does not parse, reserved label names (alertname, host, severity).
 absl::StatusOr<std::vector<AlertRule>> ParseAlertRules(absl::string_view yaml);
-
-// Fills an annotation template (see above).
-std::string ExpandTemplate(
-    absl::string_view tmpl, const std::string& rule, const std::string& host,
-    double value, double threshold, const std::string& severity,
-    const std::map<std::string, std::string>& host_labels);
 
 }  // namespace tracehealth
 

@@ -66,12 +66,28 @@ TEST(RulesTest, RejectsBadRules) {
   }
 }
 
-TEST(RulesTest, ExpandsTemplates) {
+TEST(RulesTest, AnnotationsAreTemplatesParsedAtLoad) {
+  auto rules = ParseAlertRules(
+      "rules:\n  - name: A\n    condition: "
+      "predictions.vmap_purge.risk >= RISK_STALL\n"
+      "    annotations:\n      summary: \"{{host}} would purge for "
+      "{{report.predictions.vmap_purge.purge_seconds}} s\"\n");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  v1::HostReport r;
+  r.mutable_predictions()->mutable_vmap_purge()->set_purge_seconds(23.87);
+  AnnotationContext c;
+  c.host = "k1";
+  c.report = &r;
+  EXPECT_EQ((*rules)[0].annotations.at("summary").Expand(c),
+            "k1 would purge for 23.87 s");
+  // A template that does not parse refuses the file, naming the rule.
+  auto bad = ParseAlertRules(
+      "rules:\n  - name: B\n    condition: host.silent_intervals >= 3\n"
+      "    annotations:\n      summary: \"{{valeu}}\"\n");
+  ASSERT_FALSE(bad.ok());
   EXPECT_EQ(
-      ExpandTemplate("{{host}} {{rule}} {{value}}>{{threshold}} {{severity}} "
-                     "{{label.rack}} {{label.none}}",
-                     "R", "h1", 7.25, 5, "warning", {{"rack", "r7"}}),
-      "h1 R 7.25>5 warning r7 {{label.none}}");
+      bad.status().message(),
+      "alert rules: B: annotation summary: unknown placeholder {{valeu}}");
 }
 
 }  // namespace

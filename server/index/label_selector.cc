@@ -3,6 +3,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/escape.h"
+#include "common/host_identity.h"
 #include "re2/re2.h"
 
 namespace tracehealth::server {
@@ -28,13 +30,20 @@ absl::StatusOr<std::vector<std::string>> SplitMatchers(absl::string_view text) {
     }
     cur.push_back(c);
   }
-  if (quoted) return absl::InvalidArgumentError("selector: unterminated quote");
+  if (quoted) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "selector: unterminated quote in \"", EchoText(text), "\""));
+  }
   out.push_back(cur);
   return out;
 }
 
+bool IsQuoted(absl::string_view v) {
+  return v.size() >= 2 && v.front() == '"' && v.back() == '"';
+}
+
 std::string Unquote(absl::string_view v) {
-  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') {
+  if (IsQuoted(v)) {
     std::string out;
     for (size_t i = 1; i + 1 < v.size(); ++i) {
       if (v[i] == '\\' && i + 2 < v.size()) ++i;
@@ -54,11 +63,16 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view text) {
   if (!parts.ok()) return parts.status();
   for (const std::string& raw : *parts) {
     absl::string_view part = absl::StripAsciiWhitespace(raw);
-    if (part.empty()) continue;
+    if (part.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "selector: empty matcher (a leading, doubled or trailing comma) in "
+          "\"",
+          EchoText(text), "\""));
+    }
     size_t pos = part.find_first_of("=!");
     if (pos == absl::string_view::npos || pos + 1 > part.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("selector: no operator in \"", part, "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "selector: no operator (=, !=, =~, !~) in \"", EchoText(part), "\""));
     }
     Matcher m;
     m.key = std::string(absl::StripAsciiWhitespace(part.substr(0, pos)));
@@ -77,21 +91,41 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view text) {
       rest.remove_prefix(1);
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("selector: bad operator in \"", part, "\""));
+          absl::StrCat("selector: bad operator in \"", EchoText(part), "\""));
     }
     if (m.key.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("selector: empty label name in \"", part, "\""));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "selector: empty label name in \"", EchoText(part), "\""));
     }
-    m.value = Unquote(absl::StripAsciiWhitespace(rest));
+    if (!IsValidLabelKey(m.key)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("selector: bad label name \"", EchoText(m.key),
+                       "\" (must match [A-Za-z_][A-Za-z0-9_]*)"));
+    }
+    const absl::string_view value = absl::StripAsciiWhitespace(rest);
+    // "role==db" would be role = "=db": a mistyped operator, not a value.
+    if (!IsQuoted(value) && !value.empty() &&
+        (value.front() == '=' || value.front() == '!' ||
+         value.front() == '~')) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "selector: value \"", EchoText(value), "\" in \"", EchoText(part),
+          "\" starts with an operator character (quote it if it is meant)"));
+    }
+    if (!IsQuoted(value) && value.find('"') != absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("selector: stray quote in the value of \"",
+                       EchoText(part), "\" (quote the whole value)"));
+    }
+    m.value = Unquote(value);
     if (m.op == Op::kRe || m.op == Op::kNre) {
       RE2::Options opts;
       opts.set_log_errors(false);
       auto re =
           std::make_shared<re2::RE2>(absl::StrCat("^(?:", m.value, ")$"), opts);
       if (!re->ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "selector: bad regex \"", m.value, "\": ", re->error()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("selector: bad regex \"", EchoText(m.value),
+                         "\": ", EchoText(re->error())));
       }
       m.re = std::move(re);
     }

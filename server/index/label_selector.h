@@ -1,7 +1,10 @@
 // LabelSelector: Prometheus-style label matchers over a host's labels.
 //
 // Syntax: comma-separated matchers `key=value`, `key!=value`, `key=~regex`,
-// `key!~regex`; values may be double-quoted (then they may hold commas).
+// `key!~regex`; keys are label names ([A-Za-z_][A-Za-z0-9_]*); values may be
+// double-quoted (then they may hold commas, and start with = ! or ~, which
+// an unquoted value may not: `role==db` is refused, not read as "=db").
+// Empty matchers (`role=db,,`, a leading comma) are refused.
 // Regexes (RE2 syntax) must match the whole value, as in Prometheus. A
 // missing label has the value "". The empty selector matches every host.
 //
@@ -34,8 +37,10 @@ class LabelSelector {
     std::shared_ptr<const re2::RE2> re;  // kRe / kNre
   };
 
-  // Errors: InvalidArgument with the offending matcher (no operator, empty
-  // key, bad regex, unterminated quote).
+  // Errors: InvalidArgument with the reason and the offending matcher,
+  // echoed at most kEchoBytes long (common/escape.h): no operator, empty or
+  // invalid label name, a value starting with an operator character, a
+  // stray quote, an empty matcher, a bad regex, an unterminated quote.
   static absl::StatusOr<LabelSelector> Parse(absl::string_view text);
 
   bool empty() const { return matchers_.empty(); }

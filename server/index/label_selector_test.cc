@@ -1,5 +1,9 @@
 #include "server/index/label_selector.h"
 
+#include <string>
+#include <utility>
+
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::server {
@@ -59,6 +63,74 @@ TEST(LabelSelectorTest, Errors) {
   EXPECT_FALSE(LabelSelector::Parse("zone=~(unclosed").ok());
   EXPECT_FALSE(LabelSelector::Parse("a=\"open").ok());
   EXPECT_FALSE(LabelSelector::Parse("a!b").ok());
+}
+
+// Each refusal: INVALID_ARGUMENT, and the message says why and where.
+TEST(LabelSelectorTest, RefusalsSayWhy) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"role==db",
+       "selector: value \"=db\" in \"role==db\" starts with an operator "
+       "character (quote it if it is meant)"},
+      {"role=!db",
+       "selector: value \"!db\" in \"role=!db\" starts with an operator "
+       "character (quote it if it is meant)"},
+      {"role=~~x",
+       "selector: value \"~x\" in \"role=~~x\" starts with an operator "
+       "character (quote it if it is meant)"},
+      {"role=db,,",
+       "selector: empty matcher (a leading, doubled or trailing comma) in "
+       "\"role=db,,\""},
+      {"role=db,",
+       "selector: empty matcher (a leading, doubled or trailing comma) in "
+       "\"role=db,\""},
+      {",role=db",
+       "selector: empty matcher (a leading, doubled or trailing comma) in "
+       "\",role=db\""},
+      {"role=db,,rack=r1",
+       "selector: empty matcher (a leading, doubled or trailing comma) in "
+       "\"role=db,,rack=r1\""},
+      {"role", "selector: no operator (=, !=, =~, !~) in \"role\""},
+      {"=db", "selector: empty label name in \"=db\""},
+      {"ro le=db",
+       "selector: bad label name \"ro le\" (must match "
+       "[A-Za-z_][A-Za-z0-9_]*)"},
+      {"1role=db",
+       "selector: bad label name \"1role\" (must match "
+       "[A-Za-z_][A-Za-z0-9_]*)"},
+      {"a=x\"y\"",
+       "selector: stray quote in the value of \"a=x\"y\"\" (quote the whole "
+       "value)"},
+      {"a=\"open", "selector: unterminated quote in \"a=\"open\""},
+  };
+  for (const auto& [text, want] : cases) {
+    auto s = LabelSelector::Parse(text);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_TRUE(absl::IsInvalidArgument(s.status())) << text;
+    EXPECT_EQ(s.status().message(), want) << text;
+  }
+  // Quoted, such values are values.
+  auto q = LabelSelector::Parse("role=\"=db\",note=\"a\\\"b\"");
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_TRUE(q->Matches(L({{"role", "=db"}, {"note", "a\"b"}})));
+  // Surrounding whitespace and an empty value stay allowed.
+  EXPECT_TRUE(LabelSelector::Parse(" role = db , rack!= ").ok());
+}
+
+TEST(LabelSelectorTest, EchoedInputIsBounded) {
+  // A 20 kB matcher comes back as 128 bytes and its length.
+  const std::string value(20000, 'v');
+  auto s = LabelSelector::Parse("role=~(" + value);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(absl::StartsWith(
+      s.status().message(),
+      "selector: bad regex \"(" + std::string(127, 'v') + "…(20001 bytes)\""))
+      << s.status().message().substr(0, 300);
+  EXPECT_LT(s.status().message().size(), 400u);
+  auto n = LabelSelector::Parse(std::string(20000, 'k'));
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().message(),
+            "selector: no operator (=, !=, =~, !~) in \"" +
+                std::string(128, 'k') + "…(20000 bytes)\"");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/kernel/feature_table_override.h"
 #include "proto/tracehealth/v1/features.pb.h"
+#include "proto/tracehealth/v1/predictions.pb.h"
 #include "server/report/wire_check.h"
 
 namespace tracehealth::server {
@@ -17,6 +18,26 @@ absl::Status CheckTimestamp(int64_t seconds, int32_t nanos,
   if (seconds < -62135596800LL || seconds > 253402300799LL || nanos < 0 ||
       nanos > 999999999) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": out of range"));
+  }
+  return absl::OkStatus();
+}
+
+// One attach prediction per probe kind: a second one would be exported as a
+// second identical series, and which one a query reads would be arbitrary.
+absl::Status CheckAttachKinds(const ReportHead& head) {
+  // The wire check has refused kinds ProbeKind does not define, all below 64.
+  int times[64] = {};
+  for (int kind : head.attach_kinds) {
+    if (kind >= 0 && kind < 64) ++times[kind];
+  }
+  for (int kind = 0; kind < 64; ++kind) {
+    if (times[kind] <= 1) continue;
+    const google::protobuf::EnumValueDescriptor* name =
+        v1::ProbeKind_descriptor()->FindValueByNumber(kind);
+    return absl::InvalidArgumentError(absl::StrCat(
+        "predictions.attach: ", times[kind], " entries for probe_kind ",
+        name != nullptr ? name->name() : absl::StrCat(kind),
+        " (at most one per kind)"));
   }
   return absl::OkStatus();
 }
@@ -57,6 +78,15 @@ absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
                      " in the future (at most ",
                      absl::FormatDuration(limits.max_clock_skew), ")"));
   }
+  if (!(head.interval_seconds >= limits.min_interval_seconds &&
+        head.interval_seconds <= limits.max_interval_seconds)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval_seconds: ", head.interval_seconds, " (must be ",
+                     limits.min_interval_seconds, " to ",
+                     limits.max_interval_seconds, " s)"));
+  }
+  st = CheckAttachKinds(head);
+  if (!st.ok()) return st;
   if (head.agent_version.size() > limits.max_version_bytes ||
       head.model_version.size() > limits.max_version_bytes) {
     return absl::InvalidArgumentError("agent_version/model_version: too long");

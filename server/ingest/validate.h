@@ -27,16 +27,22 @@ struct ValidationLimits {
   int max_repeated = 4096;
   // How far observed_at may lie ahead of the server's clock.
   absl::Duration max_clock_skew = absl::Hours(1);
+  // The agent's report interval (staleness is judged by it).
+  double min_interval_seconds = 0.001;
+  double max_interval_seconds = 86400;
 };
 
-// OK, or InvalidArgument naming the first problem found: host_id charset or
-// length (IsValidHostId), seq 0 (or above 2^63-1), observed_at missing/out of
-// range/too far in the future, too many or oversized labels, version strings
-// too long, a non-finite number anywhere, a negative number where only >= 0
-// makes sense, oversized repeated fields or report, feature_table_override rows
-// that do not parse (FeatureTableFromOverride). DataLoss when `wire` does not
-// decode as a HostReport (see CheckReportWire). `head` must be
-// DecodeReportHead(wire).
+// OK, or InvalidArgument naming the first problem found (the offending field
+// first in the message): host_id charset or length (IsValidHostId), seq 0
+// (or above 2^63-1), observed_at missing/out of range/too far in the future,
+// interval_seconds outside [min, max]_interval_seconds (0 included), too
+// many or oversized labels, version strings too long, a non-finite number
+// anywhere, a negative number where only >= 0 makes sense, an enum value its
+// type does not define, kernel.cmdline over 4 KiB, two predictions.attach
+// entries for one probe kind, oversized repeated fields or report,
+// feature_table_override rows that do not parse (FeatureTableFromOverride).
+// DataLoss when `wire` does not decode as a HostReport (see CheckReportWire).
+// `head` must be DecodeReportHead(wire).
 absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
                             absl::Time now, const ValidationLimits& limits);
 

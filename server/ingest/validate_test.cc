@@ -4,7 +4,9 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/report.pb.h"
 
@@ -168,6 +170,99 @@ TEST(ValidateTest, RejectsBadInputs) {
     EXPECT_NE(st.message().find(c.expect_in_message), std::string::npos)
         << c.name << ": " << st.message();
   }
+}
+
+// The reason of each refusal, exactly, and the accepted side of each bound.
+void ExpectRefused(const v1::HostReport& r, const std::string& message) {
+  absl::Status st = Check(r);
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << message << ": " << st;
+  EXPECT_EQ(st.message(), message);
+}
+
+TEST(ValidateTest, IntervalMustBeBetweenAMillisecondAndADay) {
+  for (double ok : {0.001, 1.0, 15.0, 86400.0}) {
+    v1::HostReport r = Good();
+    r.set_interval_seconds(ok);
+    EXPECT_TRUE(Check(r).ok()) << ok << ": " << Check(r);
+  }
+  const std::pair<double, const char*> bad[] = {
+      {0, "interval_seconds: 0 (must be 0.001 to 86400 s)"},
+      {0.0009, "interval_seconds: 0.0009 (must be 0.001 to 86400 s)"},
+      {86400.5, "interval_seconds: 86400.5 (must be 0.001 to 86400 s)"},
+      {1e300, "interval_seconds: 1e+300 (must be 0.001 to 86400 s)"},
+  };
+  for (const auto& [value, message] : bad) {
+    v1::HostReport r = Good();
+    r.set_interval_seconds(value);
+    ExpectRefused(r, message);
+  }
+  v1::HostReport absent = Good();
+  absent.clear_interval_seconds();
+  ExpectRefused(absent, "interval_seconds: 0 (must be 0.001 to 86400 s)");
+}
+
+TEST(ValidateTest, CmdlineIsAtMost4KiB) {
+  v1::HostReport r = Good();
+  r.mutable_snapshot()->mutable_kernel()->set_cmdline(std::string(4096, 'c'));
+  EXPECT_TRUE(Check(r).ok()) << Check(r);
+  r.mutable_snapshot()->mutable_kernel()->set_cmdline(std::string(4097, 'c'));
+  ExpectRefused(r, "snapshot.kernel.cmdline: 4097 bytes (at most 4096)");
+}
+
+TEST(ValidateTest, EnumValuesMustBeDefined) {
+  v1::HostReport top = Good();
+  top.mutable_predictions()->set_worst_risk(v1::RISK_STALL);  // the highest
+  top.mutable_snapshot()->mutable_kernel()->set_preempt_mode(
+      v1::PREEMPT_MODE_LAZY);
+  EXPECT_TRUE(Check(top).ok()) << Check(top);
+  v1::HostReport r = Good();
+  r.mutable_predictions()->set_worst_risk(static_cast<v1::Risk>(99));
+  ExpectRefused(
+      r, "predictions.worst_risk: 99 is not a tracehealth.v1.Risk value");
+  r = Good();
+  r.mutable_predictions()->set_worst_risk(
+      static_cast<v1::Risk>(v1::RISK_STALL + 1));
+  ExpectRefused(r, absl::StrCat("predictions.worst_risk: ", v1::RISK_STALL + 1,
+                                " is not a tracehealth.v1.Risk value"));
+  r = Good();
+  r.mutable_snapshot()->mutable_kernel()->set_preempt_mode(
+      static_cast<v1::PreemptMode>(-1));
+  ExpectRefused(r,
+                "snapshot.kernel.preempt_mode: -1 is not a "
+                "tracehealth.v1.PreemptMode value");
+  r = Good();
+  r.mutable_predictions()->mutable_attach(0)->set_probe_kind(
+      static_cast<v1::ProbeKind>(1000));
+  ExpectRefused(r,
+                "predictions.attach.probe_kind: 1000 is not a "
+                "tracehealth.v1.ProbeKind value");
+}
+
+TEST(ValidateTest, OneAttachPredictionPerProbeKind) {
+  // One of each kind is a normal report.
+  v1::HostReport each = Good();
+  each.mutable_predictions()->clear_attach();
+  for (int k = v1::ProbeKind_MIN; k <= v1::ProbeKind_MAX; ++k) {
+    each.mutable_predictions()->add_attach()->set_probe_kind(
+        static_cast<v1::ProbeKind>(k));
+  }
+  EXPECT_TRUE(Check(each).ok()) << Check(each);
+  // 201 copies of one kind.
+  v1::HostReport r = Good();
+  r.mutable_predictions()->clear_attach();
+  for (int i = 0; i < 201; ++i) {
+    r.mutable_predictions()->add_attach()->set_probe_kind(
+        v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  }
+  ExpectRefused(r,
+                "predictions.attach: 201 entries for probe_kind "
+                "PROBE_KIND_KPROBE_MULTI_RETURN (at most one per kind)");
+  // Two, among others.
+  each.mutable_predictions()->add_attach()->set_probe_kind(
+      v1::PROBE_KIND_FENTRY_FEXIT);
+  ExpectRefused(each,
+                "predictions.attach: 2 entries for probe_kind "
+                "PROBE_KIND_FENTRY_FEXIT (at most one per kind)");
 }
 
 TEST(ValidateTest, AcceptsAFeatureTableOverride) {

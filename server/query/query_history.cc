@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/escape.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/query/query_service.h"
 
@@ -56,12 +57,14 @@ grpc::Status QueryService::DoGetHostHistory(
                                  ? v1::PROBE_KIND_KPROBE_MULTI_RETURN
                                  : req.probe_kind();
   if (!v1::ProbeKind_IsValid(kind)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "unknown probe_kind");
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("probe_kind: unknown value ", req.probe_kind()));
   }
   if (!index_->Get(req.host_id()).has_value()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        absl::StrCat("unknown host \"", req.host_id(), "\""));
+    return grpc::Status(
+        grpc::StatusCode::NOT_FOUND,
+        absl::StrCat("unknown host \"", EchoText(req.host_id()), "\""));
   }
   const int64_t to_ns = req.has_to()
                             ? TimeUtil::TimestampToNanoseconds(req.to())

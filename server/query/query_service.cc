@@ -10,14 +10,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/grpc_code_name.h"
+#include "common/escape.h"
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
 #include "common/models/explain.h"
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
-#include "server/auth/bearer_token.h"
 #include "server/index/label_selector.h"
 #include "server/query/margins.h"
 #include "server/query/recommendation.h"
@@ -150,8 +149,9 @@ grpc::Status QueryService::DoPredictAttach(
   if (!wi.ok()) return ToGrpc(wi);
   v1::ProbeKind kind = KindOrDefault(req.probe_kind());
   if (!v1::ProbeKind_IsValid(kind)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "unknown probe_kind");
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("probe_kind: unknown value ", req.probe_kind()));
   }
   std::vector<HostEntry> hosts;
   grpc::Status st =
@@ -243,10 +243,15 @@ v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
 
 grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
                                      v1::HostState* resp) const {
+  if (req.host_id().empty()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "host_id: required");
+  }
   std::optional<HostEntry> e = index_->Get(req.host_id());
   if (!e.has_value()) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        absl::StrCat("unknown host \"", req.host_id(), "\""));
+    return grpc::Status(
+        grpc::StatusCode::NOT_FOUND,
+        absl::StrCat("unknown host \"", EchoText(req.host_id()), "\""));
   }
   resp->set_host_id(e->host_id);
   *resp->mutable_labels() = e->latest->labels();
@@ -402,83 +407,6 @@ grpc::Status QueryService::DoFleetSummary(
   if (!firing.ok()) return ToGrpc(firing.status());
   resp->set_firing_alerts(static_cast<uint32_t>(firing->size()));
   return grpc::Status::OK;
-}
-
-grpc::Status QueryService::Authorize(grpc::CallbackServerContext* ctx) const {
-  if (options_.token.empty()) return grpc::Status::OK;
-  const auto& md = ctx->client_metadata();
-  auto it = md.find("authorization");
-  if (it == md.end()) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "bearer token required");
-  }
-  if (!BearerTokenMatches(
-          std::string_view(it->second.data(), it->second.size()),
-          options_.token)) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        "invalid bearer token");
-  }
-  return grpc::Status::OK;
-}
-
-grpc::ServerUnaryReactor* QueryService::Handle(
-    grpc::CallbackServerContext* ctx, const char* method,
-    const std::function<grpc::Status()>& fn) {
-  absl::Time start = absl::Now();
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  grpc::Status st = Authorize(ctx);
-  if (st.ok()) st = fn();
-  if (metrics_ != nullptr) {
-    metrics_->ObserveQuery(method, GrpcCodeName(st.error_code()),
-                           absl::ToDoubleSeconds(absl::Now() - start));
-  }
-  reactor->Finish(st);
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* QueryService::PredictAttach(
-    grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
-    v1::PredictAttachResponse* resp) {
-  return Handle(ctx, "PredictAttach",
-                [&] { return DoPredictAttach(*req, resp); });
-}
-
-grpc::ServerUnaryReactor* QueryService::GetHost(
-    grpc::CallbackServerContext* ctx, const v1::GetHostRequest* req,
-    v1::HostState* resp) {
-  return Handle(ctx, "GetHost", [&] { return DoGetHost(*req, resp); });
-}
-
-grpc::ServerUnaryReactor* QueryService::ListHosts(
-    grpc::CallbackServerContext* ctx, const v1::ListHostsRequest* req,
-    v1::ListHostsResponse* resp) {
-  return Handle(ctx, "ListHosts", [&] { return DoListHosts(*req, resp); });
-}
-
-grpc::ServerUnaryReactor* QueryService::ListAlerts(
-    grpc::CallbackServerContext* ctx, const v1::ListAlertsRequest* req,
-    v1::ListAlertsResponse* resp) {
-  return Handle(ctx, "ListAlerts", [&] { return DoListAlerts(*req, resp); });
-}
-
-grpc::ServerUnaryReactor* QueryService::GetHostHistory(
-    grpc::CallbackServerContext* ctx, const v1::GetHostHistoryRequest* req,
-    v1::GetHostHistoryResponse* resp) {
-  return Handle(ctx, "GetHostHistory",
-                [&] { return DoGetHostHistory(*req, resp); });
-}
-
-grpc::ServerUnaryReactor* QueryService::ListEvents(
-    grpc::CallbackServerContext* ctx, const v1::ListEventsRequest* req,
-    v1::ListEventsResponse* resp) {
-  return Handle(ctx, "ListEvents", [&] { return DoListEvents(*req, resp); });
-}
-
-grpc::ServerUnaryReactor* QueryService::FleetSummary(
-    grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
-    v1::FleetSummaryResponse* resp) {
-  return Handle(ctx, "FleetSummary",
-                [&] { return DoFleetSummary(*req, resp); });
 }
 
 }  // namespace tracehealth::server

@@ -3,7 +3,11 @@
 // in-memory HostIndex (and the alerts, reports and events tables).
 //
 // The Do* methods hold the logic and are callable without gRPC (tests);
-// the callback-API overrides add bearer-token checks and metrics.
+// the callback-API overrides add bearer-token checks and metrics. They take
+// the request's bytes and decode them here, so that a request that does not
+// decode is answered INVALID_ARGUMENT (gRPC's own decoding answers
+// UNIMPLEMENTED). Error messages echo a client's input at most kEchoBytes
+// long (common/escape.h).
 //
 // Thread safety: all methods are thread-safe (the index and the alert store
 // are).
@@ -11,9 +15,11 @@
 #define TRACEHEALTH_SERVER_QUERY_QUERY_SERVICE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "absl/time/time.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/status.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "server/index/host_index.h"
@@ -22,11 +28,20 @@
 #include "server/storage/event_store.h"
 #include "server/storage/report_store.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace tracehealth::server {
 
 struct QueryOptions {
   // Bearer token required in the "authorization" metadata; empty: none.
   std::string token;
+  // When set, only clients whose verified certificate has a name (the CN or
+  // a subject alternative name) that this pattern matches in full may
+  // query; others get PERMISSION_DENIED. Null: any client (that has the
+  // token) may, agents' certificates included.
+  std::shared_ptr<const re2::RE2> client_names;
   // A host is stale after this many report intervals without a report.
   double stale_after_intervals = 3;
   // Interval assumed when a report does not carry one.
@@ -38,7 +53,18 @@ struct QueryOptions {
   EventStore* events = nullptr;
 };
 
-class QueryService final : public v1::FleetQuery::CallbackService {
+// The seven FleetQuery methods, each taking and returning raw bytes.
+using RawFleetQueryService =
+    v1::FleetQuery::WithRawCallbackMethod_PredictAttach<
+        v1::FleetQuery::WithRawCallbackMethod_GetHost<
+            v1::FleetQuery::WithRawCallbackMethod_ListHosts<
+                v1::FleetQuery::WithRawCallbackMethod_ListAlerts<
+                    v1::FleetQuery::WithRawCallbackMethod_FleetSummary<
+                        v1::FleetQuery::WithRawCallbackMethod_GetHostHistory<
+                            v1::FleetQuery::WithRawCallbackMethod_ListEvents<
+                                v1::FleetQuery::Service>>>>>>>;
+
+class QueryService final : public RawFleetQueryService {
  public:
   // Not owned; all must outlive the service. `metrics` may be null.
   QueryService(const HostIndex* index, AlertStore* storage,
@@ -46,6 +72,7 @@ class QueryService final : public v1::FleetQuery::CallbackService {
 
   grpc::Status DoPredictAttach(const v1::PredictAttachRequest& req,
                                v1::PredictAttachResponse* resp) const;
+  // INVALID_ARGUMENT for an empty host_id, NOT_FOUND for an unknown one.
   grpc::Status DoGetHost(const v1::GetHostRequest& req,
                          v1::HostState* resp) const;
   grpc::Status DoListHosts(const v1::ListHostsRequest& req,
@@ -63,33 +90,39 @@ class QueryService final : public v1::FleetQuery::CallbackService {
   grpc::Status DoListEvents(const v1::ListEventsRequest& req,
                             v1::ListEventsResponse* resp) const;
 
-  grpc::ServerUnaryReactor* PredictAttach(
-      grpc::CallbackServerContext* ctx, const v1::PredictAttachRequest* req,
-      v1::PredictAttachResponse* resp) override;
+  grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
+                                          const grpc::ByteBuffer* req,
+                                          grpc::ByteBuffer* resp) override;
   grpc::ServerUnaryReactor* GetHost(grpc::CallbackServerContext* ctx,
-                                    const v1::GetHostRequest* req,
-                                    v1::HostState* resp) override;
+                                    const grpc::ByteBuffer* req,
+                                    grpc::ByteBuffer* resp) override;
   grpc::ServerUnaryReactor* ListHosts(grpc::CallbackServerContext* ctx,
-                                      const v1::ListHostsRequest* req,
-                                      v1::ListHostsResponse* resp) override;
+                                      const grpc::ByteBuffer* req,
+                                      grpc::ByteBuffer* resp) override;
   grpc::ServerUnaryReactor* ListAlerts(grpc::CallbackServerContext* ctx,
-                                       const v1::ListAlertsRequest* req,
-                                       v1::ListAlertsResponse* resp) override;
-  grpc::ServerUnaryReactor* FleetSummary(
-      grpc::CallbackServerContext* ctx, const v1::FleetSummaryRequest* req,
-      v1::FleetSummaryResponse* resp) override;
-  grpc::ServerUnaryReactor* GetHostHistory(
-      grpc::CallbackServerContext* ctx, const v1::GetHostHistoryRequest* req,
-      v1::GetHostHistoryResponse* resp) override;
+                                       const grpc::ByteBuffer* req,
+                                       grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* FleetSummary(grpc::CallbackServerContext* ctx,
+                                         const grpc::ByteBuffer* req,
+                                         grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* GetHostHistory(grpc::CallbackServerContext* ctx,
+                                           const grpc::ByteBuffer* req,
+                                           grpc::ByteBuffer* resp) override;
   grpc::ServerUnaryReactor* ListEvents(grpc::CallbackServerContext* ctx,
-                                       const v1::ListEventsRequest* req,
-                                       v1::ListEventsResponse* resp) override;
+                                       const grpc::ByteBuffer* req,
+                                       grpc::ByteBuffer* resp) override;
 
  private:
-  grpc::ServerUnaryReactor* Handle(grpc::CallbackServerContext* ctx,
-                                   const char* method,
-                                   const std::function<grpc::Status()>& fn);
+  // Authorizes, decodes `in` as a Request, runs `method` and encodes its
+  // response into `out`, recording the call's metrics under `name`.
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* Handle(
+      grpc::CallbackServerContext* ctx, const char* name,
+      const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
+      grpc::Status (QueryService::*method)(const Request&, Response*) const);
+  // The bearer token and, when configured, the client certificate's name.
   grpc::Status Authorize(grpc::CallbackServerContext* ctx) const;
+  grpc::Status AuthorizeClientName(grpc::CallbackServerContext* ctx) const;
   bool IsStale(const HostEntry& e, absl::Time now) const;
   v1::HostSummary Summarize(const HostEntry& e, v1::ProbeKind kind,
                             absl::Time now) const;

@@ -123,6 +123,60 @@ TEST_F(QueryServiceTest, StaleUnknownAndSummary) {
             grpc::StatusCode::NOT_FOUND);
 }
 
+TEST_F(QueryServiceTest, EmptyHostIdIsInvalid) {
+  v1::GetHostRequest req;
+  v1::HostState resp;
+  grpc::Status st = service_->DoGetHost(req, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(), "host_id: required");
+}
+
+// Input echoed in an error is cut to 128 bytes plus its length, so that a
+// 20 kB host id does not turn into an error too big for gRPC's metadata.
+TEST_F(QueryServiceTest, ErrorsEchoAtMost128BytesOfInput) {
+  const std::string big(20000, 'h');
+  const std::string echoed = std::string(128, 'h') + "…(20000 bytes)";
+  v1::GetHostRequest gh;
+  gh.set_host_id(big);
+  v1::HostState hs;
+  grpc::Status st = service_->DoGetHost(gh, &hs);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(st.error_message(), "unknown host \"" + echoed + "\"");
+  // Escaped too: the message is printed by clients.
+  gh.set_host_id("no\x1b[2Jpe");
+  EXPECT_EQ(service_->DoGetHost(gh, &hs).error_message(),
+            "unknown host \"no\\x1b[2Jpe\"");
+
+  v1::PredictAttachRequest pa;
+  pa.mutable_what_if()->set_kernel_release(big);
+  v1::PredictAttachResponse pr;
+  st = service_->DoPredictAttach(pa, &pr);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(),
+            "what_if.kernel_release: cannot parse \"" + echoed + "\"");
+
+  v1::ListHostsRequest lh;
+  lh.mutable_hosts()->set_labels(big);
+  v1::ListHostsResponse lr;
+  st = service_->DoListHosts(lh, &lr);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(),
+            "selector: no operator (=, !=, =~, !~) in \"" + echoed + "\"");
+
+  v1::GetHostHistoryRequest hh;
+  hh.set_host_id(big);
+  v1::GetHostHistoryResponse hr;
+  st = service_->DoGetHostHistory(hh, &hr);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(st.error_message(), "unknown host \"" + echoed + "\"");
+
+  pa.Clear();
+  pa.set_probe_kind(static_cast<v1::ProbeKind>(999));
+  st = service_->DoPredictAttach(pa, &pr);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(), "probe_kind: unknown value 999");
+}
+
 std::vector<std::string> Ids(const v1::ListHostsResponse& r) {
   std::vector<std::string> ids;
   for (const auto& h : r.hosts()) ids.push_back(h.host_id());

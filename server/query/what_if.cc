@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/escape.h"
 #include "common/kernel/release.h"
 
 namespace tracehealth::server {
@@ -34,15 +35,18 @@ absl::Status CheckWhatIf(const v1::WhatIf& w) {
         "what_if.null_threads: more than threads");
   }
   if (w.has_kernel_release() && !ParseKernelRelease(w.kernel_release()).ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "what_if.kernel_release: cannot parse \"", w.kernel_release(), "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("what_if.kernel_release: cannot parse \"",
+                     EchoText(w.kernel_release()), "\""));
   }
   return absl::OkStatus();
 }
 
 void ApplyWhatIf(const v1::WhatIf& w, v1::HostSnapshot& snapshot,
                  ModelOptions& options) {
+  OverriddenInputs& overridden = options.overridden;
   if (w.has_threads()) {
+    overridden.threads = true;
     snapshot.mutable_threads()->set_total(w.threads());
     if (!w.has_null_threads()) {
       snapshot.mutable_fgraph()->clear_null_threads_bound();
@@ -50,17 +54,21 @@ void ApplyWhatIf(const v1::WhatIf& w, v1::HostSnapshot& snapshot,
     }
   }
   if (w.has_null_threads()) {
+    overridden.null_threads = true;
     snapshot.mutable_fgraph()->set_null_threads_bound(w.null_threads());
     snapshot.mutable_fgraph()->set_null_threads_basis("what-if override");
   }
   if (w.preempt_mode() != v1::PREEMPT_MODE_UNKNOWN) {
+    overridden.preempt_mode = true;
     snapshot.mutable_kernel()->set_preempt_mode(w.preempt_mode());
     snapshot.mutable_kernel()->set_preempt_source("what-if override");
   }
   if (w.has_kernel_release()) {
+    overridden.kernel_release = true;
     snapshot.mutable_kernel()->set_release(w.kernel_release());
   }
   if (w.has_fgraph_active()) {
+    overridden.fgraph_active = true;
     snapshot.mutable_fgraph()->set_active(w.fgraph_active());
     if (!w.fgraph_active()) snapshot.mutable_fgraph()->clear_users();
   }

@@ -1,7 +1,11 @@
 #include "server/query/what_if.h"
 
 #include <cmath>
+#include <map>
+#include <string>
 
+#include "common/models/evaluate.h"
+#include "common/models/explain.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::server {
@@ -64,6 +68,79 @@ TEST(WhatIfTest, EveryOverrideLands) {
   EXPECT_EQ(*o.batch, 1024u);
   EXPECT_DOUBLE_EQ(*o.c_visit_seconds, 80e-9);
   EXPECT_DOUBLE_EQ(*o.latency_budget_seconds, 0.5);
+}
+
+// The basis inputs of the function_graph attach prediction for `s` under
+// `w`, by name: their sources.
+std::map<std::string, v1::InputSource> Sources(const v1::WhatIf& w,
+                                               v1::HostSnapshot s) {
+  ModelOptions o;
+  ApplyWhatIf(w, s, o);
+  v1::AttachPrediction p =
+      PredictAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, o);
+  ExplainAttach(s, o, &p);
+  std::map<std::string, v1::InputSource> out;
+  for (const v1::BasisInput& in : p.basis().inputs())
+    out[in.name()] = in.source();
+  return out;
+}
+
+// A host whose fgraph was never active: the attach walks every thread, and
+// the basis lists each input the walk depends on.
+v1::HostSnapshot Walking() {
+  v1::HostSnapshot s = Stored();
+  s.mutable_fgraph()->set_active(false);
+  s.mutable_fgraph()->clear_users();
+  s.mutable_thresholds()->set_watchdog_thresh_seconds(10);
+  s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(21);
+  return s;
+}
+
+TEST(WhatIfTest, EveryOverriddenInputIsListedAsOverridden) {
+  using S = v1::InputSource;
+  const S kMeasured = v1::INPUT_SOURCE_MEASURED;
+  const S kOverridden = v1::INPUT_SOURCE_OVERRIDDEN;
+  // Without a what-if: the host's values.
+  std::map<std::string, S> stored = Sources(v1::WhatIf(), Walking());
+  EXPECT_EQ(stored["kernel.release"], kMeasured);
+  EXPECT_EQ(stored["kernel.preempt_mode"], kMeasured);
+  EXPECT_EQ(stored["threads.total"], kMeasured);
+  EXPECT_EQ(stored["fgraph.active"], kMeasured);
+  EXPECT_EQ(stored["fgraph.null_threads_bound"], v1::INPUT_SOURCE_DERIVED);
+  EXPECT_EQ(stored["batch"], v1::INPUT_SOURCE_DERIVED);
+
+  // Each override alone: that input, and only it, is OVERRIDDEN.
+  struct One {
+    const char* input;
+    void (*set)(v1::WhatIf&);
+  };
+  const One each[] = {
+      {"threads.total", [](v1::WhatIf& w) { w.set_threads(400000); }},
+      {"fgraph.null_threads_bound",
+       [](v1::WhatIf& w) { w.set_null_threads(5); }},
+      {"kernel.preempt_mode",
+       [](v1::WhatIf& w) { w.set_preempt_mode(v1::PREEMPT_MODE_FULL); }},
+      {"kernel.release", [](v1::WhatIf& w) { w.set_kernel_release("6.19.1"); }},
+      {"fgraph.active", [](v1::WhatIf& w) { w.set_fgraph_active(false); }},
+      {"batch", [](v1::WhatIf& w) { w.set_batch(1024); }},
+  };
+  for (const One& one : each) {
+    SCOPED_TRACE(one.input);
+    v1::WhatIf w;
+    one.set(w);
+    std::map<std::string, S> got = Sources(w, Walking());
+    EXPECT_EQ(got[one.input], kOverridden);
+    for (const auto& [name, source] : got) {
+      if (name != one.input && name != "fgraph.null_threads_bound") {
+        EXPECT_NE(source, kOverridden) << name;
+      }
+    }
+  }
+  // fgraph_active=true on a host where it was false: no walk, and the one
+  // input that says why is overridden.
+  v1::WhatIf active;
+  active.set_fgraph_active(true);
+  EXPECT_EQ(Sources(active, Walking())["fgraph.active"], kOverridden);
 }
 
 TEST(WhatIfTest, RejectsUnusableOverrides) {

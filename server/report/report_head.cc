@@ -50,7 +50,9 @@ absl::Status DecodeAttach(absl::string_view msg, ReportHead& head) {
     if (Is(f, A::kLatencySecondsFieldNumber, kFixed64)) latency = f.AsDouble();
     return absl::OkStatus();
   });
-  if (st.ok() && kind == v1::PROBE_KIND_KPROBE_MULTI_RETURN) {
+  if (!st.ok()) return st;
+  head.attach_kinds.push_back(kind);
+  if (kind == v1::PROBE_KIND_KPROBE_MULTI_RETURN) {
     head.attach_latency_seconds = latency;
   }
   return st;
@@ -109,6 +111,9 @@ absl::StatusOr<ReportHead> DecodeReportHead(absl::string_view wire) {
       case R::kObservedAtFieldNumber:
         if (f.wire_type == kLengthDelimited)
           return DecodeTimestamp(f.bytes, head);
+        break;
+      case R::kIntervalSecondsFieldNumber:
+        if (f.wire_type == kFixed64) head.interval_seconds = f.AsDouble();
         break;
       case R::kAgentVersionFieldNumber:
         if (f.wire_type == kLengthDelimited) head.agent_version = f.bytes;

@@ -32,8 +32,12 @@ struct ReportHead {
   bool has_observed_at = false;
   int64_t observed_at_seconds = 0;
   int32_t observed_at_nanos = 0;
+  // interval_seconds (0 when absent).
+  double interval_seconds = 0;
   // predictions.worst_risk (a tracehealth.v1.Risk value).
   int worst_risk = 0;
+  // probe_kind of each predictions.attach entry, in wire order.
+  absl::InlinedVector<int, 12> attach_kinds;
   // latency_seconds of the kprobe_multi_return attach prediction.
   std::optional<double> attach_latency_seconds;
   // predictions.stack_depot.budget_ratio, when present.

@@ -46,6 +46,12 @@ struct WireField {
   const FieldDescriptor* field = nullptr;
   Kind kind = kUnknown;
   bool may_be_negative = false;
+  // An enum (singular or repeated): only the values it defines. Bit n of
+  // enum_values says whether n (0 <= n < 64) is one.
+  bool is_enum = false;
+  uint64_t enum_values = 0;
+  // A string with a documented bound, in bytes (0: none).
+  size_t max_bytes = 0;
   bool counted = false;  // repeated, with an index below kMaxCountedFields
   int index = 0;
   const WireMessage* message = nullptr;  // for kMessage
@@ -82,6 +88,25 @@ WireField::Kind KindOf(const FieldDescriptor* f) {
   }
 }
 
+// Bounds the contract documents for string fields, by full field name.
+struct StringBound {
+  const char* field;
+  size_t max_bytes;
+};
+constexpr StringBound kStringBounds[] = {
+    {"tracehealth.v1.KernelInfo.cmdline", 4096},  // snapshot.proto
+};
+
+void DescribeEnum(const FieldDescriptor* f, WireField& w) {
+  if (f->type() != FieldDescriptor::TYPE_ENUM) return;
+  w.is_enum = true;
+  const google::protobuf::EnumDescriptor* e = f->enum_type();
+  for (int i = 0; i < e->value_count(); ++i) {
+    const int n = e->value(i)->number();
+    if (n >= 0 && n < 64) w.enum_values |= uint64_t{1} << n;
+  }
+}
+
 // The table of HostReport, linked to those of every message type below it;
 // built on first use.
 const WireMessage& ReportTable() {
@@ -109,6 +134,10 @@ const WireMessage& ReportTable() {
         w.may_be_negative = f->name() == "growth_pools_per_second";
         w.counted = f->is_repeated() && f->index() < kMaxCountedFields;
         w.index = f->index();
+        DescribeEnum(f, w);
+        for (const StringBound& b : kStringBounds) {
+          if (f->full_name() == b.field) w.max_bytes = b.max_bytes;
+        }
         if (w.kind == WireField::kMessage &&
             t->find(f->message_type()) == t->end()) {
           (*t)[f->message_type()] = std::make_unique<WireMessage>();
@@ -165,6 +194,21 @@ absl::Status BadValue(double v, const WireField& w, const Path& path,
       absl::StrCat(Join(path, depth, w.field), ": negative value ", v));
 }
 
+// Whether the varint `v` (read as protobuf reads an enum: its low 32 bits,
+// signed) is a value of w's enum.
+inline bool EnumOk(const WireField& w, uint64_t v) {
+  const int32_t n = static_cast<int32_t>(v);
+  if (n >= 0 && n < 64) return (w.enum_values >> n) & 1;
+  return w.field->enum_type()->FindValueByNumber(n) != nullptr;
+}
+
+absl::Status BadEnum(uint64_t v, const WireField& w, const Path& path,
+                     int depth) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(Join(path, depth, w.field), ": ", static_cast<int32_t>(v),
+                   " is not a ", w.field->enum_type()->full_name(), " value"));
+}
+
 // Protobuf's check, after an inline pass over the (usual) ASCII bytes.
 bool ValidUtf8(absl::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
@@ -194,8 +238,11 @@ absl::Status CheckPacked(const WireField& w, absl::string_view bytes,
   size_t n = 0;
   switch (w.kind) {
     case WireField::kPackedVarint:
-      for (uint64_t ignored; p < end; ++n) {
-        if (!ReadVarint(p, end, &ignored)) return Malformed(w.field->name());
+      for (uint64_t v; p < end; ++n) {
+        if (!ReadVarint(p, end, &v)) return Malformed(w.field->name());
+        if (w.is_enum && !EnumOk(w, v)) {
+          found.Note(BadEnum(v, w, path, depth));
+        }
       }
       break;
     case WireField::kPackedFixed32:
@@ -262,8 +309,9 @@ absl::Status Walk(const WireMessage& msg, absl::string_view bytes,
     const int wire_type = static_cast<int>(tag & 7);
     switch (wire_type) {
       case wire::kVarint: {
-        uint64_t ignored;
-        if (!ReadVarint(p, end, &ignored)) return Malformed("truncated varint");
+        uint64_t v;
+        if (!ReadVarint(p, end, &v)) return Malformed("truncated varint");
+        if (w.is_enum && !EnumOk(w, v)) found.Note(BadEnum(v, w, path, depth));
         break;
       }
       case wire::kFixed64:
@@ -294,6 +342,11 @@ absl::Status Walk(const WireMessage& msg, absl::string_view bytes,
             if (!ValidUtf8(sub)) {
               return Malformed(absl::StrCat("invalid UTF-8 in ",
                                             Join(path, depth, w.field)));
+            }
+            if (w.max_bytes != 0 && sub.size() > w.max_bytes) {
+              found.Note(absl::InvalidArgumentError(
+                  absl::StrCat(Join(path, depth, w.field), ": ", sub.size(),
+                               " bytes (at most ", w.max_bytes, ")")));
             }
             break;
           case WireField::kDouble:

@@ -24,8 +24,10 @@ struct WireLimits {
 // malformed fields, field number 0, groups, invalid UTF-8 in a string,
 // nesting deeper than 16), whatever else is wrong with them; otherwise
 // InvalidArgument, naming the first such field, when a double/float is not
-// finite, or negative where only >= 0 makes sense, or a repeated field has
-// more than max_repeated entries.
+// finite, or negative where only >= 0 makes sense, an enum holds a value its
+// type does not define (proto3 would keep it as a number), a string is
+// longer than the contract's bound (kernel.cmdline: 4 KiB), or a repeated
+// field has more than max_repeated entries.
 absl::Status CheckReportWire(absl::string_view wire, const WireLimits& limits);
 
 }  // namespace tracehealth::server

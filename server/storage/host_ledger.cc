@@ -5,13 +5,15 @@
 
 namespace tracehealth::server {
 
-bool HostLedger::Seen(absl::string_view host, uint64_t seq) const {
+SeqRuns::Answer HostLedger::Find(absl::string_view host, uint64_t seq) const {
   auto it = hosts_.find(host);
-  return it != hosts_.end() && it->second.seqs.Contains(seq);
+  return it == hosts_.end() ? SeqRuns::Answer::kAbsent
+                            : it->second.seqs.Find(seq);
 }
 
 void HostLedger::Record(absl::string_view host, uint64_t seq,
-                        int64_t received_at_ns, int64_t rowid) {
+                        int64_t received_at_ns, int64_t rowid,
+                        std::vector<SeqRuns::Run>* spilled) {
   auto [it, inserted] = hosts_.try_emplace(host);
   LedgerEntry& e = it->second;
   if (inserted) {
@@ -25,7 +27,7 @@ void HostLedger::Record(absl::string_view host, uint64_t seq,
     e.latest_seq = seq;
     e.latest_rowid = rowid;
   }
-  seqs_forgotten_ += e.seqs.Insert(seq);
+  e.seqs.Insert(seq, spilled);
   if (!e.changed) {
     e.changed = true;
     changed_.emplace_back(host);

@@ -6,7 +6,9 @@
 // per host into every commit (and a hosts-table update another), which cost
 // more than the report rows themselves. The ledger is checkpointed to the
 // hosts table every so many rows and rebuilt at start from that checkpoint
-// plus the rows stored after it, so it is exact after a crash.
+// plus the rows stored after it, so it is exact after a crash. A host with
+// more gaps than SeqRuns keeps in memory has its oldest runs in the store
+// (SeqRuns::Insert's `spilled`); Find says when to ask it.
 //
 // Not thread-safe; SqliteLedger (sqlite/ledger.h) holds it, under the
 // store's write lock.
@@ -29,18 +31,19 @@ struct LedgerEntry {
   uint64_t reports = 0;     // reports ever stored (retention does not lower it)
   uint64_t latest_seq = 0;  // the highest stored seq ...
   int64_t latest_rowid = 0;  // ... and its row
-  SeqRuns seqs;              // every stored seq
+  SeqRuns seqs;              // every stored seq (or where to ask for it)
   bool changed = false;      // since the last HostLedger::ClearChanged
 };
 
 class HostLedger {
  public:
-  // True when (host, seq) is stored, or counted as seen (see SeqRuns).
-  bool Seen(absl::string_view host, uint64_t seq) const;
+  // Whether (host, seq) is stored, or whether to ask the store (SeqRuns).
+  SeqRuns::Answer Find(absl::string_view host, uint64_t seq) const;
 
-  // Records a newly stored row and marks the host changed.
+  // Records a newly stored row and marks the host changed. Appends to
+  // `*spilled` the seq runs the store must hold from now on (SeqRuns::Insert).
   void Record(absl::string_view host, uint64_t seq, int64_t received_at_ns,
-              int64_t rowid);
+              int64_t rowid, std::vector<SeqRuns::Run>* spilled);
 
   // Sets a host's entry as read from a checkpoint (not marked changed).
   void Restore(std::string host, LedgerEntry entry);
@@ -64,13 +67,9 @@ class HostLedger {
   size_t size() const { return hosts_.size(); }
   void Clear();
 
-  // Seqs taken for seen because a host had more gaps than SeqRuns keeps.
-  uint64_t seqs_forgotten() const { return seqs_forgotten_; }
-
  private:
   absl::flat_hash_map<std::string, LedgerEntry> hosts_;
   std::vector<std::string> changed_;  // the hosts with entry.changed set
-  uint64_t seqs_forgotten_ = 0;
 };
 
 }  // namespace tracehealth::server

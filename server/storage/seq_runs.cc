@@ -9,26 +9,34 @@
 
 namespace tracehealth::server {
 
-bool SeqRuns::Contains(uint64_t seq) const {
+SeqRuns::Answer SeqRuns::Find(uint64_t seq) const {
+  if (Spilled(seq)) return Answer::kAskStore;
   // The first run ending at or after seq.
   auto it = std::lower_bound(
       runs_.begin(), runs_.end(), seq,
-      [](const auto& run, uint64_t s) { return run.second < s; });
-  return it != runs_.end() && it->first <= seq;
+      [](const Run& run, uint64_t s) { return run.second < s; });
+  return it != runs_.end() && it->first <= seq ? Answer::kStored
+                                               : Answer::kAbsent;
 }
 
-uint64_t SeqRuns::Insert(uint64_t seq) {
+void SeqRuns::Insert(uint64_t seq, std::vector<Run>* spilled) {
+  if (Spilled(seq)) {
+    // Below every in-memory run: the store keeps it.
+    spilled->emplace_back(seq, seq);
+    return;
+  }
   if (!runs_.empty() && runs_.back().second + 1 == seq) {  // the usual case
     runs_.back().second = seq;
-    return 0;
+    return;
   }
   if (runs_.empty() || runs_.back().second < seq) {
     runs_.emplace_back(seq, seq);
-    return Bound();
+    Bound(spilled);
+    return;
   }
   auto next = std::lower_bound(
       runs_.begin(), runs_.end(), seq,
-      [](const auto& run, uint64_t s) { return run.second < s; });
+      [](const Run& run, uint64_t s) { return run.second < s; });
   // next->first > seq (seq is not contained). Join the neighbours it touches.
   const bool joins_next = next->first == seq + 1;
   const bool joins_prev =
@@ -42,19 +50,18 @@ uint64_t SeqRuns::Insert(uint64_t seq) {
     next->first = seq;
   } else {
     runs_.insert(next, {seq, seq});
-    return Bound();
+    Bound(spilled);
   }
-  return 0;
 }
 
-uint64_t SeqRuns::Bound() {
-  uint64_t closed = 0;
+void SeqRuns::Bound(std::vector<Run>* spilled) {
+  // The gap after a spilled run stays in memory (absent) until its seqs
+  // arrive: only seqs up to the run's last go to the store.
   while (runs_.size() > kMaxRuns) {
-    closed += runs_[1].first - runs_[0].second - 1;
-    runs_[1].first = runs_[0].first;
+    spilled->push_back(runs_.front());
+    spilled_through_ = runs_.front().second;
     runs_.erase(runs_.begin());
   }
-  return closed;
 }
 
 std::string SeqRuns::Encode() const {
@@ -67,8 +74,10 @@ std::string SeqRuns::Encode() const {
   return out;
 }
 
-absl::StatusOr<SeqRuns> SeqRuns::Decode(absl::string_view text) {
+absl::StatusOr<SeqRuns> SeqRuns::Decode(absl::string_view text,
+                                        uint64_t spilled_through) {
   SeqRuns out;
+  out.spilled_through_ = spilled_through;
   if (text.empty()) return out;
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     const size_t dash = part.find('-');
@@ -80,11 +89,16 @@ absl::StatusOr<SeqRuns> SeqRuns::Decode(absl::string_view text) {
         last < first) {
       return absl::DataLossError(absl::StrCat("bad seq run \"", part, "\""));
     }
+    if (first <= spilled_through) {
+      return absl::DataLossError(absl::StrCat("seq run \"", part,
+                                              "\" not above the spilled seqs ",
+                                              spilled_through));
+    }
     out.runs_.emplace_back(first, last);
   }
   std::sort(out.runs_.begin(), out.runs_.end());
-  std::vector<std::pair<uint64_t, uint64_t>> joined;
-  for (const auto& run : out.runs_) {
+  std::vector<Run> joined;
+  for (const Run& run : out.runs_) {
     if (!joined.empty() && run.first <= joined.back().second) {
       return absl::DataLossError(
           absl::StrCat("overlapping seq runs in \"", text, "\""));
@@ -95,8 +109,11 @@ absl::StatusOr<SeqRuns> SeqRuns::Decode(absl::string_view text) {
       joined.push_back(run);
     }
   }
+  if (joined.size() > kMaxRuns) {
+    return absl::DataLossError(absl::StrCat(
+        joined.size(), " seq runs, more than ", kMaxRuns, " kept in memory"));
+  }
   out.runs_ = std::move(joined);
-  out.Bound();
   return out;
 }
 

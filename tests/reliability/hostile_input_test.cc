@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
@@ -217,7 +219,8 @@ TEST_F(HostileInputTest, PathLikeAndInvalidHostIds) {
   for (const auto& entry :
        std::filesystem::recursive_directory_iterator(data_dir_)) {
     const std::string name = entry.path().filename().string();
-    EXPECT_TRUE(absl::StartsWith(name, "tracehealth.db") || name == "ports" ||
+    EXPECT_TRUE(absl::StartsWith(name, "tracehealth.db") ||
+                name == "tracehealth.lock" || name == "ports" ||
                 absl::EndsWith(name, ".log"))
         << entry.path();
   }
@@ -610,6 +613,144 @@ TEST_F(HostileInputTest, BadQueryRequests) {
       EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
           << st.error_message();
     }
+  }
+  ExpectBystanderServed();
+}
+
+// Reports outside the contract's bounds: repeated attach predictions for a
+// probe kind, enum values no type defines, a cmdline over 4 KiB, an
+// interval of 0 or of years. Each is a Rejection naming the field, nothing
+// of it is stored, and FleetSummary still counts every host once.
+TEST_F(HostileInputTest, ReportsOutsideTheContractsBounds) {
+  Start();
+  struct Case {
+    const char* why;
+    std::function<void(v1::HostReport&)> breaks;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {"201 attach predictions of one kind",
+       [](v1::HostReport& r) {
+         v1::AttachPrediction a = r.predictions().attach(0);
+         r.mutable_predictions()->clear_attach();
+         for (int i = 0; i < 201; ++i)
+           *r.mutable_predictions()->add_attach() = a;
+       },
+       "predictions.attach: 201 entries for probe_kind "},
+      {"worst_risk 7",
+       [](v1::HostReport& r) {
+         r.mutable_predictions()->set_worst_risk(static_cast<v1::Risk>(7));
+       },
+       "predictions.worst_risk: 7 is not a tracehealth.v1.Risk value"},
+      {"attach risk -3",
+       [](v1::HostReport& r) {
+         r.mutable_predictions()->mutable_attach(0)->set_risk(
+             static_cast<v1::Risk>(-3));
+       },
+       "predictions.attach.risk: -3 is not a tracehealth.v1.Risk value"},
+      {"cmdline of 4097 bytes",
+       [](v1::HostReport& r) {
+         r.mutable_snapshot()->mutable_kernel()->set_cmdline(
+             std::string(4097, 'c'));
+       },
+       "snapshot.kernel.cmdline: 4097 bytes (at most 4096)"},
+      {"interval 0", [](v1::HostReport& r) { r.set_interval_seconds(0); },
+       "interval_seconds: 0 (must be 0.001 to 86400 s)"},
+      {"interval of 30 years",
+       [](v1::HostReport& r) { r.set_interval_seconds(946080000); },
+       "interval_seconds: 9.4608e+08 (must be 0.001 to 86400 s)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.why);
+    v1::HostReport bad = Report("bounds", 1);
+    c.breaks(bad);
+    ReportStream s(ingest_.get());
+    ASSERT_TRUE(s.Send(bad));
+    ASSERT_TRUE(s.WaitRejections(1));
+    std::vector<v1::Rejection> rej = s.rejections();
+    ASSERT_EQ(rej.size(), 1u);
+    EXPECT_EQ(rej[0].code(), kInvalidArgument);
+    EXPECT_TRUE(absl::StartsWith(rej[0].message(), c.message))
+        << rej[0].message();
+    EXPECT_TRUE(s.Finish().ok());
+    EXPECT_EQ(StoredReports("bounds"), 0u);
+  }
+  grpc::ClientContext ctx;
+  v1::FleetSummaryResponse fs;
+  ASSERT_TRUE(query_->FleetSummary(&ctx, {}, &fs).ok());
+  uint32_t counted = 0;
+  for (const auto& c : fs.by_risk()) counted += c.hosts();
+  EXPECT_EQ(counted, fs.hosts());
+  ExpectBystanderServed();
+}
+
+// Sends `bytes` as the request of FleetQuery method `method` ("GetHost").
+grpc::Status RawQuery(const std::shared_ptr<grpc::Channel>& channel,
+                      const std::string& method, const std::string& bytes) {
+  grpc::GenericStub stub(channel);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request(&slice, 1);
+  auto call = stub.PrepareUnaryCall(
+      &ctx, "/tracehealth.v1.FleetQuery/" + method, request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer response;
+  grpc::Status st;
+  call->Finish(&response, &st, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  EXPECT_TRUE(cq.Next(&tag, &ok));
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return st;
+}
+
+// Requests that do not decode, an empty or a 20 kB host id, and selectors
+// with a doubled operator or empty matchers: each refused with
+// INVALID_ARGUMENT (NOT_FOUND for an unknown host) and a message that says
+// why and echoes at most 128 bytes of the input.
+TEST_F(HostileInputTest, MalformedQueriesAreInvalidArguments) {
+  Start();
+  for (const std::string method : {"PredictAttach", "GetHost", "ListHosts",
+                                   "ListAlerts", "FleetSummary"}) {
+    // Field 1 as a varint whose bytes never end.
+    grpc::Status st = RawQuery(channel_, method, "\x0a\xff\xff\xff");
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << method << ": " << st.error_message();
+    EXPECT_TRUE(absl::StartsWith(
+        st.error_message(), "request does not decode as a tracehealth.v1."))
+        << st.error_message();
+  }
+  auto get = [&](const std::string& id) {
+    grpc::ClientContext ctx;
+    v1::GetHostRequest req;
+    req.set_host_id(id);
+    v1::HostState resp;
+    return query_->GetHost(&ctx, req, &resp);
+  };
+  grpc::Status empty = get("");
+  EXPECT_EQ(empty.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(empty.error_message(), "host_id: required");
+  grpc::Status big = get(std::string(20000, 'h'));
+  EXPECT_EQ(big.error_code(), grpc::StatusCode::NOT_FOUND)
+      << big.error_message().substr(0, 200);
+  EXPECT_EQ(big.error_message(),
+            "unknown host \"" + std::string(128, 'h') + "…(20000 bytes)\"");
+  for (const std::string sel : {"role==db", "role=db,,", "role=db,"}) {
+    grpc::ClientContext ctx;
+    v1::ListHostsRequest req;
+    req.mutable_hosts()->set_labels(sel);
+    v1::ListHostsResponse resp;
+    grpc::Status st = query_->ListHosts(&ctx, req, &resp);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << sel;
+    EXPECT_TRUE(absl::StrContains(st.error_message(),
+                                  sel == "role==db"
+                                      ? "starts with an operator character"
+                                      : "empty matcher"))
+        << st.error_message();
   }
   ExpectBystanderServed();
 }

@@ -1,12 +1,15 @@
 // tracehealth-loadgen: streams realistic reports from N simulated hosts to a
 // tracehealth-server and prints durable (acked) reports/s and ack latency.
 #include <cstdio>
+#include <iostream>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/client_credentials.h"
+#include "common/flag_help.h"
 #include "tools/loadgen/loadgen.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:7443",
@@ -28,7 +31,18 @@ ABSL_FLAG(std::string, tls_key, "", "PEM client key (mTLS)");
 ABSL_FLAG(std::string, tls_server_name, "",
           "Expected server name, when not the address");
 
+constexpr char kUsage[] =
+    "tracehealth-loadgen: streams reports of simulated hosts to a "
+    "tracehealth-server and prints\nacked reports/s and ack latency.\n"
+    "  tracehealth-loadgen --server=HOST:PORT [--hosts=100] [--seconds=10]";
+
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(kUsage);
+  if (tracehealth::WantsHelp(argc, argv)) {
+    std::cout << tracehealth::FlagHelp(kUsage,
+                                       {"tools/loadgen/loadgen_main.cc"});
+    return 0;
+  }
   // As in the server: no lock-order graph on every absl::Mutex operation
   // (the system's absl is built without NDEBUG).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/enum_names.h"
+#include "common/escape.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tracehealth {
@@ -27,7 +28,7 @@ void PrintBasis(const v1::Basis& basis, std::ostream& out) {
   out << "  basis (confidence " << absl::StrFormat("%.2f", basis.confidence())
       << "):\n";
   for (const v1::BasisInput& i : basis.inputs()) {
-    out << "    input    " << i.name() << " = " << i.value() << " ["
+    out << "    input    " << i.name() << " = " << EscapeText(i.value()) << " ["
         << InputSourceName(i.source()) << "]\n";
   }
   for (const v1::BasisConstant& c : basis.constants()) {
@@ -38,11 +39,11 @@ void PrintBasis(const v1::Basis& basis, std::ostream& out) {
   for (const std::string& row : basis.feature_rows())
     out << "    feature  " << row << "\n";
   for (const std::string& note : basis.notes())
-    out << "    note     " << note << "\n";
+    out << "    note     " << EscapeText(note) << "\n";
 }
 
 void PrintAttach(const v1::AttachPrediction& p, std::ostream& out) {
-  out << p.summary() << "\n";
+  out << EscapeText(p.summary()) << "\n";
   out << absl::StrFormat(
       "  uses fgraph %s, already active %s; threads %d, NULL %d, batch %d\n"
       "  passes %d, visits %.6g, latency %.6g s (walk %.6g s, patch %.6g s for "
@@ -65,7 +66,7 @@ void PrintAttach(const v1::AttachPrediction& p, std::ostream& out) {
 }
 
 void PrintStackDepot(const v1::StackDepotPrediction& p, std::ostream& out) {
-  out << p.summary() << "\n";
+  out << EscapeText(p.summary()) << "\n";
   out << "  applies " << (p.applies() ? "yes" : "no");
   if (p.has_pools_used()) out << ", pools " << p.pools_used();
   if (p.has_max_pools()) out << " of " << p.max_pools();
@@ -95,7 +96,7 @@ void PrintStackDepot(const v1::StackDepotPrediction& p, std::ostream& out) {
 }
 
 void PrintVmap(const v1::VmapPurgePrediction& p, std::ostream& out) {
-  out << p.summary() << "\n";
+  out << EscapeText(p.summary()) << "\n";
   out << absl::StrFormat(
       "  applies %s, lazy threshold %d pages, flushes %d, combined %s, invlpgb "
       "%s, "

@@ -17,34 +17,42 @@
 
 // Numeric flags use -1 for "not given": the model then treats the input as
 // unknown or takes its default, exactly as for a host that could not read it.
-ABSL_FLAG(std::string, kernel, "", "Kernel release, e.g. 6.18.2 (model: all)");
+ABSL_FLAG(std::string, kernel, "",
+          "Kernel release, e.g. 6.18.2 (model: all; predict: what-if)");
 ABSL_FLAG(std::string, preempt, "",
-          "Preemption mode: none|voluntary|full|lazy|rt (model: fgraph, vmap)");
+          "Preemption mode: none|voluntary|full|lazy|rt (model: fgraph, vmap; "
+          "predict: what-if)");
 ABSL_FLAG(int64_t, watchdog_thresh, -1,
           "watchdog_thresh in seconds (default 10)");
 ABSL_FLAG(int64_t, rcu_stall_timeout, -1,
           "rcu_cpu_stall_timeout in seconds (default 21)");
-ABSL_FLAG(int64_t, threads, -1, "Threads on the host, N_total (model: fgraph)");
+ABSL_FLAG(int64_t, threads, -1,
+          "Threads on the host, N_total (model: fgraph; predict: what-if)");
 ABSL_FLAG(
     int64_t, null_threads, -1,
     "Threads without a shadow stack, N_null (default: all when fgraph was "
-    "never active) (model: fgraph)");
-ABSL_FLAG(std::string, fgraph_active, "",
-          "true|false: fgraph already active (model: fgraph)");
-ABSL_FLAG(int64_t, batch, -1,
-          "FTRACE_RETSTACK_ALLOC_SIZE what-if, e.g. 1024 (model: fgraph)");
-ABSL_FLAG(double, c_visit_ns, -1, "Per-task visit cost in ns (model: fgraph)");
+    "never active) (model: fgraph; predict: what-if)");
+ABSL_FLAG(
+    std::string, fgraph_active, "",
+    "true|false: fgraph already active (model: fgraph; predict: what-if)");
+ABSL_FLAG(
+    int64_t, batch, -1,
+    "FTRACE_RETSTACK_ALLOC_SIZE, e.g. 1024 (model: fgraph; predict: what-if)");
+ABSL_FLAG(double, c_visit_ns, -1,
+          "Per-task visit cost in ns (model: fgraph; predict: what-if)");
 ABSL_FLAG(
     std::string, probe, "",
     "Probe kind: function_graph|function_profiler|graph_latency|kprobe_multi|"
     "kprobe_multi_return|kprobe_session|fprobe|fprobe_return|kretprobe|fentry "
-    "(default: all) (model: fgraph)");
+    "(model fgraph: default all; predict, hosts, summary: default "
+    "kprobe_multi_return)");
 ABSL_FLAG(int64_t, sites, -1, "Call sites the probe patches (model: fgraph)");
 ABSL_FLAG(int64_t, filter_functions, -1,
           "Lines of available_filter_functions (model: fgraph)");
 ABSL_FLAG(
     double, latency_budget, -1,
-    "Latency budget in seconds for the inverse prediction (model: fgraph)");
+    "Latency budget in seconds for the inverse prediction (model: fgraph; "
+    "predict: what-if)");
 ABSL_FLAG(int64_t, cpus, -1, "Online CPUs (model: vmap)");
 ABSL_FLAG(std::string, invlpgb, "",
           "true|false: CPU has invlpgb (model: vmap)");
@@ -71,7 +79,6 @@ ABSL_FLAG(std::string, show_stacks, "",
           "stackdepot)");
 
 namespace tracehealth {
-namespace {
 
 absl::StatusOr<std::optional<bool>> BoolFlag(const std::string& name,
                                              const std::string& value) {
@@ -79,10 +86,41 @@ absl::StatusOr<std::optional<bool>> BoolFlag(const std::string& name,
   bool b = false;
   if (!absl::SimpleAtob(value, &b)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--", name, ": not a boolean: ", value));
+        absl::StrCat("--", name, ": expected true|false, got '", value, "'"));
   }
   return std::optional<bool>(b);
 }
+
+absl::StatusOr<std::optional<v1::PreemptMode>> PreemptFlag() {
+  const std::string preempt =
+      absl::AsciiStrToLower(absl::GetFlag(FLAGS_preempt));
+  if (preempt.empty()) return std::optional<v1::PreemptMode>();
+  std::optional<v1::PreemptMode> mode = PreemptModeFromName(preempt);
+  if (!mode.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--preempt: expected none|voluntary|full|lazy|rt, got '",
+                     preempt, "'"));
+  }
+  return mode;
+}
+
+absl::StatusOr<std::optional<v1::ProbeKind>> ProbeFlag() {
+  const std::string probe = absl::AsciiStrToLower(absl::GetFlag(FLAGS_probe));
+  if (probe.empty()) return std::optional<v1::ProbeKind>();
+  if (std::optional<v1::ProbeKind> k = ProbeKindFromFlag(probe)) return k;
+  // The enum's own name without its prefix ("fentry_fexit") too.
+  v1::ProbeKind kind;
+  if (v1::ProbeKind_Parse("PROBE_KIND_" + absl::AsciiStrToUpper(probe),
+                          &kind) &&
+      kind != v1::PROBE_KIND_UNSPECIFIED) {
+    return std::optional<v1::ProbeKind>(kind);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--probe: unknown kind '", probe, "' (",
+                   absl::StrJoin(ProbeKindFlags(), "|"), ")"));
+}
+
+namespace {
 
 // A whole-number flag the user gave (-1: not given): `set` puts it in the
 // request, and basis input `input` is marked given.
@@ -101,9 +139,9 @@ absl::Status NonNegative(const std::string& name, int64_t value) {
   return absl::OkStatus();
 }
 
-// Numbers the flags may not hold: below -1 ("not given") for the whole
-// ones, negative or not finite for the real ones.
-absl::Status CheckRanges() {
+}  // namespace
+
+absl::Status CheckModelFlagRanges() {
   const std::pair<const char*, int64_t> numeric[] = {
       {"watchdog_thresh", absl::GetFlag(FLAGS_watchdog_thresh)},
       {"rcu_stall_timeout", absl::GetFlag(FLAGS_rcu_stall_timeout)},
@@ -139,6 +177,8 @@ absl::Status CheckRanges() {
   return absl::OkStatus();
 }
 
+namespace {
+
 // The flags every model reads: release, preemption, thresholds.
 absl::Status AddCommonInputs(ModelRequest* r) {
   v1::HostSnapshot& s = r->snapshot;
@@ -152,15 +192,10 @@ absl::Status AddCommonInputs(ModelRequest* r) {
     s.mutable_kernel()->set_release(kernel);
     r->given.insert("kernel.release");
   }
-  const std::string preempt =
-      absl::AsciiStrToLower(absl::GetFlag(FLAGS_preempt));
-  if (!preempt.empty()) {
-    std::optional<v1::PreemptMode> mode = PreemptModeFromName(preempt);
-    if (!mode.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--preempt: expected none|voluntary|full|lazy|rt, got ", preempt));
-    }
-    s.mutable_kernel()->set_preempt_mode(*mode);
+  absl::StatusOr<std::optional<v1::PreemptMode>> mode = PreemptFlag();
+  if (!mode.ok()) return mode.status();
+  if (mode->has_value()) {
+    s.mutable_kernel()->set_preempt_mode(**mode);
     s.mutable_kernel()->set_preempt_source("--preempt");
     r->given.insert("kernel.preempt_mode");
   }
@@ -215,15 +250,9 @@ absl::Status AddFgraphInputs(ModelRequest* r) {
   if (double v = absl::GetFlag(FLAGS_latency_budget); v >= 0) {
     r->options.latency_budget_seconds = v;
   }
-  const std::string probe = absl::GetFlag(FLAGS_probe);
-  if (!probe.empty()) {
-    r->probe = ProbeKindFromFlag(probe);
-    if (!r->probe) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--probe: unknown kind '", probe, "' (",
-                       absl::StrJoin(ProbeKindFlags(), "|"), ")"));
-    }
-  }
+  absl::StatusOr<std::optional<v1::ProbeKind>> probe = ProbeFlag();
+  if (!probe.ok()) return probe.status();
+  r->probe = *probe;
   return absl::OkStatus();
 }
 
@@ -334,7 +363,7 @@ absl::Status AddStackDepotInputs(ModelRequest* r) {
 }  // namespace
 
 absl::StatusOr<ModelRequest> BuildModelRequest(const std::string& model) {
-  absl::Status st = CheckRanges();
+  absl::Status st = CheckModelFlagRanges();
   ModelRequest r;
   if (st.ok()) st = AddCommonInputs(&r);
   if (!st.ok()) return st;

@@ -36,6 +36,21 @@ struct ModelRequest {
 // an unknown model; NotFound for an unreadable --show_stacks file.
 absl::StatusOr<ModelRequest> BuildModelRequest(const std::string& model);
 
+// Checks and readers of the flags `predict` shares with `model`. Errors:
+// InvalidArgument naming the flag, with the values it takes.
+//
+// Whole-number flags below -1 ("not given"), real ones negative or not
+// finite: "--threads must be >= 0".
+absl::Status CheckModelFlagRanges();
+// "" is not given; else true|false (absl's spellings: 1/0, yes/no too).
+absl::StatusOr<std::optional<bool>> BoolFlag(const std::string& name,
+                                             const std::string& value);
+// --preempt (none|voluntary|full|lazy|rt); nullopt when not given.
+absl::StatusOr<std::optional<v1::PreemptMode>> PreemptFlag();
+// --probe (a ProbeKindFlags() name, or the enum's without PROBE_KIND_);
+// nullopt when not given.
+absl::StatusOr<std::optional<v1::ProbeKind>> ProbeFlag();
+
 }  // namespace tracehealth
 
 #endif  // TRACEHEALTH_TOOLS_TRACEHEALTHCTL_MODEL_REQUEST_H_

@@ -1,8 +1,16 @@
 #include "tools/tracehealthctl/table.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "common/escape.h"
 
 namespace tracehealth::server {
+
+void Table::AddRow(std::vector<std::string> row) {
+  for (std::string& cell : row) cell = EscapeText(cell);
+  rows_.push_back(std::move(row));
+}
 
 void Table::Print(std::ostream& out) const {
   std::vector<size_t> width(header_.size(), 0);

@@ -19,5 +19,16 @@ TEST(TableTest, AlignsColumns) {
             "a          none   1.0 ms\n");
 }
 
+TEST(TableTest, CellsCannotAddLinesOrControlTheTerminal) {
+  Table t({"HOST", "LABEL"});
+  t.AddRow({"web\nfake-host  stall", "\x1b[2J\x07x"});
+  std::ostringstream out;
+  t.Print(out);
+  EXPECT_EQ(out.str(), "HOST" + std::string(19, ' ') +
+                           "LABEL\n"  // 21-byte cell + 2
+
+                           "web\\nfake-host  stall  \\x1b[2J\\x07x\n");
+}
+
 }  // namespace
 }  // namespace tracehealth::server

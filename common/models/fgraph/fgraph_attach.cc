@@ -104,6 +104,11 @@ v1::InputSource MeasuredIf(bool measured) {
   return measured ? v1::INPUT_SOURCE_MEASURED : v1::INPUT_SOURCE_DEFAULT;
 }
 
+// A what-if value, else where the host's value came from.
+v1::InputSource SourceOf(bool overridden, v1::InputSource host) {
+  return overridden ? v1::INPUT_SOURCE_OVERRIDDEN : host;
+}
+
 }  // namespace
 
 AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
@@ -142,7 +147,8 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
     ctx.n_null = ctx.n_total;
     if (fg.has_null_threads_bound()) {
       ctx.n_null = std::min<uint64_t>(fg.null_threads_bound(), ctx.n_total);
-      ctx.null_source = v1::INPUT_SOURCE_DERIVED;
+      ctx.null_source =
+          SourceOf(options.overridden.null_threads, v1::INPUT_SOURCE_DERIVED);
     }
     ctx.walk = ShadowStackWalk(ctx.n_total, ctx.n_null, ctx.batch);
     // c_visit · V + c_pass · P + c_alloc · N_null
@@ -176,8 +182,11 @@ AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
   k.walks = k.use.uses_fgraph && !ctx.active;
 
   AttachInputs& in = k.inputs;
-  if (k.use.release_known)
-    in.Add(AttachInput::kRelease, v1::INPUT_SOURCE_MEASURED);
+  const OverriddenInputs& what_if = options.overridden;
+  if (k.use.release_known) {
+    in.Add(AttachInput::kRelease,
+           SourceOf(what_if.kernel_release, v1::INPUT_SOURCE_MEASURED));
+  }
   // sites: the what-if; every traceable function for the graph tracers; a
   // typical kprobe_multi count for fprobes; one for the others.
   const v1::FgraphState& fg = snapshot.fgraph();
@@ -194,24 +203,29 @@ AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
     in.Add(AttachInput::kSites, v1::INPUT_SOURCE_DEFAULT);
   }
   if (!k.walks) {
-    if (k.use.uses_fgraph)
-      in.Add(AttachInput::kFgraphActive, v1::INPUT_SOURCE_MEASURED);
+    if (k.use.uses_fgraph) {
+      in.Add(AttachInput::kFgraphActive,
+             SourceOf(what_if.fgraph_active, v1::INPUT_SOURCE_MEASURED));
+    }
     return k;
   }
   const v1::Thresholds& t = snapshot.thresholds();
   in.Add(AttachInput::kPreemptMode,
-         MeasuredIf(ctx.preempt != v1::PREEMPT_MODE_UNKNOWN));
+         SourceOf(what_if.preempt_mode,
+                  MeasuredIf(ctx.preempt != v1::PREEMPT_MODE_UNKNOWN)));
   in.Add(AttachInput::kWatchdogThresh,
          MeasuredIf(t.has_watchdog_thresh_seconds()));
   in.Add(AttachInput::kRcuStallTimeout,
          MeasuredIf(t.has_rcu_cpu_stall_timeout_seconds()));
   in.Add(AttachInput::kBatch, ctx.batch_source);
-  in.Add(AttachInput::kFgraphActive, MeasuredIf(ctx.active_known));
+  in.Add(AttachInput::kFgraphActive,
+         SourceOf(what_if.fgraph_active, MeasuredIf(ctx.active_known)));
   if (!ctx.threads_known) {
     ++k.unknown_inputs;
     return k;
   }
-  in.Add(AttachInput::kThreadsTotal, v1::INPUT_SOURCE_MEASURED);
+  in.Add(AttachInput::kThreadsTotal,
+         SourceOf(what_if.threads, v1::INPUT_SOURCE_MEASURED));
   in.Add(AttachInput::kNullThreads, ctx.null_source);
   return k;
 }

@@ -1,10 +1,14 @@
 #include "server/storage/conformance/report_store_conformance.h"
 
+#include <algorithm>
 #include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "server/storage/conformance/test_rows.h"
 
 namespace tracehealth::server {
@@ -86,6 +90,90 @@ TEST_P(ReportStoreConformance, FailedBatchStoresNothingAndLeavesNoSeqsBehind) {
   std::map<std::string, LatestRow> latest = Latest(store());
   EXPECT_EQ(latest["a"].latest_seq, 3u);
   EXPECT_EQ(latest["a"].reports, 3u);
+}
+
+// Exactly once for any number of gaps: a host with 1,000 separate runs of
+// seqs (every odd seq of 1..1999) whose gaps are then filled in a shuffled
+// order, with replays of stored seqs and repeats inside a batch mixed in.
+// The expected outcome of each row is worked out with a plain set.
+TEST_P(ReportStoreConformance, StoresEachSeqOnceWhateverTheNumberOfGaps) {
+  constexpr uint64_t kLast = 2000;
+  std::vector<ReportRow> odd;
+  for (uint64_t seq = 1; seq < kLast; seq += 2)
+    odd.push_back(TestRow("g", seq, static_cast<int64_t>(seq)));
+  for (size_t i = 0; i < odd.size(); i += 250) {
+    std::vector<ReportRow> batch(odd.begin() + i, odd.begin() + i + 250);
+    auto out = store().WriteBatch(batch);
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(std::count(out->begin(), out->end(), W::kStored), 250);
+  }
+  // Every seq of 1..2000 once, shuffled, plus 300 repeats.
+  std::mt19937_64 rng(17);
+  std::vector<uint64_t> order;
+  for (uint64_t seq = 1; seq <= kLast; ++seq) order.push_back(seq);
+  for (int i = 0; i < 300; ++i) order.push_back(1 + rng() % kLast);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::set<uint64_t> held;
+  for (uint64_t seq = 1; seq < kLast; seq += 2) held.insert(seq);
+  size_t stored = 0;
+  for (size_t i = 0; i < order.size(); i += 100) {
+    std::vector<ReportRow> batch;
+    std::vector<W> want;
+    for (size_t j = i; j < std::min(order.size(), i + 100); ++j) {
+      batch.push_back(TestRow("g", order[j], 5000, "late"));
+      want.push_back(held.insert(order[j]).second ? W::kStored : W::kDuplicate);
+    }
+    auto out = store().WriteBatch(batch);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(*out, want) << "batch at " << i;
+    stored += std::count(want.begin(), want.end(), W::kStored);
+  }
+  EXPECT_EQ(stored, 1000u);  // the 1,000 even seqs
+  EXPECT_EQ(*store().CountReports("g"), 2000);
+  for (uint64_t seq : {1, 2, 1000, 2000}) {
+    absl::StatusOr<std::string> blob = store().GetReport("g", seq);
+    ASSERT_TRUE(blob.ok()) << seq << ": " << blob.status();
+    EXPECT_EQ(*blob, absl::StrCat(seq % 2 == 1 ? "blob" : "late", seq));
+  }
+  // A second replay of everything stores nothing.
+  std::vector<ReportRow> all;
+  for (uint64_t seq = 1; seq <= kLast; ++seq)
+    all.push_back(TestRow("g", seq, 6000, "again"));
+  auto again = store().WriteBatch(all);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(std::count(again->begin(), again->end(), W::kDuplicate), 2000);
+  EXPECT_EQ(*store().CountReports("g"), 2000);
+  std::map<std::string, LatestRow> latest = Latest(store());
+  EXPECT_EQ(latest["g"].reports, 2000u);
+  EXPECT_EQ(latest["g"].latest_seq, kLast);
+}
+
+// A batch that fails after filling gaps far behind the newest seq leaves
+// none of them taken for stored.
+TEST_P(ReportStoreConformance, FailedBatchInOldGapsLeavesNoSeqsBehind) {
+  if (!opened_.refuse_insert || !opened_.allow_inserts) {
+    GTEST_SKIP() << "the backend cannot make an insert fail";
+  }
+  // 500 runs: 1, 3, ..., 999.
+  std::vector<ReportRow> odd;
+  for (uint64_t seq = 1; seq < 1000; seq += 2)
+    odd.push_back(TestRow("g", seq, static_cast<int64_t>(seq)));
+  ASSERT_TRUE(store().WriteBatch(odd).ok());
+  opened_.refuse_insert("g", 998);
+  // 2, 4, ..., 996 are inserted (the oldest gaps first), then 998 fails.
+  std::vector<ReportRow> even;
+  for (uint64_t seq = 2; seq < 1000; seq += 2)
+    even.push_back(TestRow("g", seq, 2000));
+  EXPECT_FALSE(store().WriteBatch(even).ok());
+  EXPECT_EQ(*store().CountReports("g"), 500);
+  opened_.allow_inserts();
+  auto out = store().WriteBatch(even);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(std::count(out->begin(), out->end(), W::kStored), 499);
+  EXPECT_EQ(*store().CountReports("g"), 999);
+  absl::StatusOr<std::string> blob = store().GetReport("g", 2);
+  ASSERT_TRUE(blob.ok()) << blob.status();
+  EXPECT_EQ(*blob, "blob2");
 }
 
 TEST_P(ReportStoreConformance, GetReportOfAnAbsentRowIsNotFound) {

@@ -20,11 +20,23 @@ absl::StatusOr<std::unique_ptr<SqliteLedger>> SqliteLedger::Open(
       SqliteStatement::Prepare(
           write_db,
           "INSERT OR REPLACE INTO hosts (host_id, first_seen_ns, last_seen_ns, "
-          "reports, latest_seq, latest_rowid, seq_runs) VALUES (?1, ?2, ?3, "
-          "?4, ?5, ?6, ?7)"));
+          "reports, latest_seq, latest_rowid, seq_runs, spilled_through) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"));
   TH_ASSIGN_OR_RETURN(l->set_through_,
                       SqliteStatement::Prepare(
                           write_db, "UPDATE ledger SET through_rowid = ?1"));
+  // The run that could hold ?2: the last one starting at or below it.
+  TH_ASSIGN_OR_RETURN(
+      l->find_spilled_,
+      SqliteStatement::Prepare(
+          write_db,
+          "SELECT last FROM seq_spill WHERE host_id = ?1 AND first <= ?2 "
+          "ORDER BY first DESC LIMIT 1"));
+  TH_ASSIGN_OR_RETURN(
+      l->put_spilled_,
+      SqliteStatement::Prepare(
+          write_db,
+          "INSERT INTO seq_spill (host_id, first, last) VALUES (?1, ?2, ?3)"));
   TH_RETURN_IF_ERROR(l->Load());
   return l;
 }
@@ -37,7 +49,7 @@ absl::Status SqliteLedger::Load() {
       SqliteStatement::Prepare(
           db_,
           "SELECT host_id, first_seen_ns, last_seen_ns, reports, latest_seq, "
-          "latest_rowid, seq_runs FROM hosts"));
+          "latest_rowid, seq_runs, spilled_through FROM hosts"));
   int rc;
   while ((rc = hosts->Step()) == SQLITE_ROW) {
     LedgerEntry e;
@@ -47,7 +59,8 @@ absl::Status SqliteLedger::Load() {
     e.latest_seq = static_cast<uint64_t>(hosts->Int(4));
     e.latest_rowid = hosts->Int(5);
     std::string host = hosts->Text(0);
-    absl::StatusOr<SeqRuns> seqs = SeqRuns::Decode(hosts->Text(6));
+    absl::StatusOr<SeqRuns> seqs =
+        SeqRuns::Decode(hosts->Text(6), static_cast<uint64_t>(hosts->Int(7)));
     if (!seqs.ok()) {
       return Annotate(seqs.status(), absl::StrCat("hosts row of ", host));
     }
@@ -70,12 +83,60 @@ absl::Status SqliteLedger::Load() {
   last_rowid_ = through_;
   while ((rc = replay->Step()) == SQLITE_ROW) {
     last_rowid_ = replay->Int(0);
+    // What this spills, the row's own transaction wrote (see the header).
+    spilled_.clear();
     ledger_.Record(replay->Text(1), static_cast<uint64_t>(replay->Int(2)),
-                   replay->Int(3), last_rowid_);
+                   replay->Int(3), last_rowid_, &spilled_);
   }
   if (rc != SQLITE_DONE) return SqliteError(db_, "replay reports");
   replayed_rows_ = last_rowid_ - through_;
   valid_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> SqliteLedger::Stored(absl::string_view host,
+                                          uint64_t seq) {
+  switch (ledger_.Find(host, seq)) {
+    case SeqRuns::Answer::kStored:
+      return true;
+    case SeqRuns::Answer::kAbsent:
+      return false;
+    case SeqRuns::Answer::kAskStore:
+      break;
+  }
+  ++spill_lookups_;
+  SqliteStatement& find = *find_spilled_;
+  find.Reset();
+  find.BindText(1, host);
+  find.BindInt(2, static_cast<int64_t>(seq));
+  const int rc = find.Step();
+  const bool stored =
+      rc == SQLITE_ROW && static_cast<uint64_t>(find.Int(0)) >= seq;
+  find.Reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    return SqliteError(db_, "look up spilled seqs");
+  }
+  return stored;
+}
+
+absl::Status SqliteLedger::Record(absl::string_view host, uint64_t seq,
+                                  int64_t received_at_ns, int64_t rowid) {
+  last_rowid_ = rowid;
+  spilled_.clear();
+  ledger_.Record(host, seq, received_at_ns, rowid, &spilled_);
+  SqliteStatement& put = *put_spilled_;
+  for (const auto& [first, last] : spilled_) {
+    put.Reset();
+    put.BindText(1, host);
+    put.BindInt(2, static_cast<int64_t>(first));
+    put.BindInt(3, static_cast<int64_t>(last));
+    if (put.Step() != SQLITE_DONE) {
+      put.Reset();
+      return SqliteError(db_, "write spilled seqs");
+    }
+    ++runs_spilled_;
+  }
+  put.Reset();
   return absl::OkStatus();
 }
 
@@ -102,6 +163,7 @@ absl::Status SqliteLedger::WriteRows() {
     put.BindInt(5, static_cast<int64_t>(e.latest_seq));
     put.BindInt(6, e.latest_rowid);
     put.BindText(7, seqs);
+    put.BindInt(8, static_cast<int64_t>(e.seqs.spilled_through()));
     if (put.Step() != SQLITE_DONE) st = SqliteError(db_, "write hosts row");
   });
   put.Reset();

@@ -2,12 +2,18 @@
 // store, persisted in its hosts and ledger tables.
 //
 // The checkpoint is one hosts row per host (first/last seen, report count,
-// newest seq and its row, the stored seqs as runs) plus the ledger row (the
-// last report row the checkpoint covers). Open loads the checkpoint and
-// replays the report rows stored after it, so the ledger is exact after a
-// crash. The store checkpoints inside a commit once `checkpoint_rows` rows
-// were stored since the last checkpoint (WriteRows before COMMIT, Saved
-// after it), before retention deletes rows, and at close.
+// newest seq and its row, the stored seqs as runs, the highest seq spilled)
+// plus the ledger row (the last report row the checkpoint covers). Open
+// loads the checkpoint and replays the report rows stored after it, so the
+// ledger is exact after a crash.
+//
+// Seq runs a host has beyond what memory keeps (SeqRuns) go to the seq_spill
+// table, written in the transaction of the row that spilled them, so a
+// replay after a crash finds them there as the rows' original transactions
+// left them: the replay spills the same runs again and writes nothing. The
+// store checkpoints inside a commit once `checkpoint_rows` rows were stored
+// since the last checkpoint (WriteRows before COMMIT, Saved after it), before
+// retention deletes rows, and at close.
 //
 // After a failed transaction the ledger may hold rows that were rolled
 // back: the store calls Invalidate, and Ready reads it again from the file.
@@ -19,11 +25,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/storage/host_ledger.h"
+#include "server/storage/seq_runs.h"
 #include "server/storage/sqlite/statement.h"
 
 namespace tracehealth::server {
@@ -43,15 +51,18 @@ class SqliteLedger {
   bool valid() const { return valid_; }
 
   const HostLedger& hosts() const { return ledger_; }
-  bool Seen(absl::string_view host, uint64_t seq) const {
-    return ledger_.Seen(host, seq);
-  }
+  // Whether (host, seq) is stored: from memory, or for a seq in a host's
+  // spilled runs, from seq_spill (inside the caller's transaction, so rows
+  // of the batch so far count).
+  absl::StatusOr<bool> Stored(absl::string_view host, uint64_t seq);
   // A row just inserted in the current transaction; `rowid` is its id.
-  void Record(absl::string_view host, uint64_t seq, int64_t received_at_ns,
-              int64_t rowid) {
-    last_rowid_ = rowid;
-    ledger_.Record(host, seq, received_at_ns, rowid);
-  }
+  // Writes the runs it spills, in that transaction.
+  absl::Status Record(absl::string_view host, uint64_t seq,
+                      int64_t received_at_ns, int64_t rowid);
+
+  // Lookups answered by seq_spill, and runs written to it, since Open.
+  int64_t spill_lookups() const { return spill_lookups_; }
+  int64_t runs_spilled() const { return runs_spilled_; }
 
   // Whether the current transaction should carry a checkpoint (WriteRows).
   bool CheckpointDue() const {
@@ -79,6 +90,11 @@ class SqliteLedger {
   const int64_t checkpoint_rows_;
   std::unique_ptr<SqliteStatement> put_host_;
   std::unique_ptr<SqliteStatement> set_through_;
+  std::unique_ptr<SqliteStatement> find_spilled_;
+  std::unique_ptr<SqliteStatement> put_spilled_;
+  std::vector<SeqRuns::Run> spilled_;  // Record's scratch
+  int64_t spill_lookups_ = 0;
+  int64_t runs_spilled_ = 0;
   HostLedger ledger_;
   bool valid_ = false;      // false until loaded and after Invalidate
   int64_t through_ = 0;     // rows the checkpoint covers

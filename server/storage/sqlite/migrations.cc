@@ -91,7 +91,20 @@ ALTER TABLE reports_v4 RENAME TO reports;
 CREATE TABLE ledger (through_rowid INTEGER NOT NULL);
 INSERT INTO ledger SELECT coalesce(max(id), 0) FROM reports;
 )sql",
-    // 5: observed kernel events (event_store.h), one per (host, boot, kmsg
+    // 5: the seq runs of a host with more gaps than the ledger keeps in
+    // memory (SeqRuns::kMaxRuns) are spilled to seq_spill, oldest first;
+    // hosts.spilled_through is the highest seq answered there. Written only
+    // when a host passes the bound, read only for a seq at or below it.
+    R"sql(
+ALTER TABLE hosts ADD COLUMN spilled_through INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE seq_spill (
+  host_id TEXT NOT NULL,
+  first INTEGER NOT NULL,
+  last INTEGER NOT NULL,
+  PRIMARY KEY (host_id, first)
+) WITHOUT ROWID;
+)sql",
+    // 6: observed kernel events (event_store.h), one per (host, boot, kmsg
     // seq); listed newest logged first.
     R"sql(
 CREATE TABLE events (

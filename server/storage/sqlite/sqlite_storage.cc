@@ -155,7 +155,9 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   };
   SqliteStatement& ins = *insert_report_;
   for (const ReportRow& r : rows) {
-    if (ledger.Seen(r.host_id, r.seq)) {
+    absl::StatusOr<bool> stored = ledger.Stored(r.host_id, r.seq);
+    if (!stored.ok()) return rollback(stored.status());
+    if (*stored) {
       out.push_back(WriteOutcome::kDuplicate);
       continue;
     }
@@ -174,8 +176,11 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
       ins.Reset();
       return rollback(st);
     }
-    ledger.Record(r.host_id, r.seq, r.received_at_ns,
-                  sqlite3_last_insert_rowid(db));
+    if (absl::Status st = ledger.Record(r.host_id, r.seq, r.received_at_ns,
+                                        sqlite3_last_insert_rowid(db));
+        !st.ok()) {
+      return rollback(st);
+    }
     out.push_back(WriteOutcome::kStored);
   }
   ins.Reset();

@@ -1,0 +1,396 @@
+#include "tools/tracehealthctl/fleet_commands.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/enum_names.h"
+#include "common/escape.h"
+#include "common/format.h"
+#include "common/grpc_code_name.h"
+#include "google/protobuf/util/json_util.h"
+#include "tools/tracehealthctl/events_table.h"
+#include "tools/tracehealthctl/model_request.h"
+#include "tools/tracehealthctl/table.h"
+
+// Shared with `model` (defined in tools/tracehealthctl/model_request.cc).
+ABSL_DECLARE_FLAG(std::string, kernel);
+ABSL_DECLARE_FLAG(int64_t, threads);
+ABSL_DECLARE_FLAG(int64_t, null_threads);
+ABSL_DECLARE_FLAG(std::string, fgraph_active);
+ABSL_DECLARE_FLAG(int64_t, batch);
+ABSL_DECLARE_FLAG(double, c_visit_ns);
+ABSL_DECLARE_FLAG(double, latency_budget);
+
+ABSL_FLAG(std::string, hosts, "",
+          "predict, hosts, summary: comma-separated host ids");
+ABSL_FLAG(std::string, selector, "",
+          "predict, hosts, summary: label selector, e.g. role=db,zone=~us-.*");
+ABSL_FLAG(std::string, min_risk, "",
+          "hosts: only hosts at least this risky: none|latency|warning|stall");
+ABSL_FLAG(std::string, sort, "risk",
+          "hosts: order by risk|host|last_seen|latency");
+ABSL_FLAG(int32_t, limit, 0,
+          "At most this many rows (0: the server's default, 100)");
+ABSL_FLAG(std::string, state, "",
+          "alerts: pending|firing|resolved (default: pending and firing)");
+ABSL_FLAG(std::string, predicted, "",
+          "events: yes|no|unknown, as the models predicted them (default: "
+          "all)");
+ABSL_FLAG(absl::Duration, since, absl::Hours(24 * 7),
+          "events: those logged this long before now");
+
+namespace tracehealth {
+namespace {
+
+using server::Table;
+
+std::string Lower(absl::string_view s) { return absl::AsciiStrToLower(s); }
+
+std::string Age(const google::protobuf::Duration& d) {
+  int64_t s = d.seconds();
+  if (s < 120) return absl::StrCat(s, "s");
+  if (s < 7200) return absl::StrCat(s / 60, "m");
+  return absl::StrCat(s / 3600, "h");
+}
+
+std::string When(const google::protobuf::Timestamp& ts) {
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S",
+                          absl::FromUnixSeconds(ts.seconds()),
+                          absl::UTCTimeZone());
+}
+
+std::string ProbeName(v1::ProbeKind kind) {
+  return Lower(absl::StripPrefix(v1::ProbeKind_Name(kind), "PROBE_KIND_"));
+}
+
+void SelectHosts(v1::HostSelector* sel) {
+  for (absl::string_view id : absl::StrSplit(absl::GetFlag(FLAGS_hosts), ',',
+                                             absl::SkipWhitespace())) {
+    sel->add_host_ids(std::string(absl::StripAsciiWhitespace(id)));
+  }
+  sel->set_labels(absl::GetFlag(FLAGS_selector));
+}
+
+// --hosts/--selector and --probe (kprobe_multi_return when not given) into
+// `req`, a request with both.
+template <typename Request>
+absl::Status SelectHostsAndProbe(Request* req) {
+  SelectHosts(req->mutable_hosts());
+  absl::StatusOr<std::optional<v1::ProbeKind>> probe = ProbeFlag();
+  if (!probe.ok()) return probe.status();
+  req->set_probe_kind(probe->value_or(v1::PROBE_KIND_KPROBE_MULTI_RETURN));
+  return absl::OkStatus();
+}
+
+// predict's what-if flags, each -1 ("" for text) when not given.
+absl::StatusOr<v1::WhatIf> WhatIfFromFlags() {
+  if (absl::Status st = CheckModelFlagRanges(); !st.ok()) return st;
+  v1::WhatIf w;
+  if (int64_t v = absl::GetFlag(FLAGS_threads); v >= 0) w.set_threads(v);
+  if (int64_t v = absl::GetFlag(FLAGS_null_threads); v >= 0)
+    w.set_null_threads(v);
+  if (int64_t v = absl::GetFlag(FLAGS_batch); v >= 0) {
+    if (v == 0 || v > (1 << 20)) {
+      return absl::InvalidArgumentError("--batch must be in 1..1048576");
+    }
+    w.set_batch(static_cast<uint32_t>(v));
+  }
+  absl::StatusOr<std::optional<v1::PreemptMode>> mode = PreemptFlag();
+  if (!mode.ok()) return mode.status();
+  if (mode->has_value()) w.set_preempt_mode(**mode);
+  if (!absl::GetFlag(FLAGS_kernel).empty())
+    w.set_kernel_release(absl::GetFlag(FLAGS_kernel));
+  if (double v = absl::GetFlag(FLAGS_c_visit_ns); v >= 0) {
+    if (v == 0) return absl::InvalidArgumentError("--c_visit_ns must be > 0");
+    w.set_c_visit_seconds(v * 1e-9);
+  }
+  if (double v = absl::GetFlag(FLAGS_latency_budget); v >= 0) {
+    if (v == 0) {
+      return absl::InvalidArgumentError("--latency_budget must be > 0");
+    }
+    w.set_latency_budget_seconds(v);
+  }
+  absl::StatusOr<std::optional<bool>> active =
+      BoolFlag("fgraph_active", absl::GetFlag(FLAGS_fgraph_active));
+  if (!active.ok()) return active.status();
+  if (active->has_value()) w.set_fgraph_active(**active);
+  return w;
+}
+
+// Looks `text` up in `names` (value, name) pairs.
+template <typename Enum, size_t N>
+std::optional<Enum> Pick(const std::pair<Enum, const char*> (&names)[N],
+                         const std::string& text) {
+  for (const auto& [value, name] : names) {
+    if (Lower(text) == name) return value;
+  }
+  return std::nullopt;
+}
+
+template <typename Enum, size_t N>
+std::string Choices(const std::pair<Enum, const char*> (&names)[N]) {
+  std::vector<std::string> out;
+  for (const auto& entry : names) out.push_back(entry.second);
+  return absl::StrJoin(out, "|");
+}
+
+constexpr std::pair<v1::Risk, const char*> kRisks[] = {
+    {v1::RISK_NONE, "none"},
+    {v1::RISK_LATENCY, "latency"},
+    {v1::RISK_WARNING, "warning"},
+    {v1::RISK_STALL, "stall"},
+};
+constexpr std::pair<v1::HostSort, const char*> kSorts[] = {
+    {v1::HOST_SORT_RISK, "risk"},
+    {v1::HOST_SORT_HOST_ID, "host"},
+    {v1::HOST_SORT_LAST_SEEN, "last_seen"},
+    {v1::HOST_SORT_ATTACH_LATENCY, "latency"},
+};
+constexpr std::pair<v1::AlertState, const char*> kStates[] = {
+    {v1::ALERT_STATE_PENDING, "pending"},
+    {v1::ALERT_STATE_FIRING, "firing"},
+    {v1::ALERT_STATE_RESOLVED, "resolved"},
+};
+
+}  // namespace
+
+template <typename Req, typename Resp>
+int FleetCommands::Call(grpc::Status (v1::FleetQuery::Stub::*rpc)(
+                            grpc::ClientContext*, const Req&, Resp*),
+                        const Req& req, Resp* resp) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   absl::ToChronoMilliseconds(options_.timeout));
+  if (!options_.token.empty()) {
+    ctx.AddMetadata("authorization", "Bearer " + options_.token);
+  }
+  grpc::Status st = (stub_.get()->*rpc)(&ctx, req, resp);
+  if (!st.ok()) {
+    err_ << "tracehealthctl: " << GrpcCodeName(st.error_code()) << ": "
+         << EscapeText(st.error_message()) << "\n";
+    return 1;
+  }
+  if (options_.json) return PrintJson(*resp);
+  return -1;
+}
+
+int FleetCommands::Usage(const std::string& message) {
+  err_ << "tracehealthctl: " << message << "\n";
+  return kUsageError;
+}
+
+int FleetCommands::PrintJson(const google::protobuf::Message& m) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.add_whitespace = true;
+  opts.preserve_proto_field_names = true;
+  auto st = google::protobuf::util::MessageToJsonString(m, &json, opts);
+  if (!st.ok()) {
+    err_ << "tracehealthctl: " << st.ToString() << "\n";
+    return 1;
+  }
+  out_ << json;
+  return 0;
+}
+
+int FleetCommands::Predict() {
+  v1::PredictAttachRequest req;
+  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
+  absl::StatusOr<v1::WhatIf> what_if = WhatIfFromFlags();
+  if (!what_if.ok()) return Usage(std::string(what_if.status().message()));
+  *req.mutable_what_if() = *what_if;
+  req.set_limit(absl::GetFlag(FLAGS_limit));
+  v1::PredictAttachResponse resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::PredictAttach, req, &resp);
+      rc >= 0) {
+    return rc;
+  }
+  Table t({"HOST", "RISK", "LATENCY", "PASSES", "THREADS", "N_NULL", "AGE",
+           "RECOMMENDATION"});
+  for (const auto& a : resp.answers()) {
+    const auto& p = a.prediction();
+    t.AddRow({a.host_id(), RiskName(p.risk()),
+              FormatSeconds(p.latency_seconds()), absl::StrCat(p.passes()),
+              absl::StrCat(p.threads_total()), absl::StrCat(p.null_threads()),
+              absl::StrCat(Age(a.data_age()), a.stale() ? " (stale)" : ""),
+              a.recommendation()});
+  }
+  t.Print(out_);
+  out_ << resp.matched_hosts() << " host(s) matched, probe "
+       << ProbeName(req.probe_kind()) << "\n";
+  if (resp.unknown_hosts_size() > 0) {
+    std::vector<std::string> unknown;
+    for (const std::string& id : resp.unknown_hosts())
+      unknown.push_back(EscapeText(id));
+    out_ << "unknown: " << absl::StrJoin(unknown, ", ") << "\n";
+  }
+  return 0;
+}
+
+int FleetCommands::Hosts() {
+  v1::ListHostsRequest req;
+  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
+  const std::string mr = absl::GetFlag(FLAGS_min_risk);
+  if (!mr.empty()) {
+    std::optional<v1::Risk> r = Pick(kRisks, mr);
+    if (!r) {
+      return Usage(absl::StrCat("--min_risk: expected ", Choices(kRisks),
+                                ", got '", EscapeText(mr), "'"));
+    }
+    req.set_min_risk(*r);
+  }
+  const std::string sort = absl::GetFlag(FLAGS_sort);
+  std::optional<v1::HostSort> s = Pick(kSorts, sort);
+  if (!s) {
+    return Usage(absl::StrCat("--sort: expected ", Choices(kSorts), ", got '",
+                              EscapeText(sort), "'"));
+  }
+  req.set_sort(*s);
+  req.set_limit(absl::GetFlag(FLAGS_limit));
+  v1::ListHostsResponse resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::ListHosts, req, &resp); rc >= 0)
+    return rc;
+  PrintSummaries(resp.hosts());
+  out_ << resp.matched_hosts() << " host(s)\n";
+  return 0;
+}
+
+int FleetCommands::Host(const std::string& id) {
+  v1::GetHostRequest req;
+  req.set_host_id(id);
+  v1::HostState resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::GetHost, req, &resp); rc >= 0)
+    return rc;
+  const v1::HostReport& r = resp.latest();
+  std::vector<std::string> labels;
+  for (const auto& [k, v] : resp.labels())
+    labels.push_back(absl::StrCat(k, "=", v));
+  std::sort(labels.begin(), labels.end());
+  out_ << "host        " << EscapeText(resp.host_id())
+       << (resp.stale() ? " (stale)" : "") << "\n"
+       << "labels      " << EscapeText(absl::StrJoin(labels, ",")) << "\n"
+       << "first seen  " << When(resp.first_seen()) << "\n"
+       << "last seen   " << When(resp.last_seen()) << "\n"
+       << "reports     " << resp.reports() << " (latest seq " << r.seq()
+       << ")\n"
+       << "kernel      " << EscapeText(r.snapshot().kernel().release())
+       << ", preempt " << PreemptModeName(r.snapshot().kernel().preempt_mode())
+       << "\n"
+       << "threads     " << r.snapshot().threads().total() << "\n"
+       << "worst risk  " << RiskName(r.predictions().worst_risk()) << "\n\n";
+  Table t({"PROBE", "FGRAPH", "RISK", "LATENCY", "LONGEST PASS", "SUMMARY"});
+  for (const auto& a : r.predictions().attach()) {
+    t.AddRow({ProbeName(a.probe_kind()),
+              a.uses_fgraph() ? (a.fgraph_already_active() ? "active" : "yes")
+                              : "no",
+              RiskName(a.risk()), FormatSeconds(a.latency_seconds()),
+              FormatSeconds(a.longest_pass_seconds()), a.summary()});
+  }
+  t.Print(out_);
+  const auto& sd = r.predictions().stack_depot();
+  const auto& vp = r.predictions().vmap_purge();
+  out_ << "\nstack depot: " << RiskName(sd.risk()) << "  "
+       << EscapeText(sd.summary()) << "\n"
+       << "vmap purge:  " << RiskName(vp.risk()) << "  "
+       << EscapeText(vp.summary()) << "\n";
+  return 0;
+}
+
+int FleetCommands::Summary() {
+  v1::FleetSummaryRequest req;
+  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
+  if (absl::GetFlag(FLAGS_limit) > 0) req.set_worst(absl::GetFlag(FLAGS_limit));
+  v1::FleetSummaryResponse resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::FleetSummary, req, &resp); rc >= 0)
+    return rc;
+  out_ << resp.hosts() << " host(s), " << resp.stale_hosts() << " stale, "
+       << resp.firing_alerts() << " firing alert(s)\n\n";
+  Table counts({"RISK", "HOSTS"});
+  for (const auto& c : resp.by_risk()) {
+    counts.AddRow({RiskName(c.risk()), absl::StrCat(c.hosts())});
+  }
+  counts.Print(out_);
+  out_ << "\nworst hosts:\n";
+  PrintSummaries(resp.worst());
+  return 0;
+}
+
+int FleetCommands::Alerts() {
+  v1::ListAlertsRequest req;
+  const std::string s = absl::GetFlag(FLAGS_state);
+  if (!s.empty()) {
+    std::optional<v1::AlertState> state = Pick(kStates, s);
+    if (!state) {
+      return Usage(absl::StrCat("--state: expected ", Choices(kStates),
+                                ", got '", EscapeText(s), "'"));
+    }
+    req.set_state(*state);
+  }
+  req.set_limit(absl::GetFlag(FLAGS_limit));
+  v1::ListAlertsResponse resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::ListAlerts, req, &resp); rc >= 0)
+    return rc;
+  Table t({"RULE", "HOST", "STATE", "SEVERITY", "VALUE", "SINCE", "SUMMARY"});
+  for (const auto& a : resp.alerts()) {
+    auto it = a.annotations().find("summary");
+    t.AddRow({a.rule(), a.host_id(),
+              Lower(absl::StripPrefix(v1::AlertState_Name(a.state()),
+                                      "ALERT_STATE_")),
+              a.severity(), absl::StrFormat("%g", a.value()),
+              When(a.active_since()),
+              it == a.annotations().end() ? "" : it->second});
+  }
+  t.Print(out_);
+  out_ << resp.alerts_size() << " alert(s)\n";
+  return 0;
+}
+
+int FleetCommands::Events(const std::string& host) {
+  absl::StatusOr<v1::ListEventsRequest> req = server::EventsRequest(
+      host, Lower(absl::GetFlag(FLAGS_predicted)), absl::GetFlag(FLAGS_since),
+      absl::GetFlag(FLAGS_limit), absl::Now());
+  if (!req.ok()) return Usage(std::string(req.status().message()));
+  v1::ListEventsResponse resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::ListEvents, *req, &resp); rc >= 0)
+    return rc;
+  server::PrintEvents(resp, out_);
+  return 0;
+}
+
+void FleetCommands::PrintSummaries(
+    const google::protobuf::RepeatedPtrField<v1::HostSummary>& hosts) {
+  Table t({"HOST", "RISK", "ATTACH", "ATTACH RISK", "THREADS", "KERNEL",
+           "POOL BUDGET", "PURGE", "LAST SEEN"});
+  for (const auto& h : hosts) {
+    t.AddRow({h.host_id(), RiskName(h.worst_risk()),
+              FormatSeconds(h.attach_latency_seconds()),
+              RiskName(h.attach_risk()),
+              h.has_threads() ? absl::StrCat(h.threads()) : "?",
+              h.has_kernel_release() ? h.kernel_release() : "?",
+              h.has_pool_budget_ratio()
+                  ? absl::StrFormat("%.1f%%", h.pool_budget_ratio() * 100)
+                  : "-",
+              FormatSeconds(h.purge_seconds()),
+              absl::StrCat(When(h.last_seen()), h.stale() ? " (stale)" : "")});
+  }
+  t.Print(out_);
+}
+
+}  // namespace tracehealth
