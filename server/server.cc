@@ -21,6 +21,7 @@
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
 #include "server/data_dir_lock.h"
+#include "server/events/event_recorder.h"
 #include "server/housekeeper.h"
 #include "server/http/http_server.h"
 #include "server/http/router.h"
@@ -117,6 +118,7 @@ void Server::UseStore(std::unique_ptr<T> store) {
   reports_ = store.get();
   alerts_ = store.get();
   transitions_ = store.get();
+  events_ = store.get();
   store_owner_ = std::shared_ptr<T>(std::move(store));
 }
 
@@ -254,6 +256,8 @@ absl::Status Server::StartAlerting() {
 
 absl::Status Server::StartServing(
     const std::shared_ptr<grpc::ServerCredentials>& creds, QueryOptions qopts) {
+  recorder_ =
+      std::make_unique<EventRecorder>(events_, reports_, &metrics_, env_.log);
   ReportWriter::Options wopts;
   wopts.queue_capacity = static_cast<size_t>(config_.writer_queue);
   writer_ = std::make_unique<ReportWriter>(
@@ -269,6 +273,7 @@ absl::Status Server::StartServing(
   ingest_ = std::make_unique<IngestService>(writer_.get(), &metrics_, iopts);
   qopts.stale_after_intervals = config_.stale_after_intervals;
   qopts.history = reports_;
+  qopts.events = events_;
   query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;
@@ -380,6 +385,11 @@ void Server::OnCommitted(absl::Span<const CommittedReport> stored,
   // Rules compare each report with the host's previous one, which they read
   // from the index: the index must not hold `stored` yet.
   alerting_->OnCommitted(stored);
+  // Observed events compare with the host's previous report too.
+  recorder_->Record(stored, [this](const std::string& host) {
+    std::optional<HostEntry> e = index_.Get(host);
+    return e.has_value() ? e->latest : std::shared_ptr<const v1::HostReport>();
+  });
   index_.Apply(stored);
   metrics_.CountStored(static_cast<double>(stats.stored));
   metrics_.CountDuplicates(static_cast<double>(stats.duplicates));

@@ -1,6 +1,6 @@
 // QueryService: the FleetQuery gRPC service (pre-attach predictions, host
-// views, fleet summary, alerts), answered from the in-memory HostIndex (and
-// the alerts table).
+// views, fleet summary, alerts, observed events), answered from the
+// in-memory HostIndex (and the alerts, reports and events tables).
 //
 // The Do* methods hold the logic and are callable without gRPC (tests);
 // the callback-API overrides add bearer-token checks and metrics. They take
@@ -25,6 +25,7 @@
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/event_store.h"
 #include "server/storage/report_store.h"
 
 namespace re2 {
@@ -48,9 +49,11 @@ struct QueryOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
   // The store GetHostHistory reads (not owned); null: it is UNAVAILABLE.
   ReportStore* history = nullptr;
+  // The store ListEvents reads (not owned); null: it is UNAVAILABLE.
+  EventStore* events = nullptr;
 };
 
-// The six FleetQuery methods, each taking and returning raw bytes.
+// The seven FleetQuery methods, each taking and returning raw bytes.
 using RawFleetQueryService =
     v1::FleetQuery::WithRawCallbackMethod_PredictAttach<
         v1::FleetQuery::WithRawCallbackMethod_GetHost<
@@ -58,7 +61,8 @@ using RawFleetQueryService =
                 v1::FleetQuery::WithRawCallbackMethod_ListAlerts<
                     v1::FleetQuery::WithRawCallbackMethod_FleetSummary<
                         v1::FleetQuery::WithRawCallbackMethod_GetHostHistory<
-                            v1::FleetQuery::Service>>>>>>;
+                            v1::FleetQuery::WithRawCallbackMethod_ListEvents<
+                                v1::FleetQuery::Service>>>>>>>;
 
 class QueryService final : public RawFleetQueryService {
  public:
@@ -81,6 +85,10 @@ class QueryService final : public RawFleetQueryService {
   // NOT_FOUND (unknown host), the store's.
   grpc::Status DoGetHostHistory(const v1::GetHostHistoryRequest& req,
                                 v1::GetHostHistoryResponse* resp) const;
+  // Errors: INVALID_ARGUMENT (from after to, limit over 10000, an unknown
+  // predicted value), UNAVAILABLE (no event store, or its error).
+  grpc::Status DoListEvents(const v1::ListEventsRequest& req,
+                            v1::ListEventsResponse* resp) const;
 
   grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
                                           const grpc::ByteBuffer* req,
@@ -100,6 +108,9 @@ class QueryService final : public RawFleetQueryService {
   grpc::ServerUnaryReactor* GetHostHistory(grpc::CallbackServerContext* ctx,
                                            const grpc::ByteBuffer* req,
                                            grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* ListEvents(grpc::CallbackServerContext* ctx,
+                                       const grpc::ByteBuffer* req,
+                                       grpc::ByteBuffer* resp) override;
 
  private:
   // Authorizes, decodes `in` as a Request, runs `method` and encodes its

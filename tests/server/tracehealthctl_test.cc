@@ -167,7 +167,8 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.out,
             "tracehealthctl: unknown command \"frobnicate\" (predict, hosts, "
-            "host, summary, alerts, model, gate, help; see tracehealthctl "
+            "host, summary, alerts, events, model, gate, help; see "
+            "tracehealthctl "
             "--help)\n");
 }
 

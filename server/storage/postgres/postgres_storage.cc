@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "server/storage/postgres/copy_binary.h"
 #include "server/storage/postgres/pg_alerts.h"
+#include "server/storage/postgres/pg_events.h"
 #include "server/storage/postgres/pg_migrations.h"
 #include "server/storage/postgres/pg_partitions.h"
 
@@ -472,6 +473,20 @@ absl::StatusOr<std::vector<AlertRow>> PostgresStorage::ListAlerts(
   absl::MutexLock lock(&read_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
   return PgListAlerts(*conn, filter);
+}
+
+absl::StatusOr<std::vector<bool>> PostgresStorage::PutEvents(
+    absl::Span<const EventRow> rows) {
+  absl::MutexLock lock(&control_.mu);
+  TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(control_));
+  return PgPutEvents(*conn, rows);
+}
+
+absl::StatusOr<std::vector<EventRow>> PostgresStorage::ListEvents(
+    const EventFilter& filter) {
+  absl::MutexLock lock(&read_.mu);
+  TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
+  return PgListEvents(*conn, filter);
 }
 
 absl::StatusOr<TransitionResult> PostgresStorage::TransitionAlert(
