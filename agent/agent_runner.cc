@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -15,6 +16,7 @@
 #include "agent/collect/collector.h"
 #include "agent/collect/default_host_id.h"
 #include "agent/collect/host_fs.h"
+#include "agent/events/kmsg_events.h"
 #include "agent/gate/gate_server.h"
 #include "agent/gate/gate_service.h"
 #include "agent/gate/unix_socket.h"
@@ -283,9 +285,11 @@ int StartGate(const AgentConfig& config, const std::string& state_dir,
 // One report every interval until a signal or --max_reports: spooled when
 // there is an uplink, printed (by `print`) otherwise; each cycle's snapshot
 // goes to the gate. Exit code 1 when the seq cannot be persisted.
+// `delivered` runs once a report is spooled or printed.
 int MakeReports(const AgentConfig& config, SignalWaiter& signals, SeqStore& seq,
                 ReportMaker& maker, Uplink& up, Gate& gate,
                 const std::function<void(v1::HostReport*)>& print,
+                const std::function<void()>& delivered,
                 const std::function<void()>& log_warnings, std::ostream& err) {
   uint64_t made = 0;
   uint64_t first_seq = 0, last_seq = 0;
@@ -309,10 +313,15 @@ int MakeReports(const AgentConfig& config, SignalWaiter& signals, SeqStore& seq,
     if (up.spool != nullptr) {
       absl::Status s =
           up.spool->Append(report.seq(), report.SerializeAsString());
-      if (!s.ok()) err << "tracehealth-agent: spool: " << s.message() << "\n";
+      if (s.ok()) {
+        delivered();
+      } else {
+        err << "tracehealth-agent: spool: " << s.message() << "\n";
+      }
       up.streamer->Wake();
     } else {
       print(&report);
+      delivered();
     }
     ++made;
     if (first_seq == 0) first_seq = *n;
@@ -365,11 +374,29 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   ropts.interval_seconds = absl::ToDoubleSeconds(config.interval);
   ropts.models.features = features.get();
   ropts.feature_table_override = features.rows;
+  // The kernel log's cursor lives in the state directory; a one-shot run
+  // without one shows every event the log still holds.
+  std::unique_ptr<KmsgEvents> events;
+  if (config.kernel_log) {
+    KmsgEventsOptions eopts;
+    eopts.state_dir = state_dir;
+    events = std::make_unique<KmsgEvents>(&fs, eopts);
+    ropts.events = events.get();
+  }
   ReportMaker maker(&collector, ropts, [] { return absl::Now(); });
   auto log_warnings = [&] {
-    for (const std::string& w : collector.TakeWarnings()) {
+    std::vector<std::string> warnings = collector.TakeWarnings();
+    if (events != nullptr) {
+      for (std::string& w : events->TakeWarnings()) {
+        warnings.push_back(std::move(w));
+      }
+    }
+    for (const std::string& w : warnings) {
       err << "tracehealth-agent: warning: " << w << "\n";
     }
+  };
+  auto delivered = [&] {
+    if (events != nullptr) events->Delivered();
   };
   // A printed report is explained (summaries and bases); a streamed one
   // carries numbers only and the server explains it.
@@ -402,7 +429,7 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
     rc = StartUplink(config, state_dir, &up, err);
     if (rc != 0) return rc;
   }
-  return MakeReports(config, signals, *seq, maker, up, gate, print,
+  return MakeReports(config, signals, *seq, maker, up, gate, print, delivered,
                      log_warnings, err);
 }
 

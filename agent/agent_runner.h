@@ -37,6 +37,9 @@ struct AgentConfig {
   absl::Duration vmallocinfo_interval = absl::Minutes(10);
   uint64_t max_reports = 0;
   absl::Duration shutdown_flush_timeout = absl::Seconds(5);
+  // Read ROOT/dev/kmsg for soft lockups, RCU stalls and hung tasks
+  // (report.proto observed_events).
+  bool kernel_log = true;
   // The gate's unix socket: "" is STATE_DIR/gate.sock (a failure to create
   // it is a warning), "none" serves no gate, any other path must work.
   std::string local_socket;

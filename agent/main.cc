@@ -58,6 +58,10 @@ ABSL_FLAG(uint64_t, max_reports, 0,
           "Stop after this many reports (0: run until SIGTERM).");
 ABSL_FLAG(absl::Duration, shutdown_flush_timeout, absl::Seconds(5),
           "On SIGTERM, how long to keep sending spooled reports.");
+ABSL_FLAG(bool, kernel_log, true,
+          "Read ROOT/dev/kmsg for soft lockups, RCU stalls and hung tasks "
+          "(reported as observed events, from where the last report left "
+          "off).");
 ABSL_FLAG(std::string, local_socket, "",
           "Unix socket of the local gate API (tracehealthctl gate), mode 0660; "
           "default STATE_DIR/gate.sock, \"none\" for no gate; not served with "
@@ -117,6 +121,7 @@ int main(int argc, char** argv) {
   config.vmallocinfo_interval = absl::GetFlag(FLAGS_vmallocinfo_interval);
   config.max_reports = absl::GetFlag(FLAGS_max_reports);
   config.shutdown_flush_timeout = absl::GetFlag(FLAGS_shutdown_flush_timeout);
+  config.kernel_log = absl::GetFlag(FLAGS_kernel_log);
   config.local_socket = absl::GetFlag(FLAGS_local_socket);
   config.local_socket_group = absl::GetFlag(FLAGS_local_socket_group);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);

@@ -48,6 +48,18 @@ constexpr CheckRow kChecks[] = {
     {v1::ThresholdCheck::KIND_POOL_BUDGET, "pool budget", "pool-budget"},
 };
 
+struct CpuClassRow {
+  v1::CpuClass value;
+  const char* name;
+};
+constexpr CpuClassRow kCpuClasses[] = {
+    {v1::CPU_CLASS_FITTED, "the fitted class"},
+    {v1::CPU_CLASS_OTHER, "another CPU"},
+    {v1::CPU_CLASS_VIRTUALIZED, "a guest"},
+    {v1::CPU_CLASS_EMULATED, "an emulated CPU"},
+    {v1::CPU_CLASS_UNKNOWN, "an unknown CPU"},
+};
+
 struct SourceRow {
   v1::InputSource value;
   const char* name;
@@ -145,6 +157,10 @@ const char* CheckKindName(v1::ThresholdCheck::Kind kind) {
 
 const char* CheckKindAdjective(v1::ThresholdCheck::Kind kind) {
   return Column(kChecks, kind, &CheckRow::adjective, "threshold");
+}
+
+const char* CpuClassName(v1::CpuClass cls) {
+  return Column(kCpuClasses, cls, &CpuClassRow::name, "an unknown CPU");
 }
 
 const char* InputSourceName(v1::InputSource source) {

@@ -37,6 +37,10 @@ const char* CheckKindName(v1::ThresholdCheck::Kind kind);
 // "pool-budget"; "threshold" otherwise ("crosses the soft-lockup threshold").
 const char* CheckKindAdjective(v1::ThresholdCheck::Kind kind);
 
+// "the fitted class", "another CPU", "a guest", "an emulated CPU", "an
+// unknown CPU" (CPU_CLASS_UNSPECIFIED too).
+const char* CpuClassName(v1::CpuClass cls);
+
 // What a prediction's basis says of an input's source: "measured",
 // "derived", "default", "given" (an override); "?" otherwise.
 const char* InputSourceName(v1::InputSource source);

@@ -67,6 +67,15 @@ TEST(EnumNamesTest, CheckKindNounAndAdjective) {
                "threshold");
 }
 
+TEST(EnumNamesTest, CpuClass) {
+  EXPECT_STREQ(CpuClassName(v1::CPU_CLASS_FITTED), "the fitted class");
+  EXPECT_STREQ(CpuClassName(v1::CPU_CLASS_OTHER), "another CPU");
+  EXPECT_STREQ(CpuClassName(v1::CPU_CLASS_VIRTUALIZED), "a guest");
+  EXPECT_STREQ(CpuClassName(v1::CPU_CLASS_EMULATED), "an emulated CPU");
+  EXPECT_STREQ(CpuClassName(v1::CPU_CLASS_UNKNOWN), "an unknown CPU");
+  EXPECT_STREQ(CpuClassName(v1::CPU_CLASS_UNSPECIFIED), "an unknown CPU");
+}
+
 TEST(EnumNamesTest, InputSource) {
   EXPECT_STREQ(InputSourceName(v1::INPUT_SOURCE_MEASURED), "measured");
   EXPECT_STREQ(InputSourceName(v1::INPUT_SOURCE_DERIVED), "derived");

@@ -24,6 +24,7 @@
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
 #include "server/data_dir_lock.h"
+#include "server/events/event_recorder.h"
 #include "server/housekeeper.h"
 #include "server/http/http_server.h"
 #include "server/http/router.h"
@@ -128,6 +129,7 @@ void Server::UseStore(std::unique_ptr<T> store) {
   reports_ = store.get();
   alerts_ = store.get();
   transitions_ = store.get();
+  events_ = store.get();
   store_owner_ = std::shared_ptr<T>(std::move(store));
 }
 
@@ -268,6 +270,8 @@ absl::Status Server::MakeAlerting() {
 
 absl::Status Server::StartServing(
     const std::shared_ptr<grpc::ServerCredentials>& creds, QueryOptions qopts) {
+  recorder_ =
+      std::make_unique<EventRecorder>(events_, reports_, &metrics_, env_.log);
   ReportWriter::Options wopts;
   wopts.queue_capacity = static_cast<size_t>(config_.writer_queue);
   writer_ = std::make_unique<ReportWriter>(
@@ -294,6 +298,7 @@ absl::Status Server::StartServing(
   qopts.stale_after_intervals = config_.stale_after_intervals;
   qopts.store = reports_;
   qopts.scan_threads = config_.query_scan_threads;
+  qopts.events = events_;
   query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;
@@ -423,6 +428,19 @@ void Server::OnCommitted(absl::Span<const CommittedReport> stored,
   // Rules compare each report with the host's previous one, which they read
   // from the index: the index must not hold `stored` yet.
   alerting_->OnCommitted(stored);
+  // Observed events compare with the host's previous report too. The index
+  // keeps only its record: the report is read back from the store, for the
+  // few reports that carry events (Record asks for no others).
+  recorder_->Record(stored, [this](const std::string& host) {
+    const uint64_t seq = index_.LatestSeq(host);
+    if (seq == 0) return std::shared_ptr<const v1::HostReport>();
+    absl::StatusOr<std::string> blob = reports_->GetReport(host, seq);
+    auto report = std::make_shared<v1::HostReport>();
+    if (!blob.ok() || !report->ParseFromString(*blob)) {
+      return std::shared_ptr<const v1::HostReport>();
+    }
+    return std::shared_ptr<const v1::HostReport>(std::move(report));
+  });
   index_.Apply(stored);
   metrics_.CountStored(static_cast<double>(stats.stored));
   metrics_.CountDuplicates(static_cast<double>(stats.duplicates));

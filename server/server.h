@@ -58,6 +58,8 @@ class Alerting;
 class DataDirLock;
 class ChangeFeed;
 class ChangeFollower;
+class EventRecorder;
+class EventStore;
 class Housekeeper;
 class HttpServer;
 class Router;
@@ -227,12 +229,14 @@ class Server {
   ReportStore* reports_ = nullptr;
   AlertStore* alerts_ = nullptr;
   AlertTransitions* transitions_ = nullptr;
+  EventStore* events_ = nullptr;
   LeaseStore* leases_ = nullptr;  // null for SQLite: one server
   ChangeFeed* feed_ = nullptr;    // null for SQLite: one writer
   HostIndex index_;
   std::unique_ptr<ChangeFollower> follower_;
   std::unique_ptr<Alerting> alerting_;
   ServerMetrics metrics_;
+  std::unique_ptr<EventRecorder> recorder_;
   std::unique_ptr<ReportWriter> writer_;
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> query_;

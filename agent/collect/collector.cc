@@ -12,6 +12,7 @@
 #include "agent/parsers/stackdepot.h"
 #include "agent/parsers/vmallocinfo.h"
 #include "common/kernel/release.h"
+#include "common/models/stackdepot/depot_pools.h"
 #include "common/models/stackdepot/stack_depot.h"
 #include "common/proto_time.h"
 
@@ -20,7 +21,6 @@ namespace {
 
 constexpr size_t kSmallFile = 64 * 1024;
 constexpr uint64_t kVmallocInfoMax = 256ull << 20;
-constexpr uint64_t kDefaultMaxPools = 8192;
 constexpr size_t kMountsMax = 4 << 20;
 constexpr char kTracefsDefault[] = "/sys/kernel/tracing";
 
@@ -213,8 +213,14 @@ void Collector::CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown) {
   } else {
     AddUnknown(unknown, "cpus.online", n.status().message());
   }
+  if (facts_->possible_cpus.has_value()) {
+    cpus->set_possible(*facts_->possible_cpus);
+  } else {
+    AddUnknown(unknown, "cpus.possible", facts_->possible_error);
+  }
   if (facts_->invlpgb.has_value()) {
     cpus->set_invlpgb(*facts_->invlpgb);
+    cpus->set_hypervisor(facts_->hypervisor.value_or(false));
     if (facts_->model_name.has_value())
       cpus->set_model_name(*facts_->model_name);
   } else {
@@ -227,20 +233,22 @@ void Collector::CollectStackDepot(const std::optional<std::string>& debugfs,
   v1::StackDepotStats* d = s->mutable_stackdepot();
   Unknowns* unknown = s->mutable_unknown();
   const v1::KernelInfo& k = s->kernel();
-  // The pool budget.
+  // The pool budget: stack_depot_max_pools= as the kernel applies it, else
+  // the default for the page size.
   const bool param =
       facts_->release.has_value() &&
       options_.features
           ->Has(feature::kStackdepotMaxPoolsParam, *facts_->release)
           .present;
-  if (param && facts_->cmdline_max_pools.has_value()) {
-    d->set_max_pools(*facts_->cmdline_max_pools);
+  const uint32_t page = k.has_page_size() ? k.page_size() : 0;
+  const std::optional<uint64_t> cmdline_pools =
+      k.has_cmdline() ? MaxPoolsFromCmdline(k.cmdline(), DepotPoolLimit(page))
+                      : std::nullopt;
+  if (param && cmdline_pools.has_value()) {
+    d->set_max_pools(*cmdline_pools);
     d->set_max_pools_source("cmdline stack_depot_max_pools=");
-  } else if (!facts_->cmdline_max_pools_error.empty() && param) {
-    AddUnknown(unknown, "stackdepot.max_pools",
-               facts_->cmdline_max_pools_error);
   } else {
-    d->set_max_pools(kDefaultMaxPools);
+    d->set_max_pools(DepotDefaultMaxPools(page));
     d->set_max_pools_source(param ? "kernel default" : "hard cap before 6.17");
   }
   if (k.has_config_stackdepot() && !k.config_stackdepot()) {
@@ -404,7 +412,8 @@ v1::HostSnapshot Collector::Collect() {
 
   LocateMounts(now, unknown);
   CollectPreempt(debugfs_, s.mutable_kernel(), unknown);
-  fgraph_.Collect(tracefs_, facts_->release, now, s.mutable_fgraph(), unknown);
+  fgraph_.Collect(tracefs_, facts_->release, facts_->kernel.arch(), now,
+                  s.mutable_fgraph(), unknown);
   CollectThreads(&s);
   CollectThresholds(s.mutable_thresholds(), unknown);
   CollectCpus(s.mutable_cpus(), unknown);

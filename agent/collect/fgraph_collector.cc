@@ -9,6 +9,7 @@
 #include "agent/collect/tracefs_users.h"
 #include "agent/collect/unknown_input.h"
 #include "agent/parsers/fdinfo.h"
+#include "agent/parsers/tracefs.h"
 #include "common/proto_time.h"
 
 namespace tracehealth::agent {
@@ -143,6 +144,23 @@ void FgraphCollector::CountFunctions(const std::string& t, absl::Time now,
     count(t + "/available_filter_functions", &available_filter_functions_,
           &available_error_);
     count(t + "/enabled_functions", &enabled_functions_, &enabled_error_);
+    // set_ftrace_filter: the functions a function-graph tracer patches.
+    uint64_t filtered = 0;
+    absl::StatusOr<uint64_t> lines = fs_->ReadLines(
+        t + "/set_ftrace_filter", kFunctionListMax,
+        [&](absl::string_view l) { filtered += IsFtraceFilterEntry(l); });
+    if (lines.ok()) {
+      ftrace_filter_functions_ = filtered;
+      filter_error_.clear();
+    } else {
+      ftrace_filter_functions_.reset();
+      filter_error_ = std::string(lines.status().message());
+    }
+  }
+  if (ftrace_filter_functions_.has_value()) {
+    fgraph->set_ftrace_filter_functions(*ftrace_filter_functions_);
+  } else {
+    AddUnknown(unknown, "fgraph.ftrace_filter_functions", filter_error_);
   }
   if (available_filter_functions_.has_value()) {
     fgraph->set_available_filter_functions(*available_filter_functions_);
@@ -202,10 +220,10 @@ bool FgraphCollector::ReadLinks(const std::optional<KernelRelease>& release,
 
 void FgraphCollector::Collect(const std::optional<std::string>& tracefs,
                               const std::optional<KernelRelease>& release,
-                              absl::Time now, v1::FgraphState* fgraph,
-                              UnknownInputs* unknown) {
+                              const std::string& arch, absl::Time now,
+                              v1::FgraphState* fgraph, UnknownInputs* unknown) {
   // Which fprobe-based users sit on fgraph on this kernel.
-  const FprobeFgraphRule rule = FprobeFgraphRuleFor(*features_, release);
+  const FprobeFgraphRule rule = FprobeFgraphRuleFor(*features_, release, arch);
   bool all_known = true;
   if (!tracefs.has_value()) {
     all_known = false;

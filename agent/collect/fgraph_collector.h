@@ -49,11 +49,13 @@ class FgraphCollector {
   // Fills `fgraph` (tracefs_path, users, active, function counts, links)
   // and appends unknown inputs to `unknown`. `tracefs` is the tracefs mount
   // point (or debugfs/tracing) from /proc/mounts; nullopt when neither is
-  // mounted. `release` decides which kprobe_multi / fprobe users sit on
-  // fgraph (nullopt: assume they do).
+  // mounted. `release` and `arch` (kernel.arch; "" when unknown) decide
+  // which kprobe_multi / fprobe users sit on fgraph (nullopt: assume they
+  // do).
   void Collect(const std::optional<std::string>& tracefs,
-               const std::optional<KernelRelease>& release, absl::Time now,
-               v1::FgraphState* fgraph, UnknownInputs* unknown);
+               const std::optional<KernelRelease>& release,
+               const std::string& arch, absl::Time now, v1::FgraphState* fgraph,
+               UnknownInputs* unknown);
 
  private:
   // available_filter_functions and enabled_functions, on the slow schedule.
@@ -86,6 +88,8 @@ class FgraphCollector {
   std::string available_error_;
   std::optional<uint64_t> enabled_functions_;
   std::string enabled_error_;
+  std::optional<uint64_t> ftrace_filter_functions_;
+  std::string filter_error_;
 };
 
 }  // namespace tracehealth::agent

@@ -43,7 +43,7 @@ class FgraphCollectorTest : public ::testing::Test {
     v1::FgraphState out;
     std::optional<KernelRelease> r;
     if (release != nullptr) r = *ParseKernelRelease(release);
-    c->Collect(std::string("/sys/kernel/tracing"), r, now, &out, &unknown_);
+    c->Collect(std::string("/sys/kernel/tracing"), r, "", now, &out, &unknown_);
     return out;
   }
   std::string Unknown(const std::string& input) {

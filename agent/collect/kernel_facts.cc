@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "agent/parsers/cpu.h"
 #include "agent/parsers/kconfig.h"
+#include "agent/parsers/kernel_version.h"
 #include "agent/parsers/preempt.h"
 #include "agent/parsers/proc.h"
-#include "agent/parsers/stackdepot.h"
 
 namespace tracehealth::agent {
 namespace {
@@ -70,23 +70,42 @@ void ReadArch(const HostFs& fs, KernelFacts* f) {
   }
 }
 
+// The upstream release behind a Debian (/proc/version) or Ubuntu
+// (/proc/version_signature) release; other kernels have neither, which is
+// not an unknown input.
+void ReadUpstreamVersion(const HostFs& fs, KernelFacts* f) {
+  v1::KernelInfo* k = &f->kernel;
+  absl::StatusOr<std::string> signature =
+      fs.ReadFile("/proc/version_signature", kSmallFile);
+  if (signature.ok()) {
+    absl::StatusOr<UpstreamVersion> v = ParseVersionSignature(*signature);
+    if (v.ok()) {
+      k->set_upstream_version(v->version);
+      k->set_upstream_version_source(
+          absl::StrCat("/proc/version_signature (", v->evidence, ")"));
+      return;
+    }
+    AddUnknown(&f->unknown, "kernel.upstream_version", v.status().message());
+    return;
+  }
+  absl::StatusOr<std::string> banner = fs.ReadFile("/proc/version", kSmallFile);
+  if (!banner.ok()) return;
+  if (std::optional<UpstreamVersion> v = DebianUpstreamVersion(*banner)) {
+    k->set_upstream_version(v->version);
+    k->set_upstream_version_source(
+        absl::StrCat("/proc/version (", v->evidence, ")"));
+  }
+}
+
 // The command line; returns its preempt= value ("" when absent).
 std::string ReadCmdline(const HostFs& fs, KernelFacts* f) {
   absl::StatusOr<std::string> cmdline = fs.ReadFile("/proc/cmdline", 4096);
   if (!cmdline.ok()) {
     AddUnknown(&f->unknown, "kernel.cmdline", cmdline.status().message());
-    f->cmdline_max_pools_error = std::string(cmdline.status().message());
     return "";
   }
   f->kernel.set_cmdline(
       std::string(absl::StripTrailingAsciiWhitespace(*cmdline)));
-  absl::StatusOr<std::optional<uint64_t>> pools =
-      ParseStackDepotMaxPools(*cmdline);
-  if (pools.ok()) {
-    f->cmdline_max_pools = *pools;
-  } else {
-    f->cmdline_max_pools_error = std::string(pools.status().message());
-  }
   return CmdlineParam(*cmdline, "preempt").value_or("");
 }
 
@@ -129,7 +148,8 @@ std::optional<KernelConfig> FindConfig(const HostFs& fs, KernelFacts* f) {
 // What the config says: the options the models need, preemption (with
 // preempt= on a PREEMPT_DYNAMIC kernel) and the page size.
 void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
-                 const FeatureTable& features, KernelFacts* f) {
+                 const FeatureTable& features, bool none_voluntary_refused,
+                 KernelFacts* f) {
   v1::KernelInfo* k = &f->kernel;
   auto set_bool = [&](const char* name, void (v1::KernelInfo::*setter)(bool)) {
     // Options absent from a config are off (Kconfig omits options whose
@@ -144,6 +164,7 @@ void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
   set_bool("CONFIG_FUNCTION_GRAPH_TRACER",
            &v1::KernelInfo::set_config_function_graph_tracer);
   set_bool("CONFIG_FPROBE", &v1::KernelInfo::set_config_fprobe);
+  set_bool("CONFIG_PREEMPT_RCU", &v1::KernelInfo::set_config_preempt_rcu);
   std::optional<int64_t> frames = config.Int("CONFIG_STACKDEPOT_MAX_FRAMES");
   if (frames.has_value() && *frames > 0 && *frames <= 4096) {
     k->set_config_stackdepot_max_frames(static_cast<uint32_t>(*frames));
@@ -166,18 +187,19 @@ void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
   }
   const bool dynamic = config.Enabled("CONFIG_PREEMPT_DYNAMIC").value_or(false);
   k->set_preempt_dynamic(dynamic);
-  f->config_mode = ModeFromConfig(config, cmdline_preempt);
+  f->config_mode =
+      ModeFromConfig(config, cmdline_preempt, none_voluntary_refused);
+  const v1::PreemptMode boot = SchedPreemptMode(cmdline_preempt);
+  const bool boot_counts =
+      dynamic && boot != v1::PREEMPT_MODE_UNKNOWN && f->config_mode == boot;
   f->config_mode_source =
-      (dynamic && SchedPreemptMode(cmdline_preempt) != v1::PREEMPT_MODE_UNKNOWN)
-          ? "config and preempt= boot parameter"
+      boot_counts ? "config and preempt= boot parameter"
+      : dynamic && boot != v1::PREEMPT_MODE_UNKNOWN
+          ? absl::StrCat("config (preempt=", cmdline_preempt,
+                         " refused from 7.0 on this architecture)")
           : "config";
-  if (config.Enabled("CONFIG_PAGE_SIZE_16KB").value_or(false)) {
-    k->set_page_size(16384);
-  } else if (config.Enabled("CONFIG_PAGE_SIZE_64KB").value_or(false)) {
-    k->set_page_size(65536);
-  } else if (config.Enabled("CONFIG_PAGE_SIZE_4KB").value_or(false) ||
-             config.Enabled("CONFIG_X86").value_or(false)) {
-    k->set_page_size(4096);
+  if (std::optional<uint32_t> page = PageSizeFromConfig(config)) {
+    k->set_page_size(*page);
   }
 }
 
@@ -188,9 +210,23 @@ void ReadCpuinfo(const HostFs& fs, KernelFacts* f) {
                    : absl::StatusOr<CpuInfoFacts>(cpuinfo.status());
   if (facts.ok()) {
     f->invlpgb = facts->invlpgb;
+    f->hypervisor = facts->hypervisor;
     f->model_name = facts->model_name;
   } else {
     f->cpuinfo_error = std::string(facts.status().message());
+  }
+}
+
+void ReadPossibleCpus(const HostFs& fs, KernelFacts* f) {
+  absl::StatusOr<std::string> text =
+      fs.ReadFile("/sys/devices/system/cpu/possible", kSmallFile);
+  absl::StatusOr<uint32_t> n = text.ok()
+                                   ? ParseCpuListCount(*text)
+                                   : absl::StatusOr<uint32_t>(text.status());
+  if (n.ok()) {
+    f->possible_cpus = *n;
+  } else {
+    f->possible_error = std::string(n.status().message());
   }
 }
 
@@ -199,10 +235,17 @@ void ReadCpuinfo(const HostFs& fs, KernelFacts* f) {
 KernelFacts ReadKernelFacts(const HostFs& fs, const FeatureTable& features) {
   KernelFacts f;
   ReadRelease(fs, &f);
+  ReadUpstreamVersion(fs, &f);
   ReadArch(fs, &f);
   const std::string cmdline_preempt = ReadCmdline(fs, &f);
+  // 7.0+ on architectures with PREEMPT_LAZY ignore preempt=none|voluntary.
+  const bool refused =
+      f.release.has_value() &&
+      features
+          .Has(feature::kPreemptModesRestricted, *f.release, f.kernel.arch())
+          .present;
   if (std::optional<KernelConfig> config = FindConfig(fs, &f)) {
-    ApplyConfig(*config, cmdline_preempt, features, &f);
+    ApplyConfig(*config, cmdline_preempt, features, refused, &f);
   }
   v1::KernelInfo* k = &f.kernel;
   if (!k->has_page_size() && fs.root() == "/") {
@@ -214,6 +257,7 @@ KernelFacts ReadKernelFacts(const HostFs& fs, const FeatureTable& features) {
                "no page size in the kernel config");
   }
   ReadCpuinfo(fs, &f);
+  ReadPossibleCpus(fs, &f);
   return f;
 }
 

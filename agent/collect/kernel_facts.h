@@ -1,8 +1,11 @@
 // KernelFacts: the inputs fixed for a boot, which the collector reads once:
-// the release and version string, the architecture, the command line, the
-// kernel config (/proc/config.gz, else /boot/config-RELEASE) with what it
-// says of KASAN, page_owner, the stack depot, ftrace, preemption and the page
-// size, and the CPU model and invlpgb flag from /proc/cpuinfo.
+// the release and version string, the upstream release behind a Debian
+// (/proc/version) or Ubuntu (/proc/version_signature) one, the
+// architecture, the command line, the kernel config (/proc/config.gz, else
+// /boot/config-RELEASE) with what it says of KASAN, page_owner, the stack
+// depot, ftrace, preemption (PREEMPT_DYNAMIC, PREEMPT_RCU) and the page size,
+// the CPU model and its invlpgb and hypervisor flags from /proc/cpuinfo, and
+// the possible CPUs.
 //
 // Every input is optional: what cannot be read or parsed is left unset and
 // named in `unknown` with the reason; what the kernel does not have is named
@@ -38,18 +41,21 @@ struct KernelFacts {
   std::string config_mode_source;
   // The mode the version string names (PREEMPT_RT, PREEMPT_LAZY, PREEMPT).
   std::optional<v1::PreemptMode> version_mode;
-  // /proc/cpuinfo: the flag and the model, or why they are unknown.
+  // /proc/cpuinfo: the flags and the model, or why they are unknown.
   std::optional<bool> invlpgb;
+  std::optional<bool> hypervisor;
   std::optional<std::string> model_name;
   std::string cpuinfo_error;
-  // stack_depot_max_pools= from the command line (unset when absent), or why
-  // the command line could not tell.
-  std::optional<uint64_t> cmdline_max_pools;
-  std::string cmdline_max_pools_error;
+  // /sys/devices/system/cpu/possible, or why it is unknown.
+  std::optional<uint32_t> possible_cpus;
+  std::string possible_error;
 };
 
-// `features` decides which inputs the release does not have.
-KernelFacts ReadKernelFacts(const HostFs& fs, const FeatureTable& features);
+// `features` decides which inputs the release does not have and whether the
+// kernel refuses preempt=none|voluntary (row preempt_modes_restricted, by
+// release and architecture).
+KernelFacts ReadKernelFacts(
+    const HostFs& fs, const FeatureTable& features = FeatureTable::Builtin());
 
 }  // namespace tracehealth::agent
 

@@ -36,7 +36,6 @@ TEST(KernelFactsTest, ReleaseVersionCmdlineConfigAndCpus) {
   EXPECT_EQ(f.kernel.version(), "#1 SMP PREEMPT_DYNAMIC Debian");
   EXPECT_EQ(f.kernel.arch(), "x86_64");
   EXPECT_EQ(f.kernel.cmdline(), "ro preempt=none stack_depot_max_pools=16384");
-  EXPECT_EQ(f.cmdline_max_pools, 16384u);
   EXPECT_EQ(f.kernel.config_source(), "/boot/config-6.16.0-7-cloud");
   EXPECT_TRUE(f.kernel.config_kasan());
   EXPECT_FALSE(f.kernel.config_kasan_vmalloc());  // absent: off
@@ -51,6 +50,78 @@ TEST(KernelFactsTest, ReleaseVersionCmdlineConfigAndCpus) {
   EXPECT_EQ(f.invlpgb, true);
   EXPECT_EQ(f.model_name, "AMD EPYC 9654");
   EXPECT_EQ(f.unknown.size(), 0) << f.unknown.begin()->input();
+  // A config without CONFIG_PREEMPT_RCU=y: off.
+  EXPECT_FALSE(f.kernel.config_preempt_rcu());
+  EXPECT_TRUE(f.kernel.has_config_preempt_rcu());
+  EXPECT_FALSE(f.hypervisor.value_or(true));
+}
+
+// A Debian 6.1 guest: the upstream release from /proc/version (the last
+// "Debian X.Y.Z": the compiler's "Debian 12.2.0-14" comes first),
+// CONFIG_PREEMPT_RCU=y, the hypervisor flag, possible CPUs, and an arm64-
+// style page size option.
+TEST(KernelFactsTest, UpstreamVersionPreemptRcuAndGuestFlags) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "6.1.0-28-amd64\n");
+  t.Write("/proc/sys/kernel/version",
+          "#1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)\n");
+  t.Write("/proc/version",
+          "Linux version 6.1.0-28-amd64 (debian-kernel@lists.debian.org) "
+          "(gcc-12 (Debian 12.2.0-14) 12.2.0, GNU ld (GNU Binutils for "
+          "Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 "
+          "(2024-11-22)\n");
+  t.Write("/proc/sys/kernel/arch", "x86_64\n");
+  t.Write("/proc/cmdline", "ro quiet\n");
+  t.Write("/boot/config-6.1.0-28-amd64",
+          "CONFIG_X86=y\nCONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_VOLUNTARY=y\n"
+          "CONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPT_RCU=y\n");
+  t.Write("/proc/cpuinfo",
+          "processor\t: 0\nmodel name\t: QEMU TCG CPU version 2.5+\n"
+          "flags\t\t: fpu hypervisor\n\n");
+  t.Write("/sys/devices/system/cpu/possible", "0-7\n");
+  HostFs fs(t.root());
+  KernelFacts f = ReadKernelFacts(fs);
+  EXPECT_EQ(f.kernel.upstream_version(), "6.1.119");
+  EXPECT_EQ(f.kernel.upstream_version_source(),
+            "/proc/version (Debian 6.1.119-1)");
+  EXPECT_TRUE(f.kernel.config_preempt_rcu());
+  EXPECT_EQ(f.config_mode, v1::PREEMPT_MODE_VOLUNTARY);
+  EXPECT_EQ(f.kernel.page_size(), 4096u);
+  EXPECT_EQ(f.hypervisor, true);
+  EXPECT_EQ(f.possible_cpus, 8u);
+  // Ubuntu: /proc/version_signature's last field.
+  t.Write("/proc/version_signature", "Ubuntu 6.8.0-45.45-generic 6.8.12\n");
+  f = ReadKernelFacts(fs);
+  EXPECT_EQ(f.kernel.upstream_version(), "6.8.12");
+  EXPECT_EQ(f.kernel.upstream_version_source(),
+            "/proc/version_signature (Ubuntu 6.8.0-45.45-generic 6.8.12)");
+  t.Write("/proc/version_signature", "Ubuntu\n");
+  f = ReadKernelFacts(fs);
+  EXPECT_FALSE(f.kernel.has_upstream_version());
+  EXPECT_NE(Unknown(f, "kernel.upstream_version"), "");
+}
+
+// 7dadeaa6e851 (7.0): x86-64 refuses preempt=none; the config's lazy stays.
+TEST(KernelFactsTest, PreemptNoneRefusedFrom70OnX86) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "7.0.2\n");
+  t.Write("/proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC\n");
+  t.Write("/proc/sys/kernel/arch", "x86_64\n");
+  t.Write("/proc/cmdline", "ro preempt=none\n");
+  t.Write("/boot/config-7.0.2",
+          "CONFIG_X86=y\nCONFIG_PREEMPT_LAZY=y\nCONFIG_PREEMPT_DYNAMIC=y\n");
+  HostFs fs(t.root());
+  KernelFacts f = ReadKernelFacts(fs);
+  EXPECT_EQ(f.config_mode, v1::PREEMPT_MODE_LAZY);
+  EXPECT_EQ(f.config_mode_source,
+            "config (preempt=none refused from 7.0 on this architecture)");
+  // 6.19 honours it.
+  t.Write("/proc/sys/kernel/osrelease", "6.19.3\n");
+  t.Write("/boot/config-6.19.3",
+          "CONFIG_X86=y\nCONFIG_PREEMPT_LAZY=y\nCONFIG_PREEMPT_DYNAMIC=y\n");
+  f = ReadKernelFacts(fs);
+  EXPECT_EQ(f.config_mode, v1::PREEMPT_MODE_NONE);
+  EXPECT_EQ(f.config_mode_source, "config and preempt= boot parameter");
 }
 
 TEST(KernelFactsTest, WhatIsMissingIsNamedWithItsReason) {
@@ -65,13 +136,18 @@ TEST(KernelFactsTest, WhatIsMissingIsNamedWithItsReason) {
   EXPECT_NE(Unknown(f, "kernel.version"), "");
   EXPECT_EQ(Unknown(f, "kernel.arch"), "/proc/sys/kernel/arch: empty");
   EXPECT_NE(Unknown(f, "kernel.cmdline"), "");
-  EXPECT_EQ(f.cmdline_max_pools_error, Unknown(f, "kernel.cmdline"));
   // No /proc/config.gz, and no release to find /boot/config-RELEASE by.
   EXPECT_NE(Unknown(f, "kernel.config"), "");
   EXPECT_EQ(Unknown(f, "kernel.page_size"),
             "no page size in the kernel config");
   EXPECT_FALSE(f.invlpgb.has_value());
   EXPECT_NE(f.cpuinfo_error, "");
+  EXPECT_FALSE(f.possible_cpus.has_value());
+  EXPECT_NE(f.possible_error, "");
+  // Neither /proc/version_signature nor a Debian /proc/version: no
+  // upstream version, and that is no unknown input.
+  EXPECT_FALSE(f.kernel.has_upstream_version());
+  EXPECT_EQ(Unknown(f, "kernel.upstream_version"), "");
   // The version string alone: plain PREEMPT is full preemption.
   t.Write("/proc/sys/kernel/version", "#1 SMP PREEMPT x\n");
   EXPECT_EQ(ReadKernelFacts(fs, FeatureTable::Builtin()).version_mode,
@@ -94,9 +170,10 @@ TEST(KernelFactsTest, MaxFramesNotApplicableBefore68) {
       ASSERT_EQ(f.not_applicable.size(), 1) << release;
       EXPECT_EQ(f.not_applicable[0].input(),
                 "kernel.config_stackdepot_max_frames");
-      EXPECT_EQ(f.not_applicable[0].reason(),
-                "CONFIG_STACKDEPOT_MAX_FRAMES does not exist on this release "
-                "(stackdepot_max_frames: since 6.8 -> 6.7.12: no)");
+      EXPECT_EQ(
+          f.not_applicable[0].reason(),
+          "CONFIG_STACKDEPOT_MAX_FRAMES does not exist on this release "
+          "(stackdepot_max_frames: since 6.8 -> 6.7.12: no, release inferred)");
       EXPECT_EQ(Unknown(f, "kernel.config_stackdepot_max_frames"), "");
     } else {
       EXPECT_EQ(f.not_applicable.size(), 0) << release;

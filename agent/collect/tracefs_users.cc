@@ -80,12 +80,15 @@ bool FprobeFgraphRule::Registers(std::optional<bool> is_return) const {
 }
 
 FprobeFgraphRule FprobeFgraphRuleFor(
-    const FeatureTable& features, const std::optional<KernelRelease>& release) {
+    const FeatureTable& features, const std::optional<KernelRelease>& release,
+    absl::string_view arch) {
   FprobeFgraphRule rule;
   if (release.has_value()) {
-    rule.on_fgraph = features.Has(feature::kFprobeOnFgraph, *release).present;
+    const std::string a = arch.empty() ? "" : NormalizeArch(arch);
+    rule.on_fgraph =
+        features.Has(feature::kFprobeOnFgraph, *release, a).present;
     rule.entry_only_off =
-        features.Has(feature::kFprobeEntryOnlyOffFgraph, *release).present;
+        features.Has(feature::kFprobeEntryOnlyOffFgraph, *release, a).present;
   }
   return rule;
 }

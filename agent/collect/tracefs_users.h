@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "agent/collect/host_fs.h"
 #include "agent/collect/unknown_input.h"
 #include "common/kernel/feature_table.h"
@@ -34,10 +35,14 @@ struct FprobeFgraphRule {
   bool Registers(std::optional<bool> is_return) const;
 };
 
-// The rule for `release`; an unknown release (nullopt) assumes every fprobe
-// user registers fgraph (the worst case).
+// The rule for `release` on architecture `arch` (uname -m or the kernel's
+// name; "" when unknown: the rows' general releases), as the attach model
+// reads the same rows: the entry-only backport reaches arm64 later than
+// x86-64. An unknown release (nullopt) assumes every fprobe user registers
+// fgraph (the worst case).
 FprobeFgraphRule FprobeFgraphRuleFor(
-    const FeatureTable& features, const std::optional<KernelRelease>& release);
+    const FeatureTable& features, const std::optional<KernelRelease>& release,
+    absl::string_view arch);
 
 // Appends to `fgraph->users` the users tracefs mounted at `tracefs` shows,
 // and to `unknown` each source that could not be read (named as in the

@@ -15,9 +15,9 @@ namespace {
 
 constexpr char kT[] = "/sys/kernel/tracing";
 
-FprobeFgraphRule RuleFor(const char* release) {
+FprobeFgraphRule RuleFor(const char* release, const char* arch = "") {
   return FprobeFgraphRuleFor(FeatureTable::Builtin(),
-                             *ParseKernelRelease(release));
+                             *ParseKernelRelease(release), arch);
 }
 
 std::vector<std::string> Users(const v1::FgraphState& fg) {
@@ -38,17 +38,23 @@ TEST(FprobeFgraphRuleTest, ByRelease) {
   EXPECT_TRUE(r.Registers(true));
   EXPECT_TRUE(r.Registers(false));
   EXPECT_TRUE(r.Registers(std::nullopt));
-  // 6.19, and 6.18.35 (the backport), but not 6.18.34: entry-only leave it;
-  // an unknown exit handler still counts.
-  for (const char* rel : {"6.19.0", "6.18.35"}) {
-    r = RuleFor(rel);
+  // 6.19, and 6.18.32 (the backport, d83e51202fec), but not 6.18.31:
+  // entry-only leave it; an unknown exit handler still counts.
+  for (const char* rel : {"6.19.0", "6.18.32"}) {
+    r = RuleFor(rel, "x86_64");
     EXPECT_TRUE(r.Registers(true)) << rel;
     EXPECT_FALSE(r.Registers(false)) << rel;
     EXPECT_TRUE(r.Registers(std::nullopt)) << rel;
   }
-  EXPECT_TRUE(RuleFor("6.18.34").Registers(false));
+  EXPECT_TRUE(RuleFor("6.18.31", "x86_64").Registers(false));
+  // The architecture unknown: the general releases (6.18.32).
+  EXPECT_FALSE(RuleFor("6.18.32").Registers(false));
+  // arm64 needs cd06078a38aa too: from 6.18.34 (kernel and uname names).
+  EXPECT_TRUE(RuleFor("6.18.33", "aarch64").Registers(false));
+  EXPECT_TRUE(RuleFor("6.18.33", "arm64").Registers(false));
+  EXPECT_FALSE(RuleFor("6.18.34", "aarch64").Registers(false));
   // Unknown release: the worst case.
-  r = FprobeFgraphRuleFor(FeatureTable::Builtin(), std::nullopt);
+  r = FprobeFgraphRuleFor(FeatureTable::Builtin(), std::nullopt, "");
   EXPECT_TRUE(r.Registers(false));
 }
 

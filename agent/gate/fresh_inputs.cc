@@ -52,9 +52,10 @@ void ReadUsers(const HostFs& fs, const FeatureTable& features,
           ParseKernelRelease(last.kernel().release());
       if (r.ok()) release = *r;
     }
-    all_known &=
-        ReadTracefsUsers(fs, fg->tracefs_path(),
-                         FprobeFgraphRuleFor(features, release), fg, unknown);
+    all_known &= ReadTracefsUsers(
+        fs, fg->tracefs_path(),
+        FprobeFgraphRuleFor(features, release, last.kernel().arch()), fg,
+        unknown);
   } else {
     all_known = false;  // the snapshot says why (fgraph.tracefs_path)
   }

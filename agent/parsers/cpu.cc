@@ -68,6 +68,7 @@ absl::StatusOr<CpuInfoFacts> ParseCpuInfo(absl::string_view text) {
       for (absl::string_view flag :
            absl::StrSplit(value, ' ', absl::SkipEmpty())) {
         if (flag == "invlpgb") out.invlpgb = true;
+        if (flag == "hypervisor") out.hypervisor = true;
       }
     }
     if (have_flags && out.model_name.has_value()) break;

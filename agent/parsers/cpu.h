@@ -19,11 +19,13 @@ namespace tracehealth::agent {
 // than 1,048,576 CPUs.
 absl::StatusOr<uint32_t> ParseCpuListCount(absl::string_view text);
 
-// From /proc/cpuinfo: whether the first CPU's flags include `invlpgb` (x86
-// "flags" line; on other architectures the "Features" line), and its
-// "model name". Error when no processor block has a flags/Features line.
+// From /proc/cpuinfo: whether the first CPU's flags include `invlpgb` and
+// `hypervisor` (x86 "flags" line; on other architectures the "Features"
+// line), and its "model name". Error when no processor block has a
+// flags/Features line.
 struct CpuInfoFacts {
   bool invlpgb = false;
+  bool hypervisor = false;
   std::optional<std::string> model_name;
 };
 absl::StatusOr<CpuInfoFacts> ParseCpuInfo(absl::string_view text);

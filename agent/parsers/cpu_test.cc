@@ -32,7 +32,23 @@ TEST(CpuInfoTest, ReadsFlagsAndModel) {
       "flags\t\t: fpu vme\n");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->invlpgb);
+  EXPECT_FALSE(r->hypervisor);
   EXPECT_EQ(*r->model_name, "AMD EPYC 9654 96-Core Processor");
+}
+
+TEST(CpuInfoTest, HypervisorFlagOfAGuest) {
+  // A QEMU TCG guest: x86 sets X86_FEATURE_HYPERVISOR ("hypervisor").
+  auto r = ParseCpuInfo(
+      "processor\t: 0\nmodel name\t: QEMU TCG CPU version 2.5+\n"
+      "flags\t\t: fpu de pse tsc msr pae mce cx8 apic sep pge cmov "
+      "hypervisor lahf_lm\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->hypervisor);
+  EXPECT_EQ(*r->model_name, "QEMU TCG CPU version 2.5+");
+  // A flag that only starts alike is not it.
+  r = ParseCpuInfo("processor\t: 0\nflags\t\t: fpu hypervisorx\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->hypervisor);
 }
 
 TEST(CpuInfoTest, NoInvlpgb) {

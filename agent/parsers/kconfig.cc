@@ -62,6 +62,25 @@ std::optional<int64_t> KernelConfig::Int(absl::string_view name) const {
   return v;
 }
 
+std::optional<uint32_t> PageSizeFromConfig(const KernelConfig& config) {
+  struct Option {
+    const char* name;
+    uint32_t bytes;
+  };
+  static constexpr Option kOptions[] = {
+      {"CONFIG_PAGE_SIZE_4KB", 4096},    {"CONFIG_PAGE_SIZE_16KB", 16384},
+      {"CONFIG_PAGE_SIZE_64KB", 65536},  {"CONFIG_ARM64_4K_PAGES", 4096},
+      {"CONFIG_ARM64_16K_PAGES", 16384}, {"CONFIG_ARM64_64K_PAGES", 65536},
+      {"CONFIG_PPC_4K_PAGES", 4096},     {"CONFIG_PPC_16K_PAGES", 16384},
+      {"CONFIG_PPC_64K_PAGES", 65536},   {"CONFIG_PPC_256K_PAGES", 262144},
+  };
+  for (const Option& o : kOptions) {
+    if (config.Enabled(o.name).value_or(false)) return o.bytes;
+  }
+  if (config.Enabled("CONFIG_X86").value_or(false)) return 4096;
+  return std::nullopt;
+}
+
 absl::StatusOr<std::string> Gunzip(absl::string_view compressed,
                                    size_t max_output_bytes) {
   z_stream zs;

@@ -37,6 +37,13 @@ class KernelConfig {
   std::map<std::string, std::string, std::less<>> values_;
 };
 
+// The page size a config builds for: CONFIG_PAGE_SIZE_{4,16,64}KB (6.9+
+// on every architecture), else the architecture's own choice
+// (CONFIG_ARM64_{4K,16K,64K}_PAGES, CONFIG_PPC_{4K,16K,64K,256K}_PAGES),
+// else 4096 for CONFIG_X86 (x86 has no other); nullopt when the config
+// does not say.
+std::optional<uint32_t> PageSizeFromConfig(const KernelConfig& config);
+
 // Decompresses gzip data (as /proc/config.gz) into text. Errors:
 // InvalidArgument for corrupt or truncated data, ResourceExhausted when the
 // output would exceed `max_output_bytes`.

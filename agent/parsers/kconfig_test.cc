@@ -77,5 +77,28 @@ TEST(GunzipTest, RejectsCorruptTruncatedAndOversized) {
   EXPECT_TRUE(absl::IsResourceExhausted(big.status())) << big.status();
 }
 
+KernelConfig Config(const char* text) {
+  absl::StatusOr<KernelConfig> c = KernelConfig::Parse(text);
+  EXPECT_TRUE(c.ok()) << c.status();
+  return *c;
+}
+
+// The page-size options: CONFIG_PAGE_SIZE_*KB (6.9+, every architecture),
+// arch/arm64/Kconfig ARM64_*_PAGES, arch/powerpc/Kconfig PPC_*_PAGES.
+TEST(KernelConfigTest, PageSizeFromConfig) {
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_PAGE_SIZE_64KB=y\n")), 65536u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_PAGE_SIZE_16KB=y\n")), 16384u);
+  // An arm64 6.1 config: no CONFIG_PAGE_SIZE_* yet.
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_ARM64=y\n"
+                                      "# CONFIG_ARM64_4K_PAGES is not set\n"
+                                      "CONFIG_ARM64_64K_PAGES=y\n")),
+            65536u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_ARM64_4K_PAGES=y\n")), 4096u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_PPC_64K_PAGES=y\n")), 65536u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_X86=y\nCONFIG_X86_64=y\n")),
+            4096u);
+  EXPECT_FALSE(PageSizeFromConfig(Config("CONFIG_ARM64=y\n")).has_value());
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

@@ -72,14 +72,18 @@ std::optional<v1::PreemptMode> ModeFromVersionFlags(
   return std::nullopt;
 }
 
-std::optional<v1::PreemptMode> ModeFromConfig(
-    const KernelConfig& config, absl::string_view cmdline_preempt) {
+std::optional<v1::PreemptMode> ModeFromConfig(const KernelConfig& config,
+                                              absl::string_view cmdline_preempt,
+                                              bool none_voluntary_refused) {
   if (config.Enabled("CONFIG_PREEMPT_RT").value_or(false)) {
     return v1::PREEMPT_MODE_RT;
   }
   if (config.Enabled("CONFIG_PREEMPT_DYNAMIC").value_or(false)) {
     v1::PreemptMode boot = SchedPreemptMode(cmdline_preempt);
-    if (boot != v1::PREEMPT_MODE_UNKNOWN) return boot;
+    const bool refused =
+        none_voluntary_refused &&
+        (boot == v1::PREEMPT_MODE_NONE || boot == v1::PREEMPT_MODE_VOLUNTARY);
+    if (boot != v1::PREEMPT_MODE_UNKNOWN && !refused) return boot;
   }
   // The Kconfig choice: exactly one of these is "y".
   if (config.Enabled("CONFIG_PREEMPT_LAZY").value_or(false)) {

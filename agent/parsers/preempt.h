@@ -45,10 +45,14 @@ std::optional<v1::PreemptMode> ModeFromVersionFlags(
 
 // The mode from the config (CONFIG_PREEMPT_RT / _LAZY / CONFIG_PREEMPT /
 // _VOLUNTARY / _NONE) and, with CONFIG_PREEMPT_DYNAMIC, the preempt= value
-// on the command line (`cmdline_preempt`, may be empty). nullopt when the
-// config names no model.
+// on the command line (`cmdline_preempt`, may be empty). When
+// `none_voluntary_refused` (7.0+ on an architecture with PREEMPT_LAZY:
+// sched_dynamic_mode() no longer matches them, "Dynamic Preempt:
+// unsupported mode"), preempt=none|voluntary is ignored and the config's
+// choice stays. nullopt when the config names no model.
 std::optional<v1::PreemptMode> ModeFromConfig(
-    const KernelConfig& config, absl::string_view cmdline_preempt);
+    const KernelConfig& config, absl::string_view cmdline_preempt,
+    bool none_voluntary_refused = false);
 
 }  // namespace tracehealth::agent
 

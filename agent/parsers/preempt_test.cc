@@ -70,5 +70,21 @@ TEST(ModeFromConfigTest, ChoiceAndDynamicOverride) {
   EXPECT_FALSE(ModeFromConfig(*nothing, "").has_value());
 }
 
+// 7dadeaa6e851 (7.0): on architectures with PREEMPT_LAZY,
+// sched_dynamic_mode() no longer accepts "none" or "voluntary": the boot
+// argument is refused and the config's default (lazy or full) stays.
+TEST(ModeFromConfigTest, NoneAndVoluntaryRefusedFrom70) {
+  auto lazy_dyn = KernelConfig::Parse(
+      "CONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_LAZY=y\n"
+      "CONFIG_PREEMPT_DYNAMIC=y\n");
+  ASSERT_TRUE(lazy_dyn.ok());
+  EXPECT_EQ(ModeFromConfig(*lazy_dyn, "none", true), v1::PREEMPT_MODE_LAZY);
+  EXPECT_EQ(ModeFromConfig(*lazy_dyn, "voluntary", true),
+            v1::PREEMPT_MODE_LAZY);
+  EXPECT_EQ(ModeFromConfig(*lazy_dyn, "full", true), v1::PREEMPT_MODE_FULL);
+  // Before 7.0 (or on other architectures) the boot argument counts.
+  EXPECT_EQ(ModeFromConfig(*lazy_dyn, "none", false), v1::PREEMPT_MODE_NONE);
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

@@ -189,16 +189,4 @@ std::optional<std::string> CmdlineParam(absl::string_view cmdline,
   return found;
 }
 
-absl::StatusOr<std::optional<uint64_t>> ParseStackDepotMaxPools(
-    absl::string_view cmdline) {
-  std::optional<std::string> v = CmdlineParam(cmdline, "stack_depot_max_pools");
-  if (!v.has_value()) return std::optional<uint64_t>();
-  uint64_t n;
-  if (!absl::SimpleAtoi(*v, &n) || n == 0) {
-    return Bad("/proc/cmdline", absl::StrCat("stack_depot_max_pools='", *v,
-                                             "' is not a positive integer"));
-  }
-  return std::optional<uint64_t>(n);
-}
-
 }  // namespace tracehealth::agent

@@ -62,11 +62,6 @@ absl::StatusOr<TracingMounts> ParseMounts(absl::string_view text);
 std::optional<std::string> CmdlineParam(absl::string_view cmdline,
                                         absl::string_view name);
 
-// stack_depot_max_pools= from a command line: nullopt when absent,
-// InvalidArgument when present but not a positive integer.
-absl::StatusOr<std::optional<uint64_t>> ParseStackDepotMaxPools(
-    absl::string_view cmdline);
-
 }  // namespace tracehealth::agent
 
 #endif  // TRACEHEALTH_AGENT_PARSERS_PROC_H_

@@ -120,17 +120,7 @@ TEST(CmdlineTest, FindsParameters) {
   EXPECT_EQ(*CmdlineParam(kCmd, "quiet"), "");
   EXPECT_FALSE(CmdlineParam(kCmd, "init_arg").has_value());
   EXPECT_FALSE(CmdlineParam(kCmd, "root=UUID").has_value());
-  auto pools = ParseStackDepotMaxPools(kCmd);
-  ASSERT_TRUE(pools.ok());
-  EXPECT_EQ(**pools, 16384u);
-}
-
-TEST(CmdlineTest, StackDepotMaxPoolsAbsentOrBad) {
-  auto absent = ParseStackDepotMaxPools("ro quiet\n");
-  ASSERT_TRUE(absent.ok());
-  EXPECT_FALSE(absent->has_value());
-  EXPECT_FALSE(ParseStackDepotMaxPools("stack_depot_max_pools=lots").ok());
-  EXPECT_FALSE(ParseStackDepotMaxPools("stack_depot_max_pools=0").ok());
+  EXPECT_EQ(CmdlineParam(kCmd, "stack_depot_max_pools"), "16384");
 }
 
 }  // namespace

@@ -86,4 +86,9 @@ uint64_t CountNonEmptyLines(absl::string_view text) {
   return n;
 }
 
+bool IsFtraceFilterEntry(absl::string_view line) {
+  const absl::string_view l = absl::StripAsciiWhitespace(line);
+  return !l.empty() && l[0] != '#' && l.find(':') == absl::string_view::npos;
+}
+
 }  // namespace tracehealth::agent

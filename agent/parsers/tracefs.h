@@ -44,6 +44,12 @@ absl::StatusOr<std::vector<DynamicEvent>> ParseDynamicEvents(
 // Non-empty lines (enabled_functions, available_filter_functions).
 uint64_t CountNonEmptyLines(absl::string_view text);
 
+// Whether a line of set_ftrace_filter names a filtered function: not the
+// "#### all functions enabled ####" an empty filter prints, not a comment,
+// and not a function command ("schedule:traceon:unlimited", which the file
+// lists too but which filters nothing).
+bool IsFtraceFilterEntry(absl::string_view line);
+
 }  // namespace tracehealth::agent
 
 #endif  // TRACEHEALTH_AGENT_PARSERS_TRACEFS_H_

@@ -61,5 +61,16 @@ TEST(CountLinesTest, CountsNonEmpty) {
   EXPECT_EQ(CountNonEmptyLines("a (1)\nb (1)"), 2u);
 }
 
+TEST(TracefsTest, FtraceFilterEntries) {
+  // kernel/trace/ftrace.c: an empty filter prints
+  // "#### all functions enabled ####"; function commands print as
+  // "func:command[:count]".
+  EXPECT_FALSE(IsFtraceFilterEntry("#### all functions enabled ####"));
+  EXPECT_TRUE(IsFtraceFilterEntry("vfs_read"));
+  EXPECT_TRUE(IsFtraceFilterEntry("ext4_file_write_iter [ext4]\n"));
+  EXPECT_FALSE(IsFtraceFilterEntry("schedule:traceon:unlimited"));
+  EXPECT_FALSE(IsFtraceFilterEntry("   "));
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

@@ -95,6 +95,7 @@ v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
   }
   v1::AgentHealth* h = r.mutable_health();
   *h = health;
+  if (options_.events != nullptr) options_.events->Fill(&r);
   h->set_cycle_seconds(absl::ToDoubleSeconds(absl::Now() - wall_start));
   h->set_cycle_cpu_seconds(ThreadCpuSeconds() - cpu_start);
   std::optional<uint64_t> rss = ProcessRssBytes();

@@ -1,8 +1,9 @@
 // ReportMaker: one agent cycle. Collects a HostSnapshot, runs the models
 // (common/models PredictAll: numbers, risks and checks, no explanations; the
 // caller explains what it prints) and wraps both in a HostReport with the host
-// identity, labels, seq and the agent's own health (cycle wall and CPU time,
-// RSS, what each input cost to read; the caller adds spool and ack figures).
+// identity, labels, seq, the kernel log's new observed events and the
+// agent's own health (cycle wall and CPU time, RSS, what each input cost to
+// read, the kernel log's reading; the caller adds spool and ack figures).
 //
 // Thread safety: not thread-safe; one owner. `collector` is not owned.
 #ifndef TRACEHEALTH_AGENT_REPORT_REPORT_MAKER_H_
@@ -16,6 +17,7 @@
 
 #include "absl/time/time.h"
 #include "agent/collect/collector.h"
+#include "agent/events/kmsg_events.h"
 #include "common/models/evaluate.h"
 #include "proto/tracehealth/v1/report.pb.h"
 
@@ -33,6 +35,9 @@ struct ReportOptions {
   // same table.
   ModelOptions models;
   std::optional<v1::FeatureTableOverride> feature_table_override;
+  // The kernel log's observed events (not owned; null: not read). The
+  // caller tells it when a report was delivered (KmsgEvents::Delivered).
+  KmsgEvents* events = nullptr;
 };
 
 class ReportMaker {

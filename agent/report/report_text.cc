@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/report/events_text.h"
 #include "common/enum_names.h"
 #include "common/escape.h"
 #include "common/format.h"
@@ -283,6 +284,7 @@ std::string RenderReportText(const v1::HostReport& r) {
   AppendAttachTable(r.predictions(), &out);
   AppendStackDepot(r.snapshot(), r.predictions(), &out);
   AppendVmapPurge(r.snapshot(), r.predictions(), &out);
+  AppendKernelLog(r, &out);
   AppendFooter(r, &out);
   return out;
 }

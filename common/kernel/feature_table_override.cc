@@ -8,13 +8,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace tracehealth {
-namespace {
-
-// The written form of a release: what MakeFeatureRow parses back.
-std::string Written(const KernelRelease& r) { return r.ToString(); }
-
-}  // namespace
-
 std::string Sha256Digest(absl::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -30,11 +23,20 @@ absl::StatusOr<v1::FeatureTableOverride> FeatureTableOverrideOf(
   v1::FeatureTableOverride o;
   o.set_digest(Sha256Digest(yaml));
   for (const auto& [name, row] : rows->rows()) {
+    const FeatureRowText text = FeatureRowTextOf(row);
     v1::FeatureRow* r = o.add_rows();
-    r->set_name(name);
-    r->set_description(row.description);
-    r->set_since(row.since ? Written(*row.since) : "never");
-    for (const KernelRelease& b : row.backports) r->add_backports(Written(b));
+    r->set_name(text.name);
+    r->set_description(text.description);
+    r->set_since(text.since);
+    for (const std::string& b : text.backports) r->add_backports(b);
+    r->set_source(text.source);
+    r->set_confidence(text.confidence);
+    for (const auto& [arch, releases] : text.arches) {
+      v1::ArchReleases* a = r->add_arches();
+      a->set_arch(arch);
+      a->set_since(releases.first);
+      for (const std::string& b : releases.second) a->add_backports(b);
+    }
   }
   return o;
 }
@@ -44,9 +46,19 @@ absl::StatusOr<FeatureTable> FeatureTableFromOverride(
   std::vector<FeatureRow> rows;
   rows.reserve(o.rows_size());
   for (const v1::FeatureRow& r : o.rows()) {
-    absl::StatusOr<FeatureRow> row = MakeFeatureRow(
-        r.name(), r.description(), r.since(),
-        std::vector<std::string>(r.backports().begin(), r.backports().end()));
+    FeatureRowText text;
+    text.name = r.name();
+    text.description = r.description();
+    text.since = r.since();
+    text.backports.assign(r.backports().begin(), r.backports().end());
+    text.source = r.source();
+    text.confidence = r.confidence();
+    for (const v1::ArchReleases& a : r.arches()) {
+      auto& releases = text.arches[a.arch()];
+      releases.first = a.since();
+      releases.second.assign(a.backports().begin(), a.backports().end());
+    }
+    absl::StatusOr<FeatureRow> row = MakeFeatureRow(text);
     if (!row.ok()) return row.status();
     rows.push_back(*std::move(row));
   }

@@ -61,13 +61,53 @@ TEST(FeatureTableOverrideTest, TheTableComesBackAsTheAgentHadIt) {
           << name << " " << release;
     }
   }
-  // The vendor's row, not the built-in one (6.12.y from 6.12.6).
+  // The vendor's row, not the built-in one (6.12.y from 6.12.4).
   EXPECT_TRUE(back->Has(feature::kKasanFlushCombined, R("6.12.2")).present);
   EXPECT_FALSE(FeatureTable::Builtin()
                    .Has(feature::kKasanFlushCombined, R("6.12.2"))
                    .present);
   // Rows the override does not name stay built in.
   EXPECT_EQ(back->rows().size(), FeatureTable::Builtin().rows().size());
+}
+
+// An operator's arm64 kernel with its own backport of the entry-only
+// change: the architecture's releases, source and confidence travel too.
+TEST(FeatureTableOverrideTest, ArchitecturesSourcesAndConfidenceTravel) {
+  constexpr char kArmRows[] =
+      "features:\n"
+      "  fprobe_entry_only_off_fgraph:\n"
+      "    since: \"6.19\"\n"
+      "    backports: [\"6.18.32\"]\n"
+      "    arches:\n"
+      "      arm64: {since: \"6.19\", backports: [\"6.18.20\"]}\n"
+      "    source: vendor kernel changelog\n"
+      "    confidence: inferred\n";
+  absl::StatusOr<v1::FeatureTableOverride> o = FeatureTableOverrideOf(kArmRows);
+  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_EQ(o->rows_size(), 1);
+  const v1::FeatureRow& row = o->rows(0);
+  EXPECT_EQ(row.source(), "vendor kernel changelog");
+  EXPECT_EQ(row.confidence(), "inferred");
+  ASSERT_EQ(row.arches_size(), 1);
+  EXPECT_EQ(row.arches(0).arch(), "aarch64");  // arm64 is uname's aarch64
+  EXPECT_EQ(row.arches(0).since(), "6.19");
+  ASSERT_EQ(row.arches(0).backports_size(), 1);
+  EXPECT_EQ(row.arches(0).backports(0), "6.18.20");
+  absl::StatusOr<FeatureTable> back = FeatureTableFromOverride(*o);
+  ASSERT_TRUE(back.ok()) << back.status();
+  // 6.18.20 on aarch64: the vendor's backport; on x86_64: not before 6.18.32.
+  EXPECT_TRUE(
+      back->Has(feature::kFprobeEntryOnlyOffFgraph, R("6.18.20"), "aarch64")
+          .present);
+  EXPECT_FALSE(
+      back->Has(feature::kFprobeEntryOnlyOffFgraph, R("6.18.20"), "x86_64")
+          .present);
+  // A bad architecture release is refused by row.
+  o->mutable_rows(0)->mutable_arches(0)->set_since("later");
+  absl::Status st = FeatureTableFromOverride(*o).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(st));
+  EXPECT_NE(st.message().find("fprobe_entry_only_off_fgraph"),
+            std::string::npos);
 }
 
 TEST(FeatureTableOverrideTest, RowsThatDoNotParseAreRefusedByName) {

@@ -11,36 +11,71 @@ KernelRelease R(const char* s) {
   return *r;
 }
 
-bool Has(const char* feature, const char* release) {
-  return FeatureTable::Builtin().Has(feature, R(release)).present;
+bool Has(const char* feature, const char* release, const char* arch = "") {
+  return FeatureTable::Builtin().Has(feature, R(release), arch).present;
 }
 
 // Entry-only BPF kprobe_multi pays the fgraph walk when fprobe sits on fgraph
 // and the entry-only optimisation is absent.
-bool EntryOnlyKprobeMultiUsesFgraph(const char* release) {
-  return Has(feature::kFprobeOnFgraph, release) &&
-         !Has(feature::kFprobeEntryOnlyOffFgraph, release);
+bool EntryOnlyKprobeMultiUsesFgraph(const char* release,
+                                    const char* arch = "x86_64") {
+  return Has(feature::kFprobeOnFgraph, release, arch) &&
+         !Has(feature::kFprobeEntryOnlyOffFgraph, release, arch);
 }
 
 TEST(FeatureTableTest, BuiltinHasEveryNamedRow) {
-  for (const char* name :
-       {feature::kShadowStack4k, feature::kShadowStackPageKmalloc,
-        feature::kRetstackBatch1024, feature::kFprobeOnFgraph,
-        feature::kFprobeEntryOnlyOffFgraph, feature::kKretprobeMultiLinkType,
-        feature::kStackdepotStats, feature::kPageOwnerStacks,
-        feature::kStackdepotMaxPoolsParam, feature::kVmapNodePurgeLists,
-        feature::kKasanFlushCombined, feature::kKasanPurgeCondResched,
-        feature::kInvlpgbKernelFlush}) {
+  for (const char* name : {feature::kShadowStack4k,
+                           feature::kShadowStackPageKmalloc,
+                           feature::kRetstackBatch1024,
+                           feature::kFprobeOnFgraph,
+                           feature::kFprobeEntryOnlyOffFgraph,
+                           feature::kKretprobeMultiLinkType,
+                           feature::kStackdepotStats,
+                           feature::kPageOwnerStacks,
+                           feature::kStackdepotMaxPoolsParam,
+                           feature::kVmapNodePurgeLists,
+                           feature::kKasanFlushCombined,
+                           feature::kKasanPurgeCondResched,
+                           feature::kInvlpgbKernelFlush,
+                           feature::kFgraphMultiUser,
+                           feature::kFgraphWalkRcu,
+                           feature::kKprobeMultiLink,
+                           feature::kFprobeEvents,
+                           feature::kKprobeSession,
+                           feature::kPreemptRcuLimited,
+                           feature::kPreemptModesRestricted}) {
     EXPECT_TRUE(FeatureTable::Builtin().Query(name, R("6.1")).ok()) << name;
   }
 }
 
+TEST(FeatureTableTest, EveryBuiltinRowHasASource) {
+  for (const auto& [name, row] : FeatureTable::Builtin().rows()) {
+    EXPECT_GT(row.source.size(), 20u) << name;
+    // An inferred row says so in its source too.
+    if (row.inferred) {
+      EXPECT_NE(row.source.find("inferred"), std::string::npos) << name;
+    }
+  }
+}
+
+// 2c67dc457bc6 reached 6.18.y in 6.18.32 ("[PATCH 6.18 178/188]" in the
+// 6.18.32-rc1 review), effective only with DYNAMIC_FTRACE_WITH_REGS; arm64
+// has WITH_ARGS only and needs cd06078a38aa too, which came in 6.18.34
+// ("[PATCH 6.18 072/377]" in the 6.18.34-rc1 review). Both are in 6.19.
 TEST(FeatureTableTest, EntryOnlyKprobeMultiUsesFgraph) {
   EXPECT_TRUE(EntryOnlyKprobeMultiUsesFgraph("6.14.0-1012-aws"));
   EXPECT_TRUE(EntryOnlyKprobeMultiUsesFgraph("6.18.2"));
-  EXPECT_TRUE(EntryOnlyKprobeMultiUsesFgraph("6.18.34"));
+  EXPECT_TRUE(EntryOnlyKprobeMultiUsesFgraph("6.18.31"));
+  EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.18.32"));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.13.12"));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.18.35"));
+  // arm64: 6.18.32 and .33 still pay, 6.18.34 does not; "arm64" is aarch64.
+  EXPECT_TRUE(EntryOnlyKprobeMultiUsesFgraph("6.18.32", "aarch64"));
+  EXPECT_TRUE(EntryOnlyKprobeMultiUsesFgraph("6.18.33", "arm64"));
+  EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.18.34", "aarch64"));
+  EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.19", "aarch64"));
+  // An unknown architecture gets the row's general releases.
+  EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.18.32", ""));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.18.44-fc-v669"));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.19"));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("7.1.5"));
@@ -48,16 +83,70 @@ TEST(FeatureTableTest, EntryOnlyKprobeMultiUsesFgraph) {
 }
 
 TEST(FeatureTableTest, BackportsApplyOnlyToTheirBranch) {
-  // 6.12.y got the KASAN flush combining, 6.11 did not.
+  // 9e9e085effe9: mainline 6.13, 6.12.y from 6.12.4 ("[PATCH 6.12 000/146]
+  // 6.12.4-rc1 review"); 6.11 never got it.
+  EXPECT_TRUE(Has(feature::kKasanFlushCombined, "6.12.4"));
+  EXPECT_FALSE(Has(feature::kKasanFlushCombined, "6.12.3"));
   EXPECT_TRUE(Has(feature::kKasanFlushCombined, "6.12.9"));
-  EXPECT_FALSE(Has(feature::kKasanFlushCombined, "6.12.1"));
   EXPECT_FALSE(Has(feature::kKasanFlushCombined, "6.11.11"));
   EXPECT_TRUE(Has(feature::kKasanFlushCombined, "6.13"));
-  // cond_resched in the purge: 7.1 and 6.18.35, not 6.19.0.
-  EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "7.1.0"));
-  EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "6.18.35"));
+  // 5747435e0fd4: mainline 7.0, 6.18.y from 6.18.16 ("[PATCH 6.18 627/752]"
+  // in the 6.18.16-rc1 review); the 6.19.y release is not verified.
+  EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "7.0"));
+  EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "7.0.3"));
+  EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "6.18.16"));
+  EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "6.18.15"));
   EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "6.19.0"));
-  EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "7.0.3"));
+  EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "6.12.60"));
+}
+
+TEST(FeatureTableTest, ReleaseBoundariesOfTheRows) {
+  // INVLPGB kernel flushes: 82378c6c2f43 merged after v6.14-rc7 -> 6.15.
+  EXPECT_FALSE(Has(feature::kInvlpgbKernelFlush, "6.14.11"));
+  EXPECT_TRUE(Has(feature::kInvlpgbKernelFlush, "6.15"));
+  // BPF kprobe_multi links: 0dcac2725406, v5.18.
+  EXPECT_FALSE(Has(feature::kKprobeMultiLink, "5.17.15"));
+  EXPECT_TRUE(Has(feature::kKprobeMultiLink, "5.18"));
+  EXPECT_FALSE(Has(feature::kKprobeMultiLink, "5.4.280"));
+  // fprobe events 6.5, kprobe session 6.10.
+  EXPECT_FALSE(Has(feature::kFprobeEvents, "6.4.16"));
+  EXPECT_TRUE(Has(feature::kFprobeEvents, "6.5"));
+  EXPECT_FALSE(Has(feature::kKprobeSession, "6.9.12"));
+  EXPECT_TRUE(Has(feature::kKprobeSession, "6.10"));
+  // The walk under RCU from 5.10 (tasklist_lock before).
+  EXPECT_FALSE(Has(feature::kFgraphWalkRcu, "5.9.16"));
+  EXPECT_TRUE(Has(feature::kFgraphWalkRcu, "5.10"));
+  // Multi-user fgraph 6.11 (a second user got -EBUSY before).
+  EXPECT_FALSE(Has(feature::kFgraphMultiUser, "6.10.14"));
+  EXPECT_TRUE(Has(feature::kFgraphMultiUser, "6.11"));
+  // PREEMPT_RCU limited to PREEMPT/RT/DYNAMIC from 6.15.
+  EXPECT_FALSE(Has(feature::kPreemptRcuLimited, "6.14.11"));
+  EXPECT_TRUE(Has(feature::kPreemptRcuLimited, "6.15"));
+}
+
+// 7dadeaa6e851 (7.0): x86, arm64, loongarch, powerpc, riscv and s390 keep
+// only full and lazy; other architectures keep every mode.
+TEST(FeatureTableTest, PreemptionModesRestrictedByArchitecture) {
+  EXPECT_FALSE(Has(feature::kPreemptModesRestricted, "6.19.8", "x86_64"));
+  EXPECT_TRUE(Has(feature::kPreemptModesRestricted, "7.0", "x86_64"));
+  EXPECT_TRUE(Has(feature::kPreemptModesRestricted, "7.0", "arm64"));
+  EXPECT_TRUE(Has(feature::kPreemptModesRestricted, "7.1.5", "s390x"));
+  EXPECT_FALSE(Has(feature::kPreemptModesRestricted, "7.1.5", "alpha"));
+  EXPECT_FALSE(Has(feature::kPreemptModesRestricted, "7.1.5", ""));
+}
+
+TEST(FeatureTableTest, InferredRowsAreUncertainNextToTheirRelease) {
+  // fprobe_events: release 6.5 inferred from the merge window.
+  const FeatureTable& t = FeatureTable::Builtin();
+  EXPECT_FALSE(t.Has(feature::kFprobeEvents, R("6.3")).uncertain);
+  EXPECT_TRUE(t.Has(feature::kFprobeEvents, R("6.4.2")).uncertain);
+  EXPECT_TRUE(t.Has(feature::kFprobeEvents, R("6.5.0")).uncertain);
+  EXPECT_FALSE(t.Has(feature::kFprobeEvents, R("6.6")).uncertain);
+  EXPECT_NE(t.Has(feature::kFprobeEvents, R("6.5.0")).row.find("inferred"),
+            std::string::npos);
+  // kasan_flush_combined is verified: never uncertain.
+  EXPECT_FALSE(t.Has(feature::kKasanFlushCombined, R("6.12.4")).uncertain);
+  EXPECT_FALSE(t.Has(feature::kKasanFlushCombined, R("6.13")).uncertain);
 }
 
 TEST(FeatureTableTest, NeverMeansNoRelease) {
@@ -70,8 +159,14 @@ TEST(FeatureTableTest, AnswersNameTheRowUsed) {
       feature::kFprobeEntryOnlyOffFgraph, R("6.18.35"));
   EXPECT_TRUE(a.present);
   EXPECT_EQ(a.row,
-            "fprobe_entry_only_off_fgraph: since 6.19; 6.18.y from 6.18.35 -> "
+            "fprobe_entry_only_off_fgraph: since 6.19; 6.18.y from 6.18.32 -> "
             "6.18.35: yes (6.18.y backport)");
+  a = FeatureTable::Builtin().Has(feature::kFprobeEntryOnlyOffFgraph,
+                                  R("6.18.33"), "aarch64");
+  EXPECT_FALSE(a.present);
+  EXPECT_EQ(a.row,
+            "fprobe_entry_only_off_fgraph [aarch64]: since 6.19; 6.18.y from "
+            "6.18.34 -> 6.18.33: no");
   EXPECT_TRUE(absl::IsNotFound(
       FeatureTable::Builtin().Query("nope", R("6.1")).status()));
 }
@@ -112,6 +207,31 @@ TEST(FeatureTableTest, RejectsBadTables) {
   absl::StatusOr<FeatureTable> bad =
       FeatureTable::Parse("features:\n  x:\n    since: banana\n");
   EXPECT_NE(bad.status().message().find("row x"), std::string::npos);
+  // confidence is verified or inferred.
+  bad = FeatureTable::Parse(
+      "features:\n  x:\n    since: \"6.1\"\n    confidence: maybe\n");
+  EXPECT_NE(bad.status().message().find("confidence"), std::string::npos)
+      << bad.status();
+  // An architecture's releases parse like the row's.
+  bad = FeatureTable::Parse(
+      "features:\n  x:\n    since: \"6.1\"\n    arches:\n      aarch64: "
+      "{since: soon}\n");
+  EXPECT_NE(bad.status().message().find("aarch64"), std::string::npos)
+      << bad.status();
+  EXPECT_FALSE(FeatureTable::Parse("features:\n  x:\n    since: \"6.1\"\n"
+                                   "    arches: [x86_64]\n")
+                   .ok());
+}
+
+TEST(FeatureTableTest, WrittenFormRoundTrips) {
+  for (const auto& [name, row] : FeatureTable::Builtin().rows()) {
+    absl::StatusOr<FeatureRow> back = MakeFeatureRow(FeatureRowTextOf(row));
+    ASSERT_TRUE(back.ok()) << name << ": " << back.status();
+    EXPECT_EQ(back->ToString(), row.ToString()) << name;
+    EXPECT_EQ(back->ToString("aarch64"), row.ToString("aarch64")) << name;
+    EXPECT_EQ(back->inferred, row.inferred) << name;
+    EXPECT_EQ(back->source, row.source) << name;
+  }
 }
 
 }  // namespace

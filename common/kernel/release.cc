@@ -30,6 +30,11 @@ std::string KernelRelease::Version() const {
                    : absl::StrCat(major, ".", minor);
 }
 
+bool KernelRelease::IsReleaseCandidate() const {
+  return suffix.size() > 3 && suffix.compare(0, 3, "-rc") == 0 &&
+         absl::ascii_isdigit(suffix[3]);
+}
+
 std::string KernelRelease::ToString() const {
   return absl::StrCat(Version(), suffix);
 }

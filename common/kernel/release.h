@@ -37,6 +37,10 @@ struct KernelRelease {
   friend bool operator>=(const KernelRelease& a, const KernelRelease& b) {
     return !(a < b);
   }
+  // A mainline release candidate: the suffix is "-rc" and a number
+  // ("6.10.0-rc5", "6.19-rc3"). It has what the release's merge window
+  // merged, and no stable backport.
+  bool IsReleaseCandidate() const;
   // Same (major, minor) stable branch.
   bool SameBranch(const KernelRelease& o) const {
     return major == o.major && minor == o.minor;

@@ -67,5 +67,15 @@ TEST(ReleaseCompareTest, OrdersByNumbersOnly) {
   EXPECT_FALSE(v("6.18.44").SameBranch(v("6.19.0")));
 }
 
+TEST(ReleaseTest, ReleaseCandidates) {
+  EXPECT_TRUE(ParseKernelRelease("6.10.0-rc5")->IsReleaseCandidate());
+  EXPECT_TRUE(ParseKernelRelease("6.19-rc3")->IsReleaseCandidate());
+  EXPECT_TRUE(ParseKernelRelease("7.0-rc1+")->IsReleaseCandidate());
+  EXPECT_FALSE(ParseKernelRelease("6.10.5")->IsReleaseCandidate());
+  EXPECT_FALSE(ParseKernelRelease("6.1.0-28-amd64")->IsReleaseCandidate());
+  EXPECT_FALSE(ParseKernelRelease("6.10-rcx")->IsReleaseCandidate());
+  EXPECT_FALSE(ParseKernelRelease("6.10-rc")->IsReleaseCandidate());
+}
+
 }  // namespace
 }  // namespace tracehealth

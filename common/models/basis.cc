@@ -15,12 +15,14 @@ void AddInput(v1::Basis* basis, absl::string_view name, absl::string_view value,
 }
 
 void AddConstant(v1::Basis* basis, absl::string_view name, double value,
-                 absl::string_view unit, absl::string_view origin) {
+                 absl::string_view unit, absl::string_view origin,
+                 v1::Anchor anchor) {
   v1::BasisConstant* constant = basis->add_constants();
   constant->mutable_name()->assign(name.data(), name.size());
   constant->set_value(value);
   constant->mutable_unit()->assign(unit.data(), unit.size());
   constant->mutable_origin()->assign(origin.data(), origin.size());
+  constant->set_anchor(anchor);
 }
 
 void AddNote(v1::Basis* basis, absl::string_view note) {

@@ -21,9 +21,11 @@ namespace tracehealth {
 void AddInput(v1::Basis* basis, absl::string_view name, absl::string_view value,
               v1::InputSource source);
 
-// Appends a constant with its unit and where the value comes from.
+// Appends a constant with its unit, where the value comes from and how it
+// is anchored (a fit, a published figure, an assumption, an override).
 void AddConstant(v1::Basis* basis, absl::string_view name, double value,
-                 absl::string_view unit, absl::string_view origin);
+                 absl::string_view unit, absl::string_view origin,
+                 v1::Anchor anchor);
 
 void AddNote(v1::Basis* basis, absl::string_view note);
 // Appends an empty note and returns it, to be built in place (StrAppend).

@@ -7,12 +7,13 @@ namespace {
 
 TEST(BasisTest, FieldsAreFilled) {
   v1::Basis b;
-  AddConstant(&b, "c_visit", 9e-8, "s", "seed 000");
+  AddConstant(&b, "c_visit", 9e-8, "s", "fit", v1::ANCHOR_FIT);
   AddNote(&b, "n");
   AddFeatureRow(&b, "row");
   ASSERT_EQ(b.constants_size(), 1);
   EXPECT_EQ(b.constants(0).unit(), "s");
-  EXPECT_EQ(b.constants(0).origin(), "seed 000");
+  EXPECT_EQ(b.constants(0).origin(), "fit");
+  EXPECT_EQ(b.constants(0).anchor(), v1::ANCHOR_FIT);
   EXPECT_EQ(b.notes(0), "n");
   EXPECT_EQ(b.feature_rows(0), "row");
 }
@@ -40,7 +41,7 @@ TEST(BasisTest, ClearExplanationKeepsNumbersAndConfidence) {
   p.set_summary("x");
   p.mutable_basis()->set_confidence(0.7);
   AddInput(p.mutable_basis(), "a", "1", v1::INPUT_SOURCE_MEASURED);
-  AddConstant(p.mutable_basis(), "c", 1, "s", "o");
+  AddConstant(p.mutable_basis(), "c", 1, "s", "o", v1::ANCHOR_ASSUMPTION);
   AddFeatureRow(p.mutable_basis(), "row");
   AddNote(p.mutable_basis(), "n");
   ClearExplanation(&p);

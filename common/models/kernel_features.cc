@@ -13,25 +13,63 @@ KernelFeatures Resolve(const v1::KernelInfo& kernel,
     f.release_note = "kernel release unknown";
     return f;
   }
-  absl::StatusOr<KernelRelease> parsed = ParseKernelRelease(kernel.release());
-  if (!parsed.ok()) {
+  absl::StatusOr<FeatureRelease> r = ReleaseForFeatures(
+      kernel.release(), kernel.version(), kernel.upstream_version());
+  if (!r.ok()) {
     f.release_note =
-        absl::StrCat("kernel release unparsable: ", parsed.status().message());
+        absl::StrCat("kernel release unparsable: ", r.status().message());
     return f;
   }
-  f.release = *parsed;
-  f.fprobe_on_fgraph = table.Has(feature::kFprobeOnFgraph, *f.release);
-  f.fprobe_entry_only_off_fgraph =
-      table.Has(feature::kFprobeEntryOnlyOffFgraph, *f.release);
-  f.retstack_batch_1024 = table.Has(feature::kRetstackBatch1024, *f.release);
-  f.stackdepot_max_pools_param =
-      table.Has(feature::kStackdepotMaxPoolsParam, *f.release);
-  f.kasan_flush_combined = table.Has(feature::kKasanFlushCombined, *f.release);
-  f.kasan_purge_cond_resched =
-      table.Has(feature::kKasanPurgeCondResched, *f.release);
-  f.invlpgb_kernel_flush = table.Has(feature::kInvlpgbKernelFlush, *f.release);
+  f.release = r->release;
+  f.release_kind = r->kind;
+  f.vendor = r->vendor;
+  if (r->kind == ReleaseKind::kVendorUpstream) {
+    f.release_source = v1::INPUT_SOURCE_DERIVED;
+  }
+  // An operator's table speaks for its vendor kernel; the built-in one
+  // knows only mainline and stable releases.
+  f.release_unknown = r->kind == ReleaseKind::kVendorUnmapped &&
+                      &table == &FeatureTable::Builtin();
+  f.arch = kernel.has_arch() ? NormalizeArch(kernel.arch()) : "";
+  const KernelRelease& rel = *f.release;
+  auto has = [&](const char* row) { return table.Has(row, rel, f.arch); };
+  f.fprobe_on_fgraph = has(feature::kFprobeOnFgraph);
+  f.fprobe_entry_only_off_fgraph = has(feature::kFprobeEntryOnlyOffFgraph);
+  f.retstack_batch_1024 = has(feature::kRetstackBatch1024);
+  f.shadow_stack_4k = has(feature::kShadowStack4k);
+  f.shadow_stack_page_kmalloc = has(feature::kShadowStackPageKmalloc);
+  f.fgraph_multi_user = has(feature::kFgraphMultiUser);
+  f.fgraph_walk_rcu = has(feature::kFgraphWalkRcu);
+  f.kprobe_multi_link = has(feature::kKprobeMultiLink);
+  f.fprobe_events = has(feature::kFprobeEvents);
+  f.kprobe_session = has(feature::kKprobeSession);
+  f.preempt_rcu_limited = has(feature::kPreemptRcuLimited);
+  f.preempt_modes_restricted = has(feature::kPreemptModesRestricted);
+  f.stackdepot_max_pools_param = has(feature::kStackdepotMaxPoolsParam);
+  f.vmap_node_purge_lists = has(feature::kVmapNodePurgeLists);
+  f.kasan_flush_combined = has(feature::kKasanFlushCombined);
+  f.kasan_purge_cond_resched = has(feature::kKasanPurgeCondResched);
+  f.invlpgb_kernel_flush = has(feature::kInvlpgbKernelFlush);
   return f;
 }
+
+// What a resolution depends on.
+struct ReleaseKey {
+  bool has_release = false;
+  std::string release;
+  std::string version;
+  std::string upstream;
+  std::string arch;
+
+  static ReleaseKey Of(const v1::KernelInfo& k) {
+    return {k.has_release(), k.release(), k.version(), k.upstream_version(),
+            k.arch()};
+  }
+  bool operator==(const ReleaseKey& o) const {
+    return has_release == o.has_release && release == o.release &&
+           version == o.version && upstream == o.upstream && arch == o.arch;
+  }
+};
 
 }  // namespace
 
@@ -44,19 +82,15 @@ KernelFeatures ResolveKernelFeatures(const v1::KernelInfo& kernel,
   if (&table != &FeatureTable::Builtin()) return Resolve(kernel, table);
   struct Memo {
     bool valid = false;
-    bool has_release = false;
-    std::string release;
+    ReleaseKey key;
     KernelFeatures features;
   };
   thread_local Memo memo;
-  if (memo.valid && memo.has_release == kernel.has_release() &&
-      memo.release == kernel.release()) {
-    return memo.features;
-  }
+  ReleaseKey key = ReleaseKey::Of(kernel);
+  if (memo.valid && memo.key == key) return memo.features;
   memo.features = Resolve(kernel, table);
   memo.valid = true;
-  memo.has_release = kernel.has_release();
-  memo.release = kernel.release();
+  memo.key = std::move(key);
   return memo.features;
 }
 

@@ -31,6 +31,9 @@ inline constexpr double kConfidencePerUnknown = 0.3;
 // override is what the caller asked; a kernel without the input misses
 // nothing).
 double Confidence(int default_inputs, int unknown_inputs);
+// The same, less `other_loss` before clamping (e.g. constants applied to a
+// CPU class they were not fitted on: cpu_class.h).
+double Confidence(int default_inputs, int unknown_inputs, double other_loss);
 
 // The snapshot's entry saying the kernel has no input `input`, or nullptr.
 const v1::NotApplicableInput* FindNotApplicable(
@@ -64,6 +67,18 @@ class ModelInputs {
   std::array<Entry, kMax> entries_{};
   size_t size_ = 0;
 };
+
+// Ends a prediction of a model that does not apply to the host (say, no
+// KASAN): RISK_NONE when the config that says so was read, RISK_UNKNOWN when
+// it was not, and the confidence of the inputs looked at.
+template <typename Prediction, typename Inputs>
+void SetNotApplying(bool config_known, const Inputs& inputs, int unknown_inputs,
+                    Prediction* out) {
+  out->set_applies(false);
+  out->set_risk(config_known ? v1::RISK_NONE : v1::RISK_UNKNOWN);
+  out->mutable_basis()->set_confidence(
+      Confidence(inputs.Defaults(), unknown_inputs));
+}
 
 }  // namespace tracehealth
 

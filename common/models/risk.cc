@@ -47,50 +47,48 @@ const v1::ThresholdCheck& AddCheck(
   return *check;
 }
 
-}  // namespace
+// The checks and the risk, for a soft-lockup and an RCU stretch, whether
+// the checks apply, and whether the work could stall at all (an unknown
+// preemption model: the checks are shown, the answer may be UNKNOWN).
+struct CoreInput {
+  double soft_seconds = 0;
+  double rcu_seconds = 0;
+  bool check_rcu = true;
+  bool applies = false;
+  bool could_stall = false;
+  double blocking_seconds = 0;
+  std::optional<double> latency_budget_seconds;
+};
 
-StallAssessment AssessStall(
-    const StallInput& input, const v1::Thresholds& thresholds,
+StallAssessment AssessCore(
+    const CoreInput& input, const v1::Thresholds& thresholds,
     google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks) {
   StallAssessment out;
-  const Preemptibility preempt = PreemptibilityOf(input.preempt_mode);
-  // Stall checks are evaluated as if non-preemptible when the mode is
-  // unknown, so the caller can see what would happen; they "apply" only
-  // when the kernel is known to be non-preemptible.
-  const bool could_stall =
-      !input.yields && preempt != Preemptibility::kPreemptible;
-  const bool applies =
-      !input.yields && preempt == Preemptibility::kNonPreemptible;
-
-  double worst_if_nonpreemptible = 0;
-  const double soft = SoftLockupThresholdSeconds(thresholds);
-  if (soft > 0) {
-    const v1::ThresholdCheck& check = AddCheck(
-        checks, v1::ThresholdCheck::KIND_SOFT_LOCKUP, soft,
-        input.non_yielding_seconds, applies, thresholds.softlockup_panic());
-    if (could_stall)
-      worst_if_nonpreemptible =
-          std::max(worst_if_nonpreemptible, check.margin());
-    if (applies) {
-      out.worst_stall_margin = std::max(out.worst_stall_margin, check.margin());
-      out.lowest_stall_threshold = soft;
-    }
-  }
-  const double rcu = RcuStallThresholdSeconds(thresholds);
-  if (input.check_rcu && rcu > 0) {
-    const v1::ThresholdCheck& check = AddCheck(
-        checks, v1::ThresholdCheck::KIND_RCU_STALL, rcu,
-        input.non_yielding_seconds, applies, thresholds.panic_on_rcu_stall());
-    if (could_stall)
-      worst_if_nonpreemptible =
-          std::max(worst_if_nonpreemptible, check.margin());
+  const bool applies = input.applies;
+  double worst_if_stalling = 0;
+  auto stall_check = [&](v1::ThresholdCheck::Kind kind, double threshold,
+                         double predicted, bool panics) {
+    const v1::ThresholdCheck& check =
+        AddCheck(checks, kind, threshold, predicted, applies, panics);
+    if (input.could_stall)
+      worst_if_stalling = std::max(worst_if_stalling, check.margin());
     if (applies) {
       out.worst_stall_margin = std::max(out.worst_stall_margin, check.margin());
       out.lowest_stall_threshold =
           out.lowest_stall_threshold
-              ? std::min(*out.lowest_stall_threshold, rcu)
-              : rcu;
+              ? std::min(*out.lowest_stall_threshold, threshold)
+              : threshold;
     }
+  };
+  const double soft = SoftLockupThresholdSeconds(thresholds);
+  if (soft > 0) {
+    stall_check(v1::ThresholdCheck::KIND_SOFT_LOCKUP, soft, input.soft_seconds,
+                thresholds.softlockup_panic());
+  }
+  const double rcu = RcuStallThresholdSeconds(thresholds);
+  if (input.check_rcu && rcu > 0) {
+    stall_check(v1::ThresholdCheck::KIND_RCU_STALL, rcu, input.rcu_seconds,
+                thresholds.panic_on_rcu_stall());
   }
   bool over_budget = false;
   if (input.latency_budget_seconds && *input.latency_budget_seconds > 0) {
@@ -111,13 +109,45 @@ StallAssessment AssessStall(
     } else {
       out.risk = base;
     }
-  } else if (could_stall && worst_if_nonpreemptible >= kWarningMargin) {
-    // Preemption mode unknown and it matters.
+  } else if (input.could_stall && worst_if_stalling >= kWarningMargin) {
+    // The preemption model is unknown and it matters.
     out.risk = v1::RISK_UNKNOWN;
   } else {
     out.risk = base;
   }
   return out;
+}
+
+}  // namespace
+
+StallAssessment AssessStall(
+    const StallInput& input, const v1::Thresholds& thresholds,
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks) {
+  const Preemptibility preempt = PreemptibilityOf(input.preempt_mode);
+  CoreInput core;
+  core.soft_seconds = core.rcu_seconds = input.non_yielding_seconds;
+  core.check_rcu = input.check_rcu;
+  // Stall checks are evaluated as if non-preemptible when the mode is
+  // unknown, so the caller can see what would happen; they "apply" only
+  // when the kernel is known to be non-preemptible.
+  core.could_stall = !input.yields && preempt != Preemptibility::kPreemptible;
+  core.applies = !input.yields && preempt == Preemptibility::kNonPreemptible;
+  core.blocking_seconds = input.blocking_seconds;
+  core.latency_budget_seconds = input.latency_budget_seconds;
+  return AssessCore(core, thresholds, checks);
+}
+
+StallAssessment AssessStretches(
+    const StretchInput& input, const v1::Thresholds& thresholds,
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks) {
+  CoreInput core;
+  core.soft_seconds = input.non_yielding_seconds;
+  core.rcu_seconds = input.no_qs_seconds;
+  core.applies = input.known;
+  core.could_stall = true;
+  core.blocking_seconds = input.blocking_seconds;
+  core.latency_budget_seconds = input.latency_budget_seconds;
+  return AssessCore(core, thresholds, checks);
 }
 
 }  // namespace tracehealth

@@ -1,8 +1,13 @@
-// Threshold checks shared by the models: a section of kernel work that does
-// not yield, checked against the soft-lockup watchdog (2 * watchdog_thresh)
-// and the RCU CPU stall timeout, which only fire on non-preemptible kernels
-// (PREEMPT_NONE / PREEMPT_VOLUNTARY); on preemptible kernels (FULL, LAZY, RT)
-// the same work is latency only. Optionally an operator latency budget.
+// Threshold checks shared by the models: kernel work checked against the
+// soft-lockup watchdog (2 * watchdog_thresh) and the RCU CPU stall timeout,
+// and optionally an operator latency budget. Two ways in:
+// - AssessStall: work without reschedule points of its own (the vmap
+//   purge): the whole section counts on non-preemptible kernels
+//   (PREEMPT_NONE / PREEMPT_VOLUNTARY); on preemptible ones (FULL, LAZY,
+//   RT) it is latency only.
+// - AssessStretches: the caller has worked out, for the kernel's
+//   preemption model, the longest stretch without a reschedule point and
+//   the longest without an RCU quiescent state (the fgraph walk).
 //
 // Margin = predicted / threshold. RISK_STALL when an applicable check has
 // margin >= 1, RISK_WARNING when >= 0.5, RISK_LATENCY when the caller blocks
@@ -67,6 +72,26 @@ struct StallAssessment {
 // soft-lockup check) and returns the risk.
 StallAssessment AssessStall(
     const StallInput& input, const v1::Thresholds& thresholds,
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks);
+
+struct StretchInput {
+  // Longest stretch without a reschedule point (soft-lockup check).
+  double non_yielding_seconds = 0;
+  // Longest stretch without an RCU quiescent state (RCU stall check).
+  double no_qs_seconds = 0;
+  // Seconds the caller blocks in total.
+  double blocking_seconds = 0;
+  // The preemption model the stretches were worked out for is known. When
+  // not, they are the worst case: the checks are shown but do not apply,
+  // and the risk is RISK_UNKNOWN where they would make it WARNING or worse.
+  bool known = true;
+  std::optional<double> latency_budget_seconds;
+};
+
+// Appends the soft-lockup, RCU stall and (when given) latency checks for
+// `input` and returns the risk, as AssessStall does.
+StallAssessment AssessStretches(
+    const StretchInput& input, const v1::Thresholds& thresholds,
     google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks);
 
 // Soft-lockup threshold 2 * watchdog_thresh in seconds (0: disabled).

@@ -63,6 +63,39 @@ AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot) {
     in.kernel_release = k.release();
   }
   in.preempt_mode = k.preempt_mode();
+  if (k.has_version()) {
+    in.bits |= kHasVersion;
+    in.kernel_version = k.version();
+  }
+  if (k.has_arch()) {
+    in.bits |= kHasArch;
+    in.kernel_arch = k.arch();
+  }
+  if (k.has_upstream_version()) {
+    in.bits |= kHasUpstream;
+    in.upstream_version = k.upstream_version();
+  }
+  if (k.has_preempt_dynamic()) {
+    in.bits |= kHasPreemptDynamic;
+    SetBit(&in.bits, kPreemptDynamic, k.preempt_dynamic());
+  }
+  if (k.has_page_size()) {
+    in.bits |= kHasPageSize;
+    in.page_size = k.page_size();
+  }
+  if (k.has_config_preempt_rcu()) {
+    in.bits |= kHasPreemptRcu;
+    SetBit(&in.bits, kPreemptRcu, k.config_preempt_rcu());
+  }
+  const v1::CpuInfo& cpus = snapshot.cpus();
+  if (cpus.has_model_name()) {
+    in.bits |= kHasCpuModel;
+    in.cpu_model = cpus.model_name();
+  }
+  if (cpus.has_hypervisor()) {
+    in.bits |= kHasHypervisor;
+    SetBit(&in.bits, kHypervisor, cpus.hypervisor());
+  }
   if (k.has_config_function_graph_tracer()) {
     in.bits |= kHasConfigGraph;
     SetBit(&in.bits, kConfigGraph, k.config_function_graph_tracer());
@@ -87,6 +120,10 @@ AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot) {
   if (fg.has_available_filter_functions()) {
     in.bits |= kHasFilterFunctions;
     in.available_filter_functions = fg.available_filter_functions();
+  }
+  if (fg.has_ftrace_filter_functions()) {
+    in.bits |= kHasFtraceFilter;
+    in.ftrace_filter_functions = fg.ftrace_filter_functions();
   }
   const v1::Thresholds& t = snapshot.thresholds();
   if (t.has_watchdog_thresh_seconds()) {
@@ -116,6 +153,47 @@ void AttachModelInputs::Fill(v1::HostSnapshot* s) const {
     k->clear_release();
   }
   k->set_preempt_mode(preempt_mode);
+  if (has(kHasVersion)) {
+    k->set_version(kernel_version);
+  } else {
+    k->clear_version();
+  }
+  if (has(kHasArch)) {
+    k->set_arch(kernel_arch);
+  } else {
+    k->clear_arch();
+  }
+  if (has(kHasUpstream)) {
+    k->set_upstream_version(upstream_version);
+  } else {
+    k->clear_upstream_version();
+  }
+  if (has(kHasPreemptDynamic)) {
+    k->set_preempt_dynamic(has(kPreemptDynamic));
+  } else {
+    k->clear_preempt_dynamic();
+  }
+  if (has(kHasPageSize)) {
+    k->set_page_size(page_size);
+  } else {
+    k->clear_page_size();
+  }
+  if (has(kHasPreemptRcu)) {
+    k->set_config_preempt_rcu(has(kPreemptRcu));
+  } else {
+    k->clear_config_preempt_rcu();
+  }
+  v1::CpuInfo* cpus = s->mutable_cpus();
+  if (has(kHasCpuModel)) {
+    cpus->set_model_name(cpu_model);
+  } else {
+    cpus->clear_model_name();
+  }
+  if (has(kHasHypervisor)) {
+    cpus->set_hypervisor(has(kHypervisor));
+  } else {
+    cpus->clear_hypervisor();
+  }
   if (has(kHasConfigGraph)) {
     k->set_config_function_graph_tracer(has(kConfigGraph));
   } else {
@@ -146,6 +224,11 @@ void AttachModelInputs::Fill(v1::HostSnapshot* s) const {
     fg->set_available_filter_functions(available_filter_functions);
   } else {
     fg->clear_available_filter_functions();
+  }
+  if (has(kHasFtraceFilter)) {
+    fg->set_ftrace_filter_functions(ftrace_filter_functions);
+  } else {
+    fg->clear_ftrace_filter_functions();
   }
   v1::Thresholds* t = s->mutable_thresholds();
   if (has(kHasWatchdogThresh)) {

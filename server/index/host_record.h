@@ -1,13 +1,20 @@
 // HostRecord: what the server keeps in memory of a host's newest report:
 // the inputs of the attach model (so fleet-wide what-ifs re-run it without
 // the report), the numbers of the stored predictions that queries, metrics
-// and rankings read, and the report's bookkeeping. About 0.7 kB a host
+// and rankings read, and the report's bookkeeping. About 1.5 kB a host
 // where the parsed report took 12 kB; the report itself stays in the store
-// (ReportStore::GetReport) for GetHost and for explanations.
+// (ReportStore::GetReport) for GetHost and for explanations. Only the
+// attach model is re-run from records; the stack depot and vmap purge
+// numbers are the stored predictions'.
 //
 // Built from a parsed report (MakeHostRecord). Which snapshot fields the
-// attach model reads is fixed by AttachModelInputs; host_record_test checks
-// that a prediction from them equals one from the whole snapshot.
+// attach model reads is fixed by AttachModelInputs: the kernel's identity
+// (release, version, upstream version, architecture: what its features are
+// resolved from), preemption (mode, PREEMPT_DYNAMIC, PREEMPT_RCU), page
+// size, configs, threads, fgraph state, filter counts, thresholds and the
+// CPU (model name, hypervisor). attach_evaluator_test and
+// tests/server/record_predictions_test (every fixture host) check that a
+// prediction from them equals one from the whole snapshot.
 //
 // Thread safety: plain values; the shared feature table is immutable.
 #ifndef TRACEHEALTH_SERVER_INDEX_HOST_RECORD_H_
@@ -34,6 +41,12 @@ namespace tracehealth::server {
 // with whether the agent knew it.
 struct AttachModelInputs {
   std::string kernel_release;
+  std::string kernel_version;    // kernel.version (uname -v)
+  std::string kernel_arch;       // kernel.arch
+  std::string upstream_version;  // kernel.upstream_version
+  std::string cpu_model;         // cpus.model_name
+  uint32_t page_size = 0;
+  uint64_t ftrace_filter_functions = 0;
   v1::PreemptMode preempt_mode = v1::PREEMPT_MODE_UNKNOWN;
   uint64_t threads_total = 0;
   uint64_t null_threads_bound = 0;
@@ -60,6 +73,18 @@ struct AttachModelInputs {
     kHasRcuTimeout = 1u << 13,
     kHasPanicOnRcuStall = 1u << 14,
     kPanicOnRcuStall = 1u << 15,
+    kHasVersion = 1u << 16,
+    kHasArch = 1u << 17,
+    kHasUpstream = 1u << 18,
+    kHasPreemptDynamic = 1u << 19,
+    kPreemptDynamic = 1u << 20,
+    kHasPageSize = 1u << 21,
+    kHasPreemptRcu = 1u << 22,
+    kPreemptRcu = 1u << 23,
+    kHasFtraceFilter = 1u << 24,
+    kHasCpuModel = 1u << 25,
+    kHasHypervisor = 1u << 26,
+    kHypervisor = 1u << 27,
   };
   bool has(Bit b) const { return (bits & b) != 0; }
 

@@ -109,9 +109,14 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
             full.fgraph().null_threads_bound());
   EXPECT_EQ(scratch.thresholds().SerializeAsString(),
             full.thresholds().SerializeAsString());
+  // What the features and the CPU class are read from.
+  EXPECT_EQ(scratch.kernel().version(), full.kernel().version());
+  EXPECT_EQ(scratch.kernel().arch(), full.kernel().arch());
+  EXPECT_EQ(scratch.cpus().model_name(), full.cpus().model_name());
   // Only the inputs: nothing of the rest of the snapshot.
-  EXPECT_FALSE(scratch.kernel().has_version());
-  EXPECT_FALSE(scratch.has_cpus());
+  EXPECT_FALSE(scratch.kernel().has_cmdline());
+  EXPECT_FALSE(scratch.cpus().has_online());
+  EXPECT_FALSE(scratch.cpus().has_invlpgb());
   // Refilled from a host with fewer inputs, the scratch loses the others.
   v1::HostSnapshot sparse;
   sparse.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_FULL);
@@ -122,6 +127,8 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
   EXPECT_FALSE(scratch.fgraph().has_null_threads_bound());
   EXPECT_FALSE(scratch.thresholds().has_watchdog_thresh_seconds());
   EXPECT_FALSE(scratch.thresholds().has_softlockup_panic());
+  EXPECT_FALSE(scratch.kernel().has_version());
+  EXPECT_FALSE(scratch.cpus().has_model_name());
   EXPECT_EQ(scratch.kernel().preempt_mode(), v1::PREEMPT_MODE_FULL);
   EXPECT_EQ(AttachModelInputs::Of(scratch).bits, 0u);
 }

@@ -54,6 +54,22 @@ ServerMetrics::ServerMetrics()
                         .Name("tracehealth_query_seconds")
                         .Help("Query API handling time.")
                         .Register(*registry_);
+  observed_events_ =
+      &prometheus::BuildCounter()
+           .Name("tracehealth_observed_events_total")
+           .Help(
+               "Soft lockups, RCU stalls and hung tasks the agents read "
+               "from their kernel logs, by the model the backtrace is "
+               "attributed to and whether that model predicted it.")
+           .Register(*registry_);
+  // Every series from zero, so that increase() sees the first event.
+  for (const char* kind : {"soft_lockup", "rcu_stall", "hung_task"}) {
+    for (const char* model : {"fgraph", "vmap", "depot", "none"}) {
+      for (const char* predicted : {"yes", "no", "unknown"}) {
+        CountObservedEvent(kind, model, predicted, 0);
+      }
+    }
+  }
   storage_bytes_ = &prometheus::BuildGauge()
                         .Name("tracehealth_storage_bytes")
                         .Help("Bytes the store occupies on disk.")
@@ -82,6 +98,16 @@ void ServerMetrics::ObserveQuery(absl::string_view method,
                                                     0.001, 0.0025, 0.005, 0.01,
                                                     0.025, 0.05, 0.1, 0.25, 1})
       .Observe(seconds);
+}
+
+void ServerMetrics::CountObservedEvent(absl::string_view kind,
+                                       absl::string_view model,
+                                       absl::string_view predicted, double n) {
+  observed_events_
+      ->Add({{"kind", std::string(kind)},
+             {"model", std::string(model)},
+             {"predicted", std::string(predicted)}})
+      .Increment(n);
 }
 
 }  // namespace tracehealth::server

@@ -48,6 +48,11 @@ class ServerMetrics {
   void ObserveQuery(absl::string_view method, absl::string_view code,
                     double seconds);
 
+  // tracehealth_observed_events_total{kind,model,predicted}: observed
+  // kernel events stored (server/events/event_recorder.h).
+  void CountObservedEvent(absl::string_view kind, absl::string_view model,
+                          absl::string_view predicted, double n = 1);
+
   // tracehealth_storage_bytes, tracehealth_hosts
   void SetStorageBytes(double bytes) { storage_bytes_->Set(bytes); }
   void SetHosts(double hosts) { hosts_->Set(hosts); }
@@ -66,6 +71,7 @@ class ServerMetrics {
   prometheus::Counter* streams_refused_;
   prometheus::Family<prometheus::Counter>* query_requests_;
   prometheus::Family<prometheus::Histogram>* query_seconds_;
+  prometheus::Family<prometheus::Counter>* observed_events_;
   prometheus::Gauge* storage_bytes_;
   prometheus::Gauge* hosts_;
 };

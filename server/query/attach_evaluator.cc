@@ -6,9 +6,23 @@
 namespace tracehealth::server {
 namespace {
 
-// The cache key of a snapshot without a release: no release string
-// contains a NUL.
-constexpr char kNoRelease[] = "\0";
+// What ResolveKernelFeatures reads of the kernel: the release (marked when
+// absent: no release string starts with a NUL), version, upstream version
+// and architecture, NUL-separated.
+void FeatureKey(const v1::KernelInfo& k, std::string* key) {
+  key->clear();
+  if (k.has_release()) {
+    key->append(k.release());
+  } else {
+    key->push_back('\0');
+  }
+  key->push_back('\0');
+  key->append(k.version());
+  key->push_back('\0');
+  key->append(k.upstream_version());
+  key->push_back('\0');
+  key->append(k.arch());
+}
 
 }  // namespace
 
@@ -18,12 +32,11 @@ AttachEvaluator::AttachEvaluator(v1::ProbeKind kind, const v1::WhatIf* what_if,
 
 const KernelFeatures& AttachEvaluator::Features(const FeatureTable* table,
                                                 const v1::KernelInfo& kernel) {
-  const std::string& release =
-      kernel.has_release() ? kernel.release() : std::string(kNoRelease, 1);
-  if (last_ != nullptr && last_table_ == table && last_release_ == release) {
+  FeatureKey(kernel, &key_);
+  if (last_ != nullptr && last_table_ == table && last_key_ == key_) {
     return *last_;
   }
-  auto key = std::make_pair(table, release);
+  auto key = std::make_pair(table, key_);
   auto it = features_.find(key);
   if (it == features_.end()) {
     it =
@@ -33,7 +46,7 @@ const KernelFeatures& AttachEvaluator::Features(const FeatureTable* table,
             .first;
   }
   last_table_ = table;
-  last_release_ = release;
+  last_key_ = key_;
   last_ = it->second.get();
   return *last_;
 }

@@ -4,8 +4,8 @@
 //
 // Per host: the record's model inputs are written into one scratch snapshot
 // (AttachModelInputs::Fill), the query's what-if is applied to it
-// (ApplyWhatIf), the kernel features of its (feature table, release) are
-// looked up in a per-evaluator cache (resolved once per distinct pair, not
+// (ApplyWhatIf), the kernel features of its (feature table, kernel identity)
+// are looked up in a per-evaluator cache (resolved once per distinct pair, not
 // once per host), and the attach model runs into a reused prediction. No
 // protobuf parsing and, once warm, no allocation per host. The numbers are
 // those of PredictAttach on the host's stored snapshot with the same
@@ -52,13 +52,15 @@ class AttachEvaluator {
   const std::optional<double> budget_;
   v1::HostSnapshot scratch_;
   v1::AttachPrediction out_;
-  // Keyed by (table, release); "\0" marks a snapshot without a release.
+  // Keyed by (table, FeatureKey: release, version, upstream version,
+  // architecture).
   absl::flat_hash_map<std::pair<const FeatureTable*, std::string>,
                       std::unique_ptr<KernelFeatures>>
       features_;
   // The last lookup, which most hosts of a fleet repeat.
   const FeatureTable* last_table_ = nullptr;
-  std::string last_release_;
+  std::string last_key_;
+  std::string key_;  // scratch
   const KernelFeatures* last_ = nullptr;
 };
 

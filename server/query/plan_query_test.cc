@@ -18,24 +18,33 @@ namespace {
 using google::protobuf::util::TimeUtil;
 
 // kprobe_multi_return on 6.16.3 registers an fgraph user (fprobe on fgraph
-// from 6.14, an exit handler): the first attach walks the threads, batch
-// B = 32, fgraph never active before, so N_null = N_total = N. With P =
-// ceil(N / 32) passes of which P - 1 stop early, the visits are
-// V = 32 (P-1) P / 2 + (P-1) + N, and
-// T = 88.7 ns V + 2 us P + 20 ns N + 1 us * 100 sites.
+// from 6.14, an exit handler). The sample hosts run a PREEMPT_DYNAMIC build
+// (kernel.preempt_dynamic), so whatever the mode, c_visit is the preemption
+// build's 88.7 ns and PREEMPT_RCU is on (derived).
+//
+// A first user (fgraph never active) walks the threads: batch B = 32,
+// N_null = N_total = N (at the tail), P = ceil(N / 32) passes of which
+// P - 1 stop early, V = 32 (P-1) P / 2 + (P-1) + N visits, and
+// walk = 88.7 ns V + 2 us P + 20 ns N.
 //
 //   N = 3,200:   P = 100,   V = 158,400 + 99 + 3,200 = 161,699
 //   N = 64,000:  P = 2,000, V = 63,968,000 + 1,999 + 64,000 = 64,033,999
 //   N = 96,000:  P = 3,000, V = 143,952,000 + 2,999 + 96,000 = 144,050,999
 //   N = 128,000: P = 4,000, V = 255,936,000 + 3,999 + 128,000 = 256,067,999
+//
+// A second user (fgraph active; several users from 6.11) is one
+// init_task_vars pass: 88.7 ns N + 2 us. Patching, either way: a fprobe
+// kind's typical 100 sites at 1.069 s / 48,712 each = 2.1945 ms.
 double Walk(double visits, double passes, double n) {
   return 88.7e-9 * visits + 2e-6 * passes + 20e-9 * n;
 }
-const double kPatch = 1e-6 * 100;
-const double kT3200 = Walk(161699, 100, 3200) + kPatch;          // 0.0147 s
-const double kT64000 = Walk(64033999, 2000, 64000) + kPatch;     // 5.685 s
-const double kT96000 = Walk(144050999, 3000, 96000) + kPatch;    // 12.785 s
-const double kT128000 = Walk(256067999, 4000, 128000) + kPatch;  // 22.724 s
+const double kPatch = 100 * (1.069 / 48712);                     // 2.1945 ms
+const double kT3200 = Walk(161699, 100, 3200) + kPatch;          // 0.0168 s
+const double kT64000 = Walk(64033999, 2000, 64000) + kPatch;     // 5.6873 s
+const double kT96000 = Walk(144050999, 3000, 96000) + kPatch;    // 12.787 s
+const double kT128000 = Walk(256067999, 4000, 128000) + kPatch;  // 22.726 s
+// 35.482 ms + 2 us + 2.1945 ms = 37.677 ms.
+const double kTActive400k = 88.7e-9 * 400000 + 2e-6 + kPatch;
 
 v1::HostReport Host(const std::string& id, uint64_t threads,
                     v1::PreemptMode preempt, bool fgraph_active = false) {
@@ -55,17 +64,20 @@ class PlanQueryTest : public ::testing::Test {
     ASSERT_TRUE(s.ok());
     storage_ = std::move(*s);
     std::vector<v1::HostReport> reports = {
-        // Preemptible, small: 0.0147 s, risk none.
+        // Preemptible, small: 16.8 ms, risk none (FULL with PREEMPT_RCU:
+        // the walk is preemptible, no stretch counts against a threshold).
         Host("a-safe", 3200, v1::PREEMPT_MODE_FULL),
-        // fgraph already active: no walk, only the 100 sites (0.1 ms), even
-        // with 400,000 threads on PREEMPT_NONE.
+        // fgraph already active: a second user, one pass over 400,000
+        // threads (35.5 ms) and the sites, 37.7 ms, even on PREEMPT_NONE.
         Host("b-active", 400000, v1::PREEMPT_MODE_NONE, true),
-        // Preemptible: 5.685 s blocked, latency only.
+        // Preemptible: 5.687 s blocked, latency only.
         Host("c-over", 64000, v1::PREEMPT_MODE_LAZY),
-        // Non-preemptible: the walk is 12.785 s, 0.64 of the 20 s
-        // soft-lockup threshold (2 x watchdog_thresh 10): a warning.
-        Host("d-warn", 96000, v1::PREEMPT_MODE_VOLUNTARY),
-        // 22.724 s: 1.14 x 20 s and 1.08 x the 21 s RCU stall timeout.
+        // PREEMPT_NONE: nothing in the walk reschedules, so the whole
+        // 12.787 s walk runs without yielding: 0.64 of the 20 s soft-lockup
+        // threshold (2 x watchdog_thresh 10), a warning. (The RCU stretch
+        // is one pass, 8.5 ms: PREEMPT_RCU.)
+        Host("d-warn", 96000, v1::PREEMPT_MODE_NONE),
+        // 22.726 s: 1.14 x 20 s, a soft lockup.
         Host("e-stall", 128000, v1::PREEMPT_MODE_NONE),
         // The same walk with the preemption mode unknown: it decides.
         Host("f-unknown", 128000, v1::PREEMPT_MODE_UNKNOWN),
@@ -135,8 +147,9 @@ TEST_F(PlanQueryTest, EveryHostInItsClassAndTheWavesInRolloutOrder) {
   EXPECT_EQ(p.waves(0).number(), 1u);
   EXPECT_EQ(p.waves(0).plan_class(), v1::PLAN_CLASS_SAFE);
   EXPECT_EQ(p.waves(0).hosts(), 2u);
-  EXPECT_DOUBLE_EQ(p.waves(0).max_latency_seconds(), kT3200);
-  EXPECT_EQ(Ids(p.waves(0)), V{"b-active"});  // 0.1 ms < 14.7 ms
+  // b-active's 37.7 ms is the wave's longest; a-safe's 16.8 ms goes first.
+  EXPECT_DOUBLE_EQ(p.waves(0).max_latency_seconds(), kTActive400k);
+  EXPECT_EQ(Ids(p.waves(0)), V{"a-safe"});
   EXPECT_EQ(p.waves(1).plan_class(), v1::PLAN_CLASS_OVER_BUDGET);
   EXPECT_EQ(p.waves(1).hosts(), 1u);
   EXPECT_DOUBLE_EQ(p.waves(1).max_latency_seconds(), kT64000);
@@ -148,8 +161,8 @@ TEST_F(PlanQueryTest, EveryHostInItsClassAndTheWavesInRolloutOrder) {
   EXPECT_EQ(p.waves(3).number(), 4u);
   EXPECT_EQ(p.waves(3).plan_class(), v1::PLAN_CLASS_UNKNOWN);
   EXPECT_EQ(p.waves(3).hosts(), 2u);
-  // f-unknown's walk is predicted (22.7 s), its risk is what is unknown;
-  // g-nothreads has only the patching term.
+  // f-unknown's walk is predicted (22.726 s), its risk is what is unknown;
+  // g-nothreads has only the patching term (2.1945 ms).
   EXPECT_DOUBLE_EQ(p.waves(3).max_latency_seconds(), kT128000);
   EXPECT_EQ(Ids(p.waves(3)), V{"g-nothreads"});
   for (const v1::PlanWave& w : p.waves()) EXPECT_FALSE(w.action().empty());
@@ -168,7 +181,7 @@ TEST_F(PlanQueryTest, EveryHostInItsClassAndTheWavesInRolloutOrder) {
   EXPECT_EQ(r.answers(2).host_id(), "c-over");
   EXPECT_EQ(r.answers(2).prediction().risk(), v1::RISK_LATENCY);
   EXPECT_EQ(r.answers(2).plan_class(), v1::PLAN_CLASS_OVER_BUDGET);
-  // The plan's budget is the models' latency budget: 5.685 s / 2 s.
+  // The plan's budget is the models' latency budget: 5.687 s / 2 s.
   bool budget_check = false;
   for (const v1::ThresholdCheck& c : r.answers(2).prediction().checks()) {
     if (c.kind() != v1::ThresholdCheck::KIND_LATENCY) continue;
@@ -178,16 +191,32 @@ TEST_F(PlanQueryTest, EveryHostInItsClassAndTheWavesInRolloutOrder) {
   }
   EXPECT_TRUE(budget_check);
   EXPECT_FALSE(r.answers(0).prediction().summary().empty());
+
+  // All seven: after the latency risks the safe ones, longest first, then
+  // the unknown ones (RISK_UNKNOWN ranks lowest).
+  const v1::PredictAttachResponse all = Plan(2000000000, 0, 7);
+  ASSERT_EQ(all.answers_size(), 7);
+  EXPECT_EQ(all.answers(3).host_id(), "b-active");
+  EXPECT_EQ(all.answers(3).prediction().risk(), v1::RISK_NONE);
+  EXPECT_DOUBLE_EQ(all.answers(3).prediction().latency_seconds(), kTActive400k);
+  EXPECT_EQ(all.answers(4).host_id(), "a-safe");
+  EXPECT_EQ(all.answers(4).prediction().risk(), v1::RISK_NONE);
+  EXPECT_DOUBLE_EQ(all.answers(4).prediction().latency_seconds(), kT3200);
+  EXPECT_EQ(all.answers(5).host_id(), "f-unknown");
+  EXPECT_EQ(all.answers(6).host_id(), "g-nothreads");
+  EXPECT_DOUBLE_EQ(all.answers(6).prediction().latency_seconds(), kPatch);
 }
 
 TEST_F(PlanQueryTest, OverBudgetFromExactlyTheBudget) {
-  // c-over blocks 5.6851957113 s: over a budget of 5.685195711 s (just
-  // below), safe under 5.685195712 s (just above).
-  const v1::PredictAttachResponse at = Plan(5685195711, 0);
+  // c-over blocks 5.6872902424 s: over a budget of 5.687290242 s (just
+  // below), safe under 5.687290243 s (just above).
+  ASSERT_GT(kT64000, 5.687290242);
+  ASSERT_LT(kT64000, 5.687290243);
+  const v1::PredictAttachResponse at = Plan(5687290242, 0);
   EXPECT_EQ(at.plan().over_budget(), 1u);
   EXPECT_EQ(at.plan().safe(), 2u);
   EXPECT_EQ(at.plan().waves(1).host_ids_size(), 0);  // counts only
-  const v1::PredictAttachResponse above = Plan(5685195712, 0);
+  const v1::PredictAttachResponse above = Plan(5687290243, 0);
   EXPECT_EQ(above.plan().over_budget(), 0u);
   EXPECT_EQ(above.plan().safe(), 3u);
   EXPECT_EQ(above.plan().lockup_risk(), 2u);

@@ -1,8 +1,8 @@
 // QueryService: the FleetQuery gRPC service (pre-attach predictions and
-// rollout plans, host views, fleet summary, alerts), answered from the
-// in-memory HostIndex's compact records; reports are read from the store
-// only for what is shown with its explanation (GetHost, the answers of
-// PredictAttach) and for history.
+// rollout plans, host views, fleet summary, alerts, observed events),
+// answered from the in-memory HostIndex's compact records; reports are read
+// from the store only for what is shown with its explanation (GetHost, the
+// answers of PredictAttach) and for history, events from the event store.
 //
 // The Do* methods hold the logic and are callable without gRPC (tests);
 // the callback-API overrides add bearer-token checks and metrics. They take
@@ -28,6 +28,7 @@
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/event_store.h"
 #include "server/storage/report_store.h"
 
 namespace re2 {
@@ -56,9 +57,11 @@ struct QueryOptions {
   ReportStore* store = nullptr;
   // Threads a fleet-wide PredictAttach spreads the index's shards over.
   int scan_threads = 2;
+  // The store ListEvents reads (not owned); null: it is UNAVAILABLE.
+  EventStore* events = nullptr;
 };
 
-// The six FleetQuery methods, each taking and returning raw bytes.
+// The seven FleetQuery methods, each taking and returning raw bytes.
 using RawFleetQueryService =
     v1::FleetQuery::WithRawCallbackMethod_PredictAttach<
         v1::FleetQuery::WithRawCallbackMethod_GetHost<
@@ -66,7 +69,8 @@ using RawFleetQueryService =
                 v1::FleetQuery::WithRawCallbackMethod_ListAlerts<
                     v1::FleetQuery::WithRawCallbackMethod_FleetSummary<
                         v1::FleetQuery::WithRawCallbackMethod_GetHostHistory<
-                            v1::FleetQuery::Service>>>>>>;
+                            v1::FleetQuery::WithRawCallbackMethod_ListEvents<
+                                v1::FleetQuery::Service>>>>>>>;
 
 class QueryService final : public RawFleetQueryService {
  public:
@@ -91,6 +95,10 @@ class QueryService final : public RawFleetQueryService {
   // NOT_FOUND (unknown host), the store's.
   grpc::Status DoGetHostHistory(const v1::GetHostHistoryRequest& req,
                                 v1::GetHostHistoryResponse* resp) const;
+  // Errors: INVALID_ARGUMENT (from after to, limit over 10000, an unknown
+  // predicted value), UNAVAILABLE (no event store, or its error).
+  grpc::Status DoListEvents(const v1::ListEventsRequest& req,
+                            v1::ListEventsResponse* resp) const;
 
   grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
                                           const grpc::ByteBuffer* req,
@@ -110,6 +118,9 @@ class QueryService final : public RawFleetQueryService {
   grpc::ServerUnaryReactor* GetHostHistory(grpc::CallbackServerContext* ctx,
                                            const grpc::ByteBuffer* req,
                                            grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* ListEvents(grpc::CallbackServerContext* ctx,
+                                       const grpc::ByteBuffer* req,
+                                       grpc::ByteBuffer* resp) override;
 
  private:
   // Authorizes, decodes `in` as a Request, runs `method` and encodes its

@@ -133,6 +133,12 @@ grpc::ServerUnaryReactor* QueryService::GetHostHistory(
                 &QueryService::DoGetHostHistory);
 }
 
+grpc::ServerUnaryReactor* QueryService::ListEvents(
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+    grpc::ByteBuffer* resp) {
+  return Handle(ctx, "ListEvents", req, resp, &QueryService::DoListEvents);
+}
+
 grpc::ServerUnaryReactor* QueryService::FleetSummary(
     grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
     grpc::ByteBuffer* resp) {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/escape.h"
 #include "common/kernel/release.h"
+#include "common/models/fgraph/fgraph_walk.h"
 
 namespace tracehealth::server {
 
@@ -28,6 +29,14 @@ absl::Status CheckWhatIf(const v1::WhatIf& w) {
        w.latency_budget_seconds() <= 0)) {
     return absl::InvalidArgumentError(
         "what_if.latency_budget_seconds: must be > 0");
+  }
+  if (w.has_threads() && w.threads() > kPidMaxLimit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "what_if.threads: more than PID_MAX_LIMIT (", kPidMaxLimit, ")"));
+  }
+  if (w.has_null_threads() && w.null_threads() > kPidMaxLimit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "what_if.null_threads: more than PID_MAX_LIMIT (", kPidMaxLimit, ")"));
   }
   if (w.has_threads() && w.has_null_threads() &&
       w.null_threads() > w.threads()) {

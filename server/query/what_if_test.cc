@@ -160,6 +160,18 @@ TEST(WhatIfTest, RejectsUnusableOverrides) {
   w.Clear();
   w.set_kernel_release("not-a-kernel");
   EXPECT_FALSE(CheckWhatIf(w).ok());
+  // PID_MAX_LIMIT (4,194,304 on 64-bit): one more thread is no host.
+  w.Clear();
+  w.set_threads(4194305);
+  absl::Status st = CheckWhatIf(w);
+  EXPECT_TRUE(absl::IsInvalidArgument(st));
+  EXPECT_NE(st.message().find("what_if.threads"), std::string::npos) << st;
+  w.set_threads(4194304);
+  EXPECT_TRUE(CheckWhatIf(w).ok());
+  w.Clear();
+  w.set_null_threads(4194305);
+  st = CheckWhatIf(w);
+  EXPECT_NE(st.message().find("what_if.null_threads"), std::string::npos) << st;
 }
 
 }  // namespace

@@ -123,6 +123,12 @@ void AddApiRoutes(const QueryService* q, Router* router) {
           return q->DoListAlerts(req, resp);
         });
   });
+  add("GET", "/api/v1/events", [q](const HttpRequest& r) {
+    return Call<v1::ListEventsRequest, v1::ListEventsResponse>(
+        r, {}, [q](const auto& req, auto* resp) {
+          return q->DoListEvents(req, resp);
+        });
+  });
   HttpHandler predict = [q](const HttpRequest& r) {
     return Call<v1::PredictAttachRequest, v1::PredictAttachResponse>(
         r, {}, [q](const auto& req, auto* resp) {

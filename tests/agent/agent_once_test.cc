@@ -17,7 +17,8 @@ namespace {
 
 struct Result {
   int rc = -1;
-  std::string out;
+  std::string out;  // stdout: the report
+  std::string err;  // stderr: warnings and errors
 };
 
 Result RunAgent(std::vector<std::string> args) {
@@ -25,6 +26,10 @@ Result RunAgent(std::vector<std::string> args) {
   std::string log = dir + "/out";
   args.insert(args.begin(), Runfile("agent/tracehealth-agent"));
   args.push_back("--state_dir=" + dir + "/state");
+  // stderr apart, so that a warning (e.g. a kernel log this user may not
+  // read) does not end up inside the JSON.
+  args.insert(args.begin(),
+              {"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>>" + dir + "/err"});
   auto p = Subprocess::Start(args, log);
   EXPECT_TRUE(p.ok()) << p.status();
   Result r;
@@ -32,6 +37,7 @@ Result RunAgent(std::vector<std::string> args) {
   EXPECT_TRUE(rc.ok()) << rc.status();
   r.rc = rc.ok() ? *rc : -1;
   r.out = ReadFile(log).value_or("");
+  r.err = ReadFile(dir + "/err").value_or("");
   return r;
 }
 
@@ -43,7 +49,7 @@ TEST(AgentOnceTest, ReadableTextOnAFixture) {
   Result r = RunAgent({"--once", Fixture("kasan-6.12-256cpu"), "--host_id=k1"});
   ASSERT_EQ(r.rc, 0) << r.out;
   for (const char* want :
-       {"host k1", "Kernel      6.12.5 x86_64", "Preemption  none",
+       {"host k1", "Kernel      6.12.3 x86_64", "Preemption  none",
         "Threads     61000", "256 online", "fgraph      inactive",
         "First attach of each probe kind", "function_graph tracer", "kretprobe",
         "Stack depot 7950 of 8192 pools", "vmap purge  3000 unpurged",
@@ -70,7 +76,7 @@ TEST(AgentOnceTest, JsonIsTheHostReport) {
 
 TEST(AgentOnceTest, WorksOnThisMachine) {
   Result r = RunAgent({"--once", "--format=json"});
-  ASSERT_EQ(r.rc, 0) << r.out;
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
   v1::HostReport report;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok())
       << r.out;
@@ -78,6 +84,16 @@ TEST(AgentOnceTest, WorksOnThisMachine) {
   ASSERT_EQ(uname(&u), 0);
   EXPECT_EQ(report.snapshot().kernel().release(), u.release);
   EXPECT_GT(report.snapshot().threads().total(), 0u);
+  // The kernel log was read, or the report says why not (and the agent
+  // warned once).
+  ASSERT_TRUE(report.health().has_kmsg());
+  const v1::KmsgHealth& kmsg = report.health().kmsg();
+  if (kmsg.error().empty()) {
+    EXPECT_GT(kmsg.records_total(), 0u);
+  } else {
+    EXPECT_TRUE(absl::StrContains(r.err, "kernel log: " + kmsg.error()))
+        << r.err;
+  }
   Result text = RunAgent({"--once"});
   EXPECT_EQ(text.rc, 0);
   EXPECT_TRUE(absl::StrContains(text.out, "First attach of each probe kind"));
@@ -110,13 +126,13 @@ TEST(AgentOnceTest, HostnameNone) {
   std::vector<std::string> args = stream;
   args.push_back(Fixture("no-tracefs"));
   Result s = RunAgent(args);
-  EXPECT_EQ(s.rc, 2) << s.out;
+  EXPECT_EQ(s.rc, 2) << s.err;
   EXPECT_TRUE(absl::StrContains(
-      s.out,
+      s.err,
       "hostname '(none)' is no valid host id ([A-Za-z0-9._-]{1,253}, "
       "not dots only) and no id can be derived from /etc/machine-id "
       "(missing): pass --host_id=NAME"))
-      << s.out;
+      << s.err;
 
   std::string root = CopyFixture("no-tracefs");
   ASSERT_TRUE(
@@ -125,13 +141,13 @@ TEST(AgentOnceTest, HostnameNone) {
   args = stream;
   args.push_back("--root=" + root);
   Result derived = RunAgent(args);
-  EXPECT_EQ(derived.rc, 0) << derived.out;
+  EXPECT_EQ(derived.rc, 0) << derived.err;
   // systemd-id128 machine-id --app-specific=fe107386b6e54873b921257ea367a540.
   EXPECT_TRUE(
-      absl::StrContains(derived.out,
+      absl::StrContains(derived.err,
                         "host id f8587c26b1d446a7818c4a010bcf7578 (from "
                         "/etc/machine-id; the hostname is no valid host id)"))
-      << derived.out;
+      << derived.err;
 }
 
 TEST(AgentOnceTest, FeatureTableOverrideChangesThePrediction) {

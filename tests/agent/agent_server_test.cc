@@ -204,7 +204,17 @@ TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
   EXPECT_EQ(stored->predictions().attach(0).basis().inputs_size(), 0);
   EXPECT_EQ(stored->predictions().attach(0).latency_seconds(),
             host.latest().predictions().attach(0).latency_seconds());
-  EXPECT_LT(stored->ByteSizeLong(), 2500u);
+  // The compact form keeps the numbers and the snapshot: 2,860 bytes for
+  // this host (with its per-input read costs and the models' CPU, arch and
+  // filter inputs), plus the kernel log's reading: this host has no log, so
+  // health.kmsg is its reason (field 11: 2 bytes of tag and length, 2 + 36
+  // of "/dev/kmsg: No such file or directory"), 2,900. The full report adds
+  // the explanations on top.
+  EXPECT_EQ(stored->health().kmsg().error(),
+            "/dev/kmsg: No such file or directory");
+  EXPECT_EQ(stored->health().kmsg().ByteSizeLong(), 38u);
+  EXPECT_LT(stored->ByteSizeLong(), 3000u);
+  EXPECT_LT(stored->ByteSizeLong() * 2, host.latest().ByteSizeLong());
 
   // The store: exactly the seqs made, each once, in order.
   ASSERT_TRUE(server.process->Signal(SIGTERM).ok());

@@ -39,7 +39,7 @@ class FeatureTableOverrideTest : public ::testing::Test {
     server_ = std::move(*server);
     const std::string dir = NewTempDir("agent-");
     ASSERT_TRUE(WriteFile(dir + "/vendor.yaml", kVendorRows).ok());
-    // kasan-6.12-256cpu: release 6.12.5, 256 CPUs, 2,804 pending areas owning
+    // kasan-6.12-256cpu: release 6.12.3, 256 CPUs, 2,804 pending areas owning
     // a shadow page, 61,000 threads, fgraph never active, PREEMPT_NONE.
     auto agent = Subprocess::Start(
         {Runfile("agent/tracehealth-agent"),
@@ -86,7 +86,7 @@ TEST_F(FeatureTableOverrideTest, GetHostExplainsWithTheOverridesRows) {
   EXPECT_TRUE(purge.combined_flushes());
   ASSERT_GE(purge.basis().feature_rows_size(), 1);
   EXPECT_EQ(purge.basis().feature_rows(0),
-            "kasan_flush_combined: since 6.12 -> 6.12.5: yes");
+            "kasan_flush_combined: since 6.12 -> 6.12.3: yes");
   EXPECT_TRUE(absl::StrContains(purge.summary(), "129 flushes"))
       << purge.summary();
   EXPECT_TRUE(absl::StrContains(purge.summary(), "(combined per vmap node)"))
@@ -100,7 +100,7 @@ TEST_F(FeatureTableOverrideTest, GetHostExplainsWithTheOverridesRows) {
   EXPECT_EQ(attach.threads_total(), 61000u);
   ASSERT_GE(attach.basis().feature_rows_size(), 1);
   EXPECT_EQ(attach.basis().feature_rows(0),
-            "fprobe_on_fgraph: since 6.12 -> 6.12.5: yes");
+            "fprobe_on_fgraph: since 6.12 -> 6.12.3: yes");
   EXPECT_TRUE(
       absl::StartsWith(attach.summary(),
                        "kprobe_multi return: first attach walks 61000 threads"))
@@ -131,7 +131,7 @@ TEST_F(FeatureTableOverrideTest, WhatIfUsesTheHostsTable) {
       << p.summary();
   ASSERT_GE(p.basis().feature_rows_size(), 1);
   EXPECT_EQ(p.basis().feature_rows(0),
-            "fprobe_on_fgraph: since 6.12 -> 6.12.5: yes");
+            "fprobe_on_fgraph: since 6.12 -> 6.12.3: yes");
 }
 
 }  // namespace

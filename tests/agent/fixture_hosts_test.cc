@@ -88,6 +88,16 @@ TEST(FixtureHostsTest, PreemptNone616With240kThreads) {
     }
   }
   EXPECT_TRUE(soft_lockup);
+  // PREEMPT_DYNAMIC (CONFIG_PREEMPT_RCU=y) booted none: each pass reports
+  // its quiescent state, so no RCU stall: one pass, 88.7 ns * 240,000 +
+  // 2 us = 21.29 ms.
+  EXPECT_TRUE(s.kernel().config_preempt_rcu());
+  for (const v1::ThresholdCheck& c : fg.checks()) {
+    if (c.kind() == v1::ThresholdCheck::KIND_RCU_STALL) {
+      EXPECT_NEAR(c.predicted(), 0.021290, 1e-9);
+      EXPECT_LT(c.margin(), 0.01);
+    }
+  }
   // kretprobes never use fgraph.
   EXPECT_FALSE(Attach(p, v1::PROBE_KIND_KRETPROBE).uses_fgraph());
 }
@@ -115,8 +125,14 @@ TEST(FixtureHostsTest, KprobeMultiLinkOn614KeepsFgraphActive) {
   const v1::AttachPrediction& fg =
       Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
   EXPECT_TRUE(fg.fgraph_already_active());
-  EXPECT_EQ(fg.walk_seconds(), 0);
+  // A second fgraph user on 6.14 (multi-user since 6.11): init_task_vars()
+  // walks the 12,000 threads once: 88.7e-9 * 12,000 + 2e-6 = 1.0664 ms.
+  EXPECT_NEAR(fg.walk_seconds(), 0.0010664, 1e-9);
+  EXPECT_EQ(fg.shadow_stack_bytes(), 0u);
   EXPECT_EQ(fg.risk(), v1::RISK_NONE);
+  // Ubuntu's version_signature names the upstream release.
+  EXPECT_EQ(s.kernel().upstream_version(), "6.14.8");
+  EXPECT_EQ(s.fgraph().ftrace_filter_functions(), 0u);
 }
 
 TEST(FixtureHostsTest, FgraphActiveInInstanceOn619) {
@@ -138,8 +154,9 @@ TEST(FixtureHostsTest, FgraphActiveInInstanceOn619) {
   EXPECT_TRUE(ret.uses_fgraph());
   EXPECT_TRUE(ret.fgraph_already_active());
   EXPECT_EQ(ret.null_threads(), 0u);
-  EXPECT_EQ(ret.walk_seconds(), 0);
-  EXPECT_LT(ret.latency_seconds(), 0.01);  // only the registration
+  // One init_task_vars() pass over 50,000 threads: 4.437 ms.
+  EXPECT_NEAR(ret.walk_seconds(), 0.004437, 1e-9);
+  EXPECT_LT(ret.latency_seconds(), 0.01);
   // Entry-only kprobe_multi is off fgraph on 6.19.
   EXPECT_FALSE(Attach(p, v1::PROBE_KIND_KPROBE_MULTI).uses_fgraph());
 }
@@ -154,7 +171,10 @@ TEST(FixtureHostsTest, Kasan612With256Cpus) {
   EXPECT_EQ(s.kernel().page_size(), 4096u);
   EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_NONE);
   EXPECT_EQ(s.kernel().preempt_source(), "config");
+  // Release 6.12.3: before the 6.12.4 backport of the flush combining.
+  EXPECT_EQ(s.kernel().release(), "6.12.3");
   EXPECT_EQ(s.cpus().online(), 256u);
+  EXPECT_EQ(s.cpus().possible(), 256u);
   EXPECT_EQ(s.vmalloc().unpurged_areas(), 3000u);
   EXPECT_EQ(s.vmalloc().unpurged_shadow_page_areas(), 2804u);
   EXPECT_EQ(s.vmalloc().areas(), 3900u);
@@ -265,6 +285,88 @@ TEST(FixtureHostsTest, WhatA61KernelLacksIsNotApplicable) {
     EXPECT_EQ(in.value(), "none");
   }
   EXPECT_TRUE(listed) << b.DebugString();
+}
+
+// Debian 6.1, PREEMPT_DYNAMIC booted voluntary (its default), a QEMU TCG
+// guest with 128,000 threads. Such a kernel walked for well over 100 s and
+// logged neither a soft lockup nor an RCU stall: every pass reschedules.
+TEST(FixtureHostsTest, VoluntaryDynamic61With128kThreads) {
+  v1::HostSnapshot s = CollectFixture("preempt-voluntary-dynamic-6.1-128k");
+  EXPECT_EQ(s.kernel().release(), "6.1.0-28-amd64");
+  EXPECT_EQ(s.kernel().upstream_version(), "6.1.119");
+  EXPECT_EQ(s.kernel().upstream_version_source(),
+            "/proc/version (Debian 6.1.119-1)");
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_VOLUNTARY);
+  EXPECT_EQ(s.kernel().preempt_source(), "debugfs sched/preempt");
+  EXPECT_TRUE(s.kernel().preempt_dynamic());
+  EXPECT_TRUE(s.kernel().config_preempt_rcu());
+  EXPECT_EQ(s.cpus().model_name(), "QEMU TCG CPU version 2.5+");
+  EXPECT_TRUE(s.cpus().hypervisor());
+  EXPECT_EQ(s.threads().total(), 128000u);
+  EXPECT_EQ(s.fgraph().ftrace_filter_functions(), 0u);
+
+  v1::Predictions p = EvaluateAll(s);
+  const v1::AttachPrediction& fg =
+      Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  // V = 256,067,999: 88.7e-9 * V + 2e-6 * 4000 + 20e-9 * 128,000 = 22.72 s,
+  // plus 2,000 sites at 1 us.
+  EXPECT_NEAR(fg.walk_seconds(), 22.7238, 1e-3);
+  EXPECT_NEAR(fg.latency_seconds(), 22.7258, 1e-3);
+  // Blocks, holding ftrace_lock, but never 20 s without rescheduling: one
+  // pass is 88.7e-9 * 128,000 + 2e-6 = 11.36 ms.
+  EXPECT_EQ(fg.risk(), v1::RISK_LATENCY);
+  EXPECT_NEAR(fg.non_yielding_seconds(), 0.0113556, 1e-9);
+  EXPECT_NEAR(fg.lock_seconds(), fg.latency_seconds(), 1e-12);
+  for (const v1::ThresholdCheck& c : fg.checks()) {
+    EXPECT_TRUE(c.applies());
+    EXPECT_LT(c.margin(), 0.01) << c.kind();
+  }
+  // 6.1: 2 KiB shadow stacks: 128,000 x 2048 B.
+  EXPECT_EQ(fg.shadow_stack_bytes(), 262144000u);
+  // An emulated CPU: lower confidence, said in the summary.
+  EXPECT_EQ(fg.cpu_class(), v1::CPU_CLASS_EMULATED);
+  EXPECT_LT(fg.basis().confidence(), 0.7);
+  EXPECT_TRUE(absl::StrContains(fg.summary(), "PREEMPT_VOLUNTARY reschedules"))
+      << fg.summary();
+  EXPECT_FALSE(absl::StrContains(fg.summary(), "soft lockup")) << fg.summary();
+  EXPECT_LT(p.worst_risk(), v1::RISK_WARNING);
+}
+
+// Debian 6.1, PREEMPT_DYNAMIC booted preempt=none, 200,000 threads, bare
+// metal: a soft lockup, but no RCU stall (CONFIG_PREEMPT_RCU=y).
+TEST(FixtureHostsTest, NoneDynamic61With200kThreads) {
+  v1::HostSnapshot s = CollectFixture("preempt-none-dynamic-6.1-200k");
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_NONE);
+  EXPECT_TRUE(absl::StrContains(s.kernel().cmdline(), "preempt=none"));
+  EXPECT_TRUE(s.kernel().config_preempt_rcu());
+  EXPECT_FALSE(s.cpus().hypervisor());
+  EXPECT_EQ(s.cpus().possible(), 112u);
+
+  v1::Predictions p = EvaluateAll(s);
+  const v1::AttachPrediction& fg =
+      Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  // V = 625,106,249: 88.7e-9 * V + 2e-6 * 6250 + 20e-9 * 200,000 = 55.46 s.
+  EXPECT_NEAR(fg.walk_seconds(), 55.4634, 1e-3);
+  EXPECT_EQ(fg.risk(), v1::RISK_STALL);
+  const v1::ThresholdCheck* soft = nullptr;
+  const v1::ThresholdCheck* rcu = nullptr;
+  for (const v1::ThresholdCheck& c : fg.checks()) {
+    if (c.kind() == v1::ThresholdCheck::KIND_SOFT_LOCKUP) soft = &c;
+    if (c.kind() == v1::ThresholdCheck::KIND_RCU_STALL) rcu = &c;
+  }
+  ASSERT_TRUE(soft && rcu);
+  EXPECT_TRUE(soft->applies());
+  EXPECT_NEAR(soft->margin(), 55.4634 / 20, 1e-4);
+  EXPECT_TRUE(rcu->applies());
+  // One pass without a quiescent state: 17.74 ms.
+  EXPECT_NEAR(rcu->predicted(), 0.017742, 1e-9);
+  EXPECT_LT(rcu->margin(), 1.0);
+  // The fitted CPU class: the summary names the lockup, not the CPU.
+  EXPECT_EQ(fg.cpu_class(), v1::CPU_CLASS_FITTED);
+  EXPECT_TRUE(absl::StrContains(fg.summary(), "predicts a soft lockup"))
+      << fg.summary();
+  // Entry-only kprobe_multi on 6.1 is on rethook: no walk.
+  EXPECT_FALSE(Attach(p, v1::PROBE_KIND_KPROBE_MULTI).uses_fgraph());
 }
 
 TEST(FixtureHostsTest, ForkDeltaAfterFgraphStopped) {

@@ -6,6 +6,7 @@
 // read() calls.
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -99,6 +100,15 @@ agent::IoCost VmallocinfoCost(const agent::Collector& c) {
   return agent::IoCost();
 }
 
+// Why input `input` is not applicable, or "" when it is.
+std::string NotApplicableReason(const v1::HostSnapshot& s,
+                                const std::string& input) {
+  for (const v1::NotApplicableInput& n : s.not_applicable()) {
+    if (n.input() == input) return n.reason().empty() ? "?" : n.reason();
+  }
+  return "";
+}
+
 // 400,000 threads: a vmallocinfo of 402,000 lines (2,000 other areas and a
 // stack per thread, about 41 MB).
 TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
@@ -115,8 +125,35 @@ TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
   // 400,000 stack lines of 103 bytes, and the other areas.
   ASSERT_GT(size, 400000u * 103);
 
-  // No KASAN: never read, not on the first cycle nor on the rare one.
-  {
+  // Where the purge model does not apply it is never read, not on the first
+  // cycle nor on the rare one: KASAN off; KASAN on without vmalloc shadow;
+  // and no kernel config at all (KASAN_VMALLOC unknown).
+  std::string config_path;
+  for (const auto& e : std::filesystem::directory_iterator(root + "/boot")) {
+    config_path = e.path().string();
+  }
+  const absl::StatusOr<std::string> kasan_off = ReadFile(config_path);
+  ASSERT_TRUE(kasan_off.ok()) << kasan_off.status();
+  const std::string kOff = "# CONFIG_KASAN is not set\n";
+  const size_t at = kasan_off->find(kOff);
+  ASSERT_NE(at, std::string::npos);
+  std::string kasan_no_vmalloc = *kasan_off;
+  kasan_no_vmalloc.replace(at, kOff.size(),
+                           "CONFIG_KASAN=y\nCONFIG_KASAN_GENERIC=y\n"
+                           "# CONFIG_KASAN_VMALLOC is not set\n");
+  struct Case {
+    const char* name;
+    const std::string* config;  // nullptr: no config file
+  };
+  for (const Case& k : {Case{"KASAN off", &*kasan_off},
+                        Case{"KASAN without vmalloc", &kasan_no_vmalloc},
+                        Case{"no config", nullptr}}) {
+    SCOPED_TRACE(k.name);
+    if (k.config != nullptr) {
+      ASSERT_TRUE(WriteFile(config_path, *k.config).ok());
+    } else {
+      ASSERT_TRUE(std::filesystem::remove(config_path));
+    }
     agent::HostFs fs(root);
     absl::Time now = absl::FromUnixSeconds(1796000000);
     agent::Collector c(&fs, agent::CollectorOptions(), [&] { return now; });
@@ -127,6 +164,18 @@ TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
       EXPECT_EQ(VmallocinfoCost(c).bytes, 0u);
       EXPECT_EQ(VmallocinfoCost(c).syscalls, 0u);
       EXPECT_FALSE(s.vmalloc().has_areas());
+      if (k.config != nullptr) {
+        EXPECT_TRUE(s.kernel().has_config_kasan_vmalloc());
+        EXPECT_FALSE(s.kernel().config_kasan_vmalloc());
+        EXPECT_NE(NotApplicableReason(s, "vmalloc.unpurged_areas")
+                      .find("CONFIG_KASAN_VMALLOC is off"),
+                  std::string::npos);
+      } else {
+        EXPECT_FALSE(s.kernel().has_config_kasan_vmalloc());
+        EXPECT_NE(UnknownReason(s, "vmalloc.unpurged_areas")
+                      .find("/proc/vmallocinfo not read"),
+                  std::string::npos);
+      }
     }
   }
 
@@ -151,11 +200,19 @@ TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
   EXPECT_EQ(first.opens, 1u);
   EXPECT_EQ(first.syscalls, first.read_calls + 2);  // open and close
 
-  now += absl::Seconds(15);
-  c.Collect();
-  EXPECT_EQ(VmallocinfoCost(c).syscalls, 0u);
-  now += absl::Minutes(10) - absl::Seconds(15);
+  // Not at 15 s nor at 9 min 59 s; the counts of the first read stand, with
+  // the time they were read.
+  for (absl::Duration at :
+       {absl::Seconds(15), absl::Minutes(10) - absl::Seconds(1)}) {
+    now = absl::FromUnixSeconds(1796000000) + at;
+    s = c.Collect();
+    EXPECT_EQ(VmallocinfoCost(c).syscalls, 0u);
+    EXPECT_EQ(s.vmalloc().areas(), 402000u);
+    EXPECT_EQ(s.vmalloc().vmallocinfo_read_at().seconds(), 1796000000);
+  }
+  now = absl::FromUnixSeconds(1796000000) + absl::Minutes(10);
   s = c.Collect();
+  EXPECT_EQ(s.vmalloc().vmallocinfo_read_at().seconds(), 1796000000 + 600);
   // Now the buffer starts as large as the last read, at most 4 MiB: about
   // 41 MB / 4 MiB = 10 reads, and the empty one.
   const agent::IoCost rare = VmallocinfoCost(c);
@@ -163,6 +220,20 @@ TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
   EXPECT_EQ(rare.read_calls, (size + kMiB4 - 1) / kMiB4 + 1);
   EXPECT_LE(rare.read_calls, 11u);
   EXPECT_EQ(s.vmalloc().areas(), 402000u);
+
+  // --vmallocinfo_interval=1m: read again at 60 s, not at 59 s.
+  agent::CollectorOptions every_minute;
+  every_minute.vmallocinfo_interval = absl::Minutes(1);
+  now = absl::FromUnixSeconds(1796000000);
+  agent::Collector m(&fs, every_minute, [&] { return now; });
+  m.Collect();
+  EXPECT_EQ(VmallocinfoCost(m).bytes, size);
+  now += absl::Seconds(59);
+  m.Collect();
+  EXPECT_EQ(VmallocinfoCost(m).syscalls, 0u);
+  now += absl::Seconds(1);
+  m.Collect();
+  EXPECT_EQ(VmallocinfoCost(m).bytes, size);
   std::cout << "vmallocinfo " << size << " bytes: first read "
             << first.read_calls << " read() calls, later reads "
             << rare.read_calls << "\n";

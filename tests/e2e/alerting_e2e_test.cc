@@ -22,6 +22,7 @@
 #include "server/alerts/http_client.h"
 #include "tests/agent/fixture_util.h"
 #include "tests/server/server_process.h"
+#include "tests/util/eventually.h"
 #include "tests/util/ports.h"
 #include "tests/util/subprocess.h"
 
@@ -92,15 +93,6 @@ std::set<std::string> PrometheusFiring(const std::string& base) {
     }
   }
   return names;
-}
-
-bool Eventually(const std::function<bool()>& cond, absl::Duration timeout) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(250));
-  }
-  return cond();
 }
 
 bool Contains(const std::set<std::string>& have,

@@ -1,8 +1,9 @@
 // Fuzzes the line counter used for enabled_functions and
-// available_filter_functions.
+// available_filter_functions, and the set_ftrace_filter entry test.
 #include <cstddef>
 #include <cstdint>
 
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "agent/parsers/tracefs.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -11,5 +12,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
   const uint64_t n = tracehealth::agent::CountNonEmptyLines(text);
   FUZZ_CHECK(n <= size);
+  uint64_t entries = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    entries += tracehealth::agent::IsFtraceFilterEntry(line);
+  }
+  FUZZ_CHECK(entries <= n);
   return 0;
 }

@@ -44,7 +44,9 @@ expect "the reason is printed" 1 "" \
 expect "--force runs it anyway" 0 "ran" \
   "tracehealth-gate: --force: running 'echo' anyway" -- \
   "$gate" --root="$lockup" --probe=function_graph --force -- echo ran
-expect "a tighter budget" 1 "" "2.0 ms > 1.0 ms budget" -- \
+# fgraph-active-6.19: one init_task_vars pass over 50,000 threads at 88.7 ns
+# (4.437 ms) + 2,000 sites at 1 us = 6.437 ms.
+expect "a tighter budget" 1 "" "6.4 ms > 1.0 ms budget" -- \
   "$gate" --root="$safe" --probe=function_graph --max_latency=1ms -- echo ran
 
 # A stand-in bpftrace on PATH: the wrapper must infer what it attaches.

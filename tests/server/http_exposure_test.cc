@@ -160,6 +160,11 @@ TEST_F(HttpApiTest, JsonEndpointsAnswerWithTheQueryApisMessagesAndCodes) {
   EXPECT_TRUE(absl::StrContains(history.body, R"("matched_reports":1)"))
       << history.body;
 
+  // No events stored: an empty list.
+  RawResponse events = Get("/api/v1/events?predicted=EVENT_PREDICTION_NO");
+  EXPECT_EQ(events.status, 200);
+  EXPECT_EQ(events.body, R"({"events":[]})");
+
   struct Case {
     std::string path;
     int status;
@@ -173,6 +178,11 @@ TEST_F(HttpApiTest, JsonEndpointsAnswerWithTheQueryApisMessagesAndCodes) {
       {"/api/v1/hosts/db-1/"
        "history?from=2030-01-01T00:00:00Z&to=2029-01-01T00:00:00Z",
        400, "from is after to"},
+      {"/api/v1/events?limit=10001", 400, "limit 10001 is over 10000"},
+      {"/api/v1/events?from=2030-01-01T00:00:00Z&to=2029-01-01T00:00:00Z", 400,
+       "from is after to"},
+      {"/api/v1/events?predicted=EVENT_PREDICTION_MAYBE", 400,
+       "bad query parameters"},
       {"/api/v1/nothing", 404, "not found"},
   };
   for (const Case& c : cases) {

@@ -198,7 +198,7 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.out,
             "tracehealthctl: unknown command \"frobnicate\" (predict, plan, "
-            "hosts, host, summary, alerts, model, gate, help; see "
+            "hosts, host, summary, alerts, events, model, gate, help; see "
             "tracehealthctl --help)\n");
 }
 

@@ -18,6 +18,7 @@
 #include "common/format.h"
 #include "common/grpc_code_name.h"
 #include "google/protobuf/util/json_util.h"
+#include "tools/tracehealthctl/events_table.h"
 #include "tools/tracehealthctl/model_request.h"
 #include "tools/tracehealthctl/plan_command.h"
 #include "tools/tracehealthctl/table.h"
@@ -37,6 +38,11 @@ ABSL_FLAG(int32_t, limit, 0,
           "worst 10 hosts)");
 ABSL_FLAG(std::string, state, "",
           "alerts: pending|firing|resolved (default: pending and firing)");
+ABSL_FLAG(std::string, predicted, "",
+          "events: yes|no|unknown, as the models predicted them (default: "
+          "all)");
+ABSL_FLAG(absl::Duration, since, absl::Hours(24 * 7),
+          "events: those logged this long before now");
 
 namespace tracehealth {
 namespace {
@@ -331,6 +337,18 @@ int FleetCommands::Alerts() {
   }
   t.Print(out_);
   out_ << resp.alerts_size() << " alert(s)\n";
+  return 0;
+}
+
+int FleetCommands::Events(const std::string& host) {
+  absl::StatusOr<v1::ListEventsRequest> req = server::EventsRequest(
+      host, Lower(absl::GetFlag(FLAGS_predicted)), absl::GetFlag(FLAGS_since),
+      absl::GetFlag(FLAGS_limit), absl::Now());
+  if (!req.ok()) return Usage(std::string(req.status().message()));
+  v1::ListEventsResponse resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::ListEvents, *req, &resp); rc >= 0)
+    return rc;
+  server::PrintEvents(resp, out_);
   return 0;
 }
 

@@ -1,5 +1,5 @@
 // The FleetQuery commands of tracehealthctl: predict, plan, hosts, host,
-// summary, alerts. Each reads its flags (defined in fleet_commands.cc,
+// summary, alerts, events. Each reads its flags (defined in fleet_commands.cc,
 // plan_command.cc and model_request.cc), calls the server, and prints a table
 // (cells escaped: table.h) or, with --json, the response as protobuf JSON.
 //
@@ -43,6 +43,8 @@ class FleetCommands {
   int Host(const std::string& id);
   int Summary();
   int Alerts();
+  // `host` empty: every host.
+  int Events(const std::string& host);
 
  private:
   // -1 when the caller prints `resp` as a table; else the exit code (the

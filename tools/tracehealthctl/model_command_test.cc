@@ -1,5 +1,6 @@
 #include "tools/tracehealthctl/model_command.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -25,6 +26,12 @@ ABSL_DECLARE_FLAG(int64_t, max_pools);
 ABSL_DECLARE_FLAG(std::string, history);
 ABSL_DECLARE_FLAG(std::string, show_stacks);
 ABSL_DECLARE_FLAG(std::string, fgraph_active);
+ABSL_DECLARE_FLAG(std::string, preempt_dynamic);
+ABSL_DECLARE_FLAG(std::string, preempt_rcu);
+ABSL_DECLARE_FLAG(std::string, cpu_model);
+ABSL_DECLARE_FLAG(int64_t, null_threads);
+ABSL_DECLARE_FLAG(int64_t, persistent_count);
+ABSL_DECLARE_FLAG(int64_t, persistent_bytes);
 
 namespace tracehealth {
 namespace {
@@ -57,6 +64,70 @@ TEST(ModelCommandTest, FgraphTextForTheSeedHost) {
   EXPECT_NE(r.out.find("threads.total = 400000 [given]"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("batch = 32 [given]"), std::string::npos) << r.out;
+}
+
+// `tracehealthctl model fgraph --kernel 6.1.0 --preempt voluntary
+// --threads 128000`: each pass's GFP_KERNEL allocations reach
+// might_resched(), so the longest stretch is one pass (88.7 ns * 128,000 +
+// 2 us = 11.36 ms), not the 22.7 s walk: latency, no soft lockup.
+TEST(ModelCommandTest, VoluntaryAt128kThreadsIsNoSoftLockup) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_kernel, "6.1.0");
+  absl::SetFlag(&FLAGS_preempt, "voluntary");
+  absl::SetFlag(&FLAGS_threads, 128000);
+  absl::SetFlag(&FLAGS_probe, "function_graph");
+  Result r = RunCommand({"fgraph"}, true);
+  ASSERT_EQ(r.code, 0) << r.err;
+  v1::Predictions p;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok())
+      << r.out;
+  ASSERT_EQ(p.attach_size(), 1);
+  const v1::AttachPrediction& fg = p.attach(0);
+  EXPECT_EQ(fg.risk(), v1::RISK_LATENCY);
+  EXPECT_NEAR(fg.non_yielding_seconds(), 0.0113556, 1e-9);
+  for (const v1::ThresholdCheck& c : fg.checks()) {
+    EXPECT_LT(c.margin(), 0.01) << c.kind();
+  }
+  r = RunCommand({"fgraph"}, false);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("risk latency"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("predicts a soft lockup"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("PREEMPT_VOLUNTARY reschedules every pass"),
+            std::string::npos)
+      << r.out;
+  // The same on PREEMPT_NONE is a soft lockup.
+  absl::SetFlag(&FLAGS_preempt, "none");
+  r = RunCommand({"fgraph"}, false);
+  EXPECT_NE(r.out.find("predicts a soft lockup"), std::string::npos) << r.out;
+}
+
+// PREEMPT_DYNAMIC booted none with CONFIG_PREEMPT_RCU=y: a soft lockup,
+// and the RCU check only sees one pass.
+TEST(ModelCommandTest, DynamicNoneFlags) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_kernel, "6.1.0");
+  absl::SetFlag(&FLAGS_preempt, "none");
+  absl::SetFlag(&FLAGS_preempt_dynamic, "true");
+  absl::SetFlag(&FLAGS_preempt_rcu, "true");
+  absl::SetFlag(&FLAGS_cpu_model, "QEMU TCG CPU version 2.5+");
+  absl::SetFlag(&FLAGS_threads, 200000);
+  absl::SetFlag(&FLAGS_probe, "function_graph");
+  Result r = RunCommand({"fgraph"}, true);
+  ASSERT_EQ(r.code, 0) << r.err;
+  v1::Predictions p;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok());
+  const v1::AttachPrediction& fg = p.attach(0);
+  EXPECT_EQ(fg.risk(), v1::RISK_STALL);
+  EXPECT_EQ(fg.cpu_class(), v1::CPU_CLASS_EMULATED);
+  for (const v1::ThresholdCheck& c : fg.checks()) {
+    if (c.kind() == v1::ThresholdCheck::KIND_RCU_STALL) {
+      EXPECT_NEAR(c.predicted(), 88.7e-9 * 200000 + 2e-6, 1e-12);
+    }
+  }
+  absl::SetFlag(&FLAGS_preempt_rcu, "sometimes");
+  r = RunCommand({"fgraph"}, false);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--preempt_rcu"), std::string::npos) << r.err;
 }
 
 TEST(ModelCommandTest, FgraphJsonRoundTrips) {
@@ -136,6 +207,8 @@ TEST(ModelCommandTest, StackDepotWithHistoryAndShowStacks) {
          " alloc_b+0x10/0x20\nnr_base_pages: 4\n\n";
   }
   absl::SetFlag(&FLAGS_show_stacks, path);
+  absl::SetFlag(&FLAGS_persistent_count, 400);
+  absl::SetFlag(&FLAGS_persistent_bytes, 128000);
   Result r = RunCommand({"stackdepot"}, true);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::StackDepotPrediction p;
@@ -144,9 +217,13 @@ TEST(ModelCommandTest, StackDepotWithHistoryAndShowStacks) {
   EXPECT_NEAR(p.growth_pools_per_second(), 500.0 / 3600, 1e-9);
   EXPECT_NEAR(p.seconds_to_exhaustion(), 1192 / (500.0 / 3600), 1e-6);
   EXPECT_EQ(p.risk(), v1::RISK_WARNING);
+  // The trie's ratio measured on the two stacks (hash 2 x ALIGN(32 + 24,
+  // 16) = 128 B), applied to the 400 persistent records' 128,000 B.
   EXPECT_EQ(p.trie().source(), v1::TrieEstimate::SOURCE_HOST_TRACES);
-  EXPECT_EQ(p.trie().records(), 2u);
-  EXPECT_EQ(p.trie().hash_bytes(), 2u * 64);  // ALIGN(32 + 24, 16) each
+  EXPECT_EQ(p.trie().records(), 400u);
+  EXPECT_EQ(p.trie().hash_bytes(), 128000u);
+  EXPECT_EQ(p.trie().trie_bytes(),
+            static_cast<uint64_t>(std::llround(128000 * p.trie().ratio())));
 
   absl::SetFlag(&FLAGS_show_stacks, path + ".missing");
   r = RunCommand({"stackdepot"}, false);
@@ -176,6 +253,17 @@ TEST(ModelCommandTest, UsageErrors) {
   absl::SetFlag(&FLAGS_kernel, "");
   absl::SetFlag(&FLAGS_threads, -5);
   EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
+  // PID_MAX_LIMIT = 4,194,304: one more is no host.
+  absl::SetFlag(&FLAGS_threads, 4194305);
+  r = RunCommand({"fgraph"}, false);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--threads must be at most 4194304"), std::string::npos)
+      << r.err;
+  absl::SetFlag(&FLAGS_threads, 4194304);
+  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 0);
+  absl::SetFlag(&FLAGS_null_threads, 4194305);
+  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
+  absl::SetFlag(&FLAGS_null_threads, -1);
   absl::SetFlag(&FLAGS_threads, -1);
   absl::SetFlag(&FLAGS_fgraph_active, "maybe");
   EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);

@@ -46,17 +46,34 @@ void PrintAttach(const v1::AttachPrediction& p, std::ostream& out) {
   out << EscapeText(p.summary()) << "\n";
   out << absl::StrFormat(
       "  uses fgraph %s, already active %s; threads %d, NULL %d, batch %d\n"
-      "  passes %d, visits %.6g, latency %.6g s (walk %.6g s, patch %.6g s for "
-      "%d sites), "
-      "longest pass %.6g s, risk %s\n",
+      "  passes %d, visits %.6g, latency %.6g s (walk %.6g s, %.6g s with "
+      "the NULL threads first; patch %.6g s for %d sites; detach %.6g s), "
+      "longest pass %.6g s, without a reschedule point %.6g s, risk %s\n",
       p.uses_fgraph() ? "yes" : "no", p.fgraph_already_active() ? "yes" : "no",
       p.threads_total(), p.null_threads(), p.batch(), p.passes(), p.visits(),
-      p.latency_seconds(), p.walk_seconds(), p.patch_seconds(), p.patch_sites(),
-      p.longest_pass_seconds(), RiskName(p.risk()));
+      p.latency_seconds(), p.walk_seconds(), p.walk_seconds_low(),
+      p.patch_seconds(), p.patch_sites(), p.detach_seconds(),
+      p.longest_pass_seconds(), p.non_yielding_seconds(), RiskName(p.risk()));
+  out << absl::StrFormat(
+      "  ftrace_lock held %.6g s, fork/exit wait %.6g s, shadow stacks %d B "
+      "(%d B each), CPU: %s%s%s\n",
+      p.lock_seconds(), p.fork_wait_seconds(), p.shadow_stack_bytes(),
+      p.shadow_stack_size(), CpuClassName(p.cpu_class()),
+      p.busy() ? "; refused (EBUSY)" : "",
+      p.unavailable() ? "; unavailable on this kernel" : "");
   PrintChecks(p.checks(), out);
+  if (p.has_c_visit_factor_to_stall()) {
+    out << absl::StrFormat("  a stall threshold at %.4gx c_visit\n",
+                           p.c_visit_factor_to_stall());
+  }
   if (p.has_threads_at_stall()) {
-    out << absl::StrFormat("  stalls from %.0f NULL-stack threads\n",
+    out << absl::StrFormat("  stalls from %.0f threads, all without a stack\n",
                            p.threads_at_stall());
+  }
+  if (p.has_null_threads_at_stall()) {
+    out << absl::StrFormat(
+        "  stalls from %.0f NULL-stack threads at this thread count\n",
+        p.null_threads_at_stall());
   }
   if (p.has_threads_at_latency_budget()) {
     out << absl::StrFormat("  latency budget crossed from %.0f threads\n",
@@ -72,8 +89,8 @@ void PrintStackDepot(const v1::StackDepotPrediction& p, std::ostream& out) {
   if (p.has_max_pools()) out << " of " << p.max_pools();
   if (p.has_budget_ratio())
     out << absl::StrFormat(" (ratio %.3f)", p.budget_ratio());
-  out << ", hash record " << p.hash_record_bytes() << " B, risk "
-      << RiskName(p.risk()) << "\n";
+  out << ", pools of " << p.pool_bytes() << " B, hash record "
+      << p.hash_record_bytes() << " B, risk " << RiskName(p.risk()) << "\n";
   if (p.has_growth_pools_per_second()) {
     out << absl::StrFormat("  growth %.6g pools/s",
                            p.growth_pools_per_second());
@@ -98,13 +115,14 @@ void PrintStackDepot(const v1::StackDepotPrediction& p, std::ostream& out) {
 void PrintVmap(const v1::VmapPurgePrediction& p, std::ostream& out) {
   out << EscapeText(p.summary()) << "\n";
   out << absl::StrFormat(
-      "  applies %s, lazy threshold %d pages, flushes %d, combined %s, invlpgb "
-      "%s, "
-      "per flush %.6g s, purge %.6g s, risk %s\n",
+      "  applies %s, lazy threshold %d pages, flushes %d, combined %s (%d "
+      "vmap nodes), invlpgb %s, broadcast TLBI %s, per flush %.6g s, purge "
+      "%.6g s, yields %s, risk %s\n",
       p.applies() ? "yes" : "no", p.lazy_threshold_pages(),
       p.flushes_per_purge(), p.combined_flushes() ? "yes" : "no",
-      p.invlpgb() ? "yes" : "no", p.per_flush_seconds(), p.purge_seconds(),
-      RiskName(p.risk()));
+      p.vmap_nodes(), p.invlpgb() ? "yes" : "no",
+      p.broadcast_tlbi() ? "yes" : "no", p.per_flush_seconds(),
+      p.purge_seconds(), p.yields() ? "yes" : "no", RiskName(p.risk()));
   PrintChecks(p.checks(), out);
   PrintBasis(p.basis(), out);
 }

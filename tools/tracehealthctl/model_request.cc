@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/enum_names.h"
 #include "common/kernel/release.h"
+#include "common/models/fgraph/fgraph_walk.h"
 #include "common/models/stackdepot/stack_depot.h"
 
 // Numeric flags use -1 for "not given": the model then treats the input as
@@ -22,6 +23,20 @@ ABSL_FLAG(std::string, kernel, "",
 ABSL_FLAG(std::string, preempt, "",
           "Preemption mode: none|voluntary|full|lazy|rt (model: fgraph, vmap; "
           "predict: what-if)");
+ABSL_FLAG(std::string, preempt_dynamic, "",
+          "true|false: a PREEMPT_DYNAMIC build (model: fgraph)");
+ABSL_FLAG(std::string, preempt_rcu, "",
+          "true|false: CONFIG_PREEMPT_RCU (model: fgraph)");
+ABSL_FLAG(std::string, arch, "",
+          "Architecture as uname -m names it, e.g. x86_64, aarch64 (model: "
+          "all)");
+ABSL_FLAG(std::string, cpu_model, "",
+          "CPU model name as /proc/cpuinfo says it (model: fgraph)");
+ABSL_FLAG(std::string, hypervisor, "",
+          "true|false: the hypervisor CPU flag (model: fgraph)");
+ABSL_FLAG(int64_t, ftrace_filter, -1,
+          "Functions in set_ftrace_filter, 0 for none (model: fgraph)");
+ABSL_FLAG(int64_t, possible_cpus, -1, "Possible CPUs (model: vmap)");
 ABSL_FLAG(int64_t, watchdog_thresh, -1,
           "watchdog_thresh in seconds (default 10)");
 ABSL_FLAG(int64_t, rcu_stall_timeout, -1,
@@ -131,6 +146,21 @@ void Given(ModelRequest* r, int64_t value, const char* input, Set set) {
   r->given.insert(input);
 }
 
+// A true|false flag the user gave ("": not given): `set` puts it in the
+// request and basis input `input` (if any) is marked given. Errors:
+// InvalidArgument naming the flag.
+template <typename Set>
+absl::Status GivenBool(ModelRequest* r, const char* name,
+                       const std::string& value, const char* input, Set set) {
+  absl::StatusOr<std::optional<bool>> b = BoolFlag(name, value);
+  if (!b.ok()) return b.status();
+  if (b->has_value()) {
+    set(**b);
+    if (*input) r->given.insert(input);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status NonNegative(const std::string& name, int64_t value) {
   if (value < -1) {
     return absl::InvalidArgumentError(
@@ -151,6 +181,8 @@ absl::Status CheckModelFlagRanges() {
       {"sites", absl::GetFlag(FLAGS_sites)},
       {"filter_functions", absl::GetFlag(FLAGS_filter_functions)},
       {"cpus", absl::GetFlag(FLAGS_cpus)},
+      {"possible_cpus", absl::GetFlag(FLAGS_possible_cpus)},
+      {"ftrace_filter", absl::GetFlag(FLAGS_ftrace_filter)},
       {"unpurged_areas", absl::GetFlag(FLAGS_unpurged_areas)},
       {"shadow_page_areas", absl::GetFlag(FLAGS_shadow_page_areas)},
       {"page_size", absl::GetFlag(FLAGS_page_size)},
@@ -163,6 +195,16 @@ absl::Status CheckModelFlagRanges() {
   for (const auto& [name, value] : numeric) {
     absl::Status st = NonNegative(name, value);
     if (!st.ok()) return st;
+  }
+  // No kernel has more threads than PID_MAX_LIMIT.
+  for (const auto& [name, value] :
+       {std::pair<const char*, int64_t>{"threads",
+                                        absl::GetFlag(FLAGS_threads)},
+        {"null_threads", absl::GetFlag(FLAGS_null_threads)}}) {
+    if (value > static_cast<int64_t>(kPidMaxLimit)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", name, " must be at most ", kPidMaxLimit, " (PID_MAX_LIMIT)"));
+    }
   }
   const std::pair<const char*, double> real[] = {
       {"c_visit_ns", absl::GetFlag(FLAGS_c_visit_ns)},
@@ -199,6 +241,11 @@ absl::Status AddCommonInputs(ModelRequest* r) {
     s.mutable_kernel()->set_preempt_source("--preempt");
     r->given.insert("kernel.preempt_mode");
   }
+  const std::string arch = absl::GetFlag(FLAGS_arch);
+  if (!arch.empty()) {
+    s.mutable_kernel()->set_arch(arch);
+    r->given.insert("kernel.arch");
+  }
   Given(r, absl::GetFlag(FLAGS_watchdog_thresh), "thresholds.watchdog_thresh",
         [&](int64_t v) {
           s.mutable_thresholds()->set_watchdog_thresh_seconds(
@@ -222,13 +269,32 @@ absl::Status AddFgraphInputs(ModelRequest* r) {
           s.mutable_fgraph()->set_null_threads_bound(static_cast<uint64_t>(v));
           s.mutable_fgraph()->set_null_threads_basis("given by --null_threads");
         });
-  absl::StatusOr<std::optional<bool>> active =
-      BoolFlag("fgraph_active", absl::GetFlag(FLAGS_fgraph_active));
-  if (!active.ok()) return active.status();
-  if (active->has_value()) {
-    s.mutable_fgraph()->set_active(**active);
-    r->given.insert("fgraph.active");
+  v1::KernelInfo* kernel = s.mutable_kernel();
+  for (absl::Status st : {
+           GivenBool(r, "fgraph_active", absl::GetFlag(FLAGS_fgraph_active),
+                     "fgraph.active",
+                     [&](bool b) { s.mutable_fgraph()->set_active(b); }),
+           GivenBool(r, "preempt_dynamic", absl::GetFlag(FLAGS_preempt_dynamic),
+                     "kernel.preempt_dynamic",
+                     [&](bool b) { kernel->set_preempt_dynamic(b); }),
+           GivenBool(r, "preempt_rcu", absl::GetFlag(FLAGS_preempt_rcu),
+                     "kernel.config_preempt_rcu",
+                     [&](bool b) { kernel->set_config_preempt_rcu(b); }),
+           GivenBool(r, "hypervisor", absl::GetFlag(FLAGS_hypervisor), "",
+                     [&](bool b) { s.mutable_cpus()->set_hypervisor(b); }),
+       }) {
+    if (!st.ok()) return st;
   }
+  const std::string cpu_model = absl::GetFlag(FLAGS_cpu_model);
+  if (!cpu_model.empty()) {
+    s.mutable_cpus()->set_model_name(cpu_model);
+    r->given.insert("cpus.model_name");
+  }
+  Given(r, absl::GetFlag(FLAGS_ftrace_filter), "fgraph.ftrace_filter_functions",
+        [&](int64_t v) {
+          s.mutable_fgraph()->set_ftrace_filter_functions(
+              static_cast<uint64_t>(v));
+        });
   Given(r, absl::GetFlag(FLAGS_filter_functions),
         "fgraph.available_filter_functions", [&](int64_t v) {
           s.mutable_fgraph()->set_available_filter_functions(
@@ -265,13 +331,13 @@ absl::Status AddVmapInputs(ModelRequest* r) {
   Given(r, absl::GetFlag(FLAGS_cpus), "cpus.online", [&](int64_t v) {
     s.mutable_cpus()->set_online(static_cast<uint32_t>(v));
   });
-  absl::StatusOr<std::optional<bool>> invlpgb =
-      BoolFlag("invlpgb", absl::GetFlag(FLAGS_invlpgb));
-  if (!invlpgb.ok()) return invlpgb.status();
-  if (invlpgb->has_value()) {
-    s.mutable_cpus()->set_invlpgb(**invlpgb);
-    r->given.insert("cpus.invlpgb");
-  }
+  Given(r, absl::GetFlag(FLAGS_possible_cpus), "cpus.possible", [&](int64_t v) {
+    s.mutable_cpus()->set_possible(static_cast<uint32_t>(v));
+  });
+  absl::Status st =
+      GivenBool(r, "invlpgb", absl::GetFlag(FLAGS_invlpgb), "cpus.invlpgb",
+                [&](bool b) { s.mutable_cpus()->set_invlpgb(b); });
+  if (!st.ok()) return st;
   Given(r, absl::GetFlag(FLAGS_unpurged_areas), "vmalloc.unpurged_areas",
         [&](int64_t v) {
           s.mutable_vmalloc()->set_unpurged_areas(static_cast<uint64_t>(v));

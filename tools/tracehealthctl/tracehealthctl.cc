@@ -97,6 +97,13 @@ int RunFleetCommand(const std::string& cmd,
     }
     return ctl.Host(args[0]);
   }
+  if (cmd == "events") {
+    if (args.size() > 1) {
+      std::cerr << "usage: tracehealthctl events [HOST_ID]\n";
+      return kUsageError;
+    }
+    return ctl.Events(args.empty() ? "" : args[0]);
+  }
   if (!args.empty()) {
     std::cerr << "tracehealthctl: " << cmd << " takes no argument (got \""
               << EscapeText(args[0]) << "\")\n";
@@ -137,7 +144,7 @@ int main(int argc, char** argv) {
   }
   absl::SetProgramUsageMessage(
       "tracehealthctl [flags] predict|plan|hosts|host ID|summary|alerts|"
-      "model KIND|gate|help (see tracehealthctl --help)");
+      "events [ID]|model KIND|gate|help (see tracehealthctl --help)");
   const bool help = tracehealth::WantsHelp(argc, argv);
   std::vector<char*> rest = tracehealth::WithoutHelp(argc, argv);
   std::vector<char*> parsed =

@@ -52,6 +52,12 @@ const std::vector<Command>& Commands() {
        "alerts [--state=STATE]",
        "The server's alerts (pending and firing unless --state says).",
        {"state", "limit"}},
+      {"events",
+       "events [HOST_ID] [--predicted=yes|no|unknown] [--since=168h]",
+       "Soft lockups, RCU stalls and hung tasks the agents read from their "
+       "kernel logs, newest first, each with the model it is attributed to "
+       "and whether that model predicted it (no: a model miss).",
+       {"predicted", "since", "limit"}},
       {"model",
        "model fgraph|stackdepot|vmap [model flags]",
        "Evaluates one model offline from flags, without a server (e.g. "
@@ -59,6 +65,13 @@ const std::vector<Command>& Commands() {
        "--kernel=6.16.0).",
        {"kernel",
         "preempt",
+        "preempt_dynamic",
+        "preempt_rcu",
+        "arch",
+        "cpu_model",
+        "hypervisor",
+        "ftrace_filter",
+        "possible_cpus",
         "watchdog_thresh",
         "rcu_stall_timeout",
         "threads",

@@ -3,10 +3,10 @@
 // When the number of fgraph users goes 0 -> 1 the kernel hands every thread
 // whose ret_stack is NULL a shadow stack, B at a time
 // (FTRACE_RETSTACK_ALLOC_SIZE); every pass re-walks the task list from its
-// head under rcu_read_lock() with no reschedule point. The cost is
-// quadratic in the thread count. Which probe kinds trigger that transition
-// depends on the kernel release (feature table rows fprobe_on_fgraph and
-// fprobe_entry_only_off_fgraph).
+// head (fgraph_walk.h). Which probe kinds trigger that transition, which
+// stretches of the walk count against the watchdogs and what a second
+// fgraph user costs depend on the kernel (fgraph_kernel.h); the constants
+// are in fgraph_constants.h.
 //
 // This file computes what a report carries: the prediction's numbers, risk,
 // checks and confidence. Its summary and basis are written by
@@ -20,6 +20,9 @@
 #include <optional>
 
 #include "common/kernel/feature_table.h"
+#include "common/models/fgraph/fgraph_constants.h"
+#include "common/models/fgraph/fgraph_kernel.h"
+#include "common/models/fgraph/fgraph_walk.h"
 #include "common/models/kernel_features.h"
 #include "common/models/model_inputs.h"
 #include "common/models/model_options.h"
@@ -28,106 +31,46 @@
 
 namespace tracehealth {
 
-// Cost constants of the model, in seconds.
-struct FgraphConstants {
-  // Per task visited by the walk (a memory-latency-bound pointer chase).
-  // Seed 000's six rows, with the exact visit count of ShadowStackWalk(),
-  // give 81.2-97.8 ns per visit on a 60-core Sapphire Rapids host; 88.7 ns
-  // is the minimax fit (every row within +-9.2%), slightly under the
-  // rounder 90 ns that the N^2/(2B) approximation suggests.
-  double c_visit = 88.7e-9;
-  // Per pass: rcu_read_lock/unlock, loop set-up, freeing the unused tail.
-  double c_pass = 2e-6;
-  // Per shadow stack handed out: kmem_cache_alloc of a 4 KiB object on the
-  // per-CPU fast path (slab refills amortised).
-  double c_alloc = 20e-9;
-  // Per call site patched at registration (batched text_poke on x86).
-  double c_site = 1e-6;
-};
-
-// Kernel default of FTRACE_RETSTACK_ALLOC_SIZE through 7.1.
-inline constexpr uint32_t kDefaultRetstackBatch = 32;
-inline constexpr uint32_t kPatchedRetstackBatch = 1024;
-// Call sites assumed when the host did not report them.
-inline constexpr uint64_t kDefaultFilterFunctions = 50000;
-inline constexpr uint64_t kDefaultKprobeMultiSites = 100;
-
-// Probe kinds by how they reach ftrace.
-bool IsGraphTracerKind(
-    v1::ProbeKind kind);  // function_graph, profiler, display-graph
-bool IsFprobeKind(v1::ProbeKind kind);  // kprobe_multi, session, fprobe events
-bool IsEntryOnlyFprobeKind(
-    v1::ProbeKind kind);  // fprobe users without an exit handler
-
-// Why a probe kind does or does not register an fgraph user on a kernel.
-enum class FgraphUseRule {
-  kGraphTracer,         // always
-  kKretprobe,           // rethook, never fgraph
-  kTrampoline,          // fentry/fexit: BPF trampolines, never fgraph
-  kNotAProbe,           // PROBE_KIND_UNSPECIFIED
-  kReleaseUnknown,      // an fprobe kind on an unknown release: worst case
-  kFprobeOnRethook,     // fprobe before 6.14
-  kEntryOnlyOffFgraph,  // entry-only fprobe from 6.19 (6.18.35)
-  kEveryFprobe,         // entry-only fprobe from 6.14 until then
-  kExitHandler,         // fprobe with an exit handler from 6.14
-};
-
-struct FgraphUse {
-  FgraphUseRule rule = FgraphUseRule::kNotAProbe;
-  bool uses_fgraph = false;
-  bool release_known = true;
-  // The feature answers consulted, in order; they point into the
-  // KernelFeatures passed to DecideFgraphUse.
-  const FeatureAnswer* rows[2] = {nullptr, nullptr};
-  int nrows = 0;
-};
-FgraphUse DecideFgraphUse(v1::ProbeKind kind, const KernelFeatures& features);
-
-// The walk's arithmetic: passes and task visits for N_total threads of
-// which N_null have no shadow stack, spread evenly through the task list.
-// Pass i (i < P-1) stops one task after handing out its B-th stack, i.e.
-// after the ((i+1)*B)-th NULL task, at position (i+1)*B*N_total/N_null; the
-// last pass walks the whole list. When N_null is a multiple of B and served
-// tasks follow the last NULL one (N_null < N_total), one more, empty pass
-// walks the whole list. N_null == 0 still runs one full pass.
-struct WalkCost {
-  uint64_t passes = 0;
-  double visits = 0;
-};
-WalkCost ShadowStackWalk(uint64_t n_total, uint64_t n_null, uint32_t batch);
-
-// Seconds of the walk phase (visits, passes and allocations) for
-// N_total = N_null = `threads`.
-double WalkSecondsAllNull(double threads, uint32_t batch,
-                          const FgraphConstants& c);
-
-// Inverse of WalkSecondsAllNull: the thread count (all NULL) at which the
-// walk takes `seconds` (solves the quadratic; 0 for seconds <= 0).
-double ThreadsForWalkSeconds(double seconds, uint32_t batch,
-                             const FgraphConstants& c);
-
 // What the attach model derives from a snapshot independently of the probe
-// kind: feature answers, constants, batch, preemption, N_total, N_null, the
-// walk and the stall inverse. Built once for all ten kinds.
+// kind: feature answers, preemption, constants, batch, N_total, N_null, the
+// walk, its stretches and the inverses. Built once for all ten kinds.
 struct AttachContext {
   // Not owned; outlives the context.
   const KernelFeatures* features = nullptr;
-  FgraphConstants c;
+  Preemption preemption;
+  WalkConstants c;
   bool c_visit_overridden = false;
-  bool graph_config_off = false;   // CONFIG_FUNCTION_GRAPH_TRACER=n
-  bool fprobe_config_off = false;  // CONFIG_FPROBE=n
   uint32_t batch = kDefaultRetstackBatch;
   v1::InputSource batch_source = v1::INPUT_SOURCE_DEFAULT;
-  v1::PreemptMode preempt = v1::PREEMPT_MODE_UNKNOWN;
   bool active_known = false;
   bool active = false;
+  // threads.total read and at most PID_MAX_LIMIT.
   bool threads_known = false;
+  // threads.total read but above PID_MAX_LIMIT: invalid, not used.
+  bool threads_invalid = false;
   uint64_t n_total = 0;
   uint64_t n_null = 0;
   v1::InputSource null_source = v1::INPUT_SOURCE_DEFAULT;
+  // The walk with the NULL threads at the tail (the prediction) and at the
+  // head (the low end of its range), and one full pass.
   WalkCost walk;
+  WalkCost walk_low;
   double walk_seconds = 0;
+  double walk_seconds_low = 0;
+  double pass_seconds = 0;
+  // 5.10+ (fgraph_walk_rcu): each pass under rcu_read_lock(); before,
+  // read_lock(&tasklist_lock). 6.11+ (fgraph_multi_user): more than one
+  // user. An unknown release is taken as recent.
+  bool walk_under_rcu = true;
+  bool multi_user = true;
+  Stretches stretches;
+  uint32_t shadow_stack_size = 4096;
+  bool page_size_used = false;  // the size is the page size (6.11-6.12)
+  v1::CpuClass cpu_class = v1::CPU_CLASS_UNKNOWN;
+  // Inverses for the first user's walk: all-NULL threads, and NULL threads
+  // at this N_total, at which it crosses the lowest applicable threshold.
   std::optional<double> threads_at_stall;
+  std::optional<double> null_threads_at_stall;
 };
 
 // `features` must outlive the returned context.
@@ -138,31 +81,46 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
 // The inputs of one attach prediction, in the order its basis lists them.
 enum class AttachInput {
   kRelease,          // kernel.release
+  kArch,             // kernel.arch
   kSites,            // sites (an override, or the fprobe default)
+  kFtraceFilter,     // fgraph.ftrace_filter_functions
   kFilterFunctions,  // fgraph.available_filter_functions
   kPreemptMode,      // kernel.preempt_mode
+  kPreemptDynamic,   // kernel.preempt_dynamic
+  kPreemptRcu,       // kernel.config_preempt_rcu
   kWatchdogThresh,   // thresholds.watchdog_thresh
   kRcuStallTimeout,  // thresholds.rcu_cpu_stall_timeout
   kBatch,            // batch
   kFgraphActive,     // fgraph.active
   kThreadsTotal,     // threads.total
   kNullThreads,      // fgraph.null_threads_bound
+  kPageSize,         // kernel.page_size
+  kCpuModel,         // cpus.model_name
 };
-using AttachInputs = ModelInputs<AttachInput, 12>;
+using AttachInputs = ModelInputs<AttachInput, 18>;
 
 // What decides one probe kind's prediction beyond the context.
 struct AttachCase {
   v1::ProbeKind kind = v1::PROBE_KIND_UNSPECIFIED;
   FgraphUse use;
-  // The kind exists on this kernel (its CONFIG_ option is not off).
+  KindSupport support;
+  // The kind exists on this kernel.
   bool available = true;
   // A new fgraph user while fgraph is inactive: the shadow-stack walk.
   bool walks = false;
-  // Call sites the registration patches.
+  // A new fgraph user while fgraph is active: from 6.11 one more pass
+  // (init_task_vars); before, the kernel refuses it (-EBUSY).
+  bool second_user = false;
+  bool busy = false;
+  // Call sites the registration patches, and their costs.
   uint64_t sites = 1;
+  SiteCosts costs;
   AttachInputs inputs;
   // Inputs the model needed and could not get at all.
   int unknown_inputs = 0;
+  // Feature rows consulted whose release is uncertain for this kernel
+  // (each counts as an input taken by default).
+  int uncertain_rows = 0;
 };
 AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
                           const ModelOptions& options,
@@ -188,6 +146,17 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
                          const AttachContext& context,
                          const AttachCase& kind_case,
                          v1::AttachPrediction* out);
+
+// How many times c_visit would have to be for one of `s`'s stretches to
+// reach its stall threshold, the lowest such factor and its check; nullopt
+// when no stretch grows with c_visit (or no threshold applies).
+struct CVisitFactor {
+  double factor = 0;
+  v1::ThresholdCheck::Kind check = v1::ThresholdCheck::KIND_UNSPECIFIED;
+};
+std::optional<CVisitFactor> CVisitFactorToStall(
+    const AttachContext& context, const Stretches& s,
+    const v1::Thresholds& thresholds);
 
 }  // namespace tracehealth
 

@@ -6,46 +6,15 @@
 #include "common/enum_names.h"
 #include "common/format.h"
 #include "common/models/basis.h"
+#include "common/models/fgraph/fgraph_notes.h"
 #include "common/models/kernel_features.h"
 #include "common/models/risk.h"
 
 namespace tracehealth {
 namespace {
 
-struct UseReasonRow {
-  FgraphUseRule rule;
-  const char* reason;
-};
-constexpr UseReasonRow kUseReasons[] = {
-    {FgraphUseRule::kGraphTracer, "registers an fgraph user on every kernel"},
-    {FgraphUseRule::kKretprobe, "kretprobes use rethook, never fgraph"},
-    {FgraphUseRule::kTrampoline, "BPF trampolines never use fgraph"},
-    {FgraphUseRule::kNotAProbe, "not a probe kind"},
-    {FgraphUseRule::kReleaseUnknown,
-     "kernel release unknown: assumed fprobe on fgraph (worst case)"},
-    {FgraphUseRule::kFprobeOnRethook,
-     "fprobe is not built on fgraph before 6.14 (rethook)"},
-    {FgraphUseRule::kEntryOnlyOffFgraph,
-     "entry-only fprobes no longer register fgraph"},
-    {FgraphUseRule::kEveryFprobe,
-     "every fprobe user registers fgraph on this kernel"},
-    {FgraphUseRule::kExitHandler,
-     "fprobes with an exit handler register fgraph"},
-};
-
-const char* UseReason(FgraphUseRule rule) {
-  for (const UseReasonRow& row : kUseReasons) {
-    if (row.rule == rule) return row.reason;
-  }
-  return "not a probe kind";
-}
-
-// "221.9 s", "12.3 ms", "850 us": one decimal, as the summaries round.
-std::string Duration(double s) {
-  if (s >= 1.0) return absl::StrCat(FormatFixed(s, 1), " s");
-  if (s >= 1e-3) return absl::StrCat(FormatFixed(s * 1e3, 1), " ms");
-  return absl::StrCat(FormatFixed(s * 1e6, 0), " us");
-}
+// A c_visit factor to a stall threshold below this is in the summary.
+constexpr double kFactorWorthSaying = 20;
 
 // A threshold's value as the basis shows it: the host's, or the default.
 std::string ThresholdValue(bool measured, uint32_t value,
@@ -53,134 +22,209 @@ std::string ThresholdValue(bool measured, uint32_t value,
   return measured ? absl::StrCat(value) : FormatNumber(default_value);
 }
 
+std::string YesNo(bool b) { return b ? "y" : "n"; }
+
+// One input's value as the basis shows it.
+std::string InputValue(AttachInput id, const v1::HostSnapshot& snapshot,
+                       const AttachContext& ctx, const AttachTexts& texts,
+                       const v1::AttachPrediction& p) {
+  const v1::KernelInfo& kernel = snapshot.kernel();
+  const v1::FgraphState& fg = snapshot.fgraph();
+  switch (id) {
+    case AttachInput::kRelease:
+      return ctx.features->release_kind == ReleaseKind::kVendorUpstream
+                 ? absl::StrCat(kernel.release(), " (upstream ",
+                                kernel.upstream_version(), ")")
+                 : kernel.release();
+    case AttachInput::kArch:
+      return kernel.has_arch() ? kernel.arch() : "unknown";
+    case AttachInput::kSites:
+    case AttachInput::kFilterFunctions:
+      return absl::StrCat(p.patch_sites());
+    case AttachInput::kFtraceFilter:
+      if (!fg.has_ftrace_filter_functions()) return "unknown (assumed empty)";
+      return fg.ftrace_filter_functions() == 0
+                 ? "0 (empty: every function)"
+                 : absl::StrCat(fg.ftrace_filter_functions());
+    case AttachInput::kPreemptMode:
+      return PreemptModeConfigName(kernel.preempt_mode());
+    case AttachInput::kPreemptDynamic:
+      return kernel.has_preempt_dynamic()
+                 ? YesNo(kernel.preempt_dynamic())
+                 : "unknown (assumed a PREEMPTION build)";
+    case AttachInput::kPreemptRcu:
+      return ctx.preemption.preempt_rcu_source == v1::INPUT_SOURCE_DEFAULT
+                 ? "unknown (assumed n)"
+                 : YesNo(ctx.preemption.preempt_rcu);
+    case AttachInput::kWatchdogThresh:
+      return texts.watchdog_thresh;
+    case AttachInput::kRcuStallTimeout:
+      return texts.rcu_stall_timeout;
+    case AttachInput::kBatch:
+      return texts.batch;
+    case AttachInput::kFgraphActive:
+      return p.fgraph_already_active() ? "true"
+             : ctx.active_known        ? "false"
+                                       : "unknown (assumed false)";
+    case AttachInput::kThreadsTotal:
+      return texts.threads_total;
+    case AttachInput::kNullThreads:
+      return texts.null_threads;
+    case AttachInput::kPageSize:
+      return kernel.has_page_size() ? absl::StrCat(kernel.page_size())
+                                    : "4096 (assumed)";
+    case AttachInput::kCpuModel:
+      return snapshot.cpus().has_model_name()
+                 ? absl::StrCat(snapshot.cpus().model_name(), " (",
+                                CpuClassName(ctx.cpu_class), ")")
+                 : "unknown";
+  }
+  return "";
+}
+
 void AddInputs(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
                const AttachTexts& texts, const AttachCase& k,
                const v1::AttachPrediction& p, v1::Basis* basis) {
+  static constexpr const char* kNames[] = {
+      "kernel.release",
+      "kernel.arch",
+      "sites",
+      "fgraph.ftrace_filter_functions",
+      "fgraph.available_filter_functions",
+      "kernel.preempt_mode",
+      "kernel.preempt_dynamic",
+      "kernel.config_preempt_rcu",
+      "thresholds.watchdog_thresh",
+      "thresholds.rcu_cpu_stall_timeout",
+      "batch",
+      "fgraph.active",
+      "threads.total",
+      "fgraph.null_threads_bound",
+      "kernel.page_size",
+      "cpus.model_name",
+  };
   for (const AttachInputs::Entry& e : k.inputs) {
-    switch (e.id) {
-      case AttachInput::kRelease:
-        AddInput(basis, "kernel.release", snapshot.kernel().release(),
-                 e.source);
-        break;
-      case AttachInput::kSites:
-        AddInput(basis, "sites", absl::StrCat(p.patch_sites()), e.source);
-        break;
-      case AttachInput::kFilterFunctions:
-        AddInput(basis, "fgraph.available_filter_functions",
-                 absl::StrCat(p.patch_sites()), e.source);
-        break;
-      case AttachInput::kPreemptMode:
-        AddInput(basis, "kernel.preempt_mode",
-                 PreemptModeConfigName(ctx.preempt), e.source);
-        break;
-      case AttachInput::kWatchdogThresh:
-        AddInput(basis, "thresholds.watchdog_thresh", texts.watchdog_thresh,
-                 e.source);
-        break;
-      case AttachInput::kRcuStallTimeout:
-        AddInput(basis, "thresholds.rcu_cpu_stall_timeout",
-                 texts.rcu_stall_timeout, e.source);
-        break;
-      case AttachInput::kBatch:
-        AddInput(basis, "batch", texts.batch, e.source);
-        break;
-      case AttachInput::kFgraphActive:
-        AddInput(basis, "fgraph.active",
-                 p.fgraph_already_active() ? "true"
-                 : ctx.active_known        ? "false"
-                                           : "unknown (assumed false)",
-                 e.source);
-        break;
-      case AttachInput::kThreadsTotal:
-        AddInput(basis, "threads.total", texts.threads_total, e.source);
-        break;
-      case AttachInput::kNullThreads:
-        AddInput(basis, "fgraph.null_threads_bound", texts.null_threads,
-                 e.source);
-        break;
-    }
+    AddInput(basis, kNames[static_cast<int>(e.id)],
+             InputValue(e.id, snapshot, ctx, texts, p), e.source);
   }
+}
+
+// c_visit's origin for the configuration it was chosen for.
+const char* CVisitOrigin(const AttachContext& ctx) {
+  if (ctx.c_visit_overridden) return "override";
+  return ctx.preemption.preemption_build
+             ? "CONFIG_PREEMPTION builds: minimax fit over the batch-size "
+               "thread's six PREEMPT_LAZY rows (81-98 ns each, +-9.2%), "
+               "60-core Sapphire Rapids"
+             : "static PREEMPT_NONE/VOLUNTARY builds: fit to the thread's "
+               "6.16 PREEMPT_NONE run (240,000 threads, 51.3-54.6 s, "
+               "+-3.1%; host not named)";
+}
+
+// Per-site origins by probe kind (fgraph_constants.h).
+const char* SiteOrigin(v1::ProbeKind kind, bool detach) {
+  if (IsFprobeKind(kind)) {
+    return detach ? "48,712 functions detached in 0.373 s (kprobe_multi "
+                    "bench, no IBT; 0.24 ms per site with IBT)"
+                  : "48,712 functions attached in 1.069 s (kprobe_multi "
+                    "bench, no IBT; 1.6 ms per site with IBT)";
+  }
+  if (kind == v1::PROBE_KIND_KRETPROBE) {
+    return detach ? "model assumption: as attaching"
+                  : "184 kprobes per second (cilium/pwru PR #470)";
+  }
+  if (kind == v1::PROBE_KIND_FENTRY_FEXIT) {
+    return detach ? "over 5 min for 2,800 fentry probes (bpftrace PR #3053): "
+                    "a lower bound"
+                  : "2,800 fentry probes in 17 s (bpftrace PR #3053, 5.19)";
+  }
+  return detach ? "model assumption: as patching; RCU-tasks waits not priced"
+                : "model assumption: batched text_poke per call site (no "
+                  "published figure for function_graph)";
 }
 
 // Constants (the walk's only when there is a walk) and feature rows.
 void AddConstantsAndRows(const AttachContext& ctx, const AttachCase& k,
                          v1::Basis* basis) {
-  const FgraphConstants& c = ctx.c;
-  if (k.walks) {
-    AddConstant(basis, "c_visit", c.c_visit, "s",
-                ctx.c_visit_overridden
-                    ? "override"
-                    : "seed 000 minimax fit over six rows (81-98 ns each), "
-                      "60-core Sapphire Rapids");
+  const WalkConstants& c = ctx.c;
+  if (k.walks || k.second_user) {
+    AddConstant(basis, "c_visit", c.c_visit, "s", CVisitOrigin(ctx),
+                ctx.c_visit_overridden ? v1::ANCHOR_OVERRIDE : v1::ANCHOR_FIT);
     AddConstant(basis, "c_pass", c.c_pass, "s",
-                "model assumption: RCU lock/unlock and loop set-up per pass");
-    AddConstant(basis, "c_alloc", c.c_alloc, "s",
-                "model assumption: kmem_cache_alloc fast path per 4 KiB stack");
+                "model assumption: RCU lock/unlock and loop set-up per pass",
+                v1::ANCHOR_ASSUMPTION);
   }
-  AddConstant(basis, "c_site", c.c_site, "s",
-              "model assumption: batched text_poke per patched call site");
+  if (k.walks) {
+    AddConstant(basis, "c_alloc", c.c_alloc, "s",
+                "model assumption: slab fast path per shadow stack",
+                v1::ANCHOR_ASSUMPTION);
+  }
+  if (k.available && !k.busy) {
+    AddConstant(basis, "c_site", k.costs.attach, "s", SiteOrigin(k.kind, false),
+                k.costs.attach_anchor);
+    AddConstant(basis, "c_site_detach", k.costs.detach, "s",
+                SiteOrigin(k.kind, true), k.costs.detach_anchor);
+  }
+  const KernelFeatures& f = *ctx.features;
   for (int i = 0; i < k.use.nrows; ++i)
     AddFeatureRow(basis, k.use.rows[i]->row);
-  if (k.walks && ctx.batch_source == v1::INPUT_SOURCE_DERIVED) {
-    AddFeatureRow(basis, ctx.features->retstack_batch_1024.row);
+  if (k.support.row) AddFeatureRow(basis, k.support.row->row);
+  if (!f.release) return;
+  if (k.walks) {
+    if (ctx.batch_source == v1::INPUT_SOURCE_DERIVED)
+      AddFeatureRow(basis, f.retstack_batch_1024.row);
+    AddFeatureRow(basis, f.fgraph_walk_rcu.row);
+    AddFeatureRow(basis, f.shadow_stack_page_kmalloc.row);
+    AddFeatureRow(basis, f.shadow_stack_4k.row);
+  }
+  if (k.use.uses_fgraph && ctx.active) {
+    AddFeatureRow(basis, f.fgraph_multi_user.row);
+  }
+  if ((k.walks || k.second_user) && ctx.preemption.refused_mode) {
+    AddFeatureRow(basis, f.preempt_modes_restricted.row);
   }
 }
 
-void AddNotes(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
-              const AttachContext& ctx, const AttachCase& k, v1::Basis* basis) {
-  if (!k.use.release_known) AddNote(basis, ctx.features->release_note);
-  absl::StrAppend(NewNote(basis), ProbeKindName(kind), ": ",
-                  UseReason(k.use.rule));
-  if (!k.available) {
-    AddNote(basis,
-            IsGraphTracerKind(kind)
-                ? "CONFIG_FUNCTION_GRAPH_TRACER is off: this probe kind is "
-                  "unavailable"
-                : "CONFIG_FPROBE is off: this probe kind is unavailable");
-  }
-  if (!k.walks) {
-    if (k.use.uses_fgraph) {
-      AddNote(
-          basis,
-          "fgraph already active: every thread has a shadow stack, no walk");
+// The worst applicable stall check of `p`, or nullptr.
+const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
+  const v1::ThresholdCheck* worst = nullptr;
+  for (const auto& check : p.checks()) {
+    if (check.applies() && check.kind() != v1::ThresholdCheck::KIND_LATENCY &&
+        (worst == nullptr || check.margin() > worst->margin())) {
+      worst = &check;
     }
-    return;
   }
-  if (!ctx.threads_known) {
-    AddNote(basis, "threads.total unknown: walk cost cannot be predicted");
-  } else if (ctx.null_source == v1::INPUT_SOURCE_DEFAULT) {
-    AddNote(basis, "N_null assumed = N_total (fgraph never active since boot)");
-  } else if (!snapshot.fgraph().null_threads_basis().empty()) {
-    absl::StrAppend(NewNote(basis),
-                    "N_null: ", snapshot.fgraph().null_threads_basis());
-  }
+  return worst;
 }
 
-// "predicts a soft lockup (PREEMPT_NONE, 11.09x the 20 s threshold); stays
-// below it under 120082 NULL-stack threads", or what else the risk says.
+// "predicts a soft lockup (PREEMPT_NONE, 11.09x the 20 s threshold); at
+// 400000 threads it stays below it under 18062 NULL-stack threads", or what
+// else the risk says.
 void AppendRiskPhrase(const AttachContext& ctx, const AttachCase& k,
                       const v1::AttachPrediction& p, std::string* summary) {
+  const v1::PreemptMode mode = ctx.preemption.mode;
   switch (p.risk()) {
     case v1::RISK_STALL:
     case v1::RISK_WARNING: {
-      const v1::ThresholdCheck* worst = nullptr;
-      for (const auto& check : p.checks()) {
-        if (check.applies() &&
-            check.kind() != v1::ThresholdCheck::KIND_LATENCY &&
-            (worst == nullptr || check.margin() > worst->margin())) {
-          worst = &check;
-        }
-      }
+      const v1::ThresholdCheck* worst = WorstCheck(p);
       absl::StrAppend(
           summary, p.risk() == v1::RISK_STALL ? "predicts a " : "close to a ",
           worst ? CheckKindName(worst->kind()) : "stall", " (",
-          PreemptModeConfigName(ctx.preempt), ", ",
+          PreemptModeConfigName(mode), ", ",
           FormatFixed(worst ? worst->margin() : 0.0, 2), "x the ",
           FormatFixed(worst ? worst->threshold() : 0.0, 0), " s threshold)");
-      if (p.has_threads_at_stall()) {
-        absl::StrAppend(summary, "; stays below it under ",
-                        FormatFixed(p.threads_at_stall(), 0),
-                        " NULL-stack threads");
+      if (p.has_null_threads_at_stall()) {
+        absl::StrAppend(summary, "; it stays below it under ",
+                        FormatFixed(p.null_threads_at_stall(), 0),
+                        " NULL-stack threads at this thread count");
+        if (p.has_threads_at_stall()) {
+          absl::StrAppend(summary, ", or ",
+                          FormatFixed(p.threads_at_stall(), 0),
+                          " threads all without one");
+        }
+      } else if (p.has_threads_at_stall()) {
+        absl::StrAppend(summary, "; it stays below it under ",
+                        FormatFixed(p.threads_at_stall(), 0), " threads");
       }
       break;
     }
@@ -192,30 +236,84 @@ void AppendRiskPhrase(const AttachContext& ctx, const AttachCase& k,
               : "kernel release unknown, worst case shown");
       break;
     default:
-      if (PreemptibilityOf(ctx.preempt) == Preemptibility::kPreemptible) {
-        absl::StrAppend(summary, "latency only (",
-                        PreemptModeConfigName(ctx.preempt), ")");
+      if (p.non_yielding_seconds() > 0 && mode == v1::PREEMPT_MODE_VOLUNTARY) {
+        absl::StrAppend(summary,
+                        "no stall: PREEMPT_VOLUNTARY reschedules "
+                        "every pass (",
+                        ShortDuration(p.non_yielding_seconds()), ")");
+      } else if (p.non_yielding_seconds() > 0 &&
+                 mode != v1::PREEMPT_MODE_NONE) {
+        absl::StrAppend(summary, "no stall: ", PreemptModeConfigName(mode),
+                        " preempts between passes (",
+                        ShortDuration(p.non_yielding_seconds()),
+                        " each with preemption off)");
+      } else if (p.non_yielding_seconds() <= 0) {
+        absl::StrAppend(summary, "latency only (", PreemptModeConfigName(mode),
+                        ")");
       } else {
         absl::StrAppend(summary, "no stall expected");
       }
   }
 }
 
-void WriteSummary(v1::ProbeKind kind, const AttachContext& ctx,
-                  const AttachCase& k, const v1::AttachPrediction& p,
-                  std::string* summary) {
+// "; crosses the soft-lockup threshold if c_visit is 3.5x the fitted value
+// (an emulated CPU)": how far the constant would have to be off.
+void AppendFactorPhrase(const v1::HostSnapshot& snapshot,
+                        const AttachContext& ctx, const AttachCase& k,
+                        std::string* summary) {
+  const Stretches s =
+      k.walks ? ctx.stretches
+              : SecondUserStretches(ctx.preemption, ctx.pass_seconds);
+  const std::optional<CVisitFactor> f =
+      CVisitFactorToStall(ctx, s, snapshot.thresholds());
+  // Said when a CPU the constant was not fitted on could be that far off
+  // (a QEMU TCG guest measured 4.6-7.5x); the number is always in
+  // c_visit_factor_to_stall.
+  if (!f || f->factor >= kFactorWorthSaying) return;
+  const char* value = ctx.c_visit_overridden ? "the given" : "the fitted";
+  if (f->factor >= 1) {
+    absl::StrAppend(summary, "; crosses the ", CheckKindAdjective(f->check),
+                    " threshold if c_visit is ", FormatFixed(f->factor, 1),
+                    "x ", value, " value");
+  } else {
+    absl::StrAppend(summary, "; stays below the ", CheckKindAdjective(f->check),
+                    " threshold only if c_visit is under ",
+                    FormatFixed(f->factor, 2), "x ", value, " value");
+  }
+  if (!ctx.c_visit_overridden && ctx.cpu_class != v1::CPU_CLASS_FITTED) {
+    absl::StrAppend(summary, " (", CpuClassName(ctx.cpu_class),
+                    snapshot.cpus().has_model_name()
+                        ? absl::StrCat(": ", snapshot.cpus().model_name())
+                        : std::string(),
+                    ")");
+  }
+}
+
+void WriteSummary(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
+                  const AttachContext& ctx, const AttachCase& k,
+                  const v1::AttachPrediction& p, std::string* summary) {
   absl::StrAppend(summary, ProbeKindName(kind), ": ");
-  if (!k.walks) {
+  if (!k.walks && !k.second_user) {
     if (!k.available) {
-      absl::StrAppend(summary, "unavailable on this kernel");
-    } else if (p.uses_fgraph()) {
+      absl::StrAppend(summary, "unavailable on this kernel.");
+      return;
+    }
+    if (k.busy) {
+      absl::StrAppend(summary,
+                      "fgraph already has its one user on this kernel: the "
+                      "attach fails with EBUSY.");
+      return;
+    }
+    if (p.uses_fgraph()) {
       absl::StrAppend(summary, "fgraph already active, no shadow-stack walk");
     } else {
       absl::StrAppend(summary, "does not use fgraph here (",
-                      UseReason(k.use.rule), ")");
+                      FgraphUseReason(k.use.rule), ")");
     }
-    absl::StrAppend(summary, "; about ", Duration(p.patch_seconds()),
-                    " to patch ", p.patch_sites(), " site(s); no stall risk.");
+    absl::StrAppend(summary, "; about ", ShortDuration(p.patch_seconds()),
+                    " to patch ", p.patch_sites(), " site(s), ",
+                    ShortDuration(p.detach_seconds()),
+                    " to detach; no stall risk.");
     return;
   }
   if (!ctx.threads_known) {
@@ -224,12 +322,27 @@ void WriteSummary(v1::ProbeKind kind, const AttachContext& ctx,
         "walks every thread's shadow stack, but the thread count is unknown.");
     return;
   }
-  absl::StrAppend(summary, "first attach walks ", p.threads_total(),
-                  " threads (", p.null_threads(),
-                  " without a shadow stack) in ", p.passes(), " passes of ",
-                  p.batch(), ": about ", Duration(p.latency_seconds()),
-                  " blocked; ");
+  if (k.walks) {
+    absl::StrAppend(summary, "first attach walks ", p.threads_total(),
+                    " threads (", p.null_threads(),
+                    " without a shadow stack) in ", p.passes(), " passes of ",
+                    p.batch(), ": about ", ShortDuration(p.latency_seconds()),
+                    " blocked");
+  } else {
+    absl::StrAppend(summary, "fgraph already active: a new user walks ",
+                    p.threads_total(), " threads once, about ",
+                    ShortDuration(p.latency_seconds()),
+                    " blocked, fork and exit waiting for tasklist_lock");
+  }
+  if (p.lock_seconds() >= kNoticeableSeconds) {
+    absl::StrAppend(summary,
+                    ", holding ftrace_lock (other attaches, tracer "
+                    "changes and module loads wait)");
+  }
+  absl::StrAppend(summary, "; ");
   AppendRiskPhrase(ctx, k, p, summary);
+  if (p.risk() != v1::RISK_UNKNOWN)
+    AppendFactorPhrase(snapshot, ctx, k, summary);
   absl::StrAppend(summary, ".");
 }
 
@@ -271,8 +384,8 @@ void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,
   v1::Basis* basis = p->mutable_basis();
   AddInputs(snapshot, ctx, texts, k, *p, basis);
   AddConstantsAndRows(ctx, k, basis);
-  AddNotes(snapshot, kind, ctx, k, basis);
-  WriteSummary(kind, ctx, k, *p, p->mutable_summary());
+  AddAttachNotes(snapshot, ctx, k, *p, basis);
+  WriteSummary(snapshot, kind, ctx, k, *p, p->mutable_summary());
 }
 
 void ExplainFgraphAttach(const v1::HostSnapshot& snapshot,

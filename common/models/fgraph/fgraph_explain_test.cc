@@ -1,5 +1,6 @@
 #include "common/models/fgraph/fgraph_explain.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,89 +35,162 @@ std::vector<std::string> Inputs(const v1::Basis& b) {
 // V = 2,500,212,499. Walk = 88.7 ns * V + 2 us * 12500 + 20 ns * 400000 =
 // 221.769 + 0.025 + 0.008 = 221.802 s, patching 50,000 default sites at 1 us
 // = 0.05 s: T = 221.852 s. Soft lockup at 2 * 10 s: margin 221.802 / 20 =
-// 11.09. Stall inverse: 1.3859e-9 N^2 + 1.2685e-7 N = 20 at N = 120,082.
+// 11.09. Inverses: at 400,000 threads 18,429 NULL ones reach 20 s; an
+// all-NULL host 120,082 (1.3859e-9 N^2 + 1.2685e-7 N = 20). c_visit would
+// have to be (20 - 0.025 - 0.008) / 221.769 = 0.09x to stay below.
 TEST(FgraphExplainTest, ReadmeExampleSummary) {
   v1::AttachPrediction p =
       Explained(FgraphHost("6.16.0", v1::PREEMPT_MODE_NONE, 400000),
                 v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
   EXPECT_EQ(p.summary(),
             "function_graph tracer: first attach walks 400000 threads (400000 "
-            "without a shadow "
-            "stack) in 12500 passes of 32: about 221.9 s blocked; predicts a "
-            "soft lockup "
-            "(PREEMPT_NONE, 11.09x the 20 s threshold); stays below it under "
-            "120082 NULL-stack "
-            "threads.");
+            "without a shadow stack) in 12500 passes of 32: about 221.9 s "
+            "blocked, holding ftrace_lock (other attaches, tracer changes and "
+            "module loads wait); predicts a soft lockup (PREEMPT_NONE, 11.09x "
+            "the 20 s threshold); it stays below it under 18429 NULL-stack "
+            "threads at this thread count, or 120082 threads all without one; "
+            "stays below the soft-lockup threshold only if c_visit is under "
+            "0.09x the fitted value (an unknown CPU).");
   const std::vector<std::string> want = {
       "kernel.release = 6.16.0 [1]",
+      "fgraph.ftrace_filter_functions = unknown (assumed empty) [3]",
       "fgraph.available_filter_functions = 50000 [3]",
       "kernel.preempt_mode = PREEMPT_NONE [1]",
+      "kernel.preempt_dynamic = unknown (assumed a PREEMPTION build) [3]",
+      "kernel.config_preempt_rcu = unknown (assumed n) [3]",
       "thresholds.watchdog_thresh = 10 [3]",
       "thresholds.rcu_cpu_stall_timeout = 21 [3]",
       "batch = 32 [2]",
       "fgraph.active = false [1]",
       "threads.total = 400000 [1]",
       "fgraph.null_threads_bound = 400000 (= threads.total) [3]",
+      "cpus.model_name = unknown [3]",
   };
   EXPECT_EQ(Inputs(p.basis()), want);
-  ASSERT_EQ(p.basis().constants_size(), 4);
+  ASSERT_EQ(p.basis().constants_size(), 5);
   EXPECT_EQ(p.basis().constants(0).name(), "c_visit");
+  EXPECT_EQ(p.basis().constants(0).anchor(), v1::ANCHOR_FIT);
   EXPECT_EQ(p.basis().constants(3).name(), "c_site");
-  // The batch came from the release: its row is named.
-  ASSERT_EQ(p.basis().feature_rows_size(), 1);
-  EXPECT_EQ(p.basis().feature_rows(0),
-            "retstack_batch_1024: since never -> 6.16.0: no");
-  ASSERT_EQ(p.basis().notes_size(), 2);
-  EXPECT_EQ(p.basis().notes(0),
-            "function_graph tracer: registers an fgraph user on every kernel");
-  EXPECT_EQ(p.basis().notes(1),
-            "N_null assumed = N_total (fgraph never active since boot)");
-  // 4 inputs assumed: 1 - 0.1 * 4.
-  EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0 - 0.1 - 0.1 - 0.1 - 0.1);
+  EXPECT_EQ(p.basis().constants(3).anchor(), v1::ANCHOR_ASSUMPTION);
+  EXPECT_EQ(p.basis().constants(4).name(), "c_site_detach");
+  // The batch came from the release, the walk's lock and stack size too.
+  const std::vector<std::string> rows(p.basis().feature_rows().begin(),
+                                      p.basis().feature_rows().end());
+  EXPECT_EQ(rows, (std::vector<std::string>{
+                      "retstack_batch_1024: since never -> 6.16.0: no",
+                      "fgraph_walk_rcu: since 5.10 -> 6.16.0: yes",
+                      "shadow_stack_page_kmalloc: since 6.11 -> 6.16.0: yes",
+                      "shadow_stack_4k: since 6.13 -> 6.16.0: yes",
+                  }));
+  const std::vector<std::string> notes(p.basis().notes().begin(),
+                                       p.basis().notes().end());
+  EXPECT_EQ(notes,
+            (std::vector<std::string>{
+                "function_graph tracer: registers an fgraph user on every "
+                "kernel",
+                "N_null assumed = N_total (fgraph never active since boot)",
+                "shadow stacks: 400000 x 4096 B = 1.6 GB, kept until each "
+                "thread exits, charged to no cgroup",
+                "PREEMPT_NONE: the whole walk runs without a reschedule point",
+                "no PREEMPT_RCU: a quiescent state needs a reschedule point",
+                "c_visit applied to an unknown CPU (fitted on a 60-core "
+                "Sapphire Rapids): confidence lowered",
+            }));
+  // 8 inputs assumed: 1 - 0.1 * 8.
+  EXPECT_NEAR(p.basis().confidence(), 1.0 - 8 * 0.1, 1e-12);
+}
+
+// The command: 6.1, PREEMPT_VOLUNTARY, 128,000 threads. The walk
+// blocks 22.7 s but reschedules every pass (88.7 ns * 128,000 + 2 us =
+// 11.4 ms): latency, no lockup.
+TEST(FgraphExplainTest, VoluntarySaysItReschedules) {
+  v1::AttachPrediction p =
+      Explained(FgraphHost("6.1.0", v1::PREEMPT_MODE_VOLUNTARY, 128000),
+                v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_EQ(p.risk(), v1::RISK_LATENCY);
+  EXPECT_NE(p.summary().find("no stall: PREEMPT_VOLUNTARY reschedules every "
+                             "pass (11.4 ms)."),
+            std::string::npos)
+      << p.summary();
+  EXPECT_EQ(p.summary().find("soft lockup"), std::string::npos) << p.summary();
+  // 6.1: 2 KiB shadow stacks (kmalloc-2048).
+  bool stacks = false;
+  for (const std::string& n : p.basis().notes()) {
+    stacks |= n ==
+              "shadow stacks: 128000 x 2048 B = 262 MB, kept until each "
+              "thread exits, charged to no cgroup";
+  }
+  EXPECT_TRUE(stacks);
+}
+
+// A QEMU TCG guest at 64,000 threads booted preempt=none: 5.7 s, no stall
+// by the fitted constant, but 3.5x off would cross the soft-lockup
+// threshold and the CPU is emulated.
+TEST(FgraphExplainTest, EmulatedCpuVerdictNamesTheFactor) {
+  v1::HostSnapshot s = FgraphHost("6.1.0", v1::PREEMPT_MODE_NONE, 64000);
+  s.mutable_kernel()->set_preempt_dynamic(true);
+  s.mutable_cpus()->set_model_name("QEMU TCG CPU version 2.5+");
+  s.mutable_cpus()->set_hypervisor(true);
+  ModelOptions options;
+  options.sites = 0;
+  v1::AttachPrediction p =
+      Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  EXPECT_NE(p.summary().find(
+                "; no stall expected; crosses the soft-lockup threshold if "
+                "c_visit is 3.5x the fitted value (an emulated CPU: QEMU TCG "
+                "CPU version 2.5+)."),
+            std::string::npos)
+      << p.summary();
+  bool said = false;
+  for (const std::string& n : p.basis().notes()) {
+    said |= n ==
+            "c_visit applied to an emulated CPU (fitted on a 60-core "
+            "Sapphire Rapids): confidence lowered";
+  }
+  EXPECT_TRUE(said);
 }
 
 TEST(FgraphExplainTest, NoWalkSaysWhyAndNamesTheRows) {
-  // 6.19: entry-only fprobes are off fgraph; 100 default sites at 1 us.
+  // 6.19: entry-only fprobes are off fgraph; 100 default sites at 21.9 us
+  // (1.069 s / 48,712) = 2.2 ms, detach 7.66 us each = 766 us.
   v1::AttachPrediction p =
       Explained(FgraphHost("6.19", v1::PREEMPT_MODE_NONE, 400000),
                 v1::PROBE_KIND_KPROBE_MULTI);
   EXPECT_EQ(p.summary(),
             "kprobe_multi: does not use fgraph here (entry-only fprobes no "
-            "longer register "
-            "fgraph); about 100 us to patch 100 site(s); no stall risk.");
-  ASSERT_EQ(p.basis().feature_rows_size(), 2);
+            "longer register fgraph); about 2.2 ms to patch 100 site(s), "
+            "766 us to detach; no stall risk.");
+  ASSERT_EQ(p.basis().feature_rows_size(), 3);
   EXPECT_EQ(p.basis().feature_rows(0),
             "fprobe_on_fgraph: since 6.14 -> 6.19: yes");
   EXPECT_EQ(p.basis().feature_rows(1),
-            "fprobe_entry_only_off_fgraph: since 6.19; 6.18.y from 6.18.35 -> "
+            "fprobe_entry_only_off_fgraph: since 6.19; 6.18.y from 6.18.32 -> "
             "6.19: yes");
-  // Only c_site: there is no walk.
-  ASSERT_EQ(p.basis().constants_size(), 1);
+  EXPECT_EQ(p.basis().feature_rows(2),
+            "kprobe_multi_link: since 5.18 -> 6.19: yes");
+  // Only the per-site costs, both published: there is no walk.
+  ASSERT_EQ(p.basis().constants_size(), 2);
   EXPECT_EQ(p.basis().constants(0).name(), "c_site");
+  EXPECT_EQ(p.basis().constants(0).anchor(), v1::ANCHOR_PUBLISHED);
 
-  v1::HostSnapshot active = FgraphHost("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
+  v1::HostSnapshot active = FgraphHost("6.10.5", v1::PREEMPT_MODE_NONE, 400000);
   active.mutable_fgraph()->set_active(true);
-  p = Explained(active, v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  p = Explained(active, v1::PROBE_KIND_FUNCTION_PROFILER);
   EXPECT_EQ(p.summary(),
-            "kprobe_multi return: fgraph already active, no shadow-stack walk; "
-            "about 100 us to "
-            "patch 100 site(s); no stall risk.");
-  EXPECT_EQ(Inputs(p.basis()),
-            (std::vector<std::string>{"kernel.release = 6.18.2 [1]",
-                                      "sites = 100 [3]",
-                                      "fgraph.active = true [1]"}));
-  EXPECT_EQ(p.basis().notes(1),
-            "fgraph already active: every thread has a shadow stack, no walk");
+            "function profiler: fgraph already has its one user on this "
+            "kernel: the attach fails with EBUSY.");
 
   v1::HostSnapshot off = FgraphHost("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
   off.mutable_kernel()->set_config_fprobe(false);
   p = Explained(off, v1::PROBE_KIND_KPROBE_SESSION);
-  EXPECT_EQ(p.summary(),
-            "kprobe session: unavailable on this kernel; about 0 us to patch "
-            "100 site(s); no "
-            "stall risk.");
+  EXPECT_EQ(p.summary(), "kprobe session: unavailable on this kernel.");
   EXPECT_EQ(p.basis().notes(1),
             "CONFIG_FPROBE is off: this probe kind is unavailable");
+  p = Explained(FgraphHost("5.4.280", v1::PREEMPT_MODE_NONE, 400000),
+                v1::PROBE_KIND_KPROBE_MULTI);
+  EXPECT_EQ(p.summary(), "kprobe_multi: unavailable on this kernel.");
+  EXPECT_EQ(p.basis().notes(1),
+            "this kernel predates the probe kind: unavailable");
 }
 
 TEST(FgraphExplainTest, UnknownThreadsAndRelease) {
@@ -145,6 +219,7 @@ TEST(FgraphExplainTest, UnknownThreadsAndRelease) {
 
 TEST(FgraphExplainTest, PreemptibleIsLatencyOnlyAndOverridesAreNamed) {
   v1::HostSnapshot s = FgraphHost("6.18.2", v1::PREEMPT_MODE_LAZY, 100000);
+  s.mutable_kernel()->set_preempt_dynamic(true);
   s.mutable_fgraph()->set_null_threads_bound(3200);
   s.mutable_fgraph()->set_null_threads_basis("fork delta since last active");
   ModelOptions options;
@@ -156,10 +231,27 @@ TEST(FgraphExplainTest, PreemptibleIsLatencyOnlyAndOverridesAreNamed) {
             std::string::npos)
       << p.summary();
   EXPECT_EQ(p.basis().constants(0).origin(), "override");
-  EXPECT_EQ(p.basis().feature_rows_size(), 0);  // the batch was given
-  EXPECT_EQ(p.basis().notes(1), "N_null: fork delta since last active");
-  EXPECT_EQ(Inputs(p.basis())[5], "batch = 1024 [4]");
-  EXPECT_EQ(Inputs(p.basis())[8], "fgraph.null_threads_bound = 3200 [2]");
+  EXPECT_EQ(p.basis().constants(0).anchor(), v1::ANCHOR_OVERRIDE);
+  // The batch was given: no retstack row; the walk's rows remain.
+  for (const std::string& row : p.basis().feature_rows()) {
+    EXPECT_EQ(row.find("retstack_batch_1024"), std::string::npos);
+  }
+  EXPECT_EQ(p.basis().notes(1),
+            "N_null: fork delta since last active; placed at the tail of the "
+            "task list (worst case; at the head 10.7 ms)");
+  const std::vector<std::string> in = Inputs(p.basis());
+  EXPECT_NE(std::find(in.begin(), in.end(), "batch = 1024 [4]"), in.end());
+  EXPECT_NE(
+      std::find(in.begin(), in.end(), "fgraph.null_threads_bound = 3200 [2]"),
+      in.end());
+  // A static lazy build on 6.15+ has no PREEMPT_RCU: each pass runs with
+  // preemption off (88.7 ns * 100,000 + 2 us = 8.9 ms).
+  s.mutable_kernel()->set_preempt_dynamic(false);
+  p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_NE(p.summary().find("no stall: PREEMPT_LAZY preempts between passes "
+                             "(8.9 ms each with preemption off)"),
+            std::string::npos)
+      << p.summary();
 }
 
 TEST(FgraphExplainTest, ExplainingChangesNoNumberAndReplacesAnOldText) {

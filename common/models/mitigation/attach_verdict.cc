@@ -25,11 +25,27 @@ const v1::ThresholdCheck* WorstStallCheck(const v1::AttachPrediction& p) {
 }
 
 // "walks 240000 threads (1200 without a shadow stack)", "does not use fgraph
-// on this kernel", ...
+// on this kernel", ... A new user on an already-active fgraph still walks
+// the task list once from 6.11 (init_task_vars()); before, the kernel
+// refuses it.
 std::string WhatTheAttachDoes(const v1::AttachPrediction& p) {
+  if (p.unavailable())
+    return "is not possible: the probe kind does not exist "
+           "on this kernel";
   if (!p.uses_fgraph()) return "does not use fgraph on this kernel";
+  if (p.busy()) {
+    return "is refused by the kernel (-EBUSY): fgraph is already active and "
+           "takes one user before 6.11";
+  }
   if (p.fgraph_already_active()) {
-    return "finds fgraph already active, no shadow-stack walk";
+    if (p.passes() == 0) {
+      return "finds fgraph already active: one pass over the task list "
+             "(thread count unknown)";
+    }
+    return absl::StrCat(
+        "finds fgraph already active: no shadow-stack walk, "
+        "one pass over ",
+        p.threads_total(), " threads (init_task_vars, forks and exits wait)");
   }
   if (p.passes() == 0) return "walks the task list (thread count unknown)";
   std::string out = absl::StrCat("walks ", p.threads_total(), " threads");
@@ -71,10 +87,11 @@ std::string UnknownPart(const v1::HostSnapshot& s, v1::ProbeKind kind,
                         ": cannot tell whether ", ProbeKindFlag(kind),
                         " uses fgraph");
   }
-  if (p.uses_fgraph() && !p.fgraph_already_active() &&
-      !s.threads().has_total()) {
+  if (p.uses_fgraph() && !p.busy() && !s.threads().has_total()) {
     return absl::StrCat("thread count unknown", reason_of("threads.total"),
-                        ": the shadow-stack walk cannot be sized");
+                        p.fgraph_already_active()
+                            ? ": the pass over the task list cannot be sized"
+                            : ": the shadow-stack walk cannot be sized");
   }
   if (s.kernel().preempt_mode() == v1::PREEMPT_MODE_UNKNOWN) {
     return absl::StrCat("preemption mode unknown",
@@ -91,6 +108,12 @@ std::string ReasonOf(const v1::HostSnapshot& s, v1::ProbeKind kind,
   if (verdict == v1::ATTACH_VERDICT_UNKNOWN) {
     return absl::StrCat("unknown: ", ProbeKindFlag(kind), ": ",
                         UnknownPart(s, kind, p));
+  }
+  if (p.busy() || p.unavailable()) {
+    // Nothing runs: no walk, nothing patched; the caller gets an error.
+    return absl::StrCat(VerdictWord(verdict), ": ", ProbeKindFlag(kind),
+                        " attach ", WhatTheAttachDoes(p),
+                        "; nothing is patched");
   }
   const bool over = p.latency_seconds() > budget;
   return absl::StrCat(VerdictWord(verdict), ": ", ProbeKindFlag(kind),
@@ -143,7 +166,8 @@ AttachAssessment AssessAttach(const v1::HostSnapshot& snapshot,
   if (activity_unknown && a.prediction.uses_fgraph() &&
       a.verdict != v1::ATTACH_VERDICT_SAFE &&
       a.verdict != v1::ATTACH_VERDICT_UNKNOWN) {
-    // Were fgraph active, this attach would not walk.
+    // Were fgraph active, this attach would not walk the shadow stacks: one
+    // pass from 6.11, refused before.
     v1::HostSnapshot active = snapshot;
     active.mutable_fgraph()->set_active(true);
     active.mutable_fgraph()->set_null_threads_bound(0);
@@ -152,7 +176,8 @@ AttachAssessment AssessAttach(const v1::HostSnapshot& snapshot,
       a.reason = absl::StrCat(
           "unknown: ", ProbeKindFlag(kind), ": fgraph activity unknown: ",
           a.reason.substr(a.reason.find(':') + 2), " if fgraph is inactive, ",
-          FormatSeconds(if_active.latency_seconds()),
+          if_active.busy() ? std::string("refused by the kernel (-EBUSY)")
+                           : FormatSeconds(if_active.latency_seconds()),
           " if it is already active");
       a.verdict = v1::ATTACH_VERDICT_UNKNOWN;
     }

@@ -6,10 +6,17 @@
 //   latency_seconds > budget           -> OVER_BUDGET
 //   otherwise                          -> SAFE
 //
+// An attach the kernel refuses (a second fgraph user before 6.11: -EBUSY)
+// or a probe kind the kernel lacks runs nothing and is SAFE; its reason says
+// that it will fail. A new fgraph user on an already-active fgraph from 6.11
+// costs one pass over the task list (init_task_vars()), judged like any
+// other latency.
+//
 // When the kind uses fgraph and the snapshot cannot tell whether fgraph is
 // already active, the model assumes it is not (a walk). If the same attach
-// would be safe were fgraph active, the answer depends on the missing input
-// and the verdict is UNKNOWN; if it is unsafe either way, it stays unsafe.
+// would be safe were fgraph active (one pass, or refused), the answer
+// depends on the missing input and the verdict is UNKNOWN; if it is unsafe
+// either way, it stays unsafe.
 //
 // Pure functions of a snapshot and options, for the host gate
 // (agent/gate) and for fleet plans over stored snapshots alike.

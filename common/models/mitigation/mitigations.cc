@@ -246,10 +246,11 @@ void Mitigator::KeepGraphUser() {
   if (!walks_) return;
   const std::optional<ShadowStackSize> size =
       ShadowStackBytes(s_.kernel(), *options_.features);
-  // Before 6.11 the kernel takes one graph user at a time: a standing one
-  // would refuse a graph tracer.
-  if (IsGraphTracerKind(kind_) && size.has_value() &&
-      size->bytes == kShadowStackBytesKmalloc2048) {
+  // Before 6.11 (fgraph_multi_user) the kernel takes one graph user at a
+  // time: a standing one would make it refuse a graph tracer (-EBUSY).
+  const KernelFeatures features = ResolveKernelFeatures(s_.kernel(), options_);
+  if (IsGraphTracerKind(kind_) && features.release &&
+      !features.fgraph_multi_user.present) {
     return;
   }
   v1::HostSnapshot active = s_;
@@ -267,13 +268,14 @@ void Mitigator::KeepGraphUser() {
     memory = absl::StrCat("holds ", size->bytes,
                           " B per thread (thread count unknown)");
   }
-  v1::Mitigation* m =
-      Add(v1::Mitigation::KIND_KEEP_GRAPH_USER,
-          absl::StrCat("keep one graph user standing (function_graph on one "
-                       "rarely called function in a tracefs instance): after "
-                       "its own first walk, new threads get a shadow stack at "
-                       "fork and this attach takes about ",
-                       FormatSeconds(o.p.latency_seconds()), "; ", memory));
+  v1::Mitigation* m = Add(
+      v1::Mitigation::KIND_KEEP_GRAPH_USER,
+      absl::StrCat("keep one graph user standing (function_graph on one "
+                   "rarely called function in a tracefs instance): after "
+                   "its own first walk, new threads get a shadow stack at "
+                   "fork and this attach takes about ",
+                   FormatSeconds(o.p.latency_seconds()),
+                   " (one pass over the threads, init_task_vars); ", memory));
   SetAfter(o, m);
   if (sized_) {
     m->set_cost_seconds(now_.prediction.walk_seconds());
@@ -286,7 +288,9 @@ void Mitigator::KeepGraphUser() {
 }
 
 void Mitigator::OtherProbeKinds() {
-  if (!walks_) return;
+  // Also for a new user on an active fgraph: its pass over the threads.
+  const v1::AttachPrediction& now = now_.prediction;
+  if (!now.uses_fgraph() || now.busy()) return;
   // The same call sites as the attach asked for.
   ModelOptions o = options_;
   o.sites = now_.prediction.patch_sites();
@@ -316,11 +320,21 @@ void Mitigator::OtherProbeKinds() {
         why = absl::StrCat("no return probe: entry-only fprobes do not ",
                            "register fgraph on ", s_.kernel().release());
     }
+    // No walk, but each kind pays its own registration per site (a BPF
+    // trampoline update per fentry probe: seconds for thousands), and its
+    // detach: both said, so a slower alternative is not passed off as a
+    // cure.
+    const double per_site =
+        out.p.patch_sites() > 0
+            ? out.p.patch_seconds() / static_cast<double>(out.p.patch_sites())
+            : 0;
     v1::Mitigation* m =
         Add(v1::Mitigation::KIND_OTHER_PROBE_KIND,
             absl::StrCat("use ", ProbeKindFlag(k), " instead (", why,
                          "): about ", FormatSeconds(out.p.latency_seconds()),
-                         " for ", out.p.patch_sites(), " site(s)"));
+                         " for ", out.p.patch_sites(), " site(s) at ",
+                         FormatSeconds(per_site), " each, detaching about ",
+                         FormatSeconds(out.p.detach_seconds())));
     m->set_probe_kind(k);
     SetAfter(out, m);
   }
@@ -357,10 +371,18 @@ void Mitigator::Preemptible() {
           ? "switch to preempt=full (PREEMPT_DYNAMIC: at run time through "
             "/sys/kernel/debug/sched/preempt, or preempt=full at boot)"
           : "a preemptible kernel (CONFIG_PREEMPT or CONFIG_PREEMPT_LAZY)";
+  // The walk's c_visit is keyed on the build: a static NONE/VOLUNTARY
+  // kernel replaced by a preemptible build is predicted at the larger one.
+  const std::string after = FormatSeconds(out.p.latency_seconds());
+  const std::string cost =
+      after == Latency()
+          ? absl::StrCat("the same ", after)
+          : absl::StrCat("about ", after, " instead of ", Latency());
   v1::Mitigation* m = Add(
       v1::Mitigation::KIND_PREEMPTIBLE,
-      absl::StrCat(how, ": the same ", FormatSeconds(out.p.latency_seconds()),
-                   ", but preemptible: the caller waits, the CPU does not "
+      absl::StrCat(how, ": ", cost,
+                   ", but preemptible: the caller waits (tracing and module "
+                   "loading wait on ftrace_lock as long), the CPU does not "
                    "stall"));
   SetAfter(out, m);
 }

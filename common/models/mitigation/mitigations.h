@@ -10,21 +10,25 @@
 //                       within kWarmAttachWithinSeconds after it walks only
 //                       the threads forked since (fork rate = forks since
 //                       boot / uptime)
-//   KEEP_GRAPH_USER     one graph user standing: no walk at attach, every
-//                       thread holds a shadow stack (shadow_stack_memory.h);
-//                       not offered for the graph tracers before 6.11 (one
-//                       graph user at a time)
+//   KEEP_GRAPH_USER     one graph user standing: no shadow-stack walk at
+//                       attach, only one pass over the threads
+//                       (init_task_vars); every thread holds a shadow stack
+//                       (shadow_stack_memory.h); not offered for the graph
+//                       tracers before 6.11 (one graph user at a time)
 //   OTHER_PROBE_KIND    fentry/fexit, kretprobe, entry-only kprobe_multi or
 //                       fprobe events where they do not use fgraph on this
 //                       kernel (the feature table, through the model), with
-//                       the same call sites
+//                       the same call sites and each kind's own per-site
+//                       attach and detach costs (fentry: a trampoline
+//                       update per probe, 6.07 ms); also for a new user on
+//                       an active fgraph (its one pass)
 //   LARGER_BATCH        the what-if with FTRACE_RETSTACK_ALLOC_SIZE 1024
 //   PREEMPTIBLE         the what-if with PREEMPT_FULL, for a stall risk on a
 //                       non-preemptible kernel
 //
 // Only mitigations that change something are listed (the walk-based ones
-// only when the attach walks); those that make the attach fit the budget
-// come first, otherwise in the order above.
+// only when the attach walks the shadow stacks); those that make the attach fit
+// the budget come first, otherwise in the order above.
 //
 // Pure functions of a snapshot, options and predictions, for the host gate
 // (agent/gate) and, with stored snapshots, for fleet rollout plans.

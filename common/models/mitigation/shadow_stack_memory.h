@@ -1,9 +1,11 @@
 // Memory of one fgraph shadow stack per task, by kernel release (feature
-// table rows shadow_stack_4k and shadow_stack_page_kmalloc):
+// table rows shadow_stack_4k and shadow_stack_page_kmalloc), by the fgraph
+// model's rule (ShadowStackBytesPerThread):
 //
-//   6.13+       4096 bytes, from the fgraph_stack kmem cache
-//   (SHADOW_STACK_SIZE) 6.11-6.12   PAGE_SIZE, from kmalloc before      2048
-//   bytes: 50 ret_stack entries of 40 bytes, kmalloc-2048
+//   6.13+        4096 bytes, from the fgraph_stack kmem cache
+//   6.11-6.12    PAGE_SIZE, from kmalloc (64 KiB with 64 KiB pages)
+//   before 6.11  2048 bytes: 50 ret_stack entries of 32-40 bytes, from
+//                kmalloc-2048
 //
 // Every task gets one when fgraph first goes active (the walk) and every
 // task forked while it stays active; they are freed only when a task exits.
@@ -21,10 +23,6 @@
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth {
-
-inline constexpr uint64_t kShadowStackBytes4k = 4096;
-inline constexpr uint64_t kShadowStackBytesKmalloc2048 = 2048;
-inline constexpr uint64_t kDefaultPageSize = 4096;
 
 struct ShadowStackSize {
   uint64_t bytes = 0;

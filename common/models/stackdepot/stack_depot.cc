@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
 #include "common/models/basis.h"
 #include "common/models/stackdepot/page_owner_stacks.h"
 #include "common/models/stackdepot/trie/pool_accounting.h"
@@ -59,19 +57,6 @@ std::optional<double> GrowthPoolsPerSecond(
   return num / den;
 }
 
-std::optional<uint64_t> MaxPoolsFromCmdline(absl::string_view cmdline) {
-  std::optional<uint64_t> out;
-  for (absl::string_view word :
-       absl::StrSplit(cmdline, ' ', absl::SkipEmpty())) {
-    constexpr absl::string_view kKey = "stack_depot_max_pools=";
-    if (word.substr(0, kKey.size()) != kKey) continue;
-    uint64_t value = 0;
-    if (absl::SimpleAtoi(word.substr(kKey.size()), &value) && value > 0)
-      out = value;
-  }
-  return out;  // the last occurrence wins, as for the kernel's parser
-}
-
 namespace {
 
 v1::InputSource MeasuredIf(bool measured) {
@@ -80,14 +65,14 @@ v1::InputSource MeasuredIf(bool measured) {
 
 bool On(bool has, bool value) { return has && value; }
 
-// max_pools: the stats, else stack_depot_max_pools= (a parameter from 6.17;
-// before, the pool count is capped at 8192 whatever the command line says),
-// else the default.
+// max_pools: the stats, else stack_depot_max_pools= as the kernel applies
+// it (a parameter from 6.17; before, the pool count is capped whatever the
+// command line says), else the default for the page size.
 void DecideMaxPools(const v1::HostSnapshot& snapshot,
                     const KernelFeatures& features, DepotCase* k) {
   const v1::KernelInfo& kernel = snapshot.kernel();
   const v1::StackDepotStats& stats = snapshot.stackdepot();
-  k->max_pools = kDepotDefaultMaxPools;
+  k->max_pools = DepotDefaultMaxPools(k->page_size);
   if (stats.has_max_pools() && stats.max_pools() > 0) {
     k->max_pools = stats.max_pools();
     k->max_pools_from = MaxPoolsFrom::kStats;
@@ -96,60 +81,67 @@ void DecideMaxPools(const v1::HostSnapshot& snapshot,
     return;
   }
   const std::optional<uint64_t> from_cmdline =
-      kernel.has_cmdline() ? MaxPoolsFromCmdline(kernel.cmdline())
-                           : std::nullopt;
+      kernel.has_cmdline()
+          ? MaxPoolsFromCmdline(kernel.cmdline(), k->pool_limit,
+                                &k->max_pools_refused)
+          : std::nullopt;
+  // (Before 6.17 the cap with pages above 4 KiB follows a handle layout
+  // whose release is not verified, 4,096 pools with 64 KiB pages in older
+  // trees; today's is taken, as the default.)
+  const bool param =
+      !features.release || features.stackdepot_max_pools_param.present;
   if (!from_cmdline) {
     k->inputs.Add(DepotInput::kMaxPools, v1::INPUT_SOURCE_DEFAULT);
     return;
   }
-  const bool honoured =
-      !features.release || features.stackdepot_max_pools_param.present;
-  if (honoured) k->max_pools = *from_cmdline;
+  if (features.release && features.stackdepot_max_pools_param.uncertain) {
+    ++k->uncertain_rows;
+  }
+  if (param) k->max_pools = *from_cmdline;
   k->max_pools_from =
-      honoured ? MaxPoolsFrom::kCmdline : MaxPoolsFrom::kCmdlineIgnored;
+      param ? MaxPoolsFrom::kCmdline : MaxPoolsFrom::kCmdlineIgnored;
   k->inputs.Add(DepotInput::kMaxPools, v1::INPUT_SOURCE_DERIVED);
 }
 
-uint64_t Pools(uint64_t bytes) {
-  return (bytes + kDepotPoolBytes - 1) / kDepotPoolBytes;
+uint64_t Pools(uint64_t bytes, uint64_t pool_bytes) {
+  return (bytes + pool_bytes - 1) / pool_bytes;
 }
 
-// What the trie backend would use instead of the hash backend's bytes.
-void EstimateTrie(const v1::HostSnapshot& snapshot, TrieFrom from,
+// What the trie backend would use for the persistent records: their bytes
+// at the measured ratio (the host's own stacks, else the generated
+// workload's), or the generated workload alone.
+void EstimateTrie(const v1::HostSnapshot& snapshot, const DepotCase& k,
                   v1::TrieEstimate* trie) {
-  if (from == TrieFrom::kHostTraces) {
-    const v1::TrieMeasurement& m = snapshot.trie();
-    trie->set_source(v1::TrieEstimate::SOURCE_HOST_TRACES);
-    trie->set_records(m.traces());
-    trie->set_hash_bytes(m.hash_bytes());
-    trie->set_hash_pools(Pools(m.hash_bytes()));
-    trie->set_trie_bytes(m.trie_bytes());
-    trie->set_trie_pools(m.trie_pools());
-    trie->set_ratio(static_cast<double>(m.trie_bytes()) /
-                    static_cast<double>(m.hash_bytes()));
-    return;
-  }
   const TrieComparison& generated = GeneratedWorkloadEstimate();
-  trie->set_source(v1::TrieEstimate::SOURCE_GENERATED);
-  trie->set_ratio(generated.ratio);
-  if (from == TrieFrom::kHostBytes) {
-    // trie bytes = the host's persistent bytes x the generated-shape ratio
-    const v1::StackDepotStats& stats = snapshot.stackdepot();
-    const uint64_t hash_bytes = stats.persistent_bytes();
-    const uint64_t trie_bytes = static_cast<uint64_t>(
-        std::llround(static_cast<double>(hash_bytes) * generated.ratio));
-    trie->set_records(stats.persistent_count());
-    trie->set_hash_bytes(hash_bytes);
-    trie->set_hash_pools(Pools(hash_bytes));
-    trie->set_trie_bytes(trie_bytes);
-    trie->set_trie_pools(Pools(trie_bytes));
+  if (k.trie_from == TrieFrom::kGenerated) {
+    trie->set_source(v1::TrieEstimate::SOURCE_GENERATED);
+    trie->set_ratio(generated.ratio);
+    trie->set_records(generated.records);
+    trie->set_hash_bytes(generated.hash_bytes);
+    trie->set_hash_pools(generated.hash_pools);
+    trie->set_trie_bytes(generated.trie_bytes);
+    trie->set_trie_pools(generated.trie_pools);
     return;
   }
-  trie->set_records(generated.records);
-  trie->set_hash_bytes(generated.hash_bytes);
-  trie->set_hash_pools(generated.hash_pools);
-  trie->set_trie_bytes(generated.trie_bytes);
-  trie->set_trie_pools(generated.trie_pools);
+  double ratio = generated.ratio;
+  trie->set_source(v1::TrieEstimate::SOURCE_GENERATED);
+  if (k.trie_from == TrieFrom::kHostTraces) {
+    const v1::TrieMeasurement& m = snapshot.trie();
+    ratio = static_cast<double>(m.trie_bytes()) /
+            static_cast<double>(m.hash_bytes());
+    trie->set_source(v1::TrieEstimate::SOURCE_HOST_TRACES);
+  }
+  // trie bytes = the persistent records' bytes x the ratio
+  const v1::StackDepotStats& stats = snapshot.stackdepot();
+  const uint64_t hash_bytes = stats.persistent_bytes();
+  const uint64_t trie_bytes = static_cast<uint64_t>(
+      std::llround(static_cast<double>(hash_bytes) * ratio));
+  trie->set_ratio(ratio);
+  trie->set_records(stats.persistent_count());
+  trie->set_hash_bytes(hash_bytes);
+  trie->set_hash_pools(Pools(hash_bytes, k.pool_bytes));
+  trie->set_trie_bytes(trie_bytes);
+  trie->set_trie_pools(Pools(trie_bytes, k.pool_bytes));
 }
 
 // STALL when the pools are full or fill within an hour, WARNING above 80 %
@@ -203,6 +195,11 @@ DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
       !frames_known && FindNotApplicable(snapshot, kMaxFramesInput) != nullptr
           ? v1::INPUT_SOURCE_NOT_APPLICABLE
           : MeasuredIf(frames_known));
+  const bool page_known = kernel.has_page_size() && kernel.page_size() > 0;
+  if (page_known) k.page_size = kernel.page_size();
+  k.inputs.Add(DepotInput::kPageSize, MeasuredIf(page_known));
+  k.pool_bytes = DepotPoolBytes(k.page_size);
+  k.pool_limit = DepotPoolLimit(k.page_size);
   DecideMaxPools(snapshot, features, &k);
   if (stats.has_pools()) {
     k.pools = stats.pools();
@@ -215,22 +212,23 @@ DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
   }
   k.growth = growth;
   if (k.growth) k.inputs.Add(DepotInput::kHistory, v1::INPUT_SOURCE_MEASURED);
-  if (snapshot.has_trie() && snapshot.trie().hash_bytes() > 0) {
-    k.trie_from = TrieFrom::kHostTraces;
-  } else if (stats.has_persistent_bytes() && stats.persistent_bytes() > 0) {
-    k.trie_from = TrieFrom::kHostBytes;
+  // The trie would hold the persistent records only.
+  if (stats.has_persistent_bytes() && stats.persistent_bytes() > 0) {
     k.inputs.Add(DepotInput::kPersistentBytes, v1::INPUT_SOURCE_MEASURED);
+    k.trie_from = snapshot.has_trie() && snapshot.trie().hash_bytes() > 0
+                      ? TrieFrom::kHostTraces
+                      : TrieFrom::kHostBytes;
   }
   return k;
 }
 
 v1::StackDepotPrediction PredictStackDepot(const v1::HostSnapshot& snapshot,
                                            const ModelOptions& options) {
-  const KernelFeatures features =
-      ResolveKernelFeatures(snapshot.kernel(), options);
-  v1::StackDepotPrediction out;
-  PredictStackDepot(snapshot, options, features, &out);
-  return out;
+  return PredictWithFeatures<v1::StackDepotPrediction>(
+      snapshot, options,
+      [](const v1::HostSnapshot& s, const ModelOptions& o,
+         const KernelFeatures& f,
+         v1::StackDepotPrediction* out) { PredictStackDepot(s, o, f, out); });
 }
 
 void PredictStackDepot(const v1::HostSnapshot& snapshot,
@@ -242,16 +240,14 @@ void PredictStackDepot(const v1::HostSnapshot& snapshot,
   v1::StackDepotPrediction& out = *out_ptr;
   const DepotCase k = MakeDepotCase(
       snapshot, features, GrowthPoolsPerSecond(snapshot.depot_history()));
-  out.set_applies(k.applies);
   // A hash-backend record: ALIGN(32 + 8 · frames, 16).
   out.set_hash_record_bytes(
       static_cast<uint32_t>(HashRecordBytes(k.max_frames)));
   if (!k.applies) {
-    out.set_risk(k.any_config ? v1::RISK_NONE : v1::RISK_UNKNOWN);
-    out.mutable_basis()->set_confidence(
-        Confidence(k.inputs.Defaults(), k.unknown_inputs));
+    SetNotApplying(k.any_config, k.inputs, k.unknown_inputs, &out);
     return;
   }
+  out.set_applies(true);
   out.set_max_pools(k.max_pools);
   if (k.pools) {
     // budget = pools / max_pools
@@ -269,7 +265,8 @@ void PredictStackDepot(const v1::HostSnapshot& snapshot,
       out.set_seconds_to_exhaustion(0);
     }
   }
-  EstimateTrie(snapshot, k.trie_from, out.mutable_trie());
+  out.set_pool_bytes(k.pool_bytes);
+  EstimateTrie(snapshot, k, out.mutable_trie());
   if (k.pools) {
     v1::ThresholdCheck* check = out.add_checks();
     check->set_kind(v1::ThresholdCheck::KIND_POOL_BUDGET);
@@ -281,7 +278,7 @@ void PredictStackDepot(const v1::HostSnapshot& snapshot,
   }
   out.set_risk(PoolRisk(out));
   out.mutable_basis()->set_confidence(
-      Confidence(k.inputs.Defaults(), k.unknown_inputs));
+      Confidence(k.inputs.Defaults() + k.uncertain_rows, k.unknown_inputs));
 }
 
 }  // namespace tracehealth

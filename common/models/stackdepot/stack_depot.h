@@ -1,12 +1,15 @@
 // Stack depot pool budget model, the numbers (docs/design.md §3.2).
 //
-// Budget ratio pools / max_pools (stack_depot_max_pools, default 8192 pools
-// of 16 KiB), growth from the agent's sample history (least squares over
-// pools against time), time to exhaustion, the hash backend's record size
-// ALIGN(32 + 8 * frames, 16), and what the trie backend of seed 003 would
-// use: measured on the host's own traces when the agent did that, otherwise
-// the ratio measured by the real trie (DepotTrie) on the seed benchmark's
-// workload, applied to the host's persistent bytes.
+// Budget ratio pools / max_pools (stack_depot_max_pools; pools of 4 pages
+// and their default count by page size: depot_pools.h), growth from the
+// agent's sample history (least squares over pools against time), time to
+// exhaustion, the hash backend's record size ALIGN(32 + 8 * frames, 16),
+// and what the proposed trie backend would use for the records it would
+// hold: the persistent ones (persistent_count, persistent_bytes), at the
+// trie/hash ratio the real trie (DepotTrie) achieves on the host's own
+// page_owner stacks when the agent measured them, else on the trie
+// series' benchmark workload. (page_owner's own records are refcounted:
+// they stay in the hash, so their bytes are not a saving.)
 //
 // This file computes what a report carries (numbers, risk, checks,
 // confidence); stack_depot_explain.h writes the summary and basis.
@@ -17,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,6 +28,7 @@
 #include "common/models/kernel_features.h"
 #include "common/models/model_inputs.h"
 #include "common/models/model_options.h"
+#include "common/models/stackdepot/depot_pools.h"
 #include "common/models/stackdepot/trie/depot_trie.h"
 #include "common/models/stackdepot/trie/generated_workload.h"
 #include "common/models/stackdepot/trie/trie_comparison.h"
@@ -53,14 +58,12 @@ absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(
 std::optional<double> GrowthPoolsPerSecond(
     const google::protobuf::RepeatedPtrField<v1::DepotSample>& history);
 
-// stack_depot_max_pools= from a kernel command line, when present and valid.
-std::optional<uint64_t> MaxPoolsFromCmdline(absl::string_view cmdline);
-
 // The inputs of a stack depot prediction, in the order its basis lists them.
 enum class DepotInput {
   kConfigStackdepot,  // kernel.config_stackdepot
   kConfigKasan,       // kernel.config_kasan
   kMaxFrames,         // kernel.config_stackdepot_max_frames
+  kPageSize,          // kernel.page_size
   kMaxPools,          // stackdepot.max_pools
   kPools,             // stackdepot.pools
   kLastSamplePools,   // depot_history.last.pools
@@ -72,9 +75,10 @@ using DepotInputs = ModelInputs<DepotInput, 10>;
 // Where max_pools comes from: the debugfs stats, stack_depot_max_pools= on
 // the command line (honoured from 6.17, ignored before), or the default.
 enum class MaxPoolsFrom { kStats, kCmdline, kCmdlineIgnored, kDefault };
-// What the trie estimate is measured on: the host's own page_owner stacks,
-// the generated workload's ratio applied to the host's persistent bytes, or
-// the generated workload alone.
+// What the trie estimate is made of: the host's persistent bytes at the
+// ratio measured on its own page_owner stacks, or at the generated
+// workload's ratio, or (persistent bytes unknown) the generated workload
+// alone.
 enum class TrieFrom { kHostTraces, kHostBytes, kGenerated };
 
 // What decides a stack depot prediction.
@@ -85,14 +89,22 @@ struct DepotCase {
   // The host keeps persistent stack records (a user, or pools counted).
   bool applies = false;
   uint32_t max_frames = kDefaultStackdepotMaxFrames;
+  // Page size (4096 when unknown), its pool size and the kernel's limit.
+  uint32_t page_size = 4096;
+  uint64_t pool_bytes = 0;
+  uint64_t pool_limit = 0;
   uint64_t max_pools = 0;
   MaxPoolsFrom max_pools_from = MaxPoolsFrom::kDefault;
+  // stack_depot_max_pools= occurrences the kernel refuses, and why.
+  std::string max_pools_refused;
   // Pools in use: the stats, else the last history sample; unset: unknown.
   std::optional<uint64_t> pools;
   std::optional<double> growth;  // pools per second
   TrieFrom trie_from = TrieFrom::kGenerated;
   DepotInputs inputs;
   int unknown_inputs = 0;
+  // Feature rows used whose inferred release is next to this kernel's.
+  int uncertain_rows = 0;
 };
 // `growth` is GrowthPoolsPerSecond(snapshot.depot_history()), which the
 // caller has (the numbers compute it, the explanation reads it from the

@@ -48,6 +48,10 @@ void AddInputs(const v1::HostSnapshot& snapshot, const DepotCase& k,
         }
         AddInput(basis, kMaxFramesInput, absl::StrCat(k.max_frames), e.source);
         break;
+      case DepotInput::kPageSize:
+        AddInput(basis, "kernel.page_size", absl::StrCat(k.page_size),
+                 e.source);
+        break;
       case DepotInput::kMaxPools:
         AddInput(basis, "stackdepot.max_pools", absl::StrCat(p.max_pools()),
                  e.source);
@@ -75,8 +79,14 @@ void AddInputs(const v1::HostSnapshot& snapshot, const DepotCase& k,
 
 void AddConstantsRowsAndNotes(const KernelFeatures& features,
                               const DepotCase& k, v1::Basis* basis) {
-  AddConstant(basis, "pool_bytes", kDepotPoolBytes, "B",
-              "DEPOT_POOL_ORDER 2, 4 KiB pages");
+  AddConstant(basis, "pool_bytes", static_cast<double>(k.pool_bytes), "B",
+              absl::StrCat("lib/stackdepot.c: DEPOT_POOL_ORDER 2, 4 pages of ",
+                           k.page_size, " B"),
+              v1::ANCHOR_PUBLISHED);
+  AddConstant(basis, "pool_limit", static_cast<double>(k.pool_limit), "pools",
+              "(1 << DEPOT_POOL_INDEX_BITS) - 1 for this page size; the "
+              "default is min(limit, 8192)",
+              v1::ANCHOR_PUBLISHED);
   if (k.max_pools_from == MaxPoolsFrom::kCmdline ||
       k.max_pools_from == MaxPoolsFrom::kCmdlineIgnored) {
     if (features.release)
@@ -84,7 +94,19 @@ void AddConstantsRowsAndNotes(const KernelFeatures& features,
     AddNote(basis,
             k.max_pools_from == MaxPoolsFrom::kCmdline
                 ? "max pools from stack_depot_max_pools= on the command line"
-                : "stack_depot_max_pools= ignored before 6.17 (cap 8192)");
+                : "stack_depot_max_pools= ignored before 6.17 (a fixed cap)");
+  }
+  if (!k.max_pools_refused.empty()) {
+    absl::StrAppend(NewNote(basis), "refused by the kernel (kept as it was): ",
+                    k.max_pools_refused);
+  }
+  if (k.page_size > 4096 && features.release &&
+      !features.stackdepot_max_pools_param.present &&
+      k.max_pools_from != MaxPoolsFrom::kStats) {
+    AddNote(basis,
+            "before 6.17 the cap with pages above 4 KiB depends on the "
+            "handle layout (4,096 pools with 64 KiB pages in older trees); "
+            "the release that changed it is not verified");
   }
   if (!k.pools)
     AddNote(basis, "stackdepot stats unknown (debugfs stats need 6.8+)");
@@ -93,19 +115,22 @@ void AddConstantsRowsAndNotes(const KernelFeatures& features,
             "growth: least-squares slope of pools over the sample history");
   switch (k.trie_from) {
     case TrieFrom::kHostTraces:
-      AddNote(basis, "trie measured on this host's page_owner stacks");
+      AddNote(basis,
+              "trie bytes = this host's persistent bytes x the ratio the "
+              "trie achieves on its page_owner stacks (page_owner's own, "
+              "refcounted records stay in the hash)");
       return;
     case TrieFrom::kHostBytes:
     case TrieFrom::kGenerated:
-      AddConstant(
-          basis, "trie_ratio", GeneratedWorkloadEstimate().ratio, "1",
-          "real trie on the seed 003 benchmark shape (32,768 x 32 frames, "
-          "75% shared in groups of 64)");
+      AddConstant(basis, "trie_ratio", GeneratedWorkloadEstimate().ratio, "1",
+                  "real trie on the trie series' benchmark shape (32,768 x 32 "
+                  "frames, 75% shared in groups of 64)",
+                  v1::ANCHOR_FIT);
       AddNote(basis, k.trie_from == TrieFrom::kHostBytes
                          ? "trie bytes = this host's persistent bytes x the "
                            "generated-shape ratio"
                          : "trie figures are the generated workload's own "
-                           "(host bytes unknown)");
+                           "(persistent bytes unknown)");
       return;
   }
 }

@@ -29,15 +29,24 @@ TEST(StackDepotExplainTest, FullDepotSaysWhatToDo) {
       "Stack depot: 8192 of 8192 pools (100%); the trie backend would need 57% "
       "of the hash "
       "bytes; new traces lose their handle: raise stack_depot_max_pools.");
-  ASSERT_EQ(p.basis().inputs_size(), 5);
+  ASSERT_EQ(p.basis().inputs_size(), 6);
   EXPECT_EQ(p.basis().inputs(2).name(), "kernel.config_stackdepot_max_frames");
   EXPECT_EQ(p.basis().inputs(2).value(), "64");
   EXPECT_EQ(p.basis().inputs(2).source(), v1::INPUT_SOURCE_DEFAULT);
-  EXPECT_EQ(p.basis().inputs(3).name(), "stackdepot.max_pools");
-  EXPECT_EQ(p.basis().inputs(4).value(), "8192");
-  EXPECT_EQ(
-      p.basis().notes(0),
-      "trie figures are the generated workload's own (host bytes unknown)");
+  EXPECT_EQ(p.basis().inputs(3).name(), "kernel.page_size");
+  EXPECT_EQ(p.basis().inputs(3).value(), "4096");
+  EXPECT_EQ(p.basis().inputs(3).source(), v1::INPUT_SOURCE_DEFAULT);
+  EXPECT_EQ(p.basis().inputs(4).name(), "stackdepot.max_pools");
+  EXPECT_EQ(p.basis().inputs(5).value(), "8192");
+  // Pools of 4 pages: 16,384 B; limit 2^17 - 1.
+  ASSERT_GE(p.basis().constants_size(), 2);
+  EXPECT_EQ(p.basis().constants(0).name(), "pool_bytes");
+  EXPECT_DOUBLE_EQ(p.basis().constants(0).value(), 16384);
+  EXPECT_EQ(p.basis().constants(1).name(), "pool_limit");
+  EXPECT_DOUBLE_EQ(p.basis().constants(1).value(), 131071);
+  EXPECT_EQ(p.basis().notes(0),
+            "trie figures are the generated workload's own (persistent bytes "
+            "unknown)");
 }
 
 TEST(StackDepotExplainTest, MaxFramesNotApplicableSaysWhy) {
@@ -75,7 +84,7 @@ TEST(StackDepotExplainTest, GrowthAndCommandLine) {
             "Stack depot: 4000 of 8192 pools (49%), full in 17.5 days; the "
             "trie backend would "
             "need 57% of the hash bytes.");
-  EXPECT_EQ(p.basis().inputs(5).value(), "11 samples");
+  EXPECT_EQ(p.basis().inputs(6).value(), "11 samples");
 
   // stack_depot_max_pools= is a parameter from 6.17 only.
   s = KasanHost(100);
@@ -85,9 +94,18 @@ TEST(StackDepotExplainTest, GrowthAndCommandLine) {
   EXPECT_EQ(p.max_pools(), 8192u);
   ASSERT_EQ(p.basis().feature_rows_size(), 1);
   EXPECT_EQ(p.basis().feature_rows(0),
-            "stackdepot_max_pools_param: since 6.17 -> 6.16.0: no");
+            "stackdepot_max_pools_param: since 6.17 -> 6.16.0: no, release "
+            "inferred");
   EXPECT_EQ(p.basis().notes(0),
-            "stack_depot_max_pools= ignored before 6.17 (cap 8192)");
+            "stack_depot_max_pools= ignored before 6.17 (a fixed cap)");
+  // A value the kernel refuses is named.
+  s.mutable_kernel()->set_release("6.17.0");
+  s.mutable_kernel()->set_cmdline("stack_depot_max_pools=512");
+  p = Explained(s);
+  EXPECT_EQ(p.max_pools(), 8192u);
+  EXPECT_EQ(p.basis().notes(0),
+            "refused by the kernel (kept as it was): "
+            "stack_depot_max_pools=512: below 1024");
 }
 
 TEST(StackDepotExplainTest, NotApplicableAndUnknown) {

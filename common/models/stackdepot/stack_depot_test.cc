@@ -38,11 +38,34 @@ TEST(StackDepotTest, GrowthByLeastSquares) {
       GrowthPoolsPerSecond(History({Sample(5, 1), Sample(5, 9)})).has_value());
 }
 
-TEST(StackDepotTest, MaxPoolsFromCmdline) {
-  EXPECT_EQ(MaxPoolsFromCmdline("ro quiet stack_depot_max_pools=32768"),
-            32768u);
-  EXPECT_FALSE(MaxPoolsFromCmdline("ro stack_depot_max_pools=abc").has_value());
-  EXPECT_FALSE(MaxPoolsFromCmdline("ro").has_value());
+// lib/stackdepot.c with 64 KiB pages: pools of 4 pages = 256 KiB, 13 index
+// bits, limit and default 8,191; stack_depot_max_pools= above the limit is
+// refused ("exceeds 8191, using default") and the default stays.
+TEST(StackDepotTest, PoolsBy64KiBPages) {
+  v1::HostSnapshot s = KasanHost(4000);
+  s.mutable_kernel()->set_page_size(65536);
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  EXPECT_EQ(p.pool_bytes(), 262144u);
+  EXPECT_EQ(p.max_pools(), 8191u);
+  EXPECT_DOUBLE_EQ(p.budget_ratio(), 4000.0 / 8191);
+  s.mutable_kernel()->set_cmdline("ro stack_depot_max_pools=8192");
+  p = PredictStackDepot(s, {});
+  EXPECT_EQ(p.max_pools(), 8191u);  // refused: one over the limit
+  s.mutable_kernel()->set_cmdline("ro stack_depot_max_pools=8191");
+  EXPECT_EQ(PredictStackDepot(s, {}).max_pools(), 8191u);
+  s.mutable_kernel()->set_cmdline("ro stack_depot_max_pools=0x1000");
+  EXPECT_EQ(PredictStackDepot(s, {}).max_pools(), 4096u);  // hex, accepted
+  // 4 KiB pages: 16 KiB pools, default 8,192, 16384 accepted (limit
+  // 131,071), 1023 refused (below 1024).
+  s.mutable_kernel()->set_page_size(4096);
+  s.mutable_kernel()->clear_cmdline();
+  p = PredictStackDepot(s, {});
+  EXPECT_EQ(p.pool_bytes(), 16384u);
+  EXPECT_EQ(p.max_pools(), 8192u);
+  s.mutable_kernel()->set_cmdline("stack_depot_max_pools=16384");
+  EXPECT_EQ(PredictStackDepot(s, {}).max_pools(), 16384u);
+  s.mutable_kernel()->set_cmdline("stack_depot_max_pools=1023");
+  EXPECT_EQ(PredictStackDepot(s, {}).max_pools(), 8192u);
 }
 
 TEST(StackDepotTest, Seed003FullServerIsAStall) {
@@ -108,17 +131,32 @@ TEST(StackDepotTest, TimeToExhaustion) {
   EXPECT_FALSE(p.has_seconds_to_exhaustion());
 }
 
-TEST(StackDepotTest, HostTracesMeasurementIsUsed) {
+// The trie would hold the persistent records; page_owner's show_stacks
+// records are refcounted (STACK_DEPOT_FLAG_GET) and stay in the hash. So
+// the host's traces give the ratio, applied to the persistent bytes.
+TEST(StackDepotTest, HostTracesGiveTheRatioForThePersistentRecords) {
   v1::HostSnapshot s = KasanHost(100);
   s.mutable_trie()->set_traces(1000);
   s.mutable_trie()->set_hash_bytes(288000);
   s.mutable_trie()->set_trie_bytes(144000);
   s.mutable_trie()->set_trie_pools(9);
+  s.mutable_stackdepot()->set_persistent_count(5000);
+  s.mutable_stackdepot()->set_persistent_bytes(1000000);
   v1::StackDepotPrediction p = PredictStackDepot(s, {});
   EXPECT_EQ(p.trie().source(), v1::TrieEstimate::SOURCE_HOST_TRACES);
-  EXPECT_DOUBLE_EQ(p.trie().ratio(), 0.5);
-  EXPECT_EQ(p.trie().records(), 1000u);
-  EXPECT_EQ(p.trie().hash_pools(), 18u);
+  EXPECT_DOUBLE_EQ(p.trie().ratio(), 144000.0 / 288000);
+  EXPECT_EQ(p.trie().records(), 5000u);
+  EXPECT_EQ(p.trie().hash_bytes(), 1000000u);
+  EXPECT_EQ(p.trie().trie_bytes(), 500000u);  // 1,000,000 x 0.5
+  // ceil(1,000,000 / 16,384) = 62 and ceil(500,000 / 16,384) = 31 pools.
+  EXPECT_EQ(p.trie().hash_pools(), 62u);
+  EXPECT_EQ(p.trie().trie_pools(), 31u);
+  // Without persistent bytes the host's traces are no saving: the
+  // generated workload alone.
+  s.mutable_stackdepot()->clear_persistent_bytes();
+  p = PredictStackDepot(s, {});
+  EXPECT_EQ(p.trie().source(), v1::TrieEstimate::SOURCE_GENERATED);
+  EXPECT_EQ(p.trie().records(), 32768u);
 }
 
 TEST(StackDepotTest, NotApplicableAndUnknown) {
@@ -138,9 +176,9 @@ TEST(StackDepotTest, NotApplicableAndUnknown) {
   EXPECT_TRUE(p.applies());
   EXPECT_FALSE(p.has_pools_used());
   EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
-  // Assumed: max frames and max pools; unknown: the pool count.
-  // 1 - 0.1 - 0.1 - 0.3.
-  EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0 - 0.1 - 0.1 - 0.3);
+  // Assumed: max frames, page size and max pools; unknown: the pool count.
+  // 1 - 0.1 - 0.1 - 0.1 - 0.3.
+  EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0 - 0.1 - 0.1 - 0.1 - 0.3);
 }
 
 // A kernel without CONFIG_STACKDEPOT_MAX_FRAMES (before 6.8) assumes
@@ -149,6 +187,7 @@ TEST(StackDepotTest, MaxFramesNotApplicableLowersNoConfidence) {
   v1::HostSnapshot s;
   s.mutable_kernel()->set_release("6.1.0");
   s.mutable_kernel()->set_config_stackdepot(true);
+  s.mutable_kernel()->set_page_size(4096);  // measured: no deduction
   // Assumed: max frames and max pools; unknown: pools. 1 - 0.1 - 0.1 - 0.3.
   EXPECT_DOUBLE_EQ(PredictStackDepot(s, {}).basis().confidence(),
                    1.0 - 0.1 - 0.1 - 0.3);

@@ -24,6 +24,13 @@ void AddInputs(const v1::HostSnapshot& snapshot, const VmapCase& k,
       case VmapInput::kCpus:
         AddInput(basis, "cpus.online", absl::StrCat(k.cpus), e.source);
         break;
+      case VmapInput::kPossibleCpus:
+        AddInput(basis, "cpus.possible", absl::StrCat(k.possible_cpus),
+                 e.source);
+        break;
+      case VmapInput::kArch:
+        AddInput(basis, "kernel.arch", kernel.arch(), e.source);
+        break;
       case VmapInput::kPageSize:
         AddInput(basis, "kernel.page_size", absl::StrCat(k.page_size),
                  e.source);
@@ -59,6 +66,7 @@ void AddRowsConstantsAndNotes(const KernelFeatures& features, const VmapCase& k,
   if (k.release_known) {
     AddFeatureRow(basis, features.kasan_flush_combined.row);
     AddFeatureRow(basis, features.kasan_purge_cond_resched.row);
+    AddFeatureRow(basis, features.vmap_node_purge_lists.row);
     AddFeatureRow(basis, features.invlpgb_kernel_flush.row);
   } else {
     AddNote(
@@ -70,8 +78,9 @@ void AddRowsConstantsAndNotes(const KernelFeatures& features, const VmapCase& k,
       absl::StrAppend(
           NewNote(basis), "combined flushes: one per active vmap node (",
           k.nodes, ", ",
-          k.nodes_from_areas ? "at most one node per pending area"
-                             : absl::StrCat("min(cpus, ", kMaxVmapNodes, ")"),
+          k.nodes_from_areas
+              ? "at most one node per pending area"
+              : absl::StrCat("possible CPUs clamped to 1..", kMaxVmapNodes),
           "; every node active is the worst case) plus one");
       break;
     case FlushesFrom::kShadowPageAreas:
@@ -88,18 +97,31 @@ void AddRowsConstantsAndNotes(const KernelFeatures& features, const VmapCase& k,
       break;
   }
   const VmapConstants c;
-  if (k.invlpgb) {
+  if (k.arm64) {
+    AddConstant(basis, "tlbi_flush", c.tlbi_flush, "s",
+                "model assumption: broadcast TLBI per page (vaale1is), no "
+                "IPIs; cost follows the range, not the CPU count",
+                v1::ANCHOR_ASSUMPTION);
+  } else if (k.invlpgb) {
     AddConstant(basis, "invlpgb_flush", c.invlpgb_flush, "s",
-                "model assumption: broadcast invlpgb + tlbsync, no IPIs");
+                "model assumption: broadcast invlpgb + tlbsync, no IPIs",
+                v1::ANCHOR_ASSUMPTION);
   } else {
     AddConstant(basis, "flush_a", c.a, "s",
-                "model assumption: local flush and set-up");
+                "model assumption: local flush and set-up",
+                v1::ANCHOR_ASSUMPTION);
     AddConstant(basis, "flush_b", c.b, "s/cpu",
-                "seed 004 upper anchor: 23.87 s / 2,805 flushes on 256 CPUs "
-                "(function_graph on, make -j)");
+                "upper anchor from the combining commit's thread: 23.87 s / "
+                "2,805 flushes on 256 CPUs (function_graph on, make -j)",
+                v1::ANCHOR_PUBLISHED);
   }
-  if (k.cond_resched)
+  if (k.cond_resched) {
     AddNote(basis, "the purge reschedules every 32 areas: no lockup");
+  } else if (k.purge_lock_resched) {
+    AddNote(basis,
+            "before 6.9 the purge loop runs cond_resched_lock() between "
+            "areas once the backlog is under twice the lazy threshold");
+  }
 }
 
 }  // namespace

@@ -31,10 +31,12 @@ TEST(VmapExplainTest, Seed004BeforeAndAfterCombining) {
   EXPECT_EQ(p.basis().inputs(4).value(), "2804");
   EXPECT_EQ(p.basis().inputs(5).name(), "kernel.preempt_mode");
   EXPECT_EQ(p.basis().inputs(5).value(), "PREEMPT_VOLUNTARY");
-  ASSERT_EQ(p.basis().feature_rows_size(), 3);
+  ASSERT_EQ(p.basis().feature_rows_size(), 4);
   EXPECT_EQ(
       p.basis().feature_rows(0),
-      "kasan_flush_combined: since 6.13; 6.12.y from 6.12.6 -> 6.10.0: no");
+      "kasan_flush_combined: since 6.13; 6.12.y from 6.12.4 -> 6.10.0: no");
+  EXPECT_EQ(p.basis().feature_rows(2),
+            "vmap_node_purge_lists: since 6.9 -> 6.10.0: yes");
   ASSERT_EQ(p.basis().constants_size(), 2);
   EXPECT_EQ(p.basis().constants(1).name(), "flush_b");
 
@@ -45,9 +47,9 @@ TEST(VmapExplainTest, Seed004BeforeAndAfterCombining) {
             "per purge (combined "
             "per vmap node); no lockup risk.");
   EXPECT_EQ(p.basis().notes(0),
-            "combined flushes: one per active vmap node (128, min(cpus, 128); "
-            "every node active "
-            "is the worst case) plus one");
+            "combined flushes: one per active vmap node (128, possible CPUs "
+            "clamped to 1..128; every node active is the worst case) plus "
+            "one");
 }
 
 TEST(VmapExplainTest, FewAreasBoundTheNodesAndUnknownsAreSaid) {

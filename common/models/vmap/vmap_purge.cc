@@ -1,6 +1,7 @@
 #include "common/models/vmap/vmap_purge.h"
 
 #include <algorithm>
+#include <string>
 
 #include "common/models/basis.h"
 #include "common/models/risk.h"
@@ -21,18 +22,35 @@ uint64_t LazyMaxPages(uint32_t online_cpus, uint32_t page_size) {
   return static_cast<uint64_t>(Fls(online_cpus)) * (32ull << 20) / page_size;
 }
 
-uint32_t VmapNodes(uint32_t cpus) {
-  return std::clamp<uint32_t>(cpus, 1, kMaxVmapNodes);
+uint32_t VmapNodes(uint32_t possible_cpus, bool is_64bit) {
+  if (!is_64bit) return 1;
+  return std::clamp<uint32_t>(possible_cpus, 1, kMaxVmapNodes);
 }
 
-double PerFlushSeconds(uint32_t cpus, bool invlpgb, const VmapConstants& c) {
-  if (invlpgb) return c.invlpgb_flush;
+double PerFlushSeconds(uint32_t cpus, FlushKind kind, const VmapConstants& c) {
+  switch (kind) {
+    case FlushKind::kInvlpgb:
+      return c.invlpgb_flush;
+    case FlushKind::kBroadcastTlbi:
+      return c.tlbi_flush;
+    case FlushKind::kIpi:
+      break;
+  }
   return c.a + c.b * static_cast<double>(cpus);
 }
 
 namespace {
 
 constexpr uint32_t kDefaultCpus = 64;
+
+// uname -m names of 32-bit architectures (one vmap node).
+bool Is32BitArch(const std::string& arch) {
+  for (const char* a : {"i386", "i486", "i586", "i686", "armv6l", "armv7l",
+                        "arm", "mips", "mipsel", "ppc", "riscv32", "parisc"}) {
+    if (arch == a) return true;
+  }
+  return false;
+}
 constexpr uint32_t kDefaultPageSize = 4096;
 // With generic KASAN one shadow page covers 8 pages of vmalloc space.
 constexpr uint64_t kPagesPerShadowPage = 8;
@@ -48,7 +66,7 @@ v1::InputSource MeasuredIf(bool measured) {
 void CountFlushes(const v1::VmallocState& vm, VmapCase* k) {
   if (k->combined) {
     k->flushes_from = FlushesFrom::kVmapNodes;
-    k->nodes = VmapNodes(k->cpus);
+    k->nodes = VmapNodes(k->possible_cpus, k->is_64bit);
     if (vm.has_unpurged_areas() && vm.unpurged_areas() < k->nodes) {
       k->nodes =
           static_cast<uint32_t>(std::max<uint64_t>(vm.unpurged_areas(), 1));
@@ -96,10 +114,17 @@ VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
   k.applies = kernel.config_kasan_vmalloc();
   if (!k.applies) return k;
 
-  const bool cpus_known =
-      snapshot.cpus().has_online() && snapshot.cpus().online() > 0;
-  k.cpus = cpus_known ? snapshot.cpus().online() : kDefaultCpus;
+  const v1::CpuInfo& cpus = snapshot.cpus();
+  const bool cpus_known = cpus.has_online() && cpus.online() > 0;
+  k.cpus = cpus_known ? cpus.online() : kDefaultCpus;
   k.inputs.Add(VmapInput::kCpus, MeasuredIf(cpus_known));
+  const bool possible_known = cpus.has_possible() && cpus.possible() > 0;
+  k.possible_cpus = possible_known ? std::max(cpus.possible(), k.cpus) : k.cpus;
+  const std::string arch =
+      kernel.has_arch() ? NormalizeArch(kernel.arch()) : "";
+  k.arm64 = arch == "aarch64";
+  k.is_64bit = !Is32BitArch(arch);
+  if (!arch.empty()) k.inputs.Add(VmapInput::kArch, v1::INPUT_SOURCE_MEASURED);
   const bool page_size_known = kernel.has_page_size() && kernel.page_size() > 0;
   k.page_size = page_size_known ? kernel.page_size() : kDefaultPageSize;
   k.inputs.Add(VmapInput::kPageSize, MeasuredIf(page_size_known));
@@ -112,7 +137,12 @@ VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
     k.inputs.Add(VmapInput::kRelease, v1::INPUT_SOURCE_MEASURED);
     k.combined = features.kasan_flush_combined.present;
     k.cond_resched = features.kasan_purge_cond_resched.present;
+    k.purge_lock_resched = !features.vmap_node_purge_lists.present;
+    k.uncertain_rows = features.kasan_flush_combined.uncertain +
+                       features.kasan_purge_cond_resched.uncertain +
+                       features.vmap_node_purge_lists.uncertain;
     if (features.invlpgb_kernel_flush.present) {
+      k.uncertain_rows += features.invlpgb_kernel_flush.uncertain;
       const bool flag_known = snapshot.cpus().has_invlpgb();
       k.invlpgb = flag_known && snapshot.cpus().invlpgb();
       k.inputs.Add(VmapInput::kInvlpgb, MeasuredIf(flag_known));
@@ -121,6 +151,9 @@ VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
     ++k.unknown_inputs;  // assumed not combined: the worst case
   }
   CountFlushes(vm, &k);
+  if (k.flushes_from == FlushesFrom::kVmapNodes && !k.nodes_from_areas) {
+    k.inputs.Add(VmapInput::kPossibleCpus, MeasuredIf(possible_known));
+  }
   k.inputs.Add(VmapInput::kPreemptMode,
                MeasuredIf(kernel.preempt_mode() != v1::PREEMPT_MODE_UNKNOWN));
   return k;
@@ -128,11 +161,11 @@ VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
 
 v1::VmapPurgePrediction PredictVmapPurge(const v1::HostSnapshot& snapshot,
                                          const ModelOptions& options) {
-  const KernelFeatures features =
-      ResolveKernelFeatures(snapshot.kernel(), options);
-  v1::VmapPurgePrediction out;
-  PredictVmapPurge(snapshot, options, features, &out);
-  return out;
+  return PredictWithFeatures<v1::VmapPurgePrediction>(
+      snapshot, options,
+      [](const v1::HostSnapshot& s, const ModelOptions& o,
+         const KernelFeatures& f,
+         v1::VmapPurgePrediction* out) { PredictVmapPurge(s, o, f, out); });
 }
 
 void PredictVmapPurge(const v1::HostSnapshot& snapshot,
@@ -143,13 +176,11 @@ void PredictVmapPurge(const v1::HostSnapshot& snapshot,
   ResetKeepingBasis(out_ptr);
   v1::VmapPurgePrediction& out = *out_ptr;
   const VmapCase k = MakeVmapCase(snapshot, features);
-  out.set_applies(k.applies);
   if (!k.applies) {
-    out.set_risk(k.config_known ? v1::RISK_NONE : v1::RISK_UNKNOWN);
-    out.mutable_basis()->set_confidence(
-        Confidence(k.inputs.Defaults(), k.unknown_inputs));
+    SetNotApplying(k.config_known, k.inputs, k.unknown_inputs, &out);
     return;
   }
+  out.set_applies(true);
   const v1::VmallocState& vm = snapshot.vmalloc();
   // lazy_max_pages() = fls(cpus) · 32 MiB / PAGE_SIZE
   out.set_lazy_threshold_pages(LazyMaxPages(k.cpus, k.page_size));
@@ -157,18 +188,35 @@ void PredictVmapPurge(const v1::HostSnapshot& snapshot,
     out.set_lazy_pages(vm.unpurged_bytes() / k.page_size);
   out.set_combined_flushes(k.combined);
   out.set_invlpgb(k.invlpgb);
+  out.set_broadcast_tlbi(k.arm64);
+  out.set_vmap_nodes(VmapNodes(k.possible_cpus, k.is_64bit));
   const uint64_t flushes = FlushesPerPurge(k, vm, out.lazy_threshold_pages());
   out.set_flushes_per_purge(flushes);
-  // Per flush a + b · cpus (IPIs to every online CPU), or one invlpgb flush.
-  const double per_flush = PerFlushSeconds(k.cpus, k.invlpgb, VmapConstants());
+  // Per flush a + b · cpus (IPIs to every online CPU), or one broadcast.
+  const FlushKind kind = k.invlpgb ? FlushKind::kInvlpgb
+                         : k.arm64 ? FlushKind::kBroadcastTlbi
+                                   : FlushKind::kIpi;
+  const double per_flush = PerFlushSeconds(k.cpus, kind, VmapConstants());
   out.set_per_flush_seconds(per_flush);
   out.set_purge_seconds(per_flush * static_cast<double>(flushes));
 
-  // Nothing yields in the purge unless the kernel has the cond_resched fix.
+  // The purge yields with the cond_resched fix, and before 6.9 between
+  // areas once the backlog (lazy pages) is under twice the threshold; it
+  // starts just over the threshold, so an unknown backlog is under.
   StallInput stall;
   stall.preempt_mode = snapshot.kernel().preempt_mode();
-  stall.yields = k.cond_resched;
-  stall.non_yielding_seconds = out.purge_seconds();
+  double non_yielding = out.purge_seconds();
+  if (k.purge_lock_resched) {
+    const double twice = 2.0 * static_cast<double>(out.lazy_threshold_pages());
+    const double backlog =
+        out.has_lazy_pages() ? static_cast<double>(out.lazy_pages()) : 0;
+    // Until the backlog falls under 2x, the areas purged do not yield.
+    non_yielding =
+        backlog > twice ? out.purge_seconds() * (backlog - twice) / backlog : 0;
+  }
+  stall.yields = k.cond_resched || non_yielding <= 0;
+  out.set_yields(stall.yields);
+  stall.non_yielding_seconds = non_yielding;
   stall.blocking_seconds = out.purge_seconds();
   const StallAssessment a =
       AssessStall(stall, snapshot.thresholds(), out.mutable_checks());
@@ -182,7 +230,7 @@ void PredictVmapPurge(const v1::HostSnapshot& snapshot,
   }
   out.set_risk(risk);
   out.mutable_basis()->set_confidence(
-      Confidence(k.inputs.Defaults(), k.unknown_inputs));
+      Confidence(k.inputs.Defaults() + k.uncertain_rows, k.unknown_inputs));
 }
 
 }  // namespace tracehealth

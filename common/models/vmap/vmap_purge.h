@@ -2,11 +2,16 @@
 //
 // With CONFIG_KASAN_VMALLOC, lazily freed vmalloc areas are purged once
 // their pages exceed lazy_max_pages() = fls(online CPUs) * 32 MiB /
-// PAGE_SIZE. Before the combining change (6.13; 6.12.y from 6.12.6) the
+// PAGE_SIZE. Before the combining change (6.13; 6.12.y from 6.12.4) the
 // purge issued one flush_tlb_kernel_range() per purged area owning a whole
-// shadow page, plus one; after it, one per active vmap node plus one. Each
+// shadow page, plus one; after it, one per active vmap node plus one (vmap
+// nodes: possible CPUs clamped to 1..128, on 64-bit kernels). On x86 each
 // flush IPIs every online CPU and waits (no IPIs with a broadcast invlpgb
-// flush on 6.17+ CPUs with the flag).
+// flush on 6.15+ CPUs with the flag); on arm64 it is a broadcast TLBI,
+// whose cost follows the range, not the CPU count. Before 6.9 (per-node
+// purge lists) the purge loop ran cond_resched_lock() between areas once
+// the backlog was under twice the threshold; 7.0 and 6.18.16 reschedule
+// every 32 areas.
 //
 // This file computes what a report carries (numbers, risk, checks,
 // confidence); vmap_explain.h writes the summary and basis.
@@ -36,6 +41,9 @@ struct VmapConstants {
   // Per flush with a broadcast invlpgb (no IPIs): an assumption of the order
   // of a few range invalidations plus tlbsync.
   double invlpgb_flush = 20e-6;
+  // Per flush on arm64 (broadcast TLBI vaale1is per page, at most
+  // MAX_TLBI_OPS before a flush_tlb_all): an assumption of the same order.
+  double tlbi_flush = 20e-6;
 };
 
 // The kernel caps vmap nodes at 128 (vmap_init_nodes clamps the CPU count).
@@ -45,16 +53,21 @@ inline constexpr uint32_t kMaxVmapNodes = 128;
 uint64_t LazyMaxPages(uint32_t online_cpus, uint32_t page_size);
 // Highest set bit, 1-based (fls(256) = 9, fls(0) = 0).
 int Fls(uint32_t x);
-// Vmap nodes for `cpus`: min(cpus, 128), at least 1. The kernel sizes the
-// node array from possible CPUs; online CPUs stand in for them.
-uint32_t VmapNodes(uint32_t cpus);
-// Per-flush seconds for `cpus` with IPIs (a + b * cpus) or with invlpgb.
-double PerFlushSeconds(uint32_t cpus, bool invlpgb, const VmapConstants& c);
+// Vmap nodes for `possible_cpus` (vmap_init_nodes: clamp(possible CPUs, 1,
+// 128) on 64-bit kernels; 1 on 32-bit ones).
+uint32_t VmapNodes(uint32_t possible_cpus, bool is_64bit = true);
+// How a flush reaches the other CPUs.
+enum class FlushKind { kIpi, kInvlpgb, kBroadcastTlbi };
+// Per-flush seconds for `cpus` online: a + b * cpus with IPIs, one
+// broadcast otherwise.
+double PerFlushSeconds(uint32_t cpus, FlushKind kind, const VmapConstants& c);
 
 // The inputs of a vmap purge prediction, in the order its basis lists them.
 enum class VmapInput {
   kConfigKasanVmalloc,  // kernel.config_kasan_vmalloc
   kCpus,                // cpus.online
+  kPossibleCpus,        // cpus.possible
+  kArch,                // kernel.arch
   kPageSize,            // kernel.page_size
   kUnpurgedBytes,       // vmalloc.unpurged_bytes
   kRelease,             // kernel.release
@@ -63,7 +76,7 @@ enum class VmapInput {
   kUnpurgedAreas,       // vmalloc.unpurged_areas
   kPreemptMode,         // kernel.preempt_mode
 };
-using VmapInputs = ModelInputs<VmapInput, 10>;
+using VmapInputs = ModelInputs<VmapInput, 12>;
 
 // How the flushes of one purge are counted: one per active vmap node (the
 // combining change), one per pending area owning a whole shadow page, one
@@ -76,11 +89,18 @@ struct VmapCase {
   bool config_known = false;  // CONFIG_KASAN_VMALLOC known
   bool applies = false;       // ... and on
   uint32_t cpus = 0;
+  // Possible CPUs (online when unknown) and whether the kernel is 64-bit.
+  uint32_t possible_cpus = 0;
+  bool is_64bit = true;
   uint32_t page_size = 0;
   bool release_known = false;
   bool combined = false;      // kasan_flush_combined
   bool cond_resched = false;  // kasan_purge_cond_resched
-  bool invlpgb = false;       // invlpgb_kernel_flush and the CPU flag
+  // Before 6.9 (no vmap_node_purge_lists): cond_resched_lock() between
+  // areas while the backlog is under twice the threshold.
+  bool purge_lock_resched = false;
+  bool invlpgb = false;  // invlpgb_kernel_flush and the CPU flag
+  bool arm64 = false;    // broadcast TLBI flushes
   FlushesFrom flushes_from = FlushesFrom::kLazyThreshold;
   // With kVmapNodes: the active nodes counted, and whether the pending
   // areas bounded them (at most one node per area) rather than the CPUs.
@@ -88,6 +108,9 @@ struct VmapCase {
   bool nodes_from_areas = false;
   VmapInputs inputs;
   int unknown_inputs = 0;
+  // Feature rows used whose inferred release is next to this kernel's
+  // (each counts as an input taken by default).
+  int uncertain_rows = 0;
 };
 VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
                       const KernelFeatures& features);

@@ -16,9 +16,66 @@ TEST(VmapPurgeTest, LazyThresholdAndNodes) {
   EXPECT_EQ(LazyMaxPages(256, 4096), 9u * 8192);
   EXPECT_EQ(LazyMaxPages(8, 4096), 4u * 8192);
   EXPECT_EQ(LazyMaxPages(8, 65536), 4u * 512);
+  // vmap_init_nodes(): clamp_t(num_possible_cpus(), 1, 128) under
+  // BITS_PER_LONG == 64, one node otherwise.
   EXPECT_EQ(VmapNodes(256), 128u);
+  EXPECT_EQ(VmapNodes(129), 128u);
+  EXPECT_EQ(VmapNodes(128), 128u);
   EXPECT_EQ(VmapNodes(16), 16u);
   EXPECT_EQ(VmapNodes(0), 1u);
+  EXPECT_EQ(VmapNodes(256, false), 1u);
+}
+
+// The node count follows the possible CPUs, not the online ones.
+TEST(VmapPurgeTest, NodesFromPossibleCpus) {
+  v1::HostSnapshot s = Seed004Host("6.13.0");
+  s.mutable_cpus()->set_online(16);
+  s.mutable_cpus()->set_possible(256);
+  v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
+  EXPECT_EQ(p.vmap_nodes(), 128u);
+  EXPECT_EQ(p.flushes_per_purge(), 129u);
+  s.mutable_cpus()->set_possible(16);
+  EXPECT_EQ(PredictVmapPurge(s, {}).flushes_per_purge(), 17u);
+  // A 32-bit kernel has one node: two flushes.
+  s.mutable_kernel()->set_arch("i686");
+  EXPECT_EQ(PredictVmapPurge(s, {}).flushes_per_purge(), 2u);
+}
+
+// arm64 flush_tlb_kernel_range(): dsb(ishst); __tlbi(vaale1is, ...) per
+// page; dsb(ish): a broadcast TLBI, no IPIs, whatever the CPU count.
+TEST(VmapPurgeTest, Arm64FlushesByBroadcastTlbi) {
+  v1::HostSnapshot s = Seed004Host("6.10.0");
+  s.mutable_kernel()->set_arch("aarch64");
+  v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
+  EXPECT_TRUE(p.broadcast_tlbi());
+  EXPECT_DOUBLE_EQ(p.per_flush_seconds(), VmapConstants().tlbi_flush);
+  // 2,805 x 20 us = 56.1 ms: no lockup.
+  EXPECT_NEAR(p.purge_seconds(), 2805 * 20e-6, 1e-12);
+  EXPECT_EQ(p.risk(), v1::RISK_NONE);
+}
+
+// Before 282631cb2447 (6.9) the purge loop ran cond_resched_lock() between
+// areas once vmap_lazy_nr was under 2 x lazy_max_pages().
+TEST(VmapPurgeTest, PurgeBefore69Yields) {
+  v1::HostSnapshot s = Seed004Host("6.8.12");
+  v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
+  EXPECT_EQ(p.flushes_per_purge(), 2805u);
+  EXPECT_TRUE(p.yields());
+  EXPECT_EQ(p.risk(), v1::RISK_NONE);
+  // A backlog of 4 x the threshold (73,728 pages on 256 CPUs): the first
+  // (4 - 2) / 4 of the purge does not yield: 23.87 s / 2 = 11.9 s.
+  s.mutable_vmalloc()->set_unpurged_bytes(4ull * 73728 * 4096);
+  p = PredictVmapPurge(s, {});
+  EXPECT_FALSE(p.yields());
+  ASSERT_GT(p.checks_size(), 0);
+  EXPECT_NEAR(p.checks(0).predicted(), p.purge_seconds() / 2, 1e-9);
+  EXPECT_EQ(p.risk(), v1::RISK_WARNING);
+  // 6.9: no resched point in the purge.
+  s.mutable_kernel()->set_release("6.9.0");
+  s.mutable_vmalloc()->clear_unpurged_bytes();
+  p = PredictVmapPurge(s, {});
+  EXPECT_FALSE(p.yields());
+  EXPECT_EQ(p.risk(), v1::RISK_STALL);
 }
 
 TEST(VmapPurgeTest, Seed004BeforeCombining) {
@@ -43,26 +100,33 @@ TEST(VmapPurgeTest, Seed004WorstCaseAfterCombining) {
   EXPECT_EQ(p.risk(), v1::RISK_NONE);
 }
 
+// 9e9e085effe9 reached 6.12.y in 6.12.4 ("[PATCH 6.12 000/146] 6.12.4-rc1
+// review").
 TEST(VmapPurgeTest, StableBackportRow) {
-  EXPECT_FALSE(PredictVmapPurge(Seed004Host("6.12.5"), {}).combined_flushes());
-  EXPECT_TRUE(PredictVmapPurge(Seed004Host("6.12.6"), {}).combined_flushes());
+  EXPECT_FALSE(PredictVmapPurge(Seed004Host("6.12.3"), {}).combined_flushes());
+  EXPECT_TRUE(PredictVmapPurge(Seed004Host("6.12.4"), {}).combined_flushes());
 }
 
 TEST(VmapPurgeTest, PerFlushGrowsWithCpus) {
   VmapConstants c;
-  EXPECT_LT(PerFlushSeconds(8, false, c), PerFlushSeconds(256, false, c) / 20);
-  EXPECT_LT(PerFlushSeconds(256, true, c),
-            PerFlushSeconds(256, false, c) / 100);
+  EXPECT_LT(PerFlushSeconds(8, FlushKind::kIpi, c),
+            PerFlushSeconds(256, FlushKind::kIpi, c) / 20);
+  EXPECT_LT(PerFlushSeconds(256, FlushKind::kInvlpgb, c),
+            PerFlushSeconds(256, FlushKind::kIpi, c) / 100);
+  EXPECT_DOUBLE_EQ(PerFlushSeconds(8, FlushKind::kBroadcastTlbi, c),
+                   PerFlushSeconds(256, FlushKind::kBroadcastTlbi, c));
 }
 
-TEST(VmapPurgeTest, InvlpgbHostsOn617) {
-  v1::HostSnapshot s = Seed004Host("6.17.0");
+// 82378c6c2f43 ("x86/mm: Use INVLPGB for kernel TLB flushes") merged after
+// v6.14-rc7: 6.15.
+TEST(VmapPurgeTest, InvlpgbHostsOn615) {
+  v1::HostSnapshot s = Seed004Host("6.15.0");
   s.mutable_cpus()->set_invlpgb(true);
   v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
   EXPECT_TRUE(p.invlpgb());
   EXPECT_LT(p.purge_seconds(), 0.01);
-  // Same flag on 6.16: still IPIs.
-  s.mutable_kernel()->set_release("6.16.0");
+  // Same flag on 6.14: still IPIs.
+  s.mutable_kernel()->set_release("6.14.11");
   EXPECT_FALSE(PredictVmapPurge(s, {}).invlpgb());
 }
 
@@ -78,15 +142,20 @@ TEST(VmapPurgeTest, CondReschedRemovesLockupRisk) {
   ASSERT_TRUE(table.ok()) << table.status();
   ModelOptions options;
   options.features = &*table;
-  v1::HostSnapshot s = Seed004Host("6.18.35");
+  // 5747435e0fd4 reached 6.18.y in 6.18.16 (the 6.18.16-rc1 review).
+  v1::HostSnapshot s = Seed004Host("6.18.16");
   v1::VmapPurgePrediction p = PredictVmapPurge(s, options);
   EXPECT_FALSE(p.combined_flushes());
   EXPECT_EQ(p.flushes_per_purge(), 2805u);
+  EXPECT_TRUE(p.yields());
   EXPECT_EQ(p.risk(), v1::RISK_NONE);
   for (const auto& check : p.checks()) EXPECT_FALSE(check.applies());
   // The same kernel without the cond_resched row locks up.
-  s.mutable_kernel()->set_release("6.18.34");
+  s.mutable_kernel()->set_release("6.18.15");
   EXPECT_EQ(PredictVmapPurge(s, options).risk(), v1::RISK_STALL);
+  // Mainline 7.0 has it.
+  s.mutable_kernel()->set_release("7.0.0");
+  EXPECT_TRUE(PredictVmapPurge(s, options).yields());
 }
 
 TEST(VmapPurgeTest, PreemptibleKernelNoLockup) {

@@ -65,6 +65,23 @@ CREATE TABLE leases (
   expires_at timestamptz NOT NULL
 );
 )sql",
+    // 2: observed kernel events (event_store.h), one per (host, boot, kmsg
+    // seq), listed newest logged first. Not partitioned: a fleet logs few.
+    R"sql(
+CREATE TABLE events (
+  host_id text NOT NULL,
+  boot_id text NOT NULL,
+  kmsg_seq bigint NOT NULL,
+  logged_at_ns bigint NOT NULL,
+  kind bigint NOT NULL,
+  model bigint NOT NULL,
+  predicted bigint NOT NULL,
+  received_at_ns bigint NOT NULL,
+  event bytea NOT NULL,
+  PRIMARY KEY (host_id, boot_id, kmsg_seq)
+);
+CREATE INDEX events_logged_at ON events (logged_at_ns);
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

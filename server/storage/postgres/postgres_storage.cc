@@ -10,6 +10,8 @@
 #include "common/status.h"
 #include "server/storage/postgres/copy_binary.h"
 #include "server/storage/postgres/pg_alerts.h"
+#include "server/storage/postgres/pg_events.h"
+#include "server/storage/postgres/pg_hosts.h"
 #include "server/storage/postgres/pg_migrations.h"
 #include "server/storage/postgres/pg_partitions.h"
 
@@ -33,74 +35,6 @@ LatestRow RowToLatest(const PgResult& r, int i) {
   row.latest_seq = static_cast<uint64_t>(r.Int(i, 4));
   row.blob = r.Text(i, 5);
   return row;
-}
-
-// What one batch changes of one host.
-struct HostUpdate {
-  int64_t stored = 0;
-  int64_t first_ns = 0;
-  int64_t last_ns = 0;
-  int64_t max_seq = 0;
-  int64_t max_seq_received_ns = 0;
-};
-
-// Known hosts (in `latest`) are updated, new ones inserted; each as one
-// statement over arrays. `writer_id` is the replica storing the batch.
-absl::Status UpsertHosts(PgConnection& conn,
-                         const std::map<std::string, HostUpdate>& updates,
-                         const std::map<std::string, int64_t>& latest,
-                         int64_t writer_id) {
-  std::vector<std::string> ids[2];
-  std::vector<int64_t> n[2], first[2], last[2], seq[2], seq_ns[2];
-  for (const auto& [host, u] : updates) {
-    const int k = latest.count(host) != 0 ? 0 : 1;
-    ids[k].push_back(host);
-    n[k].push_back(u.stored);
-    first[k].push_back(u.first_ns);
-    last[k].push_back(u.last_ns);
-    seq[k].push_back(u.max_seq);
-    seq_ns[k].push_back(u.max_seq_received_ns);
-  }
-  auto params = [&](int k) {
-    PgParams p;
-    p.Text(PgArray(ids[k])).Text(PgArray(n[k])).Text(PgArray(first[k]));
-    p.Text(PgArray(last[k])).Text(PgArray(seq[k])).Text(PgArray(seq_ns[k]));
-    p.Int(writer_id);
-    return p;
-  };
-  constexpr char kUnnest[] =
-      "unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], "
-      "$5::bigint[], $6::bigint[]) AS u(host_id, n, f, l, s, r)";
-  if (!ids[0].empty()) {
-    // writer changes only with the newest report: a replica whose own
-    // replay of an older seq came last must still see the newer report
-    // another replica stored.
-    TH_RETURN_IF_ERROR(
-        conn.Exec(
-                absl::StrCat(
-                    "UPDATE hosts h SET first_seen_ns = least(h.first_seen_ns, "
-                    "u.f), last_seen_ns = greatest(h.last_seen_ns, u.l), "
-                    "reports = h.reports + u.n, latest_received_ns = CASE "
-                    "WHEN u.s > h.latest_seq THEN u.r ELSE "
-                    "h.latest_received_ns END, writer = CASE WHEN u.s > "
-                    "h.latest_seq THEN $7 ELSE h.writer END, latest_seq = "
-                    "greatest(h.latest_seq, u.s), change_xid = "
-                    "pg_current_xact_id() FROM ",
-                    kUnnest, " WHERE h.host_id = u.host_id"),
-                params(0))
-            .status());
-  }
-  if (!ids[1].empty()) {
-    TH_RETURN_IF_ERROR(
-        conn.Exec(absl::StrCat("INSERT INTO hosts (host_id, first_seen_ns, "
-                               "last_seen_ns, reports, latest_seq, "
-                               "latest_received_ns, writer) SELECT u.host_id, "
-                               "u.f, u.l, u.n, u.s, u.r, $7 FROM ",
-                               kUnnest),
-                  params(1))
-            .status());
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -286,7 +220,7 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
   }
   if (updates.empty()) return out;  // only replays
   TH_RETURN_IF_ERROR(conn.CopyIn(kCopyReports, copy.Finish()));
-  TH_RETURN_IF_ERROR(UpsertHosts(conn, updates, latest, writer_id_));
+  TH_RETURN_IF_ERROR(PgUpsertHosts(conn, updates, latest, writer_id_));
   return out;
 }
 
@@ -472,6 +406,20 @@ absl::StatusOr<std::vector<AlertRow>> PostgresStorage::ListAlerts(
   absl::MutexLock lock(&read_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
   return PgListAlerts(*conn, filter);
+}
+
+absl::StatusOr<std::vector<bool>> PostgresStorage::PutEvents(
+    absl::Span<const EventRow> rows) {
+  absl::MutexLock lock(&control_.mu);
+  TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(control_));
+  return PgPutEvents(*conn, rows);
+}
+
+absl::StatusOr<std::vector<EventRow>> PostgresStorage::ListEvents(
+    const EventFilter& filter) {
+  absl::MutexLock lock(&read_.mu);
+  TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
+  return PgListEvents(*conn, filter);
 }
 
 absl::StatusOr<TransitionResult> PostgresStorage::TransitionAlert(

@@ -36,6 +36,7 @@
 #include "server/storage/alert_store.h"
 #include "server/storage/alert_transitions.h"
 #include "server/storage/change_feed.h"
+#include "server/storage/event_store.h"
 #include "server/storage/lease_store.h"
 #include "server/storage/postgres/pg_connection.h"
 #include "server/storage/report_store.h"
@@ -61,6 +62,7 @@ struct PostgresOptions {
 class PostgresStorage : public ReportStore,
                         public AlertStore,
                         public AlertTransitions,
+                        public EventStore,
                         public LeaseStore,
                         public ChangeFeed {
  public:
@@ -107,6 +109,12 @@ class PostgresStorage : public ReportStore,
   absl::StatusOr<TransitionResult> TransitionAlert(
       const std::optional<AlertEpisode>& expected,
       const AlertRow& next) override;
+
+  // EventStore (pg_events.h).
+  absl::StatusOr<std::vector<bool>> PutEvents(
+      absl::Span<const EventRow> rows) override;
+  absl::StatusOr<std::vector<EventRow>> ListEvents(
+      const EventFilter& filter) override;
 
   // LeaseStore: expiry by the database's clock.
   absl::StatusOr<bool> AcquireLease(const std::string& name,

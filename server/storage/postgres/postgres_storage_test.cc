@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/storage/conformance/alert_store_conformance.h"
+#include "server/storage/conformance/event_store_conformance.h"
 #include "server/storage/conformance/replica_conformance.h"
 #include "server/storage/conformance/report_store_conformance.h"
 #include "server/storage/conformance/test_rows.h"
@@ -91,6 +92,12 @@ absl::StatusOr<std::unique_ptr<AlertStore>> OpenAlerts() {
   return std::unique_ptr<AlertStore>(*std::move(s));
 }
 
+absl::StatusOr<std::unique_ptr<EventStore>> OpenEvents() {
+  absl::StatusOr<std::unique_ptr<PostgresStorage>> s = OpenNew();
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<EventStore>(*std::move(s));
+}
+
 absl::StatusOr<ReplicaDatabase> NewReplicaDatabase() {
   absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
   if (!dsn.ok()) return dsn.status();
@@ -115,6 +122,10 @@ INSTANTIATE_TEST_SUITE_P(Postgres, AlertStoreConformance,
                          ::testing::Values(AlertStoreBackend{"postgres",
                                                              OpenAlerts}),
                          AlertStoreBackendName);
+INSTANTIATE_TEST_SUITE_P(Postgres, EventStoreConformance,
+                         ::testing::Values(EventStoreBackend{"postgres",
+                                                             OpenEvents}),
+                         EventStoreBackendName);
 INSTANTIATE_TEST_SUITE_P(Postgres, ReplicaConformance,
                          ::testing::Values(ReplicaBackend{"postgres",
                                                           NewReplicaDatabase}),
@@ -229,7 +240,9 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
   auto rows = Cluster().Sql(DbName(*dsn),
                             "SELECT version FROM schema_version ORDER BY 1");
   ASSERT_TRUE(rows.ok());
-  EXPECT_EQ(*rows, "1\n");  // one row per migration, each applied once
+  // One row per migration (1: reports, alerts, leases; 2: events), each
+  // applied once.
+  EXPECT_EQ(*rows, "1\n2\n");
   ASSERT_TRUE(Cluster()
                   .Sql(DbName(*dsn), "INSERT INTO schema_version VALUES (99)")
                   .ok());
@@ -240,7 +253,7 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
   EXPECT_TRUE(absl::IsFailedPrecondition(newer.status())) << newer.status();
   EXPECT_NE(newer.status().message().find(
                 "database schema version 99 is newer than this "
-                "server's (1)"),
+                "server's (2)"),
             std::string::npos)
       << newer.status();
 }

@@ -104,6 +104,23 @@ CREATE TABLE seq_spill (
   PRIMARY KEY (host_id, first)
 ) WITHOUT ROWID;
 )sql",
+    // 6: observed kernel events (event_store.h), one per (host, boot, kmsg
+    // seq); listed newest logged first.
+    R"sql(
+CREATE TABLE events (
+  host_id TEXT NOT NULL,
+  boot_id TEXT NOT NULL,
+  kmsg_seq INTEGER NOT NULL,
+  logged_at_ns INTEGER NOT NULL,
+  kind INTEGER NOT NULL,
+  model INTEGER NOT NULL,
+  predicted INTEGER NOT NULL,
+  received_at_ns INTEGER NOT NULL,
+  event BLOB NOT NULL,
+  PRIMARY KEY (host_id, boot_id, kmsg_seq)
+);
+CREATE INDEX events_logged_at ON events (logged_at_ns);
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

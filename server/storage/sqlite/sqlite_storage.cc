@@ -13,6 +13,7 @@
 #include "server/storage/host_ledger.h"
 #include "server/storage/sqlite/alerts.h"
 #include "server/storage/sqlite/connection.h"
+#include "server/storage/sqlite/events.h"
 #include "server/storage/sqlite/ledger.h"
 #include "server/storage/sqlite/migrations.h"
 #include "server/storage/sqlite/statement.h"
@@ -467,6 +468,18 @@ absl::StatusOr<std::vector<AlertRow>> SqliteStorage::ListAlerts(
     const AlertFilter& filter) {
   absl::MutexLock lock(&read_mu_);
   return ListAlertRows(read_db_, filter);
+}
+
+absl::StatusOr<std::vector<bool>> SqliteStorage::PutEvents(
+    absl::Span<const EventRow> rows) {
+  absl::MutexLock lock(&write_mu_);
+  return PutEventRows(write_db_, rows);
+}
+
+absl::StatusOr<std::vector<EventRow>> SqliteStorage::ListEvents(
+    const EventFilter& filter) {
+  absl::MutexLock lock(&read_mu_);
+  return ListEventRows(read_db_, filter);
 }
 
 absl::StatusOr<TransitionResult> SqliteStorage::TransitionAlert(

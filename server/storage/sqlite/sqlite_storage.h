@@ -1,5 +1,5 @@
 // SqliteStorage: the embedded storage backend (one SQLite file): the
-// ReportStore and the AlertStore of the server, and what replicas need
+// ReportStore, AlertStore and EventStore of the server, and what replicas need
 // (AlertTransitions, LeaseStore, ChangeFeed) in the form one server needs
 // it: one process holds the file, so leases live in memory and the change
 // feed is always empty.
@@ -35,6 +35,7 @@
 #include "server/storage/alert_store.h"
 #include "server/storage/alert_transitions.h"
 #include "server/storage/change_feed.h"
+#include "server/storage/event_store.h"
 #include "server/storage/lease_store.h"
 #include "server/storage/report_store.h"
 
@@ -74,6 +75,7 @@ struct SqliteOptions {
 class SqliteStorage : public ReportStore,
                       public AlertStore,
                       public AlertTransitions,
+                      public EventStore,
                       public LeaseStore,
                       public ChangeFeed {
  public:
@@ -114,6 +116,11 @@ class SqliteStorage : public ReportStore,
   absl::Status PutAlert(const AlertRow& alert) override;
   absl::StatusOr<std::vector<AlertRow>> ListAlerts(
       const AlertFilter& filter) override;
+  // One transaction on the write connection.
+  absl::StatusOr<std::vector<bool>> PutEvents(
+      absl::Span<const EventRow> rows) override;
+  absl::StatusOr<std::vector<EventRow>> ListEvents(
+      const EventFilter& filter) override;
   // The database file plus its write-ahead log.
   absl::StatusOr<int64_t> SizeBytes() override;
   // One transaction on the write connection.

@@ -97,6 +97,11 @@ DepotTrie::StackId DepotTrie::NewId(uint32_t node) {
   return id;
 }
 
+absl::Status DepotTrie::Exhausted(absl::string_view why) {
+  ++insert_failures_;
+  return absl::ResourceExhaustedError(why);
+}
+
 absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
     absl::Span<const uint64_t> frames) {
   if (frames.empty()) return absl::InvalidArgumentError("empty stack trace");
@@ -107,10 +112,6 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
   }
   const uint32_t n = static_cast<uint32_t>(frames.size());
   const bool id_chunk = NeedsIdChunk();
-  auto exhausted = [this](absl::string_view why) {
-    ++insert_failures_;
-    return absl::ResourceExhaustedError(why);
-  };
   uint32_t cur = kRoot;
   uint32_t pos = 0;
   while (true) {
@@ -120,128 +121,128 @@ absl::StatusOr<DepotTrie::StackId> DepotTrie::Insert(
       absl::InlinedVector<uint64_t, 1> sizes;
       if (id_chunk) sizes.push_back(kIdChunkBytes);
       if (!pools_.Fits(sizes))
-        return exhausted("stack depot pool budget exhausted");
+        return Exhausted("stack depot pool budget exhausted");
       return NewId(cur);
     }
     const Child* found = FindChild(nodes_[cur], frames[pos]);
-    if (found == nullptr) {
-      // A new leaf under `cur`.
-      const Node& node = nodes_[cur];
-      if (node.children.size() >= options_.max_children) {
-        return exhausted(absl::StrCat("trie node already has ",
-                                      node.children.size(), " children (limit ",
-                                      options_.max_children, ")"));
-      }
-      const absl::Span<const uint64_t> rest = frames.subspan(pos);
-      const uint64_t leaf_bytes = NodeBytes(n - pos, AllCompressible(rest));
-      absl::InlinedVector<uint64_t, 3> sizes = {leaf_bytes};
-      const bool grow = node.children.size() >= node.capacity;
-      const uint64_t new_capacity =
-          grow ? GrownCapacity(node.capacity) : node.capacity;
-      if (grow) sizes.push_back(new_capacity * kChildSlotBytes);
-      if (id_chunk) sizes.push_back(kIdChunkBytes);
-      if (!pools_.Fits(sizes))
-        return exhausted("stack depot pool budget exhausted");
-
-      pools_.Allocate(leaf_bytes);
-      if (grow) {
-        pools_.Allocate(new_capacity * kChildSlotBytes);
-        if (node.capacity > 0)
-          pools_.Free(uint64_t{node.capacity} * kChildSlotBytes);
-        nodes_[cur].capacity = static_cast<uint32_t>(new_capacity);
-      }
-      Node leaf;
-      leaf.parent = cur;
-      leaf.run = n - pos;
-      std::tie(leaf.offset, leaf.compact) = StoreRun(rest);
-      const uint32_t leaf_index = static_cast<uint32_t>(nodes_.size());
-      nodes_.push_back(std::move(leaf));
-      AddChild(cur, frames[pos], leaf_index);
-      return NewId(leaf_index);
-    }
-
+    if (found == nullptr) return AddLeaf(cur, frames.subspan(pos), id_chunk);
     const uint32_t child = found->node;
     const Node& cn = nodes_[child];
     uint32_t k = 1;  // the first frame matched through the child key
     while (k < cn.run && pos + k < n && Frame(cn, k) == frames[pos + k]) ++k;
-    if (k == cn.run) {
-      cur = child;
-      pos += k;
-      continue;
-    }
-
-    // Split `child` after k frames: a new node A takes the shared prefix,
-    // `child` keeps the rest (and its ID and children) below A.
-    const bool ends_in_a = pos + k == n;
-    const absl::Span<const uint64_t> prefix = frames.subspan(pos, k);
-    absl::InlinedVector<uint64_t, 32> suffix;
-    for (uint32_t i = k; i < cn.run; ++i) suffix.push_back(Frame(cn, i));
-    const bool prefix_compact = cn.compact || AllCompressible(prefix);
-    const bool suffix_compact = cn.compact || AllCompressible(suffix);
-    const uint64_t a_bytes = NodeBytes(k, prefix_compact);
-    const uint64_t suffix_bytes = NodeBytes(cn.run - k, suffix_compact);
-    const uint64_t old_bytes = NodeBytes(cn.run, cn.compact);
-    const uint64_t a_capacity = ends_in_a ? 1 : 2;
-    absl::InlinedVector<uint64_t, 5> sizes = {a_bytes, suffix_bytes,
-                                              a_capacity * kChildSlotBytes};
-    uint64_t leaf_bytes = 0;
-    if (!ends_in_a) {
-      leaf_bytes =
-          NodeBytes(n - pos - k, AllCompressible(frames.subspan(pos + k)));
-      sizes.push_back(leaf_bytes);
-    }
-    if (id_chunk) sizes.push_back(kIdChunkBytes);
-    if (!pools_.Fits(sizes))
-      return exhausted("stack depot pool budget exhausted");
-
-    // New memory first; the replaced node is freed afterwards (after a
-    // grace period in the kernel).
-    pools_.Allocate(a_bytes);
-    pools_.Allocate(suffix_bytes);
-    pools_.Allocate(a_capacity * kChildSlotBytes);
-    if (!ends_in_a) pools_.Allocate(leaf_bytes);
-    pools_.Free(old_bytes);
-
-    Node a;
-    a.parent = cn.parent;
-    a.run = k;
-    a.capacity = static_cast<uint32_t>(a_capacity);
-    if (cn.compact || !prefix_compact) {
-      a.offset = cn.offset;  // same arena, same frames
-      a.compact = cn.compact;
-    } else {
-      std::tie(a.offset, a.compact) = StoreRun(prefix);
-    }
-    const uint32_t a_index = static_cast<uint32_t>(nodes_.size());
-    nodes_.push_back(std::move(a));
-    Node& lower = nodes_[child];
-    if (lower.compact || !suffix_compact) {
-      lower.offset += k;
-    } else {
-      std::tie(lower.offset, lower.compact) = StoreRun(suffix);
-    }
-    lower.run -= k;
-    const uint32_t parent = lower.parent;
-    lower.parent = a_index;
-    // The parent's slot keeps its key (same first frame) and now points at A.
-    for (Child& c : nodes_[parent].children) {
-      if (c.node == child) {
-        c.node = a_index;
-        break;
-      }
-    }
-    nodes_[a_index].children.push_back(Child{suffix.front(), child});
-    if (ends_in_a) return NewId(a_index);
-
-    Node leaf;
-    leaf.parent = a_index;
-    leaf.run = n - pos - k;
-    std::tie(leaf.offset, leaf.compact) = StoreRun(frames.subspan(pos + k));
-    const uint32_t leaf_index = static_cast<uint32_t>(nodes_.size());
-    nodes_.push_back(std::move(leaf));
-    AddChild(a_index, frames[pos + k], leaf_index);
-    return NewId(leaf_index);
+    if (k < cn.run) return Split(child, k, frames.subspan(pos), id_chunk);
+    cur = child;
+    pos += k;
   }
+}
+
+absl::StatusOr<DepotTrie::StackId> DepotTrie::AddLeaf(
+    uint32_t cur, absl::Span<const uint64_t> rest, bool id_chunk) {
+  const Node& node = nodes_[cur];
+  if (node.children.size() >= options_.max_children) {
+    return Exhausted(absl::StrCat("trie node already has ",
+                                  node.children.size(), " children (limit ",
+                                  options_.max_children, ")"));
+  }
+  const uint32_t run = static_cast<uint32_t>(rest.size());
+  const uint64_t leaf_bytes = NodeBytes(run, AllCompressible(rest));
+  absl::InlinedVector<uint64_t, 3> sizes = {leaf_bytes};
+  const bool grow = node.children.size() >= node.capacity;
+  const uint64_t new_capacity =
+      grow ? GrownCapacity(node.capacity) : node.capacity;
+  if (grow) sizes.push_back(new_capacity * kChildSlotBytes);
+  if (id_chunk) sizes.push_back(kIdChunkBytes);
+  if (!pools_.Fits(sizes))
+    return Exhausted("stack depot pool budget exhausted");
+
+  pools_.Allocate(leaf_bytes);
+  if (grow) {
+    pools_.Allocate(new_capacity * kChildSlotBytes);
+    if (node.capacity > 0)
+      pools_.Free(uint64_t{node.capacity} * kChildSlotBytes);
+    nodes_[cur].capacity = static_cast<uint32_t>(new_capacity);
+  }
+  return NewId(NewLeaf(cur, rest));
+}
+
+uint32_t DepotTrie::NewLeaf(uint32_t parent, absl::Span<const uint64_t> run) {
+  Node leaf;
+  leaf.parent = parent;
+  leaf.run = static_cast<uint32_t>(run.size());
+  std::tie(leaf.offset, leaf.compact) = StoreRun(run);
+  const uint32_t leaf_index = static_cast<uint32_t>(nodes_.size());
+  nodes_.push_back(std::move(leaf));
+  AddChild(parent, run.front(), leaf_index);
+  return leaf_index;
+}
+
+absl::StatusOr<DepotTrie::StackId> DepotTrie::Split(
+    uint32_t child, uint32_t k, absl::Span<const uint64_t> rest,
+    bool id_chunk) {
+  // Split `child` after k frames: a new node A takes the shared prefix,
+  // `child` keeps the rest (and its ID and children) below A.
+  const Node& cn = nodes_[child];
+  const uint32_t n = static_cast<uint32_t>(rest.size());
+  const bool ends_in_a = k == n;
+  const absl::Span<const uint64_t> prefix = rest.subspan(0, k);
+  absl::InlinedVector<uint64_t, 32> suffix;
+  for (uint32_t i = k; i < cn.run; ++i) suffix.push_back(Frame(cn, i));
+  const bool prefix_compact = cn.compact || AllCompressible(prefix);
+  const bool suffix_compact = cn.compact || AllCompressible(suffix);
+  const uint64_t a_bytes = NodeBytes(k, prefix_compact);
+  const uint64_t suffix_bytes = NodeBytes(cn.run - k, suffix_compact);
+  const uint64_t old_bytes = NodeBytes(cn.run, cn.compact);
+  const uint64_t a_capacity = ends_in_a ? 1 : 2;
+  absl::InlinedVector<uint64_t, 5> sizes = {a_bytes, suffix_bytes,
+                                            a_capacity * kChildSlotBytes};
+  uint64_t leaf_bytes = 0;
+  if (!ends_in_a) {
+    leaf_bytes = NodeBytes(n - k, AllCompressible(rest.subspan(k)));
+    sizes.push_back(leaf_bytes);
+  }
+  if (id_chunk) sizes.push_back(kIdChunkBytes);
+  if (!pools_.Fits(sizes))
+    return Exhausted("stack depot pool budget exhausted");
+
+  // New memory first; the replaced node is freed afterwards (after a
+  // grace period in the kernel).
+  pools_.Allocate(a_bytes);
+  pools_.Allocate(suffix_bytes);
+  pools_.Allocate(a_capacity * kChildSlotBytes);
+  if (!ends_in_a) pools_.Allocate(leaf_bytes);
+  pools_.Free(old_bytes);
+
+  Node a;
+  a.parent = cn.parent;
+  a.run = k;
+  a.capacity = static_cast<uint32_t>(a_capacity);
+  if (cn.compact || !prefix_compact) {
+    a.offset = cn.offset;  // same arena, same frames
+    a.compact = cn.compact;
+  } else {
+    std::tie(a.offset, a.compact) = StoreRun(prefix);
+  }
+  const uint32_t a_index = static_cast<uint32_t>(nodes_.size());
+  nodes_.push_back(std::move(a));
+  Node& lower = nodes_[child];
+  if (lower.compact || !suffix_compact) {
+    lower.offset += k;
+  } else {
+    std::tie(lower.offset, lower.compact) = StoreRun(suffix);
+  }
+  lower.run -= k;
+  const uint32_t parent = lower.parent;
+  lower.parent = a_index;
+  // The parent's slot keeps its key (same first frame) and now points at A.
+  for (Child& c : nodes_[parent].children) {
+    if (c.node == child) {
+      c.node = a_index;
+      break;
+    }
+  }
+  nodes_[a_index].children.push_back(Child{suffix.front(), child});
+  if (ends_in_a) return NewId(a_index);
+  return NewId(NewLeaf(a_index, rest.subspan(k)));
 }
 
 std::optional<DepotTrie::StackId> DepotTrie::Lookup(

@@ -40,7 +40,9 @@
 #include <optional>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "common/models/stackdepot/trie/pool_accounting.h"
 
@@ -132,6 +134,17 @@ class DepotTrie {
   // Accounting for a new ID (one ID-table chunk per 128 IDs).
   bool NeedsIdChunk() const;
   StackId NewId(uint32_t node);
+  // Counts a failed insert; ResourceExhausted with `why`.
+  absl::Status Exhausted(absl::string_view why);
+  // Insert's two ways to end: a new leaf holding `rest` under node `cur`,
+  // or a split of `child` after its first k frames, where `rest` (the
+  // trace from `child`'s first frame on) diverges from it or ends.
+  absl::StatusOr<StackId> AddLeaf(uint32_t cur, absl::Span<const uint64_t> rest,
+                                  bool id_chunk);
+  absl::StatusOr<StackId> Split(uint32_t child, uint32_t k,
+                                absl::Span<const uint64_t> rest, bool id_chunk);
+  // A leaf holding `run` appended under `parent`; returns its index.
+  uint32_t NewLeaf(uint32_t parent, absl::Span<const uint64_t> run);
 
   DepotTrieOptions options_;
   std::vector<Node> nodes_;

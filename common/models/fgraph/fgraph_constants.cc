@@ -1,0 +1,36 @@
+#include "common/models/fgraph/fgraph_constants.h"
+
+#include "common/models/fgraph/fgraph_kernel.h"
+
+namespace tracehealth {
+
+WalkConstants WalkConstantsFor(bool preemption_build) {
+  WalkConstants c;
+  c.c_visit = preemption_build ? kCVisitPreemptionBuild : kCVisitStaticBuild;
+  c.c_pass = kCPass;
+  c.c_alloc = kCAlloc;
+  return c;
+}
+
+SiteCosts SiteCostsOf(v1::ProbeKind kind) {
+  SiteCosts s;
+  if (IsFprobeKind(kind)) {
+    // 1.069 s / 48,712 and 0.373 s / 48,712.
+    s.attach = 1.069 / 48712;
+    s.detach = 0.373 / 48712;
+    s.attach_anchor = s.detach_anchor = v1::ANCHOR_PUBLISHED;
+  } else if (kind == v1::PROBE_KIND_KRETPROBE) {
+    s.attach = s.detach = 1.0 / 184;
+    s.attach_anchor = v1::ANCHOR_PUBLISHED;
+  } else if (kind == v1::PROBE_KIND_FENTRY_FEXIT) {
+    // 17 s / 2,800 and 300 s / 2,800.
+    s.attach = 17.0 / 2800;
+    s.detach = 300.0 / 2800;
+    s.attach_anchor = s.detach_anchor = v1::ANCHOR_PUBLISHED;
+  } else {
+    s.attach = s.detach = 1e-6;
+  }
+  return s;
+}
+
+}  // namespace tracehealth
