@@ -48,6 +48,9 @@ struct HostEntry {
 class HostIndex {
  public:
   static constexpr int kShards = 16;
+  // Bytes of a host's entry (with its id) a scan (ForEach, ForEachInShard)
+  // prefetches a few hosts ahead: its id and what HostRecord puts first.
+  static constexpr size_t kScanBytes = 256;
 
   HostIndex() = default;
   HostIndex(const HostIndex&) = delete;
@@ -104,6 +107,7 @@ class HostIndex {
 
   std::array<Shard, kShards> shards_;
   FeatureTableCache tables_;
+  KernelIdentityCache identities_;
 };
 
 }  // namespace tracehealth::server

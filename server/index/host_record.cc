@@ -55,26 +55,14 @@ StoredAttach ToStored(const v1::AttachPrediction& a) {
 
 }  // namespace
 
-AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot) {
+AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot,
+                                        KernelIdentityCache* identities) {
   In in;
+  in.identity = identities != nullptr ? identities->Get(snapshot)
+                                      : std::make_shared<const KernelIdentity>(
+                                            KernelIdentity::Of(snapshot));
   const v1::KernelInfo& k = snapshot.kernel();
-  if (k.has_release()) {
-    in.bits |= kHasRelease;
-    in.kernel_release = k.release();
-  }
   in.preempt_mode = k.preempt_mode();
-  if (k.has_version()) {
-    in.bits |= kHasVersion;
-    in.kernel_version = k.version();
-  }
-  if (k.has_arch()) {
-    in.bits |= kHasArch;
-    in.kernel_arch = k.arch();
-  }
-  if (k.has_upstream_version()) {
-    in.bits |= kHasUpstream;
-    in.upstream_version = k.upstream_version();
-  }
   if (k.has_preempt_dynamic()) {
     in.bits |= kHasPreemptDynamic;
     SetBit(&in.bits, kPreemptDynamic, k.preempt_dynamic());
@@ -88,10 +76,6 @@ AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot) {
     SetBit(&in.bits, kPreemptRcu, k.config_preempt_rcu());
   }
   const v1::CpuInfo& cpus = snapshot.cpus();
-  if (cpus.has_model_name()) {
-    in.bits |= kHasCpuModel;
-    in.cpu_model = cpus.model_name();
-  }
   if (cpus.has_hypervisor()) {
     in.bits |= kHasHypervisor;
     SetBit(&in.bits, kHypervisor, cpus.hypervisor());
@@ -146,28 +130,13 @@ AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot) {
 }
 
 void AttachModelInputs::Fill(v1::HostSnapshot* s) const {
+  identity->Fill(s);
+  FillNumbers(s);
+}
+
+void AttachModelInputs::FillNumbers(v1::HostSnapshot* s) const {
   v1::KernelInfo* k = s->mutable_kernel();
-  if (has(kHasRelease)) {
-    k->set_release(kernel_release);
-  } else {
-    k->clear_release();
-  }
   k->set_preempt_mode(preempt_mode);
-  if (has(kHasVersion)) {
-    k->set_version(kernel_version);
-  } else {
-    k->clear_version();
-  }
-  if (has(kHasArch)) {
-    k->set_arch(kernel_arch);
-  } else {
-    k->clear_arch();
-  }
-  if (has(kHasUpstream)) {
-    k->set_upstream_version(upstream_version);
-  } else {
-    k->clear_upstream_version();
-  }
   if (has(kHasPreemptDynamic)) {
     k->set_preempt_dynamic(has(kPreemptDynamic));
   } else {
@@ -184,11 +153,6 @@ void AttachModelInputs::Fill(v1::HostSnapshot* s) const {
     k->clear_config_preempt_rcu();
   }
   v1::CpuInfo* cpus = s->mutable_cpus();
-  if (has(kHasCpuModel)) {
-    cpus->set_model_name(cpu_model);
-  } else {
-    cpus->clear_model_name();
-  }
   if (has(kHasHypervisor)) {
     cpus->set_hypervisor(has(kHypervisor));
   } else {
@@ -289,7 +253,8 @@ std::shared_ptr<const FeatureTable> FeatureTableCache::Get(
   return table;
 }
 
-HostRecord MakeHostRecord(const v1::HostReport& r, FeatureTableCache& tables) {
+HostRecord MakeHostRecord(const v1::HostReport& r, FeatureTableCache& tables,
+                          KernelIdentityCache* identities) {
   HostRecord h;
   h.seq = r.seq();
   h.has_observed_at = r.has_observed_at();
@@ -300,7 +265,7 @@ HostRecord MakeHostRecord(const v1::HostReport& r, FeatureTableCache& tables) {
   h.spool_dropped_total = r.health().spool_dropped_total();
   h.labels = LabelSet::Of(r.labels());
   h.features = tables.Get(r);
-  h.inputs = AttachModelInputs::Of(r.snapshot());
+  h.inputs = AttachModelInputs::Of(r.snapshot(), identities);
   const v1::Predictions& p = r.predictions();
   h.worst_risk = p.worst_risk();
   h.worst_margin = WorstMargin(p);

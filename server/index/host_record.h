@@ -33,31 +33,29 @@
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
+#include "server/index/kernel_identity.h"
 #include "server/index/label_set.h"
 
 namespace tracehealth::server {
 
 // The snapshot fields the attach model (common/models/fgraph) reads, each
-// with whether the agent knew it.
+// with whether the agent knew it: the strings in a shared KernelIdentity,
+// the numbers and flags here.
 struct AttachModelInputs {
-  std::string kernel_release;
-  std::string kernel_version;    // kernel.version (uname -v)
-  std::string kernel_arch;       // kernel.arch
-  std::string upstream_version;  // kernel.upstream_version
-  std::string cpu_model;         // cpus.model_name
-  uint32_t page_size = 0;
-  uint64_t ftrace_filter_functions = 0;
-  v1::PreemptMode preempt_mode = v1::PREEMPT_MODE_UNKNOWN;
+  // Never null.
+  std::shared_ptr<const KernelIdentity> identity = KernelIdentity::Empty();
   uint64_t threads_total = 0;
   uint64_t null_threads_bound = 0;
   uint64_t available_filter_functions = 0;
+  uint64_t ftrace_filter_functions = 0;
+  uint32_t page_size = 0;
   uint32_t watchdog_thresh_seconds = 0;
   uint32_t rcu_cpu_stall_timeout_seconds = 0;
+  v1::PreemptMode preempt_mode = v1::PREEMPT_MODE_UNKNOWN;
   // Presence and value bits (kHas*: the field is set; the others: its value).
   uint32_t bits = 0;
 
   enum Bit : uint32_t {
-    kHasRelease = 1u << 0,
     kHasConfigGraph = 1u << 1,
     kConfigGraph = 1u << 2,
     kHasConfigFprobe = 1u << 3,
@@ -73,26 +71,30 @@ struct AttachModelInputs {
     kHasRcuTimeout = 1u << 13,
     kHasPanicOnRcuStall = 1u << 14,
     kPanicOnRcuStall = 1u << 15,
-    kHasVersion = 1u << 16,
-    kHasArch = 1u << 17,
-    kHasUpstream = 1u << 18,
     kHasPreemptDynamic = 1u << 19,
     kPreemptDynamic = 1u << 20,
     kHasPageSize = 1u << 21,
     kHasPreemptRcu = 1u << 22,
     kPreemptRcu = 1u << 23,
     kHasFtraceFilter = 1u << 24,
-    kHasCpuModel = 1u << 25,
     kHasHypervisor = 1u << 26,
     kHypervisor = 1u << 27,
   };
   bool has(Bit b) const { return (bits & b) != 0; }
+  // The kernel release ("" when unknown: see has_release).
+  const std::string& release() const { return identity->release; }
+  bool has_release() const { return identity->has(KernelIdentity::kRelease); }
 
-  static AttachModelInputs Of(const v1::HostSnapshot& snapshot);
+  // The inputs of `snapshot`, its identity shared through `identities` when
+  // given.
+  static AttachModelInputs Of(const v1::HostSnapshot& snapshot,
+                              KernelIdentityCache* identities = nullptr);
   // Writes these fields into `*snapshot` (setting or clearing each), leaving
   // its other fields as they are. A snapshot only ever filled by Fill holds
   // exactly these inputs; refilling reuses its memory.
   void Fill(v1::HostSnapshot* snapshot) const;
+  // Fill without the identity's strings: for a snapshot that holds them.
+  void FillNumbers(v1::HostSnapshot* snapshot) const;
 };
 
 // Index of a threshold check kind among StoredAttach::margins.
@@ -118,20 +120,24 @@ struct StoredAttach {
 inline constexpr int kProbeKinds = v1::PROBE_KIND_FENTRY_FEXIT;
 
 struct HostRecord {
-  uint64_t seq = 0;
-  int64_t observed_at_seconds = 0;
-  int32_t observed_at_nanos = 0;
-  bool has_observed_at = false;
-  // The report's model_version is this server's kModelVersion: its
-  // predictions are what the models give now.
-  bool current_model = false;
-  double interval_seconds = 0;
-  uint64_t spool_dropped_total = 0;
-  LabelSet labels;
+  // What a fleet-wide scan reads of every host comes first: the model's
+  // inputs, the feature table, the labels, and whether the stored
+  // predictions are current (HostIndex prefetches the first
+  // HostIndex::kScanBytes of an entry ahead of a scan).
+  AttachModelInputs inputs;
   // The feature table the agent used: its override rows (shared by every
   // host with the same override); null: the built-in table.
   std::shared_ptr<const FeatureTable> features;
-  AttachModelInputs inputs;
+  LabelSet labels;
+  // The report's model_version is this server's kModelVersion: its
+  // predictions are what the models give now.
+  bool current_model = false;
+  bool has_observed_at = false;
+  int32_t observed_at_nanos = 0;
+  int64_t observed_at_seconds = 0;
+  uint64_t seq = 0;
+  double interval_seconds = 0;
+  uint64_t spool_dropped_total = 0;
 
   v1::Risk worst_risk = v1::RISK_UNKNOWN;
   // The largest margin over every check that applies, of every prediction.
@@ -147,9 +153,7 @@ struct HostRecord {
 
   // The stored prediction of `kind`, or null when the report has none.
   const StoredAttach* Attach(v1::ProbeKind kind) const;
-  bool has_release() const {
-    return inputs.has(AttachModelInputs::kHasRelease);
-  }
+  bool has_release() const { return inputs.has_release(); }
   std::optional<uint64_t> threads() const {
     if (!inputs.has(AttachModelInputs::kHasThreads)) return std::nullopt;
     return inputs.threads_total;
@@ -179,9 +183,10 @@ class FeatureTableCache {
 std::optional<double> WorstMargin(const v1::Predictions& p);
 
 // The record of `report` (its first prediction of a probe kind counts when
-// it carries several).
+// it carries several); its identity shared through `identities` when given.
 HostRecord MakeHostRecord(const v1::HostReport& report,
-                          FeatureTableCache& tables);
+                          FeatureTableCache& tables,
+                          KernelIdentityCache* identities = nullptr);
 
 }  // namespace tracehealth::server
 

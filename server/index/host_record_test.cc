@@ -74,7 +74,7 @@ TEST(HostRecordTest, KeepsWhatQueriesAndMetricsRead) {
   EXPECT_EQ(h.spool_dropped_total, 7u);
   EXPECT_EQ(h.labels.Find("role"), absl::string_view("db"));
   EXPECT_EQ(h.features, nullptr);
-  EXPECT_EQ(h.inputs.kernel_release, "6.16.3");
+  EXPECT_EQ(h.inputs.release(), "6.16.3");
   EXPECT_EQ(h.threads(), 400000u);
   EXPECT_EQ(h.worst_risk, v1::RISK_STALL);
   EXPECT_EQ(h.worst_margin, 11.09);

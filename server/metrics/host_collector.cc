@@ -253,7 +253,7 @@ struct FleetCounts {
     const int preempt =
         std::clamp<int>(r.inputs.preempt_mode, 0, kPreempts - 1);
     // Empty without a release.
-    const std::string& release = r.inputs.kernel_release;
+    const std::string& release = r.inputs.release();
     auto k = kernels.find(release);
     if (k == kernels.end()) k = kernels.try_emplace(release).first;
     k->second[preempt]++;

@@ -2,14 +2,18 @@
 // the explanation) for host after host of a fleet-wide query, computed from
 // each host's compact record rather than its report.
 //
-// Per host: the record's model inputs are written into one scratch snapshot
-// (AttachModelInputs::Fill), the query's what-if is applied to it
-// (ApplyWhatIf), the kernel features of its (feature table, kernel identity)
-// are looked up in a per-evaluator cache (resolved once per distinct pair, not
-// once per host), and the attach model runs into a reused prediction. No
-// protobuf parsing and, once warm, no allocation per host. The numbers are
-// those of PredictAttach on the host's stored snapshot with the same
-// what-if (attach_evaluator_test).
+// Hosts are grouped by (feature table, kernel identity): the records of a
+// group share one KernelIdentity (server/index/kernel_identity.h). Each
+// group has its own scratch snapshot, whose identity strings are written
+// and whose kernel features are resolved once, after the query's what-if
+// (ApplyWhatIf) is applied: the features read only the identity and the
+// what-if. Per host, only the record's numbers and flags are written into
+// the group's scratch (AttachModelInputs::FillNumbers), the what-if applied
+// again over them, and the attach model run into a reused prediction. No
+// protobuf parsing, no string copies and, once warm, no allocation per
+// host. The numbers are those of PredictAttach on the host's stored
+// snapshot with the same what-if (attach_evaluator_test,
+// tests/server/record_predictions_test).
 //
 // Thread safety: not thread-safe; use one evaluator per thread.
 #ifndef TRACEHEALTH_SERVER_QUERY_ATTACH_EVALUATOR_H_
@@ -17,7 +21,6 @@
 
 #include <memory>
 #include <optional>
-#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -44,24 +47,31 @@ class AttachEvaluator {
   const v1::AttachPrediction& Predict(const HostRecord& record);
 
  private:
-  const KernelFeatures& Features(const FeatureTable* table,
-                                 const v1::KernelInfo& kernel);
+  // Hosts of one (table, identity).
+  struct Group {
+    v1::HostSnapshot scratch;
+    KernelFeatures features;
+  };
+  // At most this many groups are kept; then the cache starts over (a fleet
+  // of that many distinct kernels and CPUs gains nothing from it).
+  static constexpr size_t kMaxGroups = 4096;
+
+  Group& GroupOf(const HostRecord& record, const FeatureTable* table);
+  ModelOptions Options(const FeatureTable* table, v1::HostSnapshot* s) const;
 
   const v1::ProbeKind kind_;
   const v1::WhatIf* const what_if_;
   const std::optional<double> budget_;
-  v1::HostSnapshot scratch_;
   v1::AttachPrediction out_;
-  // Keyed by (table, FeatureKey: release, version, upstream version,
-  // architecture).
-  absl::flat_hash_map<std::pair<const FeatureTable*, std::string>,
-                      std::unique_ptr<KernelFeatures>>
-      features_;
-  // The last lookup, which most hosts of a fleet repeat.
-  const FeatureTable* last_table_ = nullptr;
-  std::string last_key_;
-  std::string key_;  // scratch
-  const KernelFeatures* last_ = nullptr;
+  // Keyed by (table, identity): the records hold the identity (and the
+  // table) for as long as the query runs under the index's locks.
+  absl::flat_hash_map<std::pair<const FeatureTable*, const KernelIdentity*>,
+                      std::unique_ptr<Group>>
+      groups_;
+  // The last lookup, which hosts of a fleet often repeat.
+  std::pair<const FeatureTable*, const KernelIdentity*> last_key_{nullptr,
+                                                                  nullptr};
+  Group* last_ = nullptr;
 };
 
 }  // namespace tracehealth::server

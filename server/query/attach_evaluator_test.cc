@@ -124,9 +124,15 @@ v1::AttachPrediction Expected(const v1::HostReport& r, v1::ProbeKind kind,
 TEST(AttachEvaluatorTest, SameNumbersAsTheModelsOnTheWholeSnapshot) {
   const std::vector<v1::HostReport> reports = Reports();
   FeatureTableCache tables;
+  // Hosts with the same kernel and CPU share one identity, as in the index:
+  // one group of the evaluator serves them all, and must not carry one
+  // host's numbers over to the next.
+  KernelIdentityCache identities;
   std::vector<HostRecord> records;
   for (const v1::HostReport& r : reports)
-    records.push_back(MakeHostRecord(r, tables));
+    records.push_back(MakeHostRecord(r, tables, &identities));
+  EXPECT_EQ(records[0].inputs.identity.get(), records[4].inputs.identity.get());
+  EXPECT_NE(records[0].inputs.identity.get(), records[1].inputs.identity.get());
   int compared = 0;
   for (const v1::WhatIf& w : WhatIfs()) {
     ASSERT_TRUE(CheckWhatIf(w).ok());

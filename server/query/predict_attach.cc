@@ -137,25 +137,30 @@ grpc::Status QueryService::DoPredictAttach(
     workers.push_back(std::make_unique<Worker>(
         kind, changes, budget, limit, req.has_plan() ? &req.plan() : nullptr));
   }
-  grpc::Status st = Scan(
-      req.hosts(), resp->mutable_unknown_hosts(), threads,
-      [&](int w, const std::string& id, const HostEntry& e) {
-        Worker& worker = *workers[w];
-        worker.matched++;
-        v1::Risk risk;
-        double latency;
-        const StoredAttach* stored = e.record.Attach(kind);
-        if (!recompute && stored != nullptr && e.record.current_model) {
-          risk = stored->risk;
-          latency = stored->latency_seconds;
-        } else {
-          const v1::AttachPrediction& p = worker.evaluator.Predict(e.record);
-          risk = p.risk();
-          latency = p.latency_seconds();
-        }
-        if (worker.builder) worker.builder->Add(id, risk, latency);
-        worker.worst.Add(risk, latency, id);
-      });
+  grpc::Status st = Scan(req.hosts(), resp->mutable_unknown_hosts(), threads,
+                         [&](int w, const std::string& id, const HostEntry& e) {
+                           Worker& worker = *workers[w];
+                           worker.matched++;
+                           v1::Risk risk;
+                           double latency;
+                           // The stored prediction is looked at only when it
+                           // answers: a re-run does not read it (nor wait for
+                           // its memory).
+                           const StoredAttach* stored =
+                               recompute ? nullptr : e.record.Attach(kind);
+                           if (stored != nullptr && e.record.current_model) {
+                             risk = stored->risk;
+                             latency = stored->latency_seconds;
+                           } else {
+                             const v1::AttachPrediction& p =
+                                 worker.evaluator.Predict(e.record);
+                             risk = p.risk();
+                             latency = p.latency_seconds();
+                           }
+                           if (worker.builder)
+                             worker.builder->Add(id, risk, latency);
+                           worker.worst.Add(risk, latency, id);
+                         });
   if (!st.ok()) return st;
   Worker& all = *workers[0];
   for (size_t i = 1; i < workers.size(); ++i) {

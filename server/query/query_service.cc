@@ -186,7 +186,7 @@ v1::HostSummary QueryService::Summarize(const std::string& host_id,
   *s.mutable_last_seen() = ToProto(e.last_seen);
   s.set_stale(IsStale(e, now));
   s.set_worst_risk(r.worst_risk);
-  if (r.has_release()) s.set_kernel_release(r.inputs.kernel_release);
+  if (r.has_release()) s.set_kernel_release(r.inputs.release());
   if (std::optional<uint64_t> t = r.threads()) s.set_threads(*t);
   if (const StoredAttach* a = r.Attach(kind)) {
     s.set_attach_latency_seconds(a->latency_seconds);
@@ -232,18 +232,17 @@ grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
   const absl::Time now = options_.now();
   const v1::ProbeKind kind = KindOrDefault(req.probe_kind());
   std::vector<Row> rows;
-  grpc::Status st =
-      Scan(req.hosts(), nullptr, 1,
-           [&](int, const std::string& id, const HostEntry& e) {
-             if (e.record.worst_risk < req.min_risk()) return;
-             if (!req.kernel_prefix().empty() &&
-                 !absl::StartsWith(e.record.inputs.kernel_release,
-                                   req.kernel_prefix())) {
-               return;
-             }
-             if (req.has_stale() && IsStale(e, now) != req.stale()) return;
-             rows.push_back(MakeRow(id, e, kind));
-           });
+  grpc::Status st = Scan(
+      req.hosts(), nullptr, 1,
+      [&](int, const std::string& id, const HostEntry& e) {
+        if (e.record.worst_risk < req.min_risk()) return;
+        if (!req.kernel_prefix().empty() &&
+            !absl::StartsWith(e.record.inputs.release(), req.kernel_prefix())) {
+          return;
+        }
+        if (req.has_stale() && IsStale(e, now) != req.stale()) return;
+        rows.push_back(MakeRow(id, e, kind));
+      });
   if (!st.ok()) return st;
   resp->set_matched_hosts(static_cast<uint32_t>(rows.size()));
   RowLess less = SortOf(req.sort());

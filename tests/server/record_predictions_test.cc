@@ -120,9 +120,10 @@ TEST(RecordPredictionsTest, DynamicHostsCarryTheirBuildAndCpu) {
     EXPECT_TRUE(record.inputs.has(AttachModelInputs::kHasPreemptDynamic));
     EXPECT_EQ(record.inputs.has(AttachModelInputs::kPreemptDynamic),
               k.preempt_dynamic());
-    EXPECT_EQ(record.inputs.kernel_version, k.version()) << name;
-    EXPECT_EQ(record.inputs.kernel_arch, k.arch()) << name;
-    EXPECT_EQ(record.inputs.cpu_model, report.snapshot().cpus().model_name());
+    EXPECT_EQ(record.inputs.identity->version, k.version()) << name;
+    EXPECT_EQ(record.inputs.identity->arch, k.arch()) << name;
+    EXPECT_EQ(record.inputs.identity->cpu_model,
+              report.snapshot().cpus().model_name());
   }
 }
 
