@@ -1,5 +1,7 @@
 #include "common/kernel/feature_table.h"
 
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -80,6 +82,47 @@ TEST(FeatureTableTest, EntryOnlyKprobeMultiUsesFgraph) {
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.19"));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("7.1.5"));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.1.0-57-cloud-amd64"));
+}
+
+// Every row's mainline boundary: the last stable release of the branch
+// before it has no feature, the first release with it (x.y, x.y.0) has it.
+TEST(FeatureTableTest, EveryRowAtItsMainlineBoundary) {
+  struct Boundary {
+    const char* row;
+    const char* before;  // last release without it
+    const char* since;   // first release with it
+  };
+  constexpr Boundary kBoundaries[] = {
+      {feature::kShadowStack4k, "6.12.30", "6.13"},
+      {feature::kShadowStackPageKmalloc, "6.10.14", "6.11"},
+      {feature::kFgraphMultiUser, "6.10.14", "6.11"},
+      {feature::kFgraphWalkRcu, "5.9.16", "5.10"},
+      {feature::kFprobeOnFgraph, "6.13.12", "6.14"},
+      {feature::kFprobeEntryOnlyOffFgraph, "6.18.31", "6.19"},
+      {feature::kKprobeMultiLink, "5.17.15", "5.18"},
+      {feature::kFprobeEvents, "6.4.16", "6.5"},
+      {feature::kKprobeSession, "6.9.12", "6.10"},
+      {feature::kKretprobeMultiLinkType, "6.16.12", "6.17"},
+      {feature::kPreemptRcuLimited, "6.14.11", "6.15"},
+      {feature::kStackdepotStats, "6.7.12", "6.8"},
+      {feature::kPageOwnerStacks, "6.8.12", "6.9"},
+      {feature::kStackdepotMaxFrames, "6.7.12", "6.8"},
+      {feature::kStackdepotMaxPoolsParam, "6.16.12", "6.17"},
+      {feature::kVmapNodePurgeLists, "6.8.12", "6.9"},
+      {feature::kKasanFlushCombined, "6.11.11", "6.13"},
+      {feature::kKasanPurgeCondResched, "6.19.8", "7.0"},
+      {feature::kInvlpgbKernelFlush, "6.14.11", "6.15"},
+  };
+  for (const Boundary& b : kBoundaries) {
+    SCOPED_TRACE(b.row);
+    EXPECT_FALSE(Has(b.row, b.before)) << b.before;
+    EXPECT_TRUE(Has(b.row, b.since)) << b.since;
+    const std::string dot_zero = std::string(b.since) + ".0";
+    EXPECT_TRUE(Has(b.row, dot_zero.c_str())) << dot_zero;
+  }
+  // No release has the 1024-thread batch yet.
+  EXPECT_FALSE(Has(feature::kRetstackBatch1024, "6.19"));
+  EXPECT_FALSE(Has(feature::kRetstackBatch1024, "7.1.5"));
 }
 
 TEST(FeatureTableTest, BackportsApplyOnlyToTheirBranch) {
