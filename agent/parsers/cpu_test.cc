@@ -1,5 +1,7 @@
 #include "agent/parsers/cpu.h"
 
+#include <utility>
+
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -14,10 +16,37 @@ TEST(CpuListTest, CountsRanges) {
 }
 
 TEST(CpuListTest, RejectsMalformed) {
-  for (const char* bad : {"", "\n", "a", "3-1", "0-", "-3", "0,,1", "0-3,2",
-                          "+1", "0-4294967295", "1 2"}) {
-    EXPECT_FALSE(ParseCpuListCount(bad).ok()) << bad;
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "cpu list: empty"},
+      {"\n", "cpu list: empty"},
+      {"a", "cpu list: malformed range 'a'"},
+      {"3-1", "cpu list: reversed range '3-1'"},
+      {"0-", "cpu list: malformed range '0-'"},
+      {"-3", "cpu list: malformed range '-3'"},
+      {"0,,1", "cpu list: malformed range ''"},
+      {"0-3,2", "cpu list: range '2' overlaps or is unordered"},
+      // A range starting where the last one ended counts that CPU twice.
+      {"0-3,3-5", "cpu list: range '3-5' overlaps or is unordered"},
+      {"4,2", "cpu list: range '2' overlaps or is unordered"},
+      {"+1", "cpu list: malformed range '+1'"},
+      {"0-4294967295", "cpu list: implausibly many CPUs"},
+      {"1 2", "cpu list: malformed range '1 2'"},
+  };
+  for (const auto& [text, message] : cases) {
+    absl::StatusOr<uint32_t> n = ParseCpuListCount(text);
+    EXPECT_EQ(n.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_EQ(n.status().message(), message) << text;
   }
+}
+
+// The next range may start right after the last one ended; 2^20 CPUs is
+// the most accepted, one more is not.
+TEST(CpuListTest, Boundaries) {
+  EXPECT_EQ(*ParseCpuListCount("0-3,4-5"), 6u);
+  EXPECT_EQ(*ParseCpuListCount(" 7 \n"), 1u);  // trimmed
+  EXPECT_EQ(*ParseCpuListCount("0-1048575"), 1048576u);
+  EXPECT_EQ(ParseCpuListCount("0-1048576").status().message(),
+            "cpu list: implausibly many CPUs");
 }
 
 TEST(CpuInfoTest, ReadsFlagsAndModel) {
