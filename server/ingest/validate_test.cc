@@ -407,6 +407,31 @@ TEST(ValidateTest, ReportSizeBoundary) {
                          r.ByteSizeLong() - 1, ")"));
 }
 
+// Numbers: 0 is a valid non-negative value, the smallest negative double
+// is not; only the growth rate may be negative. Repeated fields: 4,096
+// entries, not one more.
+TEST(ValidateTest, ValueAndCountBoundaries) {
+  v1::HostReport r = Good();
+  r.mutable_snapshot()->mutable_threads()->set_uptime_seconds(0);
+  EXPECT_TRUE(Check(r).ok()) << Check(r);
+  r.mutable_snapshot()->mutable_threads()->set_uptime_seconds(-4.9e-324);
+  absl::Status st = Check(r);
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+  EXPECT_TRUE(absl::StartsWith(st.message(), "snapshot.threads.uptime_seconds"))
+      << st;
+  r = Good();
+  r.mutable_predictions()->mutable_stack_depot()->set_growth_pools_per_second(
+      -1e300);
+  EXPECT_TRUE(Check(r).ok()) << Check(r);
+
+  r = Good();
+  for (int i = 0; i < 4096; ++i)
+    r.mutable_snapshot()->mutable_fgraph()->add_users();
+  EXPECT_TRUE(Check(r).ok()) << Check(r);
+  r.mutable_snapshot()->mutable_fgraph()->add_users();
+  ExpectRefused(r, "snapshot.fgraph.users: more than 4096 entries");
+}
+
 TEST(ValidateTest, AllowsSmallClockSkewAndOldReports) {
   v1::HostReport r = Good();
   r.mutable_observed_at()->set_seconds(1800000000 + 600);
