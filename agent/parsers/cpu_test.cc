@@ -89,8 +89,28 @@ TEST(CpuInfoTest, NoInvlpgb) {
 }
 
 TEST(CpuInfoTest, RejectsWithoutFlags) {
-  EXPECT_FALSE(ParseCpuInfo("processor\t: 0\nmodel name\t: X\n").ok());
-  EXPECT_FALSE(ParseCpuInfo("").ok());
+  for (const char* text : {"processor\t: 0\nmodel name\t: X\n", ""}) {
+    auto r = ParseCpuInfo(text);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_EQ(r.status().message(), "/proc/cpuinfo: no flags line") << text;
+  }
+}
+
+// The first CPU's model name and flags (arm64: "Features") are taken, the
+// values trimmed.
+TEST(CpuInfoTest, FirstCpuWinsAndValuesAreTrimmed) {
+  auto r = ParseCpuInfo(
+      "processor\t: 0\nmodel name\t:   First CPU  \nflags\t\t: fpu\n\n"
+      "processor\t: 1\nmodel name\t: Second CPU\n"
+      "flags\t\t: fpu invlpgb hypervisor\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r->model_name, "First CPU");
+  EXPECT_FALSE(r->invlpgb);
+  EXPECT_FALSE(r->hypervisor);
+  r = ParseCpuInfo("processor\t: 0\nFeatures\t: fp asimd evtstrm\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->model_name.has_value());
+  EXPECT_FALSE(r->invlpgb);
 }
 
 }  // namespace
