@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -233,20 +234,23 @@ features:
 }
 
 TEST(FeatureTableTest, RejectsBadTables) {
-  EXPECT_FALSE(FeatureTable::Parse("features: [").ok());
-  EXPECT_FALSE(FeatureTable::Parse("rows: {}").ok());
+  auto refused = [](const char* yaml, const std::string& message) {
+    absl::StatusOr<FeatureTable> t = FeatureTable::Parse(yaml);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_EQ(t.status().message(), message) << yaml;
+  };
+  absl::StatusOr<FeatureTable> broken = FeatureTable::Parse("features: [");
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(broken.status().message(), "feature table: "))
+      << broken.status();
+  refused("rows: {}", "feature table: no `features:` map");
   // Documents whose root is not a map.
-  EXPECT_FALSE(FeatureTable::Parse("hello\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse("# only a comment\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse("- a\n- b\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse("").ok());
-  EXPECT_FALSE(
-      FeatureTable::Parse("features:\n  x:\n    description: d\n").ok());
-  EXPECT_FALSE(
-      FeatureTable::Parse("features:\n  x:\n    since: banana\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse(
-                   "features:\n  x:\n    since: \"6.1\"\n    backports: 3\n")
-                   .ok());
+  for (const char* yaml : {"hello\n", "# only a comment\n", "- a\n- b\n", ""})
+    refused(yaml, "feature table: the document is not a map");
+  refused("features:\n  x:\n    description: d\n",
+          "feature table row x: missing `since`");
+  refused("features:\n  x:\n    since: \"6.1\"\n    backports: 3\n",
+          "feature table row x: `backports` is not a list");
   absl::StatusOr<FeatureTable> bad =
       FeatureTable::Parse("features:\n  x:\n    since: banana\n");
   EXPECT_NE(bad.status().message().find("row x"), std::string::npos);
