@@ -55,9 +55,6 @@ TEST(CollectorTest, PreemptionSourcesInOrder) {
   }
 }
 
-// In a container with the host's PID namespace and the host's /proc and /sys
-// mounted under --root, the agent's own mounts name container paths; PID 1's
-// name the host's, which are the ones that exist under the root.
 // The four threshold files: 0 to 1,000,000 taken as they are, anything
 // else unknown with the file and the value named.
 TEST(CollectorTest, ThresholdFilesAndTheirRange) {
@@ -68,9 +65,11 @@ TEST(CollectorTest, ThresholdFilesAndTheirRange) {
   t.Write("/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout", "1000000\n");
   t.Write("/proc/sys/kernel/panic_on_rcu_stall", "0\n");
   HostFs fs(t.root());
+  auto collect = [&fs] {
+    return Collector(&fs, CollectorOptions(), [] { return kT0; }).Collect();
+  };
   {
-    Collector c(&fs, CollectorOptions(), [] { return kT0; });
-    v1::HostSnapshot s = c.Collect();
+    v1::HostSnapshot s = collect();
     ASSERT_TRUE(s.thresholds().has_watchdog_thresh_seconds());
     EXPECT_EQ(s.thresholds().watchdog_thresh_seconds(), 0u);
     EXPECT_TRUE(s.thresholds().softlockup_panic());
@@ -83,8 +82,7 @@ TEST(CollectorTest, ThresholdFilesAndTheirRange) {
   t.Write("/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout", "1000001\n");
   t.Write("/proc/sys/kernel/panic_on_rcu_stall", "yes\n");
   {
-    Collector c(&fs, CollectorOptions(), [] { return kT0; });
-    v1::HostSnapshot s = c.Collect();
+    v1::HostSnapshot s = collect();
     EXPECT_FALSE(s.thresholds().has_watchdog_thresh_seconds());
     EXPECT_EQ(Unknown(s, "thresholds.watchdog_thresh_seconds"),
               "/proc/sys/kernel/watchdog_thresh: implausible value -1");
@@ -99,6 +97,9 @@ TEST(CollectorTest, ThresholdFilesAndTheirRange) {
   }
 }
 
+// In a container with the host's PID namespace and the host's /proc and /sys
+// mounted under --root, the agent's own mounts name container paths; PID 1's
+// name the host's, which are the ones that exist under the root.
 TEST(CollectorTest, MountsFromPid1WhenReadable) {
   TestTree t;
   Basics(t, "6.16.0", "#1 SMP PREEMPT_DYNAMIC x");

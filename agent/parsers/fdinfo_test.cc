@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -62,9 +63,8 @@ TEST(FdinfoTest, RejectsMalformed) {
        "fdinfo: link_id '-1' is not a number"},
   };
   for (const auto& [text, message] : cases) {
-    auto r = ParseBpfLinkFdinfo(text);
-    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << text;
-    EXPECT_EQ(r.status().message(), message) << text;
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseBpfLinkFdinfo(text).status(), message);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -55,9 +56,8 @@ TEST(KernelConfigTest, RejectsMalformed) {
            "' is not CONFIG_NAME=value"},
   };
   for (const auto& [text, message] : cases) {
-    absl::StatusOr<KernelConfig> c = KernelConfig::Parse(text);
-    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << text;
-    EXPECT_EQ(std::string(c.status().message()), message) << text;
+    SCOPED_TRACE(text);
+    ExpectRefused(KernelConfig::Parse(text).status(), message);
   }
 }
 

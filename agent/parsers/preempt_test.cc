@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -40,9 +41,8 @@ TEST(SchedPreemptTest, RejectsMalformed) {
       {"none (rt)\n", "sched/preempt: unknown mode '(rt)'"},
   };
   for (const auto& [text, message] : cases) {
-    absl::StatusOr<v1::PreemptMode> mode = ParseSchedPreempt(text);
-    EXPECT_EQ(mode.status().code(), absl::StatusCode::kInvalidArgument) << text;
-    EXPECT_EQ(mode.status().message(), message) << text;
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseSchedPreempt(text).status(), message);
   }
 }
 

@@ -2,16 +2,11 @@
 
 #include <string>
 
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
 namespace {
-
-// A refusal: INVALID_ARGUMENT with exactly this message.
-void ExpectRefused(const absl::Status& st, const std::string& message) {
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
-  EXPECT_EQ(st.message(), message);
-}
 
 TEST(LoadavgTest, ParsesThreadCounts) {
   auto r = ParseLoadavg("0.05 0.18 0.10 3/240117 6695\n");

@@ -3,16 +3,11 @@
 #include <string>
 #include <utility>
 
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
 namespace {
-
-// A refusal: INVALID_ARGUMENT with exactly this message.
-void ExpectRefused(const absl::Status& st, const std::string& message) {
-  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
-  EXPECT_EQ(st.message(), message);
-}
 
 TEST(CurrentTracerTest, Parses) {
   EXPECT_EQ(*ParseCurrentTracer("function_graph\n"), "function_graph");
