@@ -213,6 +213,8 @@ def main():
     p.add_argument("--min-score", type=float, default=90.0)
     p.add_argument("--bazel", default="bazel")
     args = p.parse_args()
+    # Output piped into head(1) and the like ends quietly.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
     try:
         mutants = parse_list(args.mutants)
