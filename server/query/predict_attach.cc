@@ -130,8 +130,12 @@ grpc::Status QueryService::DoPredictAttach(
   const bool recompute = changes != nullptr || budget.has_value();
   const size_t limit = Limit(req.limit());
   std::vector<std::unique_ptr<Worker>> workers;
+  // Explicit ids are few; a small fleet is scanned faster on one thread.
   const int threads =
-      req.hosts().host_ids_size() > 0 ? 1 : std::max(1, options_.scan_threads);
+      req.hosts().host_ids_size() > 0
+          ? 1
+          : std::clamp(static_cast<int>(index_->size() / kHostsPerScanThread),
+                       1, std::max(1, options_.scan_threads));
   workers.reserve(threads);
   for (int i = 0; i < threads; ++i) {
     workers.push_back(std::make_unique<Worker>(

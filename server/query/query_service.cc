@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -118,7 +117,11 @@ QueryService::QueryService(const HostIndex* index, AlertStore* storage,
     : index_(index),
       storage_(storage),
       metrics_(metrics),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  if (options_.scan_threads > 1) {
+    pool_ = std::make_unique<ScanPool>(options_.scan_threads - 1);
+  }
+}
 
 bool QueryService::IsStale(const HostEntry& e, absl::Time now) const {
   double interval = e.record.interval_seconds;
@@ -150,14 +153,15 @@ grpc::Status QueryService::Scan(
     });
   };
   workers = std::clamp(workers, 1, HostIndex::kShards);
-  std::vector<std::thread> helpers;
-  for (int w = 1; w < workers; ++w) {
-    helpers.emplace_back([&, w] {
-      for (int s = w; s < HostIndex::kShards; s += workers) shard(w, s);
-    });
+  if (pool_ == nullptr) workers = 1;
+  auto part = [&](int w) {
+    for (int s = w; s < HostIndex::kShards; s += workers) shard(w, s);
+  };
+  if (workers == 1) {
+    part(0);
+  } else {
+    pool_->Run(workers, part);
   }
-  for (int s = 0; s < HostIndex::kShards; s += workers) shard(0, s);
-  for (std::thread& t : helpers) t.join();
   return grpc::Status::OK;
 }
 

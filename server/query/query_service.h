@@ -27,6 +27,7 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
+#include "server/query/scan_pool.h"
 #include "server/storage/alert_store.h"
 #include "server/storage/event_store.h"
 #include "server/storage/report_store.h"
@@ -36,6 +37,10 @@ class RE2;
 }
 
 namespace tracehealth::server {
+
+// Below this many hosts per scan thread a helper costs more than it saves
+// (predict_attach_benchmark --hosts=...).
+inline constexpr size_t kHostsPerScanThread = 2000;
 
 struct QueryOptions {
   // Bearer token required in the "authorization" metadata; empty: none.
@@ -55,7 +60,10 @@ struct QueryOptions {
   // explain them); null: GetHost and GetHostHistory are UNAVAILABLE and
   // PredictAttach answers with unexplained predictions.
   ReportStore* store = nullptr;
-  // Threads a fleet-wide PredictAttach spreads the index's shards over.
+  // Threads a fleet-wide PredictAttach spreads the index's shards over
+  // (the caller's and scan_threads - 1 helpers the service starts once);
+  // an index of fewer than kHostsPerScanThread hosts per thread is
+  // scanned on fewer.
   int scan_threads = 2;
   // The store ListEvents reads (not owned); null: it is UNAVAILABLE.
   EventStore* events = nullptr;
@@ -160,6 +168,8 @@ class QueryService final : public RawFleetQueryService {
   AlertStore* const storage_;
   ServerMetrics* const metrics_;
   const QueryOptions options_;
+  // Helpers of fleet-wide scans; null with scan_threads <= 1.
+  std::unique_ptr<ScanPool> pool_;
 };
 
 }  // namespace tracehealth::server
