@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/grpc_code_name.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
@@ -69,6 +70,9 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
     StartRead(&ack_);
   }
 
+  // After OnDone the call is gone: no Start* may follow (done_ stops
+  // MaybeWriteLocked), or gRPC calls into a freed call object ("pure virtual
+  // method called" once the server went away under an idle stream).
   void OnDone(const grpc::Status& s) override {
     absl::MutexLock lock(&mu_);
     status_ = s;
@@ -78,6 +82,11 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
   void Wait() {
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(&done_));
+  }
+
+  bool done() {
+    absl::MutexLock l(&mu_);
+    return done_;
   }
 
   // Sends what is due (a paced host's next report).
@@ -117,7 +126,7 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
 
  private:
   void MaybeWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (writing_ || closed_ || write_failed_) return;
+    if (writing_ || closed_ || write_failed_ || done_) return;
     bool out_of_reports =
         opts_.reports_per_host > 0 && sent_ >= opts_.reports_per_host;
     const bool past = absl::Now() >= deadline_;
@@ -233,6 +242,11 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
   while (absl::Now() < deadline) {
     absl::SleepFor(std::min(absl::Milliseconds(100), deadline - absl::Now()));
     if (opts.stop != nullptr && opts.stop->load()) break;
+    // Every stream ended (the server went away): nothing is left to send.
+    if (std::all_of(streams.begin(), streams.end(),
+                    [](const auto& s) { return s->done(); })) {
+      break;
+    }
     if (opts.report_interval > absl::ZeroDuration()) {
       for (auto& s : streams) s->Nudge();
     }
@@ -257,8 +271,8 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
     if (!st.ok()) {
       result.failed_streams++;
       if (result.first_error.empty()) {
-        result.first_error =
-            absl::StrCat(st.error_code(), ": ", st.error_message());
+        result.first_error = absl::StrCat(GrpcCodeName(st.error_code()), ": ",
+                                          st.error_message());
       }
     }
     std::vector<int64_t> l = s->TakeLatencies();

@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
       absl::FormatDuration(r->ack_p99).c_str(),
       absl::FormatDuration(r->ack_max).c_str());
   if (!r->first_error.empty())
-    std::printf("first stream error: %s\n", r->first_error.c_str());
+    std::fprintf(stderr,
+                 "tracehealth-loadgen: %llu of %d streams failed, first: %s\n",
+                 static_cast<unsigned long long>(r->failed_streams), o.hosts,
+                 r->first_error.c_str());
   return r->failed_streams == 0 ? 0 : 1;
 }
