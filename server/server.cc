@@ -119,6 +119,7 @@ void Server::UseStore(std::unique_ptr<T> store) {
   alerts_ = store.get();
   transitions_ = store.get();
   events_ = store.get();
+  calibrations_ = store.get();
   store_owner_ = std::shared_ptr<T>(std::move(store));
 }
 
@@ -207,6 +208,12 @@ absl::Status Server::OpenStore() {
   }
   env_.log(absl::StrFormat("%zu hosts loaded in %s", index_.size(),
                            absl::FormatDuration(absl::Now() - load_start)));
+  absl::Status classes = classes_.LoadFrom(*calibrations_);
+  if (absl::IsDataLoss(classes)) {
+    env_.log(absl::StrCat(classes.ToString(), " (skipped)"));
+  } else if (!classes.ok()) {
+    return classes;
+  }
   if (feed_ != nullptr) {
     // The feed started when the store opened, before the load: nothing
     // another replica commits from then on is missed.
@@ -270,10 +277,14 @@ absl::Status Server::StartServing(
   iopts.require_client_identity = !config_.tls_client_ca.empty();
   iopts.host_reports_per_second = config_.host_report_rate;
   iopts.host_report_burst = config_.host_report_burst;
+  calibration_intake_ =
+      std::make_unique<CalibrationIntake>(calibrations_, &classes_, env_.now);
+  iopts.calibrations = calibration_intake_.get();
   ingest_ = std::make_unique<IngestService>(writer_.get(), &metrics_, iopts);
   qopts.stale_after_intervals = config_.stale_after_intervals;
   qopts.history = reports_;
   qopts.events = events_;
+  qopts.classes = &classes_;
   query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;

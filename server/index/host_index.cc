@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/calibration/calibrated_report.h"
 #include "server/report/wire_check.h"
 
 namespace tracehealth::server {
@@ -76,10 +77,11 @@ absl::Status HostIndex::Merge(LatestRow& row) {
   return absl::OkStatus();
 }
 
-HostEntry HostIndex::ToHostEntry(const std::string& host_id, const Entry& e) {
+HostEntry HostIndex::ToHostEntry(const std::string& host_id,
+                                 const Entry& e) const {
   HostEntry out;
   out.host_id = host_id;
-  out.latest = e.latest->report();
+  out.latest = WithClassCalibration(e.latest->report(), classes_);
   out.first_seen = e.first_seen;
   out.last_seen = e.last_seen;
   out.reports = e.reports;

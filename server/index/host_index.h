@@ -29,6 +29,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
+#include "server/calibration/class_calibrations.h"
 #include "server/index/label_selector.h"
 #include "server/report/committed_report.h"
 #include "server/report/stored_report.h"
@@ -46,7 +47,13 @@ struct HostEntry {
 
 class HostIndex {
  public:
-  HostIndex() = default;
+  // `classes` (not owned, may be null): hardware-class calibrations; a
+  // host without a calibration of its own in a class with some is shown
+  // with its class's constants (server/calibration/calibrated_report.h:
+  // its predictions recomputed when read, which costs one model run per
+  // host read).
+  explicit HostIndex(const ClassCalibrations* classes = nullptr)
+      : classes_(classes) {}
   HostIndex(const HostIndex&) = delete;
   HostIndex& operator=(const HostIndex&) = delete;
 
@@ -88,11 +95,13 @@ class HostIndex {
     absl::Time last_seen;
     uint64_t reports = 0;
   };
-  // Parses the entry's report if no one has yet.
-  static HostEntry ToHostEntry(const std::string& host_id, const Entry& e);
+  // Parses the entry's report if no one has yet, with the class's
+  // calibration applied.
+  HostEntry ToHostEntry(const std::string& host_id, const Entry& e) const;
   // Every host, copied under the reader lock.
   std::vector<std::pair<std::string, Entry>> Copy() const;
 
+  const ClassCalibrations* const classes_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> hosts_ ABSL_GUARDED_BY(mu_);
 };

@@ -17,6 +17,7 @@
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
+#include "server/calibration/calibrated_report.h"
 #include "server/index/label_selector.h"
 #include "server/query/margins.h"
 #include "server/query/recommendation.h"
@@ -46,10 +47,12 @@ grpc::Status ToGrpc(const absl::Status& st) {
 
 // The models' options for the host that sent `r`: the feature table its
 // agent used (the report's override rows; ingest refused rows that do not
-// parse), kept in `*table`.
+// parse), kept in `*table`, and the calibrated constants its predictions
+// use (its own, or its class's: server/calibration/calibrated_report.h).
 ModelOptions HostModelOptions(const v1::HostReport& r,
                               std::optional<FeatureTable>* table) {
   ModelOptions options;
+  options.calibration = ReportCalibration(r);
   if (!r.has_feature_table_override()) return options;
   absl::StatusOr<FeatureTable> t =
       FeatureTableFromOverride(r.feature_table_override());
