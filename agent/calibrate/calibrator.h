@@ -1,5 +1,5 @@
 // One calibration of the fgraph attach model on this host (docs/design.md
-// §3.1, tracehealth-agent --calibrate): an explicit, bounded, real attach.
+// §13.1, tracehealth-agent --calibrate): an explicit, bounded, real attach.
 //
 //   1. Refuses (with the reason) unless tracefs is mounted and writable,
 //      current_tracer is nop and tracefs shows no other fgraph user

@@ -1,4 +1,4 @@
-// The hardware classes' calibrated constants (docs/design.md §3.1): per
+// The hardware classes' calibrated constants (docs/design.md §13.2): per
 // class (CPU model + kernel release family, common/models/fgraph/
 // hardware_class.h) the newest calibration of each canary host, and their
 // medians, which the server uses for every host of the class that has no

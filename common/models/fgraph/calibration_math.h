@@ -1,6 +1,6 @@
 // The arithmetic of a calibration (tracehealth-agent --calibrate): which
 // thread count keeps its walk under a budget, and the per-visit and fixed
-// costs two timed enables of function_graph give (docs/design.md §3.1).
+// costs two timed enables of function_graph give (docs/design.md §13.1).
 //
 // The first enable hands a stack to each of the N_fresh threads without one
 // (the K the calibration started, forked last, so at the tail of the task
