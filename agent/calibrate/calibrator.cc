@@ -284,8 +284,14 @@ absl::Status Calibrator::Measure(const Plan& plan, v1::Calibration* c) {
     status = TimeEnables(plan, c);
   }
   // Whatever happened: the filter and tracer back, then the threads.
-  absl::Status restored = RestoreFromJournal(fs_->root(), journal);
+  std::vector<std::string> refused;
+  absl::Status restored = RestoreFromJournal(fs_->root(), journal, &refused);
   threads.Stop();
+  if (!refused.empty() && options_.log) {
+    options_.log(absl::StrCat(
+        "warning: set_ftrace_filter lines tracefs did not take back: ",
+        absl::StrJoin(refused, ", ")));
+  }
   if (!restored.ok()) {
     return absl::Status(
         restored.code(),

@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/calibrate/tracefs_write.h"
 #include "agent/state/state_file.h"
@@ -56,27 +57,42 @@ absl::Status RemoveJournal(absl::string_view state_dir) {
   return absl::OkStatus();
 }
 
-std::string FilterToRestore(absl::string_view filter) {
-  std::string out;
+std::vector<std::string> FilterToRestore(absl::string_view filter) {
+  std::vector<std::string> out;
   for (absl::string_view line : absl::StrSplit(filter, '\n')) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty() || absl::StartsWith(line, "#")) continue;
-    absl::StrAppend(&out, line, "\n");
+    // "vfs_read [ext4]": the function of a module.
+    const size_t sp = line.find(" [");
+    if (sp != absl::string_view::npos && absl::EndsWith(line, "]")) {
+      const absl::string_view mod = line.substr(sp + 2, line.size() - sp - 3);
+      out.push_back(absl::StrCat(line.substr(0, sp), ":mod:", mod));
+    } else {
+      out.emplace_back(line);
+    }
   }
   return out;
 }
 
 absl::Status RestoreFromJournal(absl::string_view root,
-                                const v1::CalibrationJournal& journal) {
+                                const v1::CalibrationJournal& journal,
+                                std::vector<std::string>* refused) {
   const std::string tracer_path =
       absl::StrCat(journal.tracefs(), "/current_tracer");
   const std::string filter_path =
       absl::StrCat(journal.tracefs(), "/set_ftrace_filter");
   // Every step is tried; the first error is returned.
   absl::Status status = WriteTracefsFile(root, tracer_path, "nop\n");
-  absl::Status filter = WriteTracefsFile(
-      root, filter_path, FilterToRestore(journal.ftrace_filter()));
-  if (status.ok()) status = filter;
+  absl::Status emptied = WriteTracefsFile(root, filter_path, "");
+  if (status.ok()) status = emptied;
+  if (emptied.ok()) {
+    for (const std::string& line : FilterToRestore(journal.ftrace_filter())) {
+      if (!AppendTracefsFile(root, filter_path, line + "\n").ok() &&
+          refused != nullptr) {
+        refused->push_back(line);
+      }
+    }
+  }
   const std::string tracer(
       absl::StripAsciiWhitespace(journal.current_tracer()));
   if (!tracer.empty() && tracer != "nop") {
@@ -117,7 +133,8 @@ absl::StatusOr<std::string> RecoverInterruptedCalibration(
   if (absl::IsUnavailable(lock.status())) return std::string();
   if (!lock.ok()) return lock.status();
   const v1::CalibrationJournal& j = **journal;
-  absl::Status restored = RestoreFromJournal(root, j);
+  std::vector<std::string> refused;
+  absl::Status restored = RestoreFromJournal(root, j, &refused);
   if (!restored.ok()) {
     return absl::Status(restored.code(),
                         absl::StrCat("restoring an interrupted calibration: ",

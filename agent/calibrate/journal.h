@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -39,14 +40,20 @@ absl::Status RemoveJournal(absl::string_view state_dir);
 
 // What to write to set_ftrace_filter to get `filter` (its content as read)
 // back: its lines but comments ("#### all functions enabled ####" is an
-// empty filter), one per line.
-std::string FilterToRestore(absl::string_view filter);
+// empty filter), a module function shown "name [mod]" written
+// "name:mod:mod".
+std::vector<std::string> FilterToRestore(absl::string_view filter);
 
 // Writes the journal's state back under `root`: nop to current_tracer (so
-// no filter change re-patches a live tracer), the filter, then the tracer
-// if it was not nop.
+// no filter change re-patches a live tracer), the filter (emptied, then
+// each line written on its own), then the tracer if it was not nop. A
+// filter line tracefs refuses (a function command such as
+// "schedule:traceoff:unlimited" is shown in a form it does not take back)
+// is not an error: it is appended to `*refused` (when not null). Errors:
+// the tracer, or emptying the filter, could not be written.
 absl::Status RestoreFromJournal(absl::string_view root,
-                                const v1::CalibrationJournal& journal);
+                                const v1::CalibrationJournal& journal,
+                                std::vector<std::string>* refused = nullptr);
 
 class CalibrationLock {
  public:

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "agent/testing/test_tree.h"
 #include "gtest/gtest.h"
@@ -27,11 +29,13 @@ v1::CalibrationJournal Journal(const std::string& filter) {
 }
 
 TEST(JournalTest, FilterToRestore) {
-  EXPECT_EQ(FilterToRestore("#### all functions enabled ####\n"), "");
-  EXPECT_EQ(FilterToRestore("vfs_read\nvfs_write\n"), "vfs_read\nvfs_write\n");
+  using V = std::vector<std::string>;
+  EXPECT_EQ(FilterToRestore("#### all functions enabled ####\n"), V{});
+  EXPECT_EQ(FilterToRestore("vfs_read\nvfs_write\n"),
+            (V{"vfs_read", "vfs_write"}));
   EXPECT_EQ(
-      FilterToRestore("vfs_read [ext4]\n\n# comment\nschedule:traceoff\n"),
-      "vfs_read [ext4]\nschedule:traceoff\n");
+      FilterToRestore("ext4_sync_fs [ext4]\n\n# comment\nschedule:traceoff\n"),
+      (V{"ext4_sync_fs:mod:ext4", "schedule:traceoff"}));
 }
 
 TEST(JournalTest, WriteReadRemove) {

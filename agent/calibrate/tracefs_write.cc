@@ -30,11 +30,13 @@ absl::StatusOr<std::string> RootedPath(absl::string_view root,
   return absl::StrCat(root, path);
 }
 
-absl::Status WriteTracefsFile(absl::string_view root, absl::string_view path,
-                              absl::string_view content) {
+namespace {
+
+absl::Status OpenAndWrite(absl::string_view root, absl::string_view path,
+                          absl::string_view content, int flags) {
   absl::StatusOr<std::string> full = RootedPath(root, path);
   if (!full.ok()) return full.status();
-  const int fd = open(full->c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  const int fd = open(full->c_str(), O_WRONLY | O_CLOEXEC | flags);
   if (fd < 0) return ErrnoToStatus(errno, absl::StrCat("open ", path));
   absl::Status status;
   size_t done = 0;
@@ -54,6 +56,18 @@ absl::Status WriteTracefsFile(absl::string_view root, absl::string_view path,
     status = ErrnoToStatus(errno, absl::StrCat("close ", path));
   }
   return status;
+}
+
+}  // namespace
+
+absl::Status WriteTracefsFile(absl::string_view root, absl::string_view path,
+                              absl::string_view content) {
+  return OpenAndWrite(root, path, content, O_TRUNC);
+}
+
+absl::Status AppendTracefsFile(absl::string_view root, absl::string_view path,
+                               absl::string_view content) {
+  return OpenAndWrite(root, path, content, O_APPEND);
 }
 
 absl::Status CheckWritable(absl::string_view root, absl::string_view path) {

@@ -27,6 +27,10 @@ absl::StatusOr<std::string> RootedPath(absl::string_view root,
 absl::Status WriteTracefsFile(absl::string_view root, absl::string_view path,
                               absl::string_view content);
 
+// The same without O_TRUNC and with O_APPEND: adds to set_ftrace_filter.
+absl::Status AppendTracefsFile(absl::string_view root, absl::string_view path,
+                               absl::string_view content);
+
 // OK when `path` under `root` may be opened for writing (access(2) W_OK);
 // otherwise the errno as a status naming the path.
 absl::Status CheckWritable(absl::string_view root, absl::string_view path);
