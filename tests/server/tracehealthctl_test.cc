@@ -167,7 +167,7 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.out,
             "tracehealthctl: unknown command \"frobnicate\" (predict, hosts, "
-            "host, summary, alerts, events, model, gate, help; see "
+            "host, summary, alerts, events, accuracy, model, gate, help; see "
             "tracehealthctl "
             "--help)\n");
 }
