@@ -6,9 +6,11 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
+#include "common/models/fgraph/hardware_class.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/calibration/calibrated_report.h"
 #include "server/query/query_service.h"
@@ -44,14 +46,19 @@ std::optional<double> PredictedStretch(const v1::Predictions& p,
   return worst;
 }
 
+std::string RecordClass(const HostRecord& r) {
+  return HardwareClass(r.inputs.identity->cpu_model, r.inputs.release());
+}
+
 // The constants the host has now: its own calibration, else its class's.
 std::optional<CalibratedConstants> ConstantsNow(
     const v1::HostReport& then, const HostIndex& index,
     const std::string& host_id, const ClassCalibrations* classes) {
   std::optional<HostEntry> e = index.Get(host_id);
-  if (e && e->latest->has_calibration() &&
-      e->latest->calibration().class_canaries() == 0) {
-    return ReportCalibration(*e->latest);
+  if (e && e->record.calibration != nullptr &&
+      absl::StartsWith(e->record.calibration->source,
+                       "this host's calibration")) {
+    return *e->record.calibration;
   }
   if (classes == nullptr) return std::nullopt;
   std::optional<ClassConstants> k = classes->Of(ReportHardwareClass(then));
@@ -148,8 +155,8 @@ grpc::Status QueryService::DoAccuracy(const v1::AccuracyRequest& req,
       c.set_fixed_median_seconds(k.fixed_median);
     }
   }
-  index_->ForEach([&](const HostEntry& e) {
-    const std::string cls = ReportHardwareClass(*e.latest);
+  index_->ForEach([&](const std::string&, const HostEntry& e) {
+    const std::string cls = RecordClass(e.record);
     if (cls.empty()) return;
     v1::ClassAccuracy& c = classes[cls];
     c.set_hardware_class(cls);
@@ -165,16 +172,16 @@ grpc::Status QueryService::DoAccuracy(const v1::AccuracyRequest& req,
     }
     // The report current then, as its host sent it.
     std::optional<v1::HostReport> then;
-    if (ev.has_prediction_seq() && options_.history != nullptr) {
+    if (ev.has_prediction_seq() && options_.store != nullptr) {
       absl::StatusOr<std::string> blob =
-          options_.history->GetReport(ev.host_id(), ev.prediction_seq());
+          options_.store->GetReport(ev.host_id(), ev.prediction_seq());
       if (!blob.ok() || !then.emplace().ParseFromString(*blob)) then.reset();
     }
     std::string cls;
     if (then) cls = ReportHardwareClass(*then);
     if (cls.empty()) {
       std::optional<HostEntry> e = index_->Get(ev.host_id());
-      if (e) cls = ReportHardwareClass(*e->latest);
+      if (e) cls = RecordClass(e->record);
     }
     if (cls.empty()) {
       resp->set_events_unclassified(resp->events_unclassified() + 1);
