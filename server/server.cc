@@ -130,6 +130,7 @@ void Server::UseStore(std::unique_ptr<T> store) {
   alerts_ = store.get();
   transitions_ = store.get();
   events_ = store.get();
+  calibrations_ = store.get();
   store_owner_ = std::shared_ptr<T>(std::move(store));
 }
 
@@ -222,6 +223,12 @@ absl::Status Server::LoadIndex() {
   }
   env_.log(absl::StrFormat("%zu hosts loaded in %s", index_.size(),
                            absl::FormatDuration(absl::Now() - load_start)));
+  absl::Status classes = classes_.LoadFrom(*calibrations_);
+  if (absl::IsDataLoss(classes)) {
+    env_.log(absl::StrCat(classes.ToString(), " (skipped)"));
+  } else if (!classes.ok()) {
+    return classes;
+  }
   if (feed_ != nullptr) {
     // The feed started when the store opened, before the load: nothing
     // another replica commits from then on is missed.
@@ -284,6 +291,9 @@ absl::Status Server::StartServing(
   iopts.require_client_identity = !config_.tls_client_ca.empty();
   iopts.host_reports_per_second = config_.host_report_rate;
   iopts.host_report_burst = config_.host_report_burst;
+  calibration_intake_ =
+      std::make_unique<CalibrationIntake>(calibrations_, &classes_, env_.now);
+  iopts.calibrations = calibration_intake_.get();
   iopts.max_streams = config_.max_agent_streams;
   if (iopts.max_streams <= 0) {
     rlimit lim{};
@@ -299,6 +309,7 @@ absl::Status Server::StartServing(
   qopts.store = reports_;
   qopts.scan_threads = config_.query_scan_threads;
   qopts.events = events_;
+  qopts.classes = &classes_;
   query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;

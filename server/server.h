@@ -34,6 +34,8 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
+#include "server/calibration/calibration_intake.h"
+#include "server/calibration/class_calibrations.h"
 #include "server/index/host_index.h"
 #include "server/ingest/report_writer.h"
 #include "server/metrics/host_collector.h"
@@ -60,6 +62,7 @@ class ChangeFeed;
 class ChangeFollower;
 class EventRecorder;
 class EventStore;
+class CalibrationStore;
 class Housekeeper;
 class HttpServer;
 class Router;
@@ -230,9 +233,15 @@ class Server {
   AlertStore* alerts_ = nullptr;
   AlertTransitions* transitions_ = nullptr;
   EventStore* events_ = nullptr;
+  CalibrationStore* calibrations_ = nullptr;
   LeaseStore* leases_ = nullptr;  // null for SQLite: one server
   ChangeFeed* feed_ = nullptr;    // null for SQLite: one writer
-  HostIndex index_;
+  // Loaded from `calibrations_` at start and grown by SubmitCalibration on
+  // this server (another replica's submissions are seen at its next
+  // start).
+  ClassCalibrations classes_;
+  std::unique_ptr<CalibrationIntake> calibration_intake_;
+  HostIndex index_{&classes_};
   std::unique_ptr<ChangeFollower> follower_;
   std::unique_ptr<Alerting> alerting_;
   ServerMetrics metrics_;

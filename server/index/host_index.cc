@@ -5,6 +5,7 @@
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "server/calibration/calibrated_report.h"
 
 namespace tracehealth::server {
 namespace {
@@ -40,7 +41,7 @@ absl::Status HostIndex::LoadFrom(
     }
     if (also) also(report);
     HostEntry e;
-    e.record = MakeHostRecord(report, tables_, &identities_);
+    e.record = RecordOf(report);
     e.record.seq = row.latest_seq;
     e.first_seen = absl::FromUnixNanos(row.first_seen_ns);
     e.last_seen = absl::FromUnixNanos(row.last_seen_ns);
@@ -56,13 +57,25 @@ absl::Status HostIndex::LoadFrom(
   return first_error;
 }
 
+HostRecord HostIndex::RecordOf(const v1::HostReport& report) {
+  if (classes_ == nullptr || report.has_calibration()) {
+    return MakeHostRecord(report, tables_, &identities_);
+  }
+  // Not owned: `report` outlives the call.
+  std::shared_ptr<const v1::HostReport> priced =
+      WithClassCalibration(std::shared_ptr<const v1::HostReport>(
+                               &report, [](const v1::HostReport*) {}),
+                           classes_);
+  return MakeHostRecord(*priced, tables_, &identities_);
+}
+
 void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
   for (const CommittedReport& c : reports) {
     const std::string& host = c.report->host_id();
     // Outside the lock: the parse (shared with alert rules, which may have
     // done it) and building the record.
     std::shared_ptr<const v1::HostReport> parsed = c.report->report();
-    HostRecord record = MakeHostRecord(*parsed, tables_, &identities_);
+    HostRecord record = RecordOf(*parsed);
     record.seq = c.report->seq();
     Shard& shard = ShardOf(host);
     absl::MutexLock lock(&shard.mu);
@@ -90,7 +103,7 @@ absl::Status HostIndex::Merge(LatestRow& row) {
         absl::StrCat("report ", row.host_id, "/", row.latest_seq,
                      " from the change feed does not parse"));
   }
-  HostRecord record = MakeHostRecord(report, tables_, &identities_);
+  HostRecord record = RecordOf(report);
   record.seq = row.latest_seq;
   const absl::Time first = absl::FromUnixNanos(row.first_seen_ns);
   const absl::Time last = absl::FromUnixNanos(row.last_seen_ns);

@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
+#include "server/calibration/class_calibrations.h"
 #include "server/index/host_record.h"
 #include "server/report/committed_report.h"
 #include "server/storage/report_store.h"
@@ -52,7 +53,13 @@ class HostIndex {
   // prefetches a few hosts ahead: its id and what HostRecord puts first.
   static constexpr size_t kScanBytes = 256;
 
-  HostIndex() = default;
+  // `classes` (not owned, may be null): hardware-class calibrations. The
+  // record of a host without a calibration of its own in a class with
+  // some is built from its report priced with the class's constants
+  // (server/calibration/calibrated_report.h: one model run per report
+  // applied), as of when the report arrived.
+  explicit HostIndex(const ClassCalibrations* classes = nullptr)
+      : classes_(classes) {}
   HostIndex(const HostIndex&) = delete;
   HostIndex& operator=(const HostIndex&) = delete;
 
@@ -102,9 +109,12 @@ class HostIndex {
     mutable absl::Mutex mu;
     absl::node_hash_map<std::string, HostEntry> hosts ABSL_GUARDED_BY(mu);
   };
+  // MakeHostRecord of `report`, with the class's calibration applied.
+  HostRecord RecordOf(const v1::HostReport& report);
   const Shard& ShardOf(absl::string_view host_id) const;
   Shard& ShardOf(absl::string_view host_id);
 
+  const ClassCalibrations* const classes_;
   std::array<Shard, kShards> shards_;
   FeatureTableCache tables_;
   KernelIdentityCache identities_;

@@ -5,6 +5,7 @@
 
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
+#include "server/calibration/calibrated_report.h"
 
 namespace tracehealth::server {
 namespace {
@@ -256,6 +257,9 @@ std::shared_ptr<const FeatureTable> FeatureTableCache::Get(
 HostRecord MakeHostRecord(const v1::HostReport& r, FeatureTableCache& tables,
                           KernelIdentityCache* identities) {
   HostRecord h;
+  if (std::optional<CalibratedConstants> k = ReportCalibration(r)) {
+    h.calibration = std::make_shared<const CalibratedConstants>(*std::move(k));
+  }
   h.seq = r.seq();
   h.has_observed_at = r.has_observed_at();
   h.observed_at_seconds = r.observed_at().seconds();

@@ -30,6 +30,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "common/kernel/feature_table.h"
+#include "common/models/model_options.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
@@ -150,6 +151,10 @@ struct HostRecord {
   double purge_seconds = 0;
   std::optional<double> purge_lockup_margin;
   v1::Risk vmap_risk = v1::RISK_UNKNOWN;
+  // The calibrated constants the predictions use (the host's own, or its
+  // class's: server/calibration/calibrated_report.h); null: the seed
+  // default.
+  std::shared_ptr<const CalibratedConstants> calibration;
 
   // The stored prediction of `kind`, or null when the report has none.
   const StoredAttach* Attach(v1::ProbeKind kind) const;

@@ -399,6 +399,35 @@ IngestService::~IngestService() {
   absl::MutexLock lock(&mu_);
 }
 
+grpc::ServerUnaryReactor* IngestService::SubmitCalibration(
+    grpc::CallbackServerContext* context, const v1::Calibration* request,
+    v1::SubmitCalibrationResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (options_.calibrations == nullptr) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                                 "this server keeps no calibrations"));
+    return reactor;
+  }
+  std::vector<std::string> identities;
+  if (options_.require_client_identity) {
+    if (auto auth = context->auth_context()) {
+      for (const char* prop :
+           {"x509_common_name", "x509_subject_alternative_name"}) {
+        for (const auto& v : auth->FindPropertyValues(prop)) {
+          identities.emplace_back(v.data(), v.size());
+        }
+      }
+    }
+  }
+  absl::Status s = options_.calibrations->Submit(
+      *request, options_.require_client_identity ? &identities : nullptr,
+      response);
+  reactor->Finish(s.ok() ? grpc::Status::OK
+                         : grpc::Status(static_cast<grpc::StatusCode>(s.code()),
+                                        std::string(s.message())));
+  return reactor;
+}
+
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 IngestService::Report(grpc::CallbackServerContext* context) {
   auto* r = new ReportReactor(this, context);

@@ -29,6 +29,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
+#include "server/calibration/calibration_intake.h"
 #include "server/ingest/rate_limiter.h"
 #include "server/ingest/report_writer.h"
 #include "server/ingest/validate.h"
@@ -54,11 +55,14 @@ struct IngestOptions {
   // retries.
   int max_streams = 0;
   std::function<absl::Time()> now = [] { return absl::Now(); };
+  // Takes SubmitCalibration (not owned); null: UNIMPLEMENTED.
+  CalibrationIntake* calibrations = nullptr;
 };
 
 class IngestService final
     : public v1::TelemetryIngest::WithRawCallbackMethod_Report<
-          v1::TelemetryIngest::Service> {
+          v1::TelemetryIngest::WithCallbackMethod_SubmitCalibration<
+              v1::TelemetryIngest::Service>> {
  public:
   // Not owned; all must outlive the service.
   IngestService(ReportWriter* writer, ServerMetrics* metrics,
@@ -68,6 +72,12 @@ class IngestService final
   // Raw bytes in and out (see ReportReactor).
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Report(
       grpc::CallbackServerContext* context) override;
+
+  // One calibration (server/calibration/calibration_intake.h), the
+  // client certificate's names checked when identities are required.
+  grpc::ServerUnaryReactor* SubmitCalibration(
+      grpc::CallbackServerContext* context, const v1::Calibration* request,
+      v1::SubmitCalibrationResponse* response) override;
 
   // Streams stop reading; each finishes (UNAVAILABLE) once the reports it
   // has read are committed and acked. Call before grpc::Server::Shutdown.

@@ -47,7 +47,8 @@ const v1::AttachPrediction& AttachEvaluator::Predict(const HostRecord& record) {
   const FeatureTable* table = record.features.get();
   Group& g = GroupOf(record, table);
   record.inputs.FillNumbers(&g.scratch);
-  const ModelOptions options = Options(table, &g.scratch);
+  ModelOptions options = Options(table, &g.scratch);
+  if (record.calibration != nullptr) options.calibration = *record.calibration;
   PredictFgraphAttach(g.scratch, kind_, options,
                       MakeAttachContext(g.scratch, options, g.features), &out_);
   return out_;

@@ -15,6 +15,7 @@
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
+#include "server/calibration/calibrated_report.h"
 #include "server/index/label_selector.h"
 #include "server/query/margins.h"
 #include "server/query/query_util.h"
@@ -24,6 +25,7 @@ namespace tracehealth::server {
 ModelOptions HostModelOptions(const v1::HostReport& r,
                               std::optional<FeatureTable>* table) {
   ModelOptions options;
+  options.calibration = ReportCalibration(r);
   if (!r.has_feature_table_override()) return options;
   absl::StatusOr<FeatureTable> t =
       FeatureTableFromOverride(r.feature_table_override());
@@ -172,12 +174,17 @@ absl::StatusOr<v1::HostReport> QueryService::ReadReport(
   }
   absl::StatusOr<std::string> blob = options_.store->GetReport(host_id, seq);
   if (!blob.ok()) return blob.status();
-  v1::HostReport r;
-  if (!r.ParseFromString(*blob)) {
+  auto r = std::make_shared<v1::HostReport>();
+  if (!r->ParseFromString(*blob)) {
     return absl::DataLossError(
         absl::StrCat("stored report ", host_id, "/", seq, " does not parse"));
   }
-  return r;
+  // As the index's record shows it: priced with its class's calibration
+  // when it has none of its own (server/calibration/calibrated_report.h).
+  std::shared_ptr<const v1::HostReport> shown =
+      WithClassCalibration(r, options_.classes);
+  if (shown == r) return std::move(*r);
+  return *shown;
 }
 
 v1::HostSummary QueryService::Summarize(const std::string& host_id,

@@ -25,6 +25,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/status.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "server/calibration/class_calibrations.h"
 #include "server/index/host_index.h"
 #include "server/metrics/server_metrics.h"
 #include "server/query/scan_pool.h"
@@ -67,9 +68,12 @@ struct QueryOptions {
   int scan_threads = 2;
   // The store ListEvents reads (not owned); null: it is UNAVAILABLE.
   EventStore* events = nullptr;
+  // The hardware classes' calibrations Accuracy lists (not owned); null:
+  // none.
+  const ClassCalibrations* classes = nullptr;
 };
 
-// The seven FleetQuery methods, each taking and returning raw bytes.
+// The eight FleetQuery methods, each taking and returning raw bytes.
 using RawFleetQueryService =
     v1::FleetQuery::WithRawCallbackMethod_PredictAttach<
         v1::FleetQuery::WithRawCallbackMethod_GetHost<
@@ -78,7 +82,8 @@ using RawFleetQueryService =
                     v1::FleetQuery::WithRawCallbackMethod_FleetSummary<
                         v1::FleetQuery::WithRawCallbackMethod_GetHostHistory<
                             v1::FleetQuery::WithRawCallbackMethod_ListEvents<
-                                v1::FleetQuery::Service>>>>>>>;
+                                v1::FleetQuery::WithRawCallbackMethod_Accuracy<
+                                    v1::FleetQuery::Service>>>>>>>>;
 
 class QueryService final : public RawFleetQueryService {
  public:
@@ -107,6 +112,10 @@ class QueryService final : public RawFleetQueryService {
   // predicted value), UNAVAILABLE (no event store, or its error).
   grpc::Status DoListEvents(const v1::ListEventsRequest& req,
                             v1::ListEventsResponse* resp) const;
+  // Errors: INVALID_ARGUMENT (from after to, limit over 10000),
+  // UNAVAILABLE (no event store, or its error).
+  grpc::Status DoAccuracy(const v1::AccuracyRequest& req,
+                          v1::AccuracyResponse* resp) const;
 
   grpc::ServerUnaryReactor* PredictAttach(grpc::CallbackServerContext* ctx,
                                           const grpc::ByteBuffer* req,
@@ -129,6 +138,9 @@ class QueryService final : public RawFleetQueryService {
   grpc::ServerUnaryReactor* ListEvents(grpc::CallbackServerContext* ctx,
                                        const grpc::ByteBuffer* req,
                                        grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* Accuracy(grpc::CallbackServerContext* ctx,
+                                     const grpc::ByteBuffer* req,
+                                     grpc::ByteBuffer* resp) override;
 
  private:
   // Authorizes, decodes `in` as a Request, runs `method` and encodes its

@@ -139,6 +139,12 @@ grpc::ServerUnaryReactor* QueryService::ListEvents(
   return Handle(ctx, "ListEvents", req, resp, &QueryService::DoListEvents);
 }
 
+grpc::ServerUnaryReactor* QueryService::Accuracy(
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+    grpc::ByteBuffer* resp) {
+  return Handle(ctx, "Accuracy", req, resp, &QueryService::DoAccuracy);
+}
+
 grpc::ServerUnaryReactor* QueryService::FleetSummary(
     grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
     grpc::ByteBuffer* resp) {

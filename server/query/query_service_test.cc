@@ -384,6 +384,80 @@ EventRow StoredEventRow(const std::string& host, uint64_t seq, int64_t ago_s,
   return row;
 }
 
+// Accuracy: a soft lockup of h1 compared with the report current then
+// (seq 7: 3,200 threads without a shadow stack, PREEMPT_DYNAMIC booted
+// none, so the whole walk is one non-yielding stretch) at the seed c_visit
+// and at its class's calibrated one now.
+TEST_F(QueryServiceTest, AccuracyComparesObservedSecondsWithThePredictions) {
+  SampleHost h;
+  h.host_id = "h1";
+  h.threads = 3200;
+  const v1::HostReport then = SampleReport(h, 7, now_ - absl::Hours(2));
+  ReportRow r;
+  r.host_id = "h1";
+  r.seq = 7;
+  r.observed_at_ns = absl::ToUnixNanos(now_ - absl::Hours(2));
+  r.received_at_ns = r.observed_at_ns;
+  r.blob = then.SerializeAsString();
+  ASSERT_TRUE(storage_->WriteBatch({r}).ok());
+  EventRow lockup =
+      StoredEventRow("h1", 20, 3600, v1::EVENT_PREDICTION_YES, now_);
+  v1::StoredEvent e;
+  ASSERT_TRUE(e.ParseFromString(lockup.blob));
+  e.mutable_event()->set_model(v1::EVENT_MODEL_FGRAPH_ATTACH);
+  e.mutable_event()->set_seconds(26);
+  e.set_prediction_seq(7);
+  lockup.blob = e.SerializeAsString();
+  // One without a stored prediction, one of a host nobody knows.
+  EventRow bare = StoredEventRow("h1", 21, 1800, v1::EVENT_PREDICTION_NO, now_);
+  EventRow stranger =
+      StoredEventRow("nobody", 1, 600, v1::EVENT_PREDICTION_UNKNOWN, now_);
+  ASSERT_TRUE(storage_->PutEvents({lockup, bare, stranger}).ok());
+
+  ClassCalibrations classes;
+  v1::Calibration c;
+  c.set_host_id("canary");
+  c.set_hardware_class("Intel(R) Xeon(R) Platinum 8480+ / 6.16");
+  c.set_c_visit_seconds(200e-9);
+  classes.Add(c);
+  QueryOptions opts;
+  opts.now = [this] { return now_; };
+  opts.store = storage_.get();
+  opts.events = storage_.get();
+  opts.classes = &classes;
+  QueryService service(&index_, storage_.get(), nullptr, opts);
+  v1::AccuracyResponse resp;
+  ASSERT_TRUE(service.DoAccuracy(v1::AccuracyRequest(), &resp).ok());
+  EXPECT_EQ(resp.events_unclassified(), 1u);
+  ASSERT_EQ(resp.classes_size(), 1);
+  const v1::ClassAccuracy& k = resp.classes(0);
+  EXPECT_EQ(k.hardware_class(), "Intel(R) Xeon(R) Platinum 8480+ / 6.16");
+  EXPECT_EQ(k.canaries(), 1u);
+  EXPECT_EQ(k.hosts(), 6u);  // h0..h5
+  EXPECT_EQ(k.events(), 2u);
+  EXPECT_EQ(k.events_predicted(), 1u);
+  EXPECT_EQ(k.events_missed(), 1u);
+  ASSERT_EQ(k.samples_size(), 1);
+  const v1::EventAccuracy& a = k.samples(0);
+  EXPECT_EQ(a.host_id(), "h1");
+  EXPECT_EQ(a.observed_seconds(), 26u);
+  // V = 99 + 32 * 99 * 100 / 2 + 3200 = 161,699 visits, 100 passes:
+  // then 88.7 ns * V + 2 us * 100 + 20 ns * 3200 = 14.6067013 ms;
+  // now  200 ns * V + 0.264 ms = 32.6038 ms.
+  EXPECT_NEAR(a.predicted_seconds(), 14.6067013e-3, 1e-9);
+  EXPECT_NEAR(a.ratio(), 26 / 14.6067013e-3, 1e-3);
+  EXPECT_NEAR(a.calibrated_seconds(), 32.6038e-3, 1e-9);
+  EXPECT_NEAR(a.calibrated_ratio(), 26 / 32.6038e-3, 1e-3);
+  EXPECT_EQ(a.calibrated_basis(),
+            "1 canary of class Intel(R) Xeon(R) Platinum 8480+ / 6.16");
+  EXPECT_NEAR(k.median_ratio(), 26 / 14.6067013e-3, 1e-3);
+
+  v1::AccuracyRequest bad;
+  bad.set_limit(10001);
+  EXPECT_EQ(service.DoAccuracy(bad, &resp).error_message(),
+            "limit 10001 is over 10000");
+}
+
 TEST_F(QueryServiceTest, ListEventsGivesTheStoredEventsNewestFirst) {
   // Logged 1 h, 2 h, 3 h and 8 days ago; the last is outside the default
   // window of 7 days.

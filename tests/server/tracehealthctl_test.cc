@@ -198,8 +198,8 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.out,
             "tracehealthctl: unknown command \"frobnicate\" (predict, plan, "
-            "hosts, host, summary, alerts, events, model, gate, help; see "
-            "tracehealthctl --help)\n");
+            "hosts, host, summary, alerts, events, accuracy, model, gate, "
+            "help; see tracehealthctl --help)\n");
 }
 
 // Flags a command cannot use are errors that list the values they take,

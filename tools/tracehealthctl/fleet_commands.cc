@@ -18,6 +18,7 @@
 #include "common/format.h"
 #include "common/grpc_code_name.h"
 #include "google/protobuf/util/json_util.h"
+#include "tools/tracehealthctl/accuracy_table.h"
 #include "tools/tracehealthctl/events_table.h"
 #include "tools/tracehealthctl/model_request.h"
 #include "tools/tracehealthctl/plan_command.h"
@@ -349,6 +350,17 @@ int FleetCommands::Events(const std::string& host) {
   if (int rc = Call(&v1::FleetQuery::Stub::ListEvents, *req, &resp); rc >= 0)
     return rc;
   server::PrintEvents(resp, out_);
+  return 0;
+}
+
+int FleetCommands::Accuracy() {
+  absl::StatusOr<v1::AccuracyRequest> req = server::AccuracyRequestOf(
+      absl::GetFlag(FLAGS_since), absl::GetFlag(FLAGS_limit), absl::Now());
+  if (!req.ok()) return Usage(std::string(req.status().message()));
+  v1::AccuracyResponse resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::Accuracy, *req, &resp); rc >= 0)
+    return rc;
+  server::PrintAccuracy(resp, out_);
   return 0;
 }
 

@@ -45,6 +45,7 @@ class FleetCommands {
   int Alerts();
   // `host` empty: every host.
   int Events(const std::string& host);
+  int Accuracy();
 
  private:
   // -1 when the caller prints `resp` as a table; else the exit code (the

@@ -114,6 +114,7 @@ int RunFleetCommand(const std::string& cmd,
   if (cmd == "hosts") return ctl.Hosts();
   if (cmd == "summary") return ctl.Summary();
   if (cmd == "alerts") return ctl.Alerts();
+  if (cmd == "accuracy") return ctl.Accuracy();
   return UnknownCommand(cmd);
 }
 

@@ -58,6 +58,14 @@ const std::vector<Command>& Commands() {
        "kernel logs, newest first, each with the model it is attributed to "
        "and whether that model predicted it (no: a model miss).",
        {"predicted", "since", "limit"}},
+      {"accuracy",
+       "accuracy [--since=168h] [--limit=N]",
+       "Per hardware class (CPU model / kernel release family): its "
+       "calibrations (canaries, median c_visit and its spread), its hosts' "
+       "observed events and the median of observed / predicted seconds, "
+       "with the prediction of then and priced with the calibrated "
+       "constants of now; then one row per compared event.",
+       {"since", "limit"}},
       {"model",
        "model fgraph|stackdepot|vmap [model flags]",
        "Evaluates one model offline from flags, without a server (e.g. "

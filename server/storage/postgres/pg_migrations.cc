@@ -82,6 +82,20 @@ CREATE TABLE events (
 );
 CREATE INDEX events_logged_at ON events (logged_at_ns);
 )sql",
+    // 3: host calibrations (calibration_store.h), one per (host, measured
+    // at); the hardware classes' constants are rebuilt from them at start.
+    R"sql(
+CREATE TABLE calibrations (
+  host_id text NOT NULL,
+  hardware_class text NOT NULL,
+  measured_at_ns bigint NOT NULL,
+  c_visit_seconds double precision NOT NULL,
+  fixed_seconds double precision NOT NULL,
+  received_at_ns bigint NOT NULL,
+  calibration bytea NOT NULL,
+  PRIMARY KEY (host_id, measured_at_ns)
+);
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

@@ -10,6 +10,7 @@
 #include "common/status.h"
 #include "server/storage/postgres/copy_binary.h"
 #include "server/storage/postgres/pg_alerts.h"
+#include "server/storage/postgres/pg_calibrations.h"
 #include "server/storage/postgres/pg_events.h"
 #include "server/storage/postgres/pg_hosts.h"
 #include "server/storage/postgres/pg_migrations.h"
@@ -420,6 +421,20 @@ absl::StatusOr<std::vector<EventRow>> PostgresStorage::ListEvents(
   absl::MutexLock lock(&read_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
   return PgListEvents(*conn, filter);
+}
+
+absl::StatusOr<bool> PostgresStorage::PutCalibration(
+    const CalibrationRow& row) {
+  absl::MutexLock lock(&control_.mu);
+  TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(control_));
+  return PgPutCalibration(*conn, row);
+}
+
+absl::StatusOr<std::vector<CalibrationRow>>
+PostgresStorage::ListCalibrations() {
+  absl::MutexLock lock(&read_.mu);
+  TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
+  return PgListCalibrations(*conn);
 }
 
 absl::StatusOr<TransitionResult> PostgresStorage::TransitionAlert(

@@ -35,6 +35,7 @@
 #include "absl/time/time.h"
 #include "server/storage/alert_store.h"
 #include "server/storage/alert_transitions.h"
+#include "server/storage/calibration_store.h"
 #include "server/storage/change_feed.h"
 #include "server/storage/event_store.h"
 #include "server/storage/lease_store.h"
@@ -63,6 +64,7 @@ class PostgresStorage : public ReportStore,
                         public AlertStore,
                         public AlertTransitions,
                         public EventStore,
+                        public CalibrationStore,
                         public LeaseStore,
                         public ChangeFeed {
  public:
@@ -115,6 +117,9 @@ class PostgresStorage : public ReportStore,
       absl::Span<const EventRow> rows) override;
   absl::StatusOr<std::vector<EventRow>> ListEvents(
       const EventFilter& filter) override;
+  // CalibrationStore (pg_calibrations.h).
+  absl::StatusOr<bool> PutCalibration(const CalibrationRow& row) override;
+  absl::StatusOr<std::vector<CalibrationRow>> ListCalibrations() override;
 
   // LeaseStore: expiry by the database's clock.
   absl::StatusOr<bool> AcquireLease(const std::string& name,

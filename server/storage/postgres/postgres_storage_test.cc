@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/storage/conformance/alert_store_conformance.h"
+#include "server/storage/conformance/calibration_store_conformance.h"
 #include "server/storage/conformance/event_store_conformance.h"
 #include "server/storage/conformance/replica_conformance.h"
 #include "server/storage/conformance/report_store_conformance.h"
@@ -98,6 +99,12 @@ absl::StatusOr<std::unique_ptr<EventStore>> OpenEvents() {
   return std::unique_ptr<EventStore>(*std::move(s));
 }
 
+absl::StatusOr<std::unique_ptr<CalibrationStore>> OpenCalibrations() {
+  absl::StatusOr<std::unique_ptr<PostgresStorage>> s = OpenNew();
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<CalibrationStore>(*std::move(s));
+}
+
 absl::StatusOr<ReplicaDatabase> NewReplicaDatabase() {
   absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
   if (!dsn.ok()) return dsn.status();
@@ -126,6 +133,10 @@ INSTANTIATE_TEST_SUITE_P(Postgres, EventStoreConformance,
                          ::testing::Values(EventStoreBackend{"postgres",
                                                              OpenEvents}),
                          EventStoreBackendName);
+INSTANTIATE_TEST_SUITE_P(Postgres, CalibrationStoreConformance,
+                         ::testing::Values(CalibrationStoreBackend{
+                             "postgres", OpenCalibrations}),
+                         CalibrationStoreBackendName);
 INSTANTIATE_TEST_SUITE_P(Postgres, ReplicaConformance,
                          ::testing::Values(ReplicaBackend{"postgres",
                                                           NewReplicaDatabase}),
@@ -240,9 +251,9 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
   auto rows = Cluster().Sql(DbName(*dsn),
                             "SELECT version FROM schema_version ORDER BY 1");
   ASSERT_TRUE(rows.ok());
-  // One row per migration (1: reports, alerts, leases; 2: events), each
-  // applied once.
-  EXPECT_EQ(*rows, "1\n2\n");
+  // One row per migration (1: reports, alerts, leases; 2: events; 3:
+  // calibrations), each applied once.
+  EXPECT_EQ(*rows, "1\n2\n3\n");
   ASSERT_TRUE(Cluster()
                   .Sql(DbName(*dsn), "INSERT INTO schema_version VALUES (99)")
                   .ok());
@@ -253,7 +264,7 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
   EXPECT_TRUE(absl::IsFailedPrecondition(newer.status())) << newer.status();
   EXPECT_NE(newer.status().message().find(
                 "database schema version 99 is newer than this "
-                "server's (2)"),
+                "server's (3)"),
             std::string::npos)
       << newer.status();
 }

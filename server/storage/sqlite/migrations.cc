@@ -121,6 +121,20 @@ CREATE TABLE events (
 );
 CREATE INDEX events_logged_at ON events (logged_at_ns);
 )sql",
+    // 7: host calibrations (calibration_store.h), one per (host, measured
+    // at); the hardware classes' constants are rebuilt from them at start.
+    R"sql(
+CREATE TABLE calibrations (
+  host_id TEXT NOT NULL,
+  hardware_class TEXT NOT NULL,
+  measured_at_ns INTEGER NOT NULL,
+  c_visit_seconds REAL NOT NULL,
+  fixed_seconds REAL NOT NULL,
+  received_at_ns INTEGER NOT NULL,
+  calibration BLOB NOT NULL,
+  PRIMARY KEY (host_id, measured_at_ns)
+);
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "server/storage/host_ledger.h"
 #include "server/storage/sqlite/alerts.h"
+#include "server/storage/sqlite/calibrations.h"
 #include "server/storage/sqlite/connection.h"
 #include "server/storage/sqlite/events.h"
 #include "server/storage/sqlite/ledger.h"
@@ -480,6 +481,16 @@ absl::StatusOr<std::vector<EventRow>> SqliteStorage::ListEvents(
     const EventFilter& filter) {
   absl::MutexLock lock(&read_mu_);
   return ListEventRows(read_db_, filter);
+}
+
+absl::StatusOr<bool> SqliteStorage::PutCalibration(const CalibrationRow& row) {
+  absl::MutexLock lock(&write_mu_);
+  return PutCalibrationRow(write_db_, row);
+}
+
+absl::StatusOr<std::vector<CalibrationRow>> SqliteStorage::ListCalibrations() {
+  absl::MutexLock lock(&read_mu_);
+  return ListCalibrationRows(read_db_);
 }
 
 absl::StatusOr<TransitionResult> SqliteStorage::TransitionAlert(

@@ -34,6 +34,7 @@
 #include "absl/time/time.h"
 #include "server/storage/alert_store.h"
 #include "server/storage/alert_transitions.h"
+#include "server/storage/calibration_store.h"
 #include "server/storage/change_feed.h"
 #include "server/storage/event_store.h"
 #include "server/storage/lease_store.h"
@@ -76,6 +77,7 @@ class SqliteStorage : public ReportStore,
                       public AlertStore,
                       public AlertTransitions,
                       public EventStore,
+                      public CalibrationStore,
                       public LeaseStore,
                       public ChangeFeed {
  public:
@@ -121,6 +123,8 @@ class SqliteStorage : public ReportStore,
       absl::Span<const EventRow> rows) override;
   absl::StatusOr<std::vector<EventRow>> ListEvents(
       const EventFilter& filter) override;
+  absl::StatusOr<bool> PutCalibration(const CalibrationRow& row) override;
+  absl::StatusOr<std::vector<CalibrationRow>> ListCalibrations() override;
   // The database file plus its write-ahead log.
   absl::StatusOr<int64_t> SizeBytes() override;
   // One transaction on the write connection.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/storage/conformance/alert_store_conformance.h"
+#include "server/storage/conformance/calibration_store_conformance.h"
 #include "server/storage/conformance/event_store_conformance.h"
 #include "server/storage/conformance/replica_conformance.h"
 #include "server/storage/conformance/report_store_conformance.h"
@@ -76,6 +77,17 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, EventStoreConformance,
                          ::testing::Values(EventStoreBackend{"sqlite",
                                                              OpenEvents}),
                          EventStoreBackendName);
+
+absl::StatusOr<std::unique_ptr<CalibrationStore>> OpenCalibrations() {
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> s =
+      SqliteStorage::Open(NewDbPath());
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<CalibrationStore>(*std::move(s));
+}
+INSTANTIATE_TEST_SUITE_P(Sqlite, CalibrationStoreConformance,
+                         ::testing::Values(CalibrationStoreBackend{
+                             "sqlite", OpenCalibrations}),
+                         CalibrationStoreBackendName);
 
 TEST(SqliteStorageTest, DataSurvivesReopen) {
   std::string path = NewDbPath();

@@ -1,0 +1,68 @@
+#include "server/calibration/calibrated_report.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/kernel/feature_table_override.h"
+#include "common/models/evaluate.h"
+#include "common/models/fgraph/hardware_class.h"
+#include "common/proto_time.h"
+
+namespace tracehealth::server {
+
+std::string ReportHardwareClass(const v1::HostReport& r) {
+  return HardwareClass(r.snapshot().cpus().model_name(),
+                       r.snapshot().kernel().release());
+}
+
+std::optional<CalibratedConstants> ReportCalibration(const v1::HostReport& r) {
+  if (!r.has_calibration() || !(r.calibration().c_visit_seconds() > 0)) {
+    return std::nullopt;
+  }
+  const v1::Calibration& c = r.calibration();
+  CalibratedConstants k;
+  k.c_visit_seconds = c.c_visit_seconds();
+  k.fixed_seconds = c.fixed_seconds();
+  if (c.class_canaries() > 0) {
+    k.source = absl::StrCat(c.class_canaries(),
+                            c.class_canaries() == 1 ? " canary" : " canaries",
+                            " of class ", c.hardware_class());
+  } else {
+    k.source = absl::StrCat(
+        "this host's calibration",
+        absl::FormatTime(" %Y-%m-%dT%H:%M:%SZ", FromProto(c.measured_at()),
+                         absl::UTCTimeZone()));
+  }
+  return k;
+}
+
+std::shared_ptr<const v1::HostReport> WithClassCalibration(
+    std::shared_ptr<const v1::HostReport> r, const ClassCalibrations* classes) {
+  if (classes == nullptr || r->has_calibration()) return r;
+  const std::string cls = ReportHardwareClass(*r);
+  if (cls.empty()) return r;
+  std::optional<ClassConstants> k = classes->Of(cls);
+  if (!k || !(k->c_visit_median > 0)) return r;
+  auto out = std::make_shared<v1::HostReport>(*r);
+  v1::Calibration* c = out->mutable_calibration();
+  c->set_hardware_class(cls);
+  c->set_class_canaries(k->canaries);
+  c->set_c_visit_seconds(k->c_visit_median);
+  c->set_fixed_seconds(k->fixed_median);
+  ModelOptions options;
+  std::optional<FeatureTable> table;
+  if (out->has_feature_table_override()) {
+    absl::StatusOr<FeatureTable> t =
+        FeatureTableFromOverride(out->feature_table_override());
+    if (t.ok()) {
+      table.emplace(*std::move(t));
+      options.features = &*table;
+    }
+  }
+  options.calibration = k->Constants();
+  PredictAllInto(out->snapshot(), options, out->mutable_predictions());
+  return out;
+}
+
+}  // namespace tracehealth::server

@@ -1,0 +1,99 @@
+#include "server/calibration/class_calibrations.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/proto_time.h"
+
+namespace tracehealth::server {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+CalibratedConstants ClassConstants::Constants() const {
+  CalibratedConstants k;
+  k.c_visit_seconds = c_visit_median;
+  k.fixed_seconds = fixed_median;
+  k.source = absl::StrCat(canaries, canaries == 1 ? " canary" : " canaries",
+                          " of class ", hardware_class);
+  return k;
+}
+
+void ClassCalibrations::Add(const v1::Calibration& c) {
+  if (c.hardware_class().empty()) return;
+  const int64_t at = absl::ToUnixNanos(FromProto(c.measured_at()));
+  absl::MutexLock lock(&mu_);
+  Class& cls = classes_[c.hardware_class()];
+  ++cls.calibrations;
+  ++version_;
+  auto [it, inserted] = cls.hosts.try_emplace(c.host_id());
+  if (inserted || at >= it->second.measured_at_ns) {
+    it->second = Canary{at, c.c_visit_seconds(), c.fixed_seconds()};
+  }
+}
+
+absl::Status ClassCalibrations::LoadFrom(CalibrationStore& store) {
+  absl::StatusOr<std::vector<CalibrationRow>> rows = store.ListCalibrations();
+  if (!rows.ok()) return rows.status();
+  absl::Status first;
+  for (const CalibrationRow& row : *rows) {
+    v1::Calibration c;
+    if (!c.ParseFromString(row.blob)) {
+      if (first.ok()) {
+        first = absl::DataLossError(absl::StrCat(
+            "calibration of host ", row.host_id, " does not parse"));
+      }
+      continue;
+    }
+    Add(c);
+  }
+  return first;
+}
+
+ClassConstants ClassCalibrations::Summarize(const std::string& name,
+                                            const Class& c) {
+  ClassConstants out;
+  out.hardware_class = name;
+  out.canaries = static_cast<uint32_t>(c.hosts.size());
+  out.calibrations = c.calibrations;
+  std::vector<double> visits, fixed;
+  for (const auto& [host, canary] : c.hosts) {
+    visits.push_back(canary.c_visit);
+    fixed.push_back(canary.fixed);
+  }
+  out.c_visit_median = Median(visits);
+  out.fixed_median = Median(fixed);
+  if (!visits.empty()) {
+    out.c_visit_min = *std::min_element(visits.begin(), visits.end());
+    out.c_visit_max = *std::max_element(visits.begin(), visits.end());
+  }
+  return out;
+}
+
+std::optional<ClassConstants> ClassCalibrations::Of(
+    const std::string& hardware_class) const {
+  absl::MutexLock lock(&mu_);
+  auto it = classes_.find(hardware_class);
+  if (it == classes_.end()) return std::nullopt;
+  return Summarize(it->first, it->second);
+}
+
+std::vector<ClassConstants> ClassCalibrations::All() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<ClassConstants> out;
+  out.reserve(classes_.size());
+  for (const auto& [name, cls] : classes_) out.push_back(Summarize(name, cls));
+  return out;
+}
+
+uint64_t ClassCalibrations::version() const {
+  absl::MutexLock lock(&mu_);
+  return version_;
+}
+
+}  // namespace tracehealth::server

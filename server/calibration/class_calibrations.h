@@ -1,0 +1,80 @@
+// The hardware classes' calibrated constants (docs/design.md §13.2): per
+// class (CPU model + kernel release family, common/models/fgraph/
+// hardware_class.h) the newest calibration of each canary host, and their
+// medians, which the server uses for every host of the class that has no
+// calibration of its own (calibrated_report.h).
+//
+// Thread safety: all methods are thread-safe (one mutex).
+#ifndef TRACEHEALTH_SERVER_CALIBRATION_CLASS_CALIBRATIONS_H_
+#define TRACEHEALTH_SERVER_CALIBRATION_CLASS_CALIBRATIONS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "common/models/model_options.h"
+#include "proto/tracehealth/v1/calibration.pb.h"
+#include "server/storage/calibration_store.h"
+
+namespace tracehealth::server {
+
+// The median of `v` (the mean of the middle two for an even count); 0 for
+// none.
+double Median(std::vector<double> v);
+
+struct ClassConstants {
+  std::string hardware_class;
+  // Canary hosts (each counted once, with its newest calibration) and
+  // every calibration received for the class.
+  uint32_t canaries = 0;
+  uint32_t calibrations = 0;
+  double c_visit_median = 0;
+  double c_visit_min = 0;
+  double c_visit_max = 0;
+  double fixed_median = 0;
+  // The model's constants, with the source "N canaries of class X" ("1
+  // canary of class X").
+  CalibratedConstants Constants() const;
+};
+
+class ClassCalibrations {
+ public:
+  // Counts `c` in its class (c.hardware_class(); ignored when empty): the
+  // host's newest calibration (by measured_at) is the one its class uses.
+  void Add(const v1::Calibration& c);
+
+  // Adds every stored calibration (at server start). A blob that does not
+  // parse is skipped; DataLoss names the first such host after the rest.
+  absl::Status LoadFrom(CalibrationStore& store);
+
+  std::optional<ClassConstants> Of(const std::string& hardware_class) const;
+  // Every class, by name.
+  std::vector<ClassConstants> All() const;
+  // Grows with every Add that changes a class.
+  uint64_t version() const;
+
+ private:
+  struct Canary {
+    int64_t measured_at_ns = 0;
+    double c_visit = 0;
+    double fixed = 0;
+  };
+  struct Class {
+    std::map<std::string, Canary> hosts;
+    uint32_t calibrations = 0;
+  };
+  static ClassConstants Summarize(const std::string& name, const Class& c);
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, Class> classes_ ABSL_GUARDED_BY(mu_);
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_CALIBRATION_CLASS_CALIBRATIONS_H_
