@@ -23,6 +23,7 @@ fi
 cp /bin/busybox "$stage/bin/busybox"
 gcc -O2 -static -pthread -o "$stage/bin/lab_threads" "$here/guest/lab_threads.c"
 install -m 0755 "$here/guest/init.sh" "$stage/init"
+install -m 0644 "$here/guest/lab_scenarios.sh" "$stage/bin/lab_scenarios.sh"
 release=$(basename "$config"); release=${release#config-}
 cp "$config" "$stage/boot/config-$release"
 echo "lab" > "$stage/etc/hostname"

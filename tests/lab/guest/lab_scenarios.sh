@@ -1,0 +1,114 @@
+# Scenarios A and B of the lab guest, sourced by /init (which defines
+# param, lab, finish, hold, release, SCENARIO and FILTER).
+#
+# A: the agent's fgraph prediction for the first function_graph enable with
+#    set_ftrace_filter limited to FILTER, before calibration (state dir
+#    /tmp/uncal, never calibrated) and after one --calibrate at lab.cal
+#    threads (state dir /tmp/cal), against the enable lab_threads times, at
+#    each N of lab.ns, with fresh threads each time.
+# B: (boot with preempt=none watchdog_thresh=1) the agent as a daemon
+#    reporting to a server in the guest every second, lab.b_threads idle
+#    threads, one function_graph enable; prints the events the server holds
+#    and its observed-events metric.
+
+AGENT=tracehealth-agent
+
+# predict STATE_DIR N: one report; prints the function_graph tracer entry's
+# fields as "pred_<field>=VALUE".
+predict() {
+  $AGENT --once --format=json --host_id=lab --state_dir="$1" --kernel_log=false \
+      > /tmp/report.json 2> /tmp/agent.err || {
+    lab "error agent --once: $(tail -n 3 /tmp/agent.err | tr '\n' ' ')"; finish 1; }
+  tr -d ' \n' < /tmp/report.json \
+    | grep -o '"probe_kind":"PROBE_KIND_FUNCTION_GRAPH_TRACER"[^}]*' | head -n 1 \
+    | tr ',' '\n' | tr -d '"' \
+    | sed -n 's/^\(threads_total\|null_threads\|passes\|visits\|latency_seconds\|walk_seconds\|patch_seconds\):/\1=/p' \
+    | tr '\n' ' '
+}
+
+# calibrate STATE_DIR K: one --calibrate with K threads of the agent's own;
+# prints its output line (or the reason it could not).
+calibrate() {
+  out=$($AGENT --calibrate --calibrate_threads="$2" --calibrate_budget=30s \
+      --state_dir="$1" --host_id=lab 2>&1)
+  rc=$?
+  lab "calibrate k=$2 rc=$rc $(echo "$out" | grep -m1 -E 'calibrated:|refused|error|unknown' | tr -s ' ')"
+  return $rc
+}
+
+set_filter() {
+  echo nop > /sys/kernel/tracing/current_tracer
+  echo "$FILTER" > /sys/kernel/tracing/set_ftrace_filter || {
+    lab "error set_ftrace_filter=$FILTER refused"; finish 1; }
+}
+
+scenario_a() {
+  cal=$(param cal 4096)
+  ns=$(param ns 8192,16384,32768)
+  set_filter
+  mkdir -p /tmp/uncal /tmp/cal
+  hold "$cal"
+  lab "row n=$cal role=calibration uncal: $(predict /tmp/uncal)"
+  release
+  set_filter
+  calibrate /tmp/cal "$cal" || lab "note calibration unavailable: after-calibration column empty"
+  for n in $(echo "$ns" | tr ',' ' '); do
+    set_filter
+    t0=$(date +%s)
+    hold "$n"
+    lab "threads n=$n start_s=$(( $(date +%s) - t0 ))"
+    u=$(predict /tmp/uncal)
+    c=$(predict /tmp/cal)
+    m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
+    lab "row n=$n role=measured uncal: $u cal: $c measured: $m"
+    release
+  done
+  finish 0
+}
+
+scenario_b() {
+  n=$(param b_threads 49152)
+  cal=$(param cal 4096)
+  mkdir -p /tmp/srv /tmp/state
+  tracehealth-server --data_dir=/tmp/srv --listen=127.0.0.1:7443 \
+      --metrics_listen=127.0.0.1:9464 > /tmp/server.log 2>&1 &
+  srv=$!
+  sleep 1
+  set_filter
+  if [ "$(param b_calibrate 1)" = 1 ]; then
+    calibrate /tmp/state "$cal" || lab "note calibration unavailable: seed constants"
+  fi
+  set_filter
+  t0=$(date +%s)
+  hold "$n"
+  lab "threads n=$n start_s=$(( $(date +%s) - t0 ))"
+  $AGENT --host_id=lab --state_dir=/tmp/state --server=127.0.0.1:7443 --interval=1s \
+      > /tmp/agent.log 2>&1 &
+  agent=$!
+  lab "row n=$n role=lockup pred: $(predict /tmp/state)"
+  sleep 3   # two reports with these threads reach the server first
+  ( while :; do
+      lab "poll $(date +%T) $(tracehealthctl hosts --server=127.0.0.1:7443 2>&1 | tail -n 1)"
+      sleep 1
+    done ) &
+  poll=$!
+  lab "enable at $(date +%T)"
+  m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
+  lab "lockup n=$n measured: $m at $(date +%T)"
+  sleep 4   # the agent reads the kernel log and reports it
+  kill "$poll"
+  # The first lockup's record and backtrace, as the agent read them.
+  dmesg | sed -n '/soft lockup/,/^\[.*\] <\/TASK>/p' | head -n 60 | sed 's/^/LAB kmsg /'
+  tracehealthctl events lab --server=127.0.0.1:7443 2>&1 | sed 's/^/LAB events /'
+  wget -qO- http://127.0.0.1:9464/metrics | grep '^tracehealth_observed_events_total' \
+    | sed 's/^/LAB metric /'
+  kill "$agent" "$srv"
+  release
+  finish 0
+}
+
+case "$SCENARIO" in
+  A) scenario_a ;;
+  B) scenario_b ;;
+  *) lab "error unknown scenario $SCENARIO"; finish 1 ;;
+esac
