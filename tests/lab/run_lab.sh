@@ -129,10 +129,15 @@ awk -v cal="$cal" -v accel="$accel" '
     n = field($0, "n")
     split($0, parts, / (uncal|cal|measured): /)
     u = field(parts[2], "latency_seconds"); c = field(parts[3], "latency_seconds")
-    m = field(parts[4], "first_ms")
-    rows[++k] = sprintf("| %6d | %9.1f | %9s | %9s | %6s |", n, u * 1000,
+    m = field(parts[4], "first_ms"); m2 = field(parts[4], "second_ms")
+    v = field(parts[2], "visits"); nt = field(parts[2], "threads_total")
+    # Per visit: the first enable less the second (one pass over every
+    # thread, all with stacks), over the visits the first made beyond it.
+    pv = (m == "" || v - nt <= 0) ? "-" : sprintf("%.0f", (m - m2) * 1e6 / (v - nt))
+    rows[++k] = sprintf("| %6d | %9.1f | %9s | %9s | %6s | %s | %s |", n, u * 1000,
       c == "" ? "-" : sprintf("%.1f", c * 1000), m == "" ? "(calibration)" : sprintf("%.1f", m),
-      (c == "" || m == "") ? "-" : sprintf("%.2f", m / (c * 1000)))
+      (c == "" || m == "") ? "-" : sprintf("%.2f", m / (c * 1000)),
+      m2 == "" ? "-" : sprintf("%.1f", m2), pv)
     if (c != "" && m != "" && n >= 2 * cal) {
       r = m / (c * 1000); checked++
       if (r < 0.75 || r > 1.25) { bad++; miss = miss " " n }
@@ -140,8 +145,8 @@ awk -v cal="$cal" -v accel="$accel" '
     if (m != "" && c == "") uncal_only++
   }
   END {
-    print "| N | predicted before calibration (ms) | predicted after (ms) | measured first enable (ms) | measured / after |"
-    print "|---:|---:|---:|---:|---:|"
+    print "| N | predicted before calibration (ms) | predicted after (ms) | measured first enable (ms) | measured / after | second enable (ms) | measured per visit (ns) |"
+    print "|---:|---:|---:|---:|---:|---:|---:|"
     for (i = 1; i <= k; i++) print rows[i]
     print "accelerator " accel ", calibration at N=" cal
     if (uncal_only) { print "lab: A: no calibrated prediction (the agent has no --calibrate)"; exit 2 }
@@ -159,7 +164,7 @@ if [[ $scenarios != *B* ]]; then
 elif boot "$out/b.log" 420 6G "$accel" preempt=none watchdog_thresh=1 \
     lab.scenario=B lab.cal="$cal" lab.b_threads="$b_threads"; then
   echo "lab: scenario B $(( $(date +%s) - b0 )) s"
-  grep "^LAB \(boot\|calibrate\|note\|threads\|row\|enable\|poll\|lockup\|kmsg\|events\|metric\)" "$out/b.log.txt"
+  grep "^LAB \(boot\|calibrate\|note\|threads\|row\|enable\|poll\|lockup\|kmsg\|agentlog\|events\|metric\)" "$out/b.log.txt"
   if grep -q '^LAB metric tracehealth_observed_events_total{.*kind="soft_lockup".*model="fgraph".*predicted="yes".*} [1-9]' "$out/b.log.txt"; then
     echo "lab: B: soft lockup observed, attributed to fgraph, counted as predicted"
   else

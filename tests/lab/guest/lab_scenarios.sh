@@ -97,8 +97,10 @@ scenario_b() {
   lab "lockup n=$n measured: $m at $(date +%T)"
   sleep 4   # the agent reads the kernel log and reports it
   kill "$poll"
-  # The first lockup's record and backtrace, as the agent read them.
-  dmesg | sed -n '/soft lockup/,/^\[.*\] <\/TASK>/p' | head -n 60 | sed 's/^/LAB kmsg /'
+  # The first lockup's records, as the agent read them from /dev/kmsg.
+  timeout 1 cat /dev/kmsg | sed -n '/soft lockup/,/; <\/TASK>/p' | head -n 60 \
+    | sed 's/^/LAB kmsg /'
+  tail -n 20 /tmp/agent.log | sed 's/^/LAB agentlog /'
   tracehealthctl events lab --server=127.0.0.1:7443 2>&1 | sed 's/^/LAB events /'
   wget -qO- http://127.0.0.1:9464/metrics | grep '^tracehealth_observed_events_total' \
     | sed 's/^/LAB metric /'
