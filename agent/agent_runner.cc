@@ -13,6 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "agent/calibrate/calibrate_command.h"
+#include "agent/calibrate/calibration_store.h"
+#include "agent/calibrate/calibrator.h"
+#include "agent/calibrate/journal.h"
 #include "agent/collect/collector.h"
 #include "agent/collect/default_host_id.h"
 #include "agent/collect/host_fs.h"
@@ -110,6 +114,19 @@ int CheckConfig(const AgentConfig& config, std::ostream& err) {
       return 2;
     }
   }
+  if (config.calibrate && config.once) {
+    err << "tracehealth-agent: --calibrate and --once go separately\n";
+    return 2;
+  }
+  if (config.calibrate && config.calibrate_budget <= absl::ZeroDuration()) {
+    err << "tracehealth-agent: --calibrate_budget must be positive\n";
+    return 2;
+  }
+  if (config.calibrate_threads > kMaxCalibrationThreads) {
+    err << "tracehealth-agent: --calibrate_threads: at most "
+        << kMaxCalibrationThreads << "\n";
+    return 2;
+  }
   if (!config.tls_cert.empty() != !config.tls_key.empty()) {
     err << "tracehealth-agent: --tls_cert and --tls_key go together\n";
     return 2;
@@ -190,7 +207,7 @@ int LoadFeatures(const std::string& path, Features* f, std::ostream& err) {
 int PrepareStateDir(const AgentConfig& config, std::string* state_dir,
                     std::ostream& err) {
   *state_dir = config.state_dir;
-  if (state_dir->empty() && !config.once)
+  if (state_dir->empty() && (!config.once || config.calibrate))
     *state_dir = "/var/lib/tracehealth-agent";
   if (state_dir->empty()) return 0;
   absl::Status state_ok = MakeDirs(*state_dir);
@@ -346,6 +363,26 @@ int MakeReports(const AgentConfig& config, SignalWaiter& signals, SeqStore& seq,
   return 0;
 }
 
+// --calibrate: signals restore tracefs before the exit.
+int Calibrate(const AgentConfig& config, const HostFs& fs,
+              const std::string& state_dir, const std::string& host_id,
+              const FeatureTable* features, std::ostream& out,
+              std::ostream& err) {
+  CalibrateCommand cmd;
+  cmd.state_dir = state_dir;
+  cmd.host_id = host_id;
+  cmd.server = config.server;
+  cmd.tls = {config.tls_ca, config.tls_cert, config.tls_key,
+             config.tls_server_name};
+  cmd.format = config.format;
+  cmd.budget = config.calibrate_budget;
+  cmd.threads = config.calibrate_threads;
+  cmd.hold_for_test = config.calibrate_hold_for_test;
+  cmd.features = features;
+  SignalWaiter signals;
+  return RunCalibrate(fs, cmd, &signals.stop(), out, err);
+}
+
 }  // namespace
 
 int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
@@ -358,9 +395,21 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   if (rc != 0) return rc;
 
   HostFs fs(config.root);
+  // Before anything else reads tracefs: a calibration killed mid-way left
+  // its tracer and filter behind.
+  absl::StatusOr<std::string> recovered =
+      RecoverInterruptedCalibration(config.root, state_dir);
+  if (!recovered.ok()) {
+    err << "tracehealth-agent: warning: " << recovered.status().message()
+        << "\n";
+  } else if (!recovered->empty()) {
+    err << "tracehealth-agent: " << *recovered << "\n";
+  }
   std::string host_id;
   rc = ChooseHostId(config, fs, &host_id, err);
   if (rc != 0) return rc;
+  if (config.calibrate)
+    return Calibrate(config, fs, state_dir, host_id, features.get(), out, err);
   CollectorOptions copts;
   copts.state_dir = state_dir;
   copts.features = features.get();
@@ -374,6 +423,14 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   ropts.interval_seconds = absl::ToDoubleSeconds(config.interval);
   ropts.models.features = features.get();
   ropts.feature_table_override = features.rows;
+  std::string calibration_warning;
+  ropts.calibration = UsableCalibration(fs, state_dir, &calibration_warning);
+  if (ropts.calibration) {
+    ropts.models.calibration = HostCalibratedConstants(*ropts.calibration);
+  }
+  if (!calibration_warning.empty()) {
+    err << "tracehealth-agent: warning: " << calibration_warning << "\n";
+  }
   // The kernel log's cursor lives in the state directory; a one-shot run
   // without one shows every event the log still holds.
   std::unique_ptr<KmsgEvents> events;

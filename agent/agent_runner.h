@@ -46,10 +46,21 @@ struct AgentConfig {
   // Group (name or number) whose members may use the socket; "" : only root
   // and the agent's user.
   std::string local_socket_group;
+  // --calibrate: one calibration of the fgraph model on this host
+  // (agent/calibrate/calibrate_command.h), then exit.
+  bool calibrate = false;
+  absl::Duration calibrate_budget = absl::Seconds(1);
+  uint64_t calibrate_threads = 0;  // 0: chosen under the budget
+  absl::Duration calibrate_hold_for_test = absl::ZeroDuration();
 };
 
+// Every start first undoes a calibration that was killed (its journal in
+// the state directory), and later runs use the stored calibration's
+// constants (and carry it in their reports).
+//
 // Returns the process exit code: 0 on success, 2 for a configuration error,
-// 1 for a runtime failure (message on `err`).
+// 1 for a runtime failure (message on `err`); with `calibrate`, 0
+// calibrated, 1 refused, 2 error.
 int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err);
 
 }  // namespace tracehealth::agent

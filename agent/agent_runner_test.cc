@@ -2,8 +2,10 @@
 
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "agent/testing/test_tree.h"
 #include "gtest/gtest.h"
 
@@ -277,6 +279,76 @@ TEST(AgentRunnerTest, LocalSocketOptions) {
   std::ostringstream out4, err4;
   EXPECT_EQ(RunAgent(c, out4, err4), 0);
   EXPECT_FALSE(absl::StrContains(err4.str(), "local_socket")) << err4.str();
+}
+
+// A calibration in the state directory (as --calibrate stores it): later
+// runs price the walk with its c_visit and fixed cost, name it in the
+// basis, and carry it in the report; one from another kernel family is not
+// used.
+TEST(AgentRunnerTest, LaterRunsUseTheStoredCalibration) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "6.1.0-28-cloud-amd64\n");
+  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/3200 99\n");
+  TestTree state;
+  // 2026-12-01T15:40:00Z.
+  state.Write("/calibration.json",
+              "{\"c_visit_seconds\": 1.25e-07, \"fixed_seconds\": 4e-05, "
+              "\"threads\": 9000, \"kernel_release\": "
+              "\"6.1.0-27-cloud-amd64\", \"measured_at\": "
+              "\"2026-12-01T15:40:00Z\"}\n");
+  AgentConfig c = OnceConfig(t);
+  c.state_dir = state.root();
+  c.format = "json";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunAgent(c, out, err), 0) << err.str();
+  // The JSON without its line breaks and indentation.
+  std::string flat;
+  for (absl::string_view line : absl::StrSplit(out.str(), '\n')) {
+    absl::StrAppend(&flat, absl::StripLeadingAsciiWhitespace(line));
+  }
+  EXPECT_TRUE(absl::StrContains(
+      flat, R"("name": "c_visit","value": 1.25e-07,"unit": "s",)"
+            R"("origin": "this host's calibration 2026-12-01T15:40:00Z",)"
+            R"("anchor": "ANCHOR_CALIBRATED")"))
+      << out.str();
+  EXPECT_TRUE(absl::StrContains(
+      flat, R"("name": "c_fixed","value": 4e-05,"unit": "s",)"));
+  EXPECT_TRUE(absl::StrContains(out.str(), R"("calibration": {)")) << out.str();
+
+  // Rebooted into 6.12: the 6.1 calibration does not apply.
+  t.Write("/proc/sys/kernel/osrelease", "6.12.0-1-cloud-amd64\n");
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunAgent(c, out2, err2), 0) << err2.str();
+  EXPECT_TRUE(absl::StrContains(
+      err2.str(),
+      "warning: calibration not used: it was measured on "
+      "6.1.0-27-cloud-amd64, this host runs 6.12.0-1-cloud-amd64\n"))
+      << err2.str();
+  EXPECT_FALSE(absl::StrContains(out2.str(), "this host's calibration"));
+  EXPECT_TRUE(absl::StrContains(out2.str(), "\"origin\": \"seed default: "))
+      << out2.str();
+  EXPECT_FALSE(absl::StrContains(out2.str(), R"("calibration": {)"));
+}
+
+TEST(AgentRunnerTest, CalibrateFlagsAreChecked) {
+  TestTree t;
+  AgentConfig c = OnceConfig(t);
+  c.calibrate = true;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunAgent(c, out, err), 2);
+  EXPECT_TRUE(absl::StrContains(err.str(), "--calibrate and --once"));
+  c.once = false;
+  c.calibrate_budget = absl::ZeroDuration();
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunAgent(c, out2, err2), 2);
+  EXPECT_TRUE(
+      absl::StrContains(err2.str(), "--calibrate_budget must be positive"));
+  c.calibrate_budget = absl::Seconds(1);
+  c.calibrate_threads = 32769;
+  std::ostringstream out3, err3;
+  EXPECT_EQ(RunAgent(c, out3, err3), 2);
+  EXPECT_TRUE(
+      absl::StrContains(err3.str(), "--calibrate_threads: at most 32768"));
 }
 
 }  // namespace

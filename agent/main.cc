@@ -70,12 +70,30 @@ ABSL_FLAG(std::string, local_socket_group, "",
           "Group (name or gid) whose members may use --local_socket (default: "
           "root and the agent's user only).");
 
+ABSL_FLAG(bool, calibrate, false,
+          "Measure this host's fgraph walk cost with a bounded real attach "
+          "(K idle threads, function_graph limited to one rarely called "
+          "function, enabled twice and restored), store it in --state_dir "
+          "(and send it to --server), print one line, exit: 0 calibrated, "
+          "1 refused, 2 error.");
+ABSL_FLAG(absl::Duration, calibrate_budget, absl::Seconds(1),
+          "--calibrate: the longest walk the model may predict for it.");
+ABSL_FLAG(uint64_t, calibrate_threads, 0,
+          "--calibrate: idle threads to start (0: the most whose predicted "
+          "walk fits --calibrate_budget; refused when the given number's "
+          "does not).");
+ABSL_FLAG(absl::Duration, calibrate_hold_for_test, absl::ZeroDuration(),
+          "--calibrate: wait this long after the first enable (tests kill "
+          "the agent there); it only delays.");
+
 constexpr char kUsage[] =
     "tracehealth-agent: predicts what kernel tracing will cost on this host.\n"
     "  tracehealth-agent --once            readable report of this host\n"
     "  tracehealth-agent --once --format=json\n"
     "  tracehealth-agent --server=HOST:PORT [--interval=15s]\n"
-    "  tracehealth-agent --local_socket=PATH   print reports, serve the gate";
+    "  tracehealth-agent --local_socket=PATH   print reports, serve the gate\n"
+    "  tracehealth-agent --calibrate [--calibrate_budget=1s] "
+    "[--server=HOST:PORT]";
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
@@ -124,5 +142,9 @@ int main(int argc, char** argv) {
   config.kernel_log = absl::GetFlag(FLAGS_kernel_log);
   config.local_socket = absl::GetFlag(FLAGS_local_socket);
   config.local_socket_group = absl::GetFlag(FLAGS_local_socket_group);
+  config.calibrate = absl::GetFlag(FLAGS_calibrate);
+  config.calibrate_budget = absl::GetFlag(FLAGS_calibrate_budget);
+  config.calibrate_threads = absl::GetFlag(FLAGS_calibrate_threads);
+  config.calibrate_hold_for_test = absl::GetFlag(FLAGS_calibrate_hold_for_test);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);
 }

@@ -78,6 +78,7 @@ v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
   r.set_model_version(kModelVersion);
   for (const auto& [k, v] : options_.labels) (*r.mutable_labels())[k] = v;
   r.set_interval_seconds(options_.interval_seconds);
+  if (options_.calibration) *r.mutable_calibration() = *options_.calibration;
   if (options_.feature_table_override) {
     *r.mutable_feature_table_override() = *options_.feature_table_override;
   }

@@ -35,6 +35,9 @@ struct ReportOptions {
   // same table.
   ModelOptions models;
   std::optional<v1::FeatureTableOverride> feature_table_override;
+  // This host's calibration, carried by every report; models.calibration
+  // holds its constants.
+  std::optional<v1::Calibration> calibration;
   // The kernel log's observed events (not owned; null: not read). The
   // caller tells it when a report was delivered (KmsgEvents::Delivered).
   KmsgEvents* events = nullptr;

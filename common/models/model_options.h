@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "common/kernel/feature_table.h"
 
@@ -20,12 +21,28 @@ struct OverriddenInputs {
   bool fgraph_active = false;   // fgraph.active
 };
 
+// The fgraph walk's constants measured by calibration (tracehealth-agent
+// --calibrate): this host's own, or the median of its hardware class's.
+// They replace the seed default c_visit; a what-if c_visit_seconds still
+// wins over them.
+struct CalibratedConstants {
+  double c_visit_seconds = 0;
+  // Added to every first-user enable (registration and patching that do not
+  // grow with the thread count).
+  double fixed_seconds = 0;
+  // Where they came from, as the basis names it: "this host's calibration
+  // 2026-12-01T15:40:00Z", "3 canaries of class Intel Xeon 8480+ / 6.1".
+  std::string source;
+};
+
 struct ModelOptions {
   // Feature table deciding version-dependent behaviour. Not owned; must
   // outlive the call.
   const FeatureTable* features = &FeatureTable::Builtin();
   // Per-task visit cost of the shadow-stack walk (seed 000 fit: 81-98 ns).
   std::optional<double> c_visit_seconds;
+  // Calibrated walk constants (used unless c_visit_seconds is set).
+  std::optional<CalibratedConstants> calibration;
   // Override of FTRACE_RETSTACK_ALLOC_SIZE (what-if; default from the table).
   std::optional<uint32_t> batch;
   // Latency budget for the inverse prediction threads_at_latency_budget.

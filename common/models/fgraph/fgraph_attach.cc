@@ -83,6 +83,11 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
   if (options.c_visit_seconds) {
     ctx.c.c_visit = *options.c_visit_seconds;
     ctx.c_visit_overridden = true;
+  } else if (options.calibration && options.calibration->c_visit_seconds > 0) {
+    ctx.c.c_visit = options.calibration->c_visit_seconds;
+    ctx.fixed_seconds = std::max(0.0, options.calibration->fixed_seconds);
+    ctx.c_visit_calibrated = true;
+    ctx.calibration_source = options.calibration->source;
   }
   ctx.cpu_class = ClassifyCpu(snapshot.cpus(), ctx.preemption.preemption_build);
   // B: the what-if, else the release's (retstack_batch_1024), else 32.
@@ -309,12 +314,13 @@ void SetWalk(const AttachContext& ctx, const AttachCase& k, double patch,
              v1::AttachPrediction* out, Stretches* s) {
   if (k.walks) {
     // T = c_visit · V + c_pass · P + c_alloc · N_null + c_site · sites
+    //     (+ c_fixed when calibrated)
     out->set_null_threads(ctx.n_null);
     out->set_passes(ctx.walk.passes);
     out->set_visits(ctx.walk.visits);
     out->set_walk_seconds(ctx.walk_seconds);
     out->set_walk_seconds_low(ctx.walk_seconds_low);
-    out->set_latency_seconds(ctx.walk_seconds + patch);
+    out->set_latency_seconds(ctx.walk_seconds + ctx.fixed_seconds + patch);
     // Shadow stacks: N_null · size, kept until each thread exits.
     out->set_shadow_stack_size(ctx.shadow_stack_size);
     out->set_shadow_stack_bytes(ctx.n_null * ctx.shadow_stack_size);
@@ -412,7 +418,9 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
           *options.latency_budget_seconds - patch, ctx.batch, ctx.c));
     }
   }
+  // A calibrated constant was measured on this hardware: no CPU-class loss.
   const double cpu_loss = walking && !ctx.c_visit_overridden &&
+                                  !ctx.c_visit_calibrated &&
                                   ctx.cpu_class != v1::CPU_CLASS_UNKNOWN
                               ? CpuClassConfidenceLoss(ctx.cpu_class)
                               : 0.0;

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "common/kernel/feature_table.h"
 #include "common/models/fgraph/fgraph_constants.h"
@@ -40,6 +41,10 @@ struct AttachContext {
   Preemption preemption;
   WalkConstants c;
   bool c_visit_overridden = false;
+  // c_visit (and the fixed cost) from a calibration; not with an override.
+  bool c_visit_calibrated = false;
+  double fixed_seconds = 0;
+  std::string calibration_source;  // CalibratedConstants::source
   uint32_t batch = kDefaultRetstackBatch;
   v1::InputSource batch_source = v1::INPUT_SOURCE_DEFAULT;
   bool active_known = false;

@@ -222,6 +222,35 @@ TEST(FgraphAttachTest, EmulatedCpuNamesHowFarTheConstantMayBeOff) {
       1.0 - 0.2);
 }
 
+// A calibration's constants replace the seed c_visit and add the fixed
+// cost to a first user's enable; they were measured on this CPU, so the
+// emulated CPU costs no confidence. A what-if c_visit still wins.
+TEST(FgraphAttachTest, CalibratedConstantsReplaceTheSeedValue) {
+  v1::HostSnapshot s = Host("6.1.0", v1::PREEMPT_MODE_NONE, 64000);
+  s.mutable_kernel()->set_preempt_dynamic(true);
+  s.mutable_kernel()->set_config_preempt_rcu(true);
+  s.mutable_thresholds()->set_watchdog_thresh_seconds(10);
+  s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(21);
+  s.mutable_fgraph()->set_null_threads_bound(64000);
+  s.mutable_cpus()->set_model_name("QEMU TCG CPU version 2.5+");
+  s.mutable_cpus()->set_hypervisor(true);
+  ModelOptions options;
+  options.sites = 0;
+  options.calibration = CalibratedConstants{400e-9, 0.1, "3 canaries of X"};
+  v1::AttachPrediction p =
+      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  // V = 64,033,999 (above): walk = 400e-9 * V + 2e-6 * 2000 + 20e-9 *
+  // 64,000 = 25.6135996 + 0.004 + 0.00128 = 25.6188796 s; + fixed 0.1 s.
+  EXPECT_NEAR(p.walk_seconds(), 25.6188796, 1e-6);
+  EXPECT_NEAR(p.latency_seconds(), 25.7188796, 1e-6);
+  EXPECT_EQ(p.risk(), v1::RISK_STALL);
+  EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0);
+  // The what-if value wins, without the fixed cost: 5.6851 s as above.
+  options.c_visit_seconds = 88.7e-9;
+  p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  EXPECT_NEAR(p.latency_seconds(), 5.6851, 1e-3);
+}
+
 // NULL-stack threads forked since fgraph was last active sit at the tail
 // of the task list: 400,000 threads, 40,000 of them NULL, 2.26 s if they
 // were at the head, 42.1 s at the tail (which the prediction uses).

@@ -109,16 +109,23 @@ void AddInputs(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
   }
 }
 
-// c_visit's origin for the configuration it was chosen for.
-const char* CVisitOrigin(const AttachContext& ctx) {
+// c_visit's origin: the what-if, a calibration (its source), or the seed
+// default fitted for the configuration it was chosen for.
+std::string CVisitOrigin(const AttachContext& ctx) {
   if (ctx.c_visit_overridden) return "override";
+  if (ctx.c_visit_calibrated) return ctx.calibration_source;
   return ctx.preemption.preemption_build
-             ? "CONFIG_PREEMPTION builds: minimax fit over the batch-size "
-               "thread's six PREEMPT_LAZY rows (81-98 ns each, +-9.2%), "
-               "60-core Sapphire Rapids"
-             : "static PREEMPT_NONE/VOLUNTARY builds: fit to the thread's "
-               "6.16 PREEMPT_NONE run (240,000 threads, 51.3-54.6 s, "
-               "+-3.1%; host not named)";
+             ? "seed default: CONFIG_PREEMPTION builds: minimax fit over the "
+               "batch-size thread's six PREEMPT_LAZY rows (81-98 ns each, "
+               "+-9.2%), 60-core Sapphire Rapids"
+             : "seed default: static PREEMPT_NONE/VOLUNTARY builds: fit to "
+               "the thread's 6.16 PREEMPT_NONE run (240,000 threads, "
+               "51.3-54.6 s, +-3.1%; host not named)";
+}
+
+v1::Anchor CVisitAnchor(const AttachContext& ctx) {
+  if (ctx.c_visit_overridden) return v1::ANCHOR_OVERRIDE;
+  return ctx.c_visit_calibrated ? v1::ANCHOR_CALIBRATED : v1::ANCHOR_FIT;
 }
 
 // Per-site origins by probe kind (fgraph_constants.h).
@@ -149,7 +156,7 @@ void AddConstantsAndRows(const AttachContext& ctx, const AttachCase& k,
   const WalkConstants& c = ctx.c;
   if (k.walks || k.second_user) {
     AddConstant(basis, "c_visit", c.c_visit, "s", CVisitOrigin(ctx),
-                ctx.c_visit_overridden ? v1::ANCHOR_OVERRIDE : v1::ANCHOR_FIT);
+                CVisitAnchor(ctx));
     AddConstant(basis, "c_pass", c.c_pass, "s",
                 "model assumption: RCU lock/unlock and loop set-up per pass",
                 v1::ANCHOR_ASSUMPTION);
@@ -158,6 +165,10 @@ void AddConstantsAndRows(const AttachContext& ctx, const AttachCase& k,
     AddConstant(basis, "c_alloc", c.c_alloc, "s",
                 "model assumption: slab fast path per shadow stack",
                 v1::ANCHOR_ASSUMPTION);
+    if (ctx.c_visit_calibrated) {
+      AddConstant(basis, "c_fixed", ctx.fixed_seconds, "s",
+                  ctx.calibration_source, v1::ANCHOR_CALIBRATED);
+    }
   }
   if (k.available && !k.busy) {
     AddConstant(basis, "c_site", k.costs.attach, "s", SiteOrigin(k.kind, false),
@@ -270,7 +281,9 @@ void AppendFactorPhrase(const v1::HostSnapshot& snapshot,
   // (a QEMU TCG guest measured 4.6-7.5x); the number is always in
   // c_visit_factor_to_stall.
   if (!f || f->factor >= kFactorWorthSaying) return;
-  const char* value = ctx.c_visit_overridden ? "the given" : "the fitted";
+  const char* value = ctx.c_visit_overridden   ? "the given"
+                      : ctx.c_visit_calibrated ? "the calibrated"
+                                               : "the fitted";
   if (f->factor >= 1) {
     absl::StrAppend(summary, "; crosses the ", CheckKindAdjective(f->check),
                     " threshold if c_visit is ", FormatFixed(f->factor, 1),
@@ -280,7 +293,8 @@ void AppendFactorPhrase(const v1::HostSnapshot& snapshot,
                     " threshold only if c_visit is under ",
                     FormatFixed(f->factor, 2), "x ", value, " value");
   }
-  if (!ctx.c_visit_overridden && ctx.cpu_class != v1::CPU_CLASS_FITTED) {
+  if (!ctx.c_visit_overridden && !ctx.c_visit_calibrated &&
+      ctx.cpu_class != v1::CPU_CLASS_FITTED) {
     absl::StrAppend(summary, " (", CpuClassName(ctx.cpu_class),
                     snapshot.cpus().has_model_name()
                         ? absl::StrCat(": ", snapshot.cpus().model_name())

@@ -217,6 +217,44 @@ TEST(FgraphExplainTest, UnknownThreadsAndRelease) {
             "(worst case)");
 }
 
+// The basis names c_visit's source: the seed default, or the calibration
+// (this host's or its class's) with the fixed cost beside it.
+TEST(FgraphExplainTest, CVisitSourceIsNamed) {
+  v1::HostSnapshot s = FgraphHost("6.1.0", v1::PREEMPT_MODE_NONE, 64000);
+  s.mutable_kernel()->set_preempt_dynamic(true);
+  s.mutable_fgraph()->set_null_threads_bound(64000);
+  v1::AttachPrediction p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  ASSERT_EQ(p.basis().constants(0).name(), "c_visit");
+  EXPECT_EQ(p.basis().constants(0).origin().rfind("seed default: ", 0), 0u)
+      << p.basis().constants(0).origin();
+  EXPECT_EQ(p.basis().constants(0).anchor(), v1::ANCHOR_FIT);
+
+  ModelOptions options;
+  options.calibration = CalibratedConstants{
+      150e-9, 2e-3, "4 canaries of class QEMU TCG CPU version 2.5+ / 6.1"};
+  p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  EXPECT_EQ(p.basis().constants(0).value(), 150e-9);
+  EXPECT_EQ(p.basis().constants(0).origin(),
+            "4 canaries of class QEMU TCG CPU version 2.5+ / 6.1");
+  EXPECT_EQ(p.basis().constants(0).anchor(), v1::ANCHOR_CALIBRATED);
+  const v1::BasisConstant* fixed = nullptr;
+  for (const v1::BasisConstant& c : p.basis().constants()) {
+    if (c.name() == "c_fixed") fixed = &c;
+  }
+  ASSERT_NE(fixed, nullptr);
+  EXPECT_EQ(fixed->value(), 2e-3);
+  EXPECT_EQ(fixed->origin(),
+            "4 canaries of class QEMU TCG CPU version 2.5+ / 6.1");
+  EXPECT_EQ(fixed->anchor(), v1::ANCHOR_CALIBRATED);
+  // An override wins over the calibration.
+  options.c_visit_seconds = 90e-9;
+  p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  EXPECT_EQ(p.basis().constants(0).origin(), "override");
+  for (const v1::BasisConstant& c : p.basis().constants()) {
+    EXPECT_NE(c.name(), "c_fixed");
+  }
+}
+
 TEST(FgraphExplainTest, PreemptibleIsLatencyOnlyAndOverridesAreNamed) {
   v1::HostSnapshot s = FgraphHost("6.18.2", v1::PREEMPT_MODE_LAZY, 100000);
   s.mutable_kernel()->set_preempt_dynamic(true);

@@ -192,7 +192,8 @@ void AddAttachNotes(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
                     ", kept until each thread exits, charged to no cgroup");
   }
   AddPreemptionNotes(ctx, k, p, basis);
-  if (!ctx.c_visit_overridden && ctx.cpu_class != v1::CPU_CLASS_FITTED) {
+  if (!ctx.c_visit_overridden && !ctx.c_visit_calibrated &&
+      ctx.cpu_class != v1::CPU_CLASS_FITTED) {
     absl::StrAppend(NewNote(basis), "c_visit applied to ",
                     CpuClassName(ctx.cpu_class),
                     ctx.preemption.preemption_build

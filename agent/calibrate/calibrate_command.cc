@@ -1,0 +1,158 @@
+#include "agent/calibrate/calibrate_command.h"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "agent/calibrate/calibration_store.h"
+#include "agent/calibrate/calibrator.h"
+#include "common/models/fgraph/hardware_class.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/tracehealth/v1/ingest.grpc.pb.h"
+
+namespace tracehealth::agent {
+namespace {
+
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Sends `c` to the first of `servers` that takes it; the server's answer
+// (the class's constants now) goes to `err`.
+absl::Status Submit(const CalibrateCommand& cmd, const v1::Calibration& c,
+                    std::ostream& err) {
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> creds =
+      ClientCredentials(cmd.tls);
+  if (!creds.ok()) return creds.status();
+  grpc::ChannelArguments args;
+  ApplyServerName(cmd.tls, &args);
+  absl::Status last;
+  for (absl::string_view address :
+       absl::StrSplit(cmd.server, ',', absl::SkipEmpty())) {
+    auto channel =
+        grpc::CreateCustomChannel(std::string(address), *creds, args);
+    auto stub = v1::TelemetryIngest::NewStub(channel);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(10));
+    v1::SubmitCalibrationResponse response;
+    grpc::Status s = stub->SubmitCalibration(&ctx, c, &response);
+    if (s.ok()) {
+      err << absl::StrFormat(
+          "tracehealth-agent: sent to %s: class %s now has %d "
+          "calibrations, median c_visit %.1f ns, fixed %.1f us\n",
+          address, response.hardware_class(), response.class_calibrations(),
+          response.class_c_visit_seconds() * 1e9,
+          response.class_fixed_seconds() * 1e6);
+      return absl::OkStatus();
+    }
+    last = absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                        absl::StrCat(address, ": ", s.error_message()));
+    // The server judged the calibration: another replica would too.
+    if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+        s.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+      break;
+    }
+  }
+  return last;
+}
+
+}  // namespace
+
+std::string CalibrationLine(const v1::Calibration& c) {
+  return absl::StrFormat(
+      "calibrated: c_visit=%.1f ns fixed=%.1f us threads=%d "
+      "first_enable=%.3f ms second_enable=%.3f ms",
+      c.c_visit_seconds() * 1e9, c.fixed_seconds() * 1e6, c.threads(),
+      c.first_enable_seconds() * 1e3, c.second_enable_seconds() * 1e3);
+}
+
+std::optional<v1::Calibration> UsableCalibration(const HostFs& fs,
+                                                 const std::string& state_dir,
+                                                 std::string* warning) {
+  if (state_dir.empty()) return std::nullopt;
+  absl::StatusOr<std::optional<v1::Calibration>> stored =
+      LoadCalibration(state_dir);
+  if (!stored.ok()) {
+    *warning =
+        absl::StrCat("calibration not used: ", stored.status().message());
+    return std::nullopt;
+  }
+  if (!stored->has_value()) return std::nullopt;
+  absl::StatusOr<std::string> release =
+      fs.ReadFile("/proc/sys/kernel/osrelease", 4096);
+  const std::string now =
+      release.ok() ? KernelReleaseFamily(absl::StripAsciiWhitespace(*release))
+                   : "";
+  const std::string then = KernelReleaseFamily((*stored)->kernel_release());
+  if (now != then) {
+    *warning = absl::StrCat("calibration not used: it was measured on ",
+                            (*stored)->kernel_release(), ", this host runs ",
+                            release.ok() ? absl::StripAsciiWhitespace(*release)
+                                         : "an unknown release");
+    return std::nullopt;
+  }
+  return **stored;
+}
+
+int RunCalibrate(const HostFs& fs, const CalibrateCommand& cmd,
+                 absl::Notification* stop, std::ostream& out,
+                 std::ostream& err) {
+  CalibratorOptions options;
+  options.state_dir = cmd.state_dir;
+  options.host_id = cmd.host_id;
+  options.budget_seconds = absl::ToDoubleSeconds(cmd.budget);
+  options.threads = cmd.threads;
+  options.hold_for_test = cmd.hold_for_test;
+  options.features = cmd.features;
+  options.log = [&err](const std::string& line) {
+    err << "tracehealth-agent: " << line << "\n";
+  };
+  std::string warning;
+  if (std::optional<v1::Calibration> current =
+          UsableCalibration(fs, cmd.state_dir, &warning)) {
+    options.current = HostCalibratedConstants(*current);
+  }
+  if (!warning.empty())
+    err << "tracehealth-agent: warning: " << warning << "\n";
+  Calibrator calibrator(
+      &fs, options, SteadyNanos, [] { return absl::Now(); }, stop);
+  const CalibrationOutcome outcome = calibrator.Run();
+  if (outcome.kind == CalibrationOutcome::kRefused) {
+    out << "refused: " << outcome.reason << "\n";
+    return 1;
+  }
+  if (outcome.kind == CalibrationOutcome::kError) {
+    out << "error: " << outcome.reason << "\n";
+    return 2;
+  }
+  const v1::Calibration& c = outcome.calibration;
+  out << (cmd.format == "json" ? CalibrationJson(c) : CalibrationLine(c))
+      << "\n";
+  out.flush();
+  int rc = 0;
+  absl::Status saved = SaveCalibration(cmd.state_dir, c);
+  if (!saved.ok()) {
+    err << "tracehealth-agent: storing the calibration: " << saved.message()
+        << "\n";
+    rc = 2;
+  }
+  if (!cmd.server.empty()) {
+    absl::Status sent = Submit(cmd, c, err);
+    if (!sent.ok()) {
+      err << "tracehealth-agent: --server: SubmitCalibration: "
+          << sent.message() << "\n";
+      rc = 2;
+    }
+  }
+  return rc;
+}
+
+}  // namespace tracehealth::agent

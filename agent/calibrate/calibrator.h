@@ -1,0 +1,106 @@
+// One calibration of the fgraph attach model on this host (docs/design.md
+// §3.1, tracehealth-agent --calibrate): an explicit, bounded, real attach.
+//
+//   1. Refuses (with the reason) unless tracefs is mounted and writable,
+//      current_tracer is nop and tracefs shows no other fgraph user
+//      (agent/collect/tracefs_users.h), a rarely called function exists in
+//      available_filter_functions, and the predicted walk fits the budget.
+//   2. Chooses K (or checks the given one): the largest K whose predicted
+//      first enable (the current model: this host's stored calibration or
+//      the seed default, with this host's thread count) fits the budget.
+//   3. Writes the journal (journal.h) under the calibration lock, starts K
+//      idle threads, limits set_ftrace_filter to the one function, times
+//      `function_graph` written to current_tracer (first enable: the walk
+//      hands out the K fresh stacks), writes nop, times a second enable
+//      (every stack in place: the fixed cost and one pass), writes nop.
+//   4. Restores the previous filter and tracer (whatever happened: an error
+//      or `stop` notified by a signal), ends the threads, removes the
+//      journal, and derives c_visit and the fixed cost
+//      (common/models/fgraph/calibration_math.h).
+//
+// Tracefs paths are host paths under HostFs's root; on a fixture tree the
+// writes just change files (timings then mean nothing).
+//
+// Thread safety: one Run() at a time; `fs`, `features` and `stop` are not
+// owned and must outlive the calibrator.
+#ifndef TRACEHEALTH_AGENT_CALIBRATE_CALIBRATOR_H_
+#define TRACEHEALTH_AGENT_CALIBRATE_CALIBRATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "agent/collect/host_fs.h"
+#include "common/kernel/feature_table.h"
+#include "common/models/model_options.h"
+#include "proto/tracehealth/v1/calibration.pb.h"
+#include "proto/tracehealth/v1/snapshot.pb.h"
+
+namespace tracehealth::agent {
+
+// More threads than this are never started.
+inline constexpr uint64_t kMaxCalibrationThreads = 32768;
+
+struct CalibratorOptions {
+  // Where the journal, the lock and the collector's state live; required.
+  std::string state_dir;
+  std::string host_id;
+  double budget_seconds = 1.0;
+  // 0: chosen (step 2); otherwise refused when its prediction exceeds the
+  // budget.
+  uint64_t threads = 0;
+  // The constants the prediction uses (this host's stored calibration);
+  // nullopt: the seed default.
+  std::optional<CalibratedConstants> current;
+  // Test hook: after the first enable (journal written, threads up, tracer
+  // and filter changed), wait this long or until `stop`.
+  absl::Duration hold_for_test = absl::ZeroDuration();
+  const FeatureTable* features = &FeatureTable::Builtin();
+  // Progress lines for the agent's log (what is about to be measured).
+  std::function<void(const std::string&)> log;
+};
+
+struct CalibrationOutcome {
+  enum Kind { kCalibrated, kRefused, kError };
+  Kind kind = kError;
+  // Why it was refused or failed.
+  std::string reason;
+  v1::Calibration calibration;  // kCalibrated
+};
+
+class Calibrator {
+ public:
+  // `monotonic_ns` times the enables (steady clock); `clock` stamps the
+  // result.
+  Calibrator(const HostFs* fs, CalibratorOptions options,
+             std::function<int64_t()> monotonic_ns,
+             std::function<absl::Time()> clock, absl::Notification* stop);
+
+  CalibrationOutcome Run();
+
+ private:
+  struct Plan;
+  // Steps 1 and 2; a refusal or error in `*outcome` when it returns false.
+  bool Prepare(const v1::HostSnapshot& snapshot, Plan* plan,
+               CalibrationOutcome* outcome);
+  // Step 3 with the restore of step 4; fills the timings.
+  absl::Status Measure(const Plan& plan, v1::Calibration* c);
+  // The two timed enables (journal written, threads up).
+  absl::Status TimeEnables(const Plan& plan, v1::Calibration* c);
+  // Writes `tracer` to current_tracer and returns how long the write took.
+  absl::StatusOr<double> TimedWrite(const std::string& path,
+                                    const std::string& tracer);
+
+  const HostFs* fs_;
+  CalibratorOptions options_;
+  std::function<int64_t()> monotonic_ns_;
+  std::function<absl::Time()> clock_;
+  absl::Notification* stop_;
+};
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_CALIBRATE_CALIBRATOR_H_

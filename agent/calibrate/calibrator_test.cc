@@ -1,0 +1,283 @@
+#include "agent/calibrate/calibrator.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "agent/calibrate/journal.h"
+#include "agent/collect/host_fs.h"
+#include "gtest/gtest.h"
+#include "tests/agent/fixture_util.h"
+
+namespace tracehealth::agent {
+namespace {
+
+using ::tracehealth::testing::CopyFixture;
+using ::tracehealth::testing::NewTempDir;
+
+constexpr char kTracing[] = "/sys/kernel/tracing";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void Put(const std::string& path, const std::string& content) {
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+// A 6.1 PREEMPT_DYNAMIC (voluntary) host cut down to 400 threads, never
+// seen with fgraph active (all 400 without a shadow stack), ksys_sync
+// traceable and a filter of two functions in place.
+class CalibratorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = CopyFixture("preempt-voluntary-dynamic-6.1-128k");
+    state_ = NewTempDir("state");
+    Put(root_ + "/proc/loadavg", "12.31 11.87 11.02 3/400 412328\n");
+    const std::string fns =
+        Slurp(Tracing("available_filter_functions")) + "ksys_sync\n";
+    Put(Tracing("available_filter_functions"), fns);
+    Put(Tracing("set_ftrace_filter"), "vfs_read\nvfs_write\n");
+    Put(Tracing("current_tracer"), "nop\n");
+  }
+  std::string Tracing(const std::string& file) const {
+    return root_ + kTracing + "/" + file;
+  }
+  CalibratorOptions Options() const {
+    CalibratorOptions o;
+    o.state_dir = state_;
+    o.host_id = "canary-1";
+    o.threads = 8;
+    return o;
+  }
+  // Runs with a monotonic clock that returns `ticks` (ns) in turn.
+  CalibrationOutcome Run(const CalibratorOptions& o,
+                         std::vector<int64_t> ticks = {0, 0, 0, 0}) {
+    HostFs fs(root_);
+    size_t next = 0;
+    auto mono = [ticks, next]() mutable {
+      return next < ticks.size() ? ticks[next++] : ticks.back();
+    };
+    Calibrator c(
+        &fs, o, mono, [] { return absl::FromUnixSeconds(1764603600); }, &stop_);
+    return c.Run();
+  }
+  // The tracer and filter as the test put them, and no journal.
+  void ExpectUntouched() {
+    EXPECT_EQ(Slurp(Tracing("current_tracer")), "nop\n");
+    EXPECT_EQ(Slurp(Tracing("set_ftrace_filter")), "vfs_read\nvfs_write\n");
+    EXPECT_FALSE(std::filesystem::exists(JournalPath(state_)));
+  }
+
+  std::string root_, state_;
+  absl::Notification stop_;
+};
+
+TEST_F(CalibratorTest, MeasuresRestoresAndDerives) {
+  // N_total = 400 + 8 = 408, all fresh, B = 32 (6.1): F = ceil(408/32) =
+  // 13 passes, k = 12: V1 = 12 * 1 + 32 * 12 * 13 / 2 + 408 = 2916.
+  // first = 1000 us, second = 300 us:
+  //   c_visit = (1000 - 300 - 2 * 12 - 0.02 * 408) / (2916 - 408)
+  //           = 667.84 / 2508 us = 266.284 ns
+  //   fixed   = 300 - 0.266284 * 408 - 2 = 189.356 us
+  CalibrationOutcome o =
+      Run(Options(), {5'000'000, 6'000'000, 9'000'000, 9'300'000});
+  ASSERT_EQ(o.kind, CalibrationOutcome::kCalibrated) << o.reason;
+  const v1::Calibration& c = o.calibration;
+  EXPECT_EQ(c.threads(), 8u);
+  EXPECT_EQ(c.total_threads(), 408u);
+  EXPECT_EQ(c.fresh_threads(), 408u);
+  EXPECT_EQ(c.batch(), 32u);
+  EXPECT_EQ(c.first_passes(), 13u);
+  EXPECT_DOUBLE_EQ(c.first_visits(), 2916);
+  EXPECT_NEAR(c.first_enable_seconds(), 1000e-6, 1e-12);
+  EXPECT_NEAR(c.second_enable_seconds(), 300e-6, 1e-12);
+  EXPECT_NEAR(c.c_visit_seconds(), 667.84e-6 / 2508, 1e-15);
+  EXPECT_NEAR(c.fixed_seconds(), 300e-6 - 667.84e-6 / 2508 * 408 - 2e-6, 1e-12);
+  EXPECT_EQ(c.filter_function(), "ksys_sync");
+  EXPECT_EQ(c.host_id(), "canary-1");
+  EXPECT_EQ(c.kernel_release(), "6.1.0-28-amd64");
+  EXPECT_EQ(c.hardware_class(), "QEMU TCG CPU version 2.5+ / 6.1");
+  EXPECT_EQ(c.predicted_basis(), "seed default");
+  EXPECT_EQ(c.measured_at().seconds(), 1764603600);
+  // What it wrote is undone: the fixture's files hold the last writes.
+  ExpectUntouched();
+}
+
+TEST_F(CalibratorTest, RefusesWhenTheTracerIsInUse) {
+  Put(Tracing("current_tracer"), "function_graph\n");
+  CalibrationOutcome o = Run(Options());
+  EXPECT_EQ(o.kind, CalibrationOutcome::kRefused);
+  EXPECT_EQ(o.reason,
+            "fgraph in use: current_tracer is function_graph, not nop");
+  EXPECT_EQ(Slurp(Tracing("current_tracer")), "function_graph\n");
+  EXPECT_FALSE(std::filesystem::exists(JournalPath(state_)));
+}
+
+TEST_F(CalibratorTest, RefusesAnotherFgraphUser) {
+  Put(Tracing("function_profile_enabled"), "1\n");
+  CalibrationOutcome o = Run(Options());
+  EXPECT_EQ(o.kind, CalibrationOutcome::kRefused);
+  EXPECT_TRUE(absl::StartsWith(o.reason, "fgraph in use: ")) << o.reason;
+  EXPECT_NE(o.reason.find("profiler"), std::string::npos) << o.reason;
+  ExpectUntouched();
+}
+
+TEST_F(CalibratorTest, RefusesAReadOnlyTracefs) {
+  std::string mounts = Slurp(root_ + "/proc/mounts");
+  const std::string rw = "tracefs /sys/kernel/tracing tracefs rw,";
+  ASSERT_NE(mounts.find(rw), std::string::npos);
+  mounts.replace(mounts.find(rw), rw.size(),
+                 "tracefs /sys/kernel/tracing tracefs ro,");
+  Put(root_ + "/proc/mounts", mounts);
+  CalibrationOutcome o = Run(Options());
+  EXPECT_EQ(o.kind, CalibrationOutcome::kRefused);
+  EXPECT_EQ(o.reason,
+            "tracefs not writable: /sys/kernel/tracing is mounted read-only");
+  ExpectUntouched();
+}
+
+TEST_F(CalibratorTest, RefusesAMissingControlFile) {
+  std::filesystem::remove(Tracing("set_ftrace_filter"));
+  CalibrationOutcome o = Run(Options());
+  EXPECT_EQ(o.kind, CalibrationOutcome::kRefused);
+  EXPECT_TRUE(absl::StartsWith(o.reason,
+                               "tracefs not writable: "
+                               "/sys/kernel/tracing/"
+                               "set_ftrace_filter"))
+      << o.reason;
+}
+
+TEST_F(CalibratorTest, RefusesWithoutTracefs) {
+  std::string mounts = Slurp(root_ + "/proc/mounts");
+  mounts.erase(mounts.find("tracefs /sys/kernel/tracing"));
+  Put(root_ + "/proc/mounts", mounts);
+  std::filesystem::remove_all(root_ + "/sys/kernel/tracing");
+  std::filesystem::remove_all(root_ + "/sys/kernel/debug/tracing");
+  CalibrationOutcome o = Run(Options());
+  EXPECT_EQ(o.kind, CalibrationOutcome::kRefused);
+  EXPECT_EQ(o.reason, "tracefs is not mounted");
+}
+
+TEST_F(CalibratorTest, RefusesWithoutARareFunction) {
+  Put(Tracing("available_filter_functions"), "vfs_read\nvfs_write\n");
+  CalibrationOutcome o = Run(Options());
+  EXPECT_EQ(o.kind, CalibrationOutcome::kRefused);
+  EXPECT_TRUE(
+      absl::StartsWith(o.reason, "no rarely called function (ksys_sync"))
+      << o.reason;
+  ExpectUntouched();
+}
+
+TEST_F(CalibratorTest, BudgetBoundaryForAGivenThreadCount) {
+  // Seed c_visit of a CONFIG_PREEMPTION build (PREEMPT_DYNAMIC): 88.7 ns.
+  // 408 threads all fresh: 88.7 ns * 2916 + 2 us * 13 + 20 ns * 408
+  //   = 258.6492 + 26 + 8.16 = 292.8092 us.
+  CalibratorOptions o = Options();
+  o.budget_seconds = 292.80e-6;
+  CalibrationOutcome refused = Run(o);
+  EXPECT_EQ(refused.kind, CalibrationOutcome::kRefused);
+  EXPECT_EQ(refused.reason,
+            "prediction over the budget: the walk at 408 threads (408 without "
+            "a shadow stack, c_visit 88.7 ns, seed default) is predicted at "
+            "0.000292809 s, over --calibrate_budget 0.0002928 s");
+  ExpectUntouched();
+  o.budget_seconds = 292.82e-6;
+  CalibrationOutcome ok = Run(o, {0, 2'000'000, 3'000'000, 3'100'000});
+  EXPECT_EQ(ok.kind, CalibrationOutcome::kCalibrated) << ok.reason;
+  EXPECT_NEAR(ok.calibration.predicted_seconds(), 292.8092e-6, 1e-12);
+}
+
+TEST_F(CalibratorTest, ChoosesTheThreadCountUnderTheBudget) {
+  // 400 fresh threads already: K = 0 leaves 292.8 us - 8 threads' share;
+  // with a 292.82 us budget, K = 8 fits (above) and K = 9 does not:
+  // 409 threads: F = 13, k = 12: V = 12 + 2496 + 409 = 2917:
+  // 258.7379 + 26 + 8.18 = 292.9179 us.
+  CalibratorOptions o = Options();
+  o.threads = 0;
+  o.budget_seconds = 292.82e-6;
+  CalibrationOutcome ok = Run(o, {0, 2'000'000, 3'000'000, 3'100'000});
+  ASSERT_EQ(ok.kind, CalibrationOutcome::kCalibrated) << ok.reason;
+  EXPECT_EQ(ok.calibration.threads(), 8u);
+}
+
+TEST_F(CalibratorTest, RefusesWhenEvenOneThreadIsOverTheBudget) {
+  // The full fixture: 128,000 threads, none with a shadow stack.
+  Put(root_ + "/proc/loadavg", "12.31 11.87 11.02 3/128000 412328\n");
+  CalibratorOptions o = Options();
+  o.threads = 0;
+  CalibrationOutcome refused = Run(o);
+  EXPECT_EQ(refused.kind, CalibrationOutcome::kRefused);
+  EXPECT_TRUE(absl::StartsWith(refused.reason,
+                               "prediction over the budget: the walk at "
+                               "128001 threads (128001 without"))
+      << refused.reason;
+  ExpectUntouched();
+}
+
+TEST_F(CalibratorTest, PredictsWithTheStoredCalibration) {
+  // With c_visit 10 ns and a fixed 50 us: 10 ns * 2916 + 26 + 8.16 + 50
+  //   = 29.16 + 84.16 = 113.32 us, inside a 120 us budget the seed value
+  // (292.8 us) is not.
+  CalibratorOptions o = Options();
+  o.budget_seconds = 120e-6;
+  o.current = CalibratedConstants{10e-9, 50e-6, "this host's calibration X"};
+  CalibrationOutcome ok = Run(o, {0, 2'000'000, 3'000'000, 3'100'000});
+  ASSERT_EQ(ok.kind, CalibrationOutcome::kCalibrated) << ok.reason;
+  EXPECT_NEAR(ok.calibration.predicted_seconds(), 113.32e-6, 1e-12);
+  EXPECT_EQ(ok.calibration.predicted_basis(), "this host's calibration X");
+}
+
+TEST_F(CalibratorTest, AFirstEnableNoSlowerIsAnErrorAfterTheRestore) {
+  CalibrationOutcome o = Run(Options(), {0, 100'000, 200'000, 400'000});
+  EXPECT_EQ(o.kind, CalibrationOutcome::kError);
+  EXPECT_NE(o.reason.find("was not slower than the second"), std::string::npos)
+      << o.reason;
+  ExpectUntouched();
+}
+
+TEST_F(CalibratorTest, ASignalDuringTheMeasurementRestores) {
+  CalibratorOptions o = Options();
+  o.hold_for_test = absl::Seconds(60);
+  // Stop once the first enable is in place (held there).
+  std::thread signal([&] {
+    while (Slurp(Tracing("current_tracer")) != "function_graph\n") {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    EXPECT_EQ(Slurp(Tracing("set_ftrace_filter")), "ksys_sync\n");
+    EXPECT_TRUE(std::filesystem::exists(JournalPath(state_)));
+    stop_.Notify();
+  });
+  CalibrationOutcome out = Run(o);
+  signal.join();
+  EXPECT_EQ(out.kind, CalibrationOutcome::kError);
+  EXPECT_EQ(out.reason, "interrupted by a signal");
+  ExpectUntouched();
+}
+
+TEST_F(CalibratorTest, RefusesWhileAnotherCalibrationRuns) {
+  absl::StatusOr<std::unique_ptr<CalibrationLock>> held =
+      CalibrationLock::TryAcquire(state_);
+  ASSERT_TRUE(held.ok()) << held.status();
+  CalibrationOutcome o = Run(Options());
+  EXPECT_EQ(o.kind, CalibrationOutcome::kRefused);
+  EXPECT_TRUE(absl::StartsWith(o.reason, "another calibration holds "))
+      << o.reason;
+  ExpectUntouched();
+}
+
+}  // namespace
+}  // namespace tracehealth::agent

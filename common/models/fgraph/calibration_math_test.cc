@@ -1,0 +1,120 @@
+#include "common/models/fgraph/calibration_math.h"
+
+#include "gtest/gtest.h"
+
+namespace tracehealth {
+namespace {
+
+// c_pass 2 us, c_alloc 20 ns (the model's assumptions).
+WalkConstants Assumed(double c_visit) {
+  WalkConstants c;
+  c.c_visit = c_visit;
+  c.c_pass = 2e-6;
+  c.c_alloc = 20e-9;
+  return c;
+}
+
+TEST(DeriveCalibrationTest, RecoversTheConstantsOfHandWorkedEnables) {
+  // 1000 threads, 100 fresh at the tail, B = 32: F = ceil(100/32) = 4
+  // passes, k = 3 stop early, each after the 900 served threads:
+  //   V1 = 3 * (900 + 1) + 32 * 3 * 4 / 2 + 1000 = 2703 + 192 + 1000 = 3895
+  // With c_visit 100 ns and fixed 50 us:
+  //   first  = 50 + 0.1 * 3895 + 2 * 4 + 0.02 * 100 = 449.5 us
+  //   second = 50 + 0.1 * 1000 + 2 = 152 us
+  // and back: (449.5 - 152 - 2 * 3 - 0.02 * 100) / (3895 - 1000)
+  //   = 289.5 / 2895 us = 100 ns; fixed = 152 - 100 - 2 = 50 us.
+  absl::StatusOr<DerivedConstants> d =
+      DeriveCalibration(449.5e-6, 152e-6, 1000, 100, 32, Assumed(0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NEAR(d->c_visit_seconds, 100e-9, 1e-15);
+  EXPECT_NEAR(d->fixed_seconds, 50e-6, 1e-12);
+}
+
+TEST(DeriveCalibrationTest, AllThreadsFresh) {
+  // 64 threads, all fresh, B = 32: F = 2, k = 1, nothing served before:
+  //   V1 = 1 * (0 + 1) + 32 * 1 * 2 / 2 + 64 = 1 + 32 + 64 = 97, P1 = 2.
+  // first - second = 1 ms: (1000 - 2 * 1 - 0.02 * 64) us / (97 - 64)
+  //   = 996.72 / 33 us = 30.2036... us per visit.
+  absl::StatusOr<DerivedConstants> d =
+      DeriveCalibration(1.5e-3, 0.5e-3, 64, 64, 32, Assumed(0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NEAR(d->c_visit_seconds, 996.72e-6 / 33, 1e-12);
+  // fixed = 500 - 30.2036 * 64 - 2 < 0: clamped to 0.
+  EXPECT_EQ(d->fixed_seconds, 0);
+}
+
+TEST(DeriveCalibrationTest, RefusesAFirstEnableNoSlowerThanTheSecond) {
+  // With the numbers above, first - second must exceed
+  // 2 * 3 + 0.02 * 100 = 8 us: 7.9 us leaves no walk, 8.1 us does.
+  absl::StatusOr<DerivedConstants> d =
+      DeriveCalibration(152e-6 + 7.9e-6, 152e-6, 1000, 100, 32, Assumed(0));
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(d.status().message().find("0.160 ms"), absl::string_view::npos)
+      << d.status();
+  EXPECT_NE(d.status().message().find("0.152 ms"), absl::string_view::npos);
+  d = DeriveCalibration(152e-6 + 8.1e-6, 152e-6, 1000, 100, 32, Assumed(0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  // 0.1 us / 2895 visits.
+  EXPECT_NEAR(d->c_visit_seconds, 0.1e-6 / 2895, 1e-16);
+}
+
+TEST(DeriveCalibrationTest, RefusesWhenNoThreadWasFresh) {
+  absl::StatusOr<DerivedConstants> d =
+      DeriveCalibration(1e-3, 0.5e-3, 1000, 0, 32, Assumed(0));
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("0 threads without a shadow stack"),
+            absl::string_view::npos)
+      << d.status();
+}
+
+// c_visit 100 ns, no other cost: seconds = 1e-7 * V.
+WalkConstants VisitsOnly() {
+  WalkConstants c;
+  c.c_visit = 100e-9;
+  return c;
+}
+
+TEST(PredictCalibrationWalkTest, AddsTheThreadsAtTheTail) {
+  // 1000 threads with stacks, K = 64: N_total = 1064, N_fresh = 64, F = 2,
+  // k = 1: V = 1 * (1000 + 1) + 32 + 1064 = 2097; with fixed 5 us:
+  // 5 + 0.1 * 2097 = 214.7 us.
+  CalibrationHost host{1000, 0, 32};
+  CalibrationWalk w = PredictCalibrationWalk(host, 64, VisitsOnly(), 5e-6);
+  EXPECT_EQ(w.total_threads, 1064u);
+  EXPECT_EQ(w.fresh_threads, 64u);
+  EXPECT_EQ(w.walk.passes, 2u);
+  EXPECT_DOUBLE_EQ(w.walk.visits, 2097);
+  EXPECT_NEAR(w.seconds, 214.7e-6, 1e-12);
+  // 10 of the host's threads also lack a stack: N_fresh = 74.
+  host.null_threads = 10;
+  EXPECT_EQ(PredictCalibrationWalk(host, 64, VisitsOnly(), 0).fresh_threads,
+            74u);
+}
+
+TEST(ChooseCalibrationThreadsTest, LargestKUnderTheBudget) {
+  CalibrationHost host{1000, 0, 32};
+  // K = 63: V = 1001 + 32 + 1063 = 2096 -> 209.6 us; K = 64: 209.7 us;
+  // K = 65 needs a third pass: V = 2 * 1001 + 32 * 2 * 3 / 2 + 1065 = 3163
+  // -> 316.3 us.
+  EXPECT_EQ(ChooseCalibrationThreads(host, 250e-6, 1 << 15, VisitsOnly(), 0),
+            64u);
+  EXPECT_EQ(ChooseCalibrationThreads(host, 209.75e-6, 1 << 15, VisitsOnly(), 0),
+            64u);
+  EXPECT_EQ(ChooseCalibrationThreads(host, 209.65e-6, 1 << 15, VisitsOnly(), 0),
+            63u);
+  // K = 66: V = 2002 + 96 + 1066 = 3164 -> 316.4 us.
+  EXPECT_EQ(ChooseCalibrationThreads(host, 316.35e-6, 1 << 15, VisitsOnly(), 0),
+            65u);
+  // The cap.
+  EXPECT_EQ(ChooseCalibrationThreads(host, 1.0, 10, VisitsOnly(), 0), 10u);
+  // K = 1: V = 0 * 1001 + 0 + 1001 -> 100.1 us: nothing fits in 100 us.
+  EXPECT_EQ(ChooseCalibrationThreads(host, 100e-6, 1 << 15, VisitsOnly(), 0),
+            0u);
+  // K = 2: V = 1002 -> 100.2 us.
+  EXPECT_EQ(ChooseCalibrationThreads(host, 100.15e-6, 1 << 15, VisitsOnly(), 0),
+            1u);
+}
+
+}  // namespace
+}  // namespace tracehealth
