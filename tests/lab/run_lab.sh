@@ -126,7 +126,7 @@ awk -v cal="$cal" -v accel="$accel" '
     return ""
   }
   /^LAB row / {
-    n = field($0, "n")
+    n = field($0, "n") + 0
     split($0, parts, / (uncal|cal|measured): /)
     u = field(parts[2], "latency_seconds"); c = field(parts[3], "latency_seconds")
     m = field(parts[4], "first_ms"); m2 = field(parts[4], "second_ms")
