@@ -2,22 +2,26 @@
 # The lab: Debian's cloud kernel under qemu with the agent in a busybox
 # initramfs (tests/lab/README.md).
 #   run_lab.sh [--out DIR]
-# Scenario A: the agent's fgraph prediction before and after one
-# --calibrate at CAL threads, against function_graph enables timed in the
-# guest at each N; fails when a calibrated prediction at N >= 2*CAL is off
-# the measurement by more than 25 %. Scenario B (preempt=none,
-# watchdog_thresh=1): the enable's soft lockup must reach the server,
-# attributed to fgraph and counted as predicted.
-# Skips (exit 0, "lab: SKIPPED: reason") without qemu-system-x86_64 or the
-# kernel package. Environment:
-#   TRACEHEALTH_LAB=0                 skip
+# Scenario A: the agent's fgraph prediction before and after --calibrate at
+# CAL threads (three calibrations, the lowest c_visit used), against
+# function_graph enables timed in the guest at each N (the shortest of
+# MREPS, fresh threads each); fails when a calibrated prediction at
+# N >= 2*CAL is off the measurement by more than 25 %. Scenario B
+# (preempt=none watchdog_thresh=1, B_THREADS idle threads, calibrated at
+# B_CAL): the enable's soft lockup must reach the server, attributed to
+# fgraph and counted as predicted.
+# Skips (exit 0, "lab: SKIPPED: reason") without qemu-system-x86_64, a
+# static busybox, gcc or the kernel package. Environment:
+#   TRACEHEALTH_LAB=0                   skip
 #   TRACEHEALTH_LAB_ACCEL=auto|kvm|tcg  auto: KVM when /dev/kvm opens and a
-#                                     probe boot gets to /init, else TCG
-#   TRACEHEALTH_LAB_CACHE=DIR         kernel package cache
-#                                     (default ~/.cache/tracehealth-lab)
-#   TRACEHEALTH_LAB_CAL, TRACEHEALTH_LAB_NS, TRACEHEALTH_LAB_B_THREADS
-#                                     thread counts (4096; 8192,16384,32768;
-#                                     49152)
+#                                       probe boot reaches /init in 30 s,
+#                                       else TCG
+#   TRACEHEALTH_LAB_CACHE=DIR           kernel package cache
+#                                       (default ~/.cache/tracehealth-lab)
+#   TRACEHEALTH_LAB_SCENARIOS="A B"     which scenarios
+#   TRACEHEALTH_LAB_CAL, _NS, _REPS, _MREPS, _B_THREADS, _B_CAL
+#                                       16384; 8192,32768,49152; 3; 2;
+#                                       49152; 4096
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 here=tests/lab
@@ -35,8 +39,11 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not install
 [[ -x /bin/busybox ]] && ! ldd /bin/busybox >/dev/null 2>&1 || skip "no static /bin/busybox (busybox-static)"
 command -v gcc >/dev/null || skip "no gcc for the guest helper"
 
-cal=${TRACEHEALTH_LAB_CAL:-4096}
-ns=${TRACEHEALTH_LAB_NS:-8192,16384,32768}
+cal=${TRACEHEALTH_LAB_CAL:-16384}
+ns=${TRACEHEALTH_LAB_NS:-8192,32768,49152}
+reps=${TRACEHEALTH_LAB_REPS:-3}     # calibrations (the lowest c_visit is used)
+mreps=${TRACEHEALTH_LAB_MREPS:-2}   # timed enables per N (the shortest counts)
+b_cal=${TRACEHEALTH_LAB_B_CAL:-4096}
 b_threads=${TRACEHEALTH_LAB_B_THREADS:-49152}
 # One function the guest's tracing never calls on its own: the filter the
 # calibration and the timed enables share.
@@ -114,10 +121,10 @@ a_rc=0 b_rc=0
 if [[ $scenarios == *A* ]]; then
 # --- scenario A
 a0=$(date +%s)
-boot "$out/a.log" 420 4G "$accel" lab.scenario=A lab.cal="$cal" lab.ns="$ns" \
+boot "$out/a.log" 480 6G "$accel" lab.scenario=A lab.cal="$cal" lab.ns="$ns" lab.reps="$reps" lab.mreps="$mreps" \
   || fail "scenario A did not finish"
 echo "lab: scenario A $(( $(date +%s) - a0 )) s"
-grep '^LAB \(boot\|calibrate\|note\|threads\)' "$out/a.log.txt"
+grep '^LAB \(boot\|calibrat\|note\|threads\)' "$out/a.log.txt"
 
 # The table: N, predicted before, after calibration, measured, ratio.
 awk -v cal="$cal" -v accel="$accel" '
@@ -162,7 +169,7 @@ b0=$(date +%s)
 if [[ $scenarios != *B* ]]; then
   :
 elif boot "$out/b.log" 420 6G "$accel" preempt=none watchdog_thresh=1 \
-    lab.scenario=B lab.cal="$cal" lab.b_threads="$b_threads"; then
+    lab.scenario=B lab.cal="$b_cal" lab.b_threads="$b_threads"; then
   echo "lab: scenario B $(( $(date +%s) - b0 )) s"
   grep "^LAB \(boot\|calibrate\|note\|threads\|row\|enable\|poll\|lockup\|kmsg\|agentlog\|events\|metric\)" "$out/b.log.txt"
   if grep -q '^LAB metric tracehealth_observed_events_total{.*kind="soft_lockup".*model="fgraph".*predicted="yes".*} [1-9]' "$out/b.log.txt"; then

@@ -41,7 +41,9 @@ hold() {
     sleep 0.2
   done
 }
-release() { kill "$HOLD_PID"; wait "$HOLD_PID" 2>/dev/null; }
+# The threads have exited and their tasks are freed (RCU) before what
+# follows is timed.
+release() { kill "$HOLD_PID"; wait "$HOLD_PID" 2>/dev/null; sleep 1; }
 
 case "$SCENARIO" in
   smoke)
