@@ -1,5 +1,7 @@
 #include "server/housekeeper.h"
 
+#include <utility>
+
 #include "gtest/gtest.h"
 #include "server/storage/controlled_report_store.h"
 #include "server/storage/sqlite/sqlite_storage.h"
@@ -13,12 +15,20 @@ TEST(ParseRetentionTest, Units) {
   EXPECT_EQ(*ParseRetention("12h"), absl::Hours(12));
   EXPECT_EQ(*ParseRetention("90m"), absl::Minutes(90));
   EXPECT_EQ(*ParseRetention("3600s"), absl::Seconds(3600));
-  EXPECT_FALSE(ParseRetention("").ok());
-  EXPECT_FALSE(ParseRetention("d").ok());
-  EXPECT_FALSE(ParseRetention("0d").ok());
-  EXPECT_FALSE(ParseRetention("-1d").ok());
-  EXPECT_FALSE(ParseRetention("5w").ok());
-  EXPECT_FALSE(ParseRetention("x1d").ok());
+  EXPECT_EQ(*ParseRetention("1s"), absl::Seconds(1));  // the shortest
+  const std::pair<const char*, const char*> bad[] = {
+      {"", "bad retention \"\""},
+      {"d", "bad retention \"d\""},
+      {"0d", "bad retention \"0d\": want e.g. 30d, 12h, 90m"},
+      {"-1d", "bad retention \"-1d\": want e.g. 30d, 12h, 90m"},
+      {"5w", "bad retention unit in \"5w\": use s, m, h or d"},
+      {"x1d", "bad retention \"x1d\": want e.g. 30d, 12h, 90m"},
+  };
+  for (const auto& [text, message] : bad) {
+    absl::StatusOr<absl::Duration> r = ParseRetention(text);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_EQ(r.status().message(), message) << text;
+  }
 }
 
 TEST(HousekeeperTest, RetentionUsesTheInjectedClock) {

@@ -55,6 +55,48 @@ TEST(CollectorTest, PreemptionSourcesInOrder) {
   }
 }
 
+// The four threshold files: 0 to 1,000,000 taken as they are, anything
+// else unknown with the file and the value named.
+TEST(CollectorTest, ThresholdFilesAndTheirRange) {
+  TestTree t;
+  Basics(t, "6.16.0", "#1 SMP PREEMPT_DYNAMIC x");
+  t.Write("/proc/sys/kernel/watchdog_thresh", "0\n");
+  t.Write("/proc/sys/kernel/softlockup_panic", "1\n");
+  t.Write("/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout", "1000000\n");
+  t.Write("/proc/sys/kernel/panic_on_rcu_stall", "0\n");
+  HostFs fs(t.root());
+  auto collect = [&fs] {
+    return Collector(&fs, CollectorOptions(), [] { return kT0; }).Collect();
+  };
+  {
+    v1::HostSnapshot s = collect();
+    ASSERT_TRUE(s.thresholds().has_watchdog_thresh_seconds());
+    EXPECT_EQ(s.thresholds().watchdog_thresh_seconds(), 0u);
+    EXPECT_TRUE(s.thresholds().softlockup_panic());
+    EXPECT_EQ(s.thresholds().rcu_cpu_stall_timeout_seconds(), 1000000u);
+    ASSERT_TRUE(s.thresholds().has_panic_on_rcu_stall());
+    EXPECT_FALSE(s.thresholds().panic_on_rcu_stall());
+    EXPECT_EQ(Unknown(s, "thresholds.watchdog_thresh_seconds"), "");
+  }
+  t.Write("/proc/sys/kernel/watchdog_thresh", "-1\n");
+  t.Write("/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout", "1000001\n");
+  t.Write("/proc/sys/kernel/panic_on_rcu_stall", "yes\n");
+  {
+    v1::HostSnapshot s = collect();
+    EXPECT_FALSE(s.thresholds().has_watchdog_thresh_seconds());
+    EXPECT_EQ(Unknown(s, "thresholds.watchdog_thresh_seconds"),
+              "/proc/sys/kernel/watchdog_thresh: implausible value -1");
+    EXPECT_FALSE(s.thresholds().has_rcu_cpu_stall_timeout_seconds());
+    EXPECT_EQ(Unknown(s, "thresholds.rcu_cpu_stall_timeout_seconds"),
+              "/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout: "
+              "implausible value 1000001");
+    EXPECT_FALSE(s.thresholds().has_panic_on_rcu_stall());
+    EXPECT_EQ(Unknown(s, "thresholds.panic_on_rcu_stall"),
+              "/proc/sys/kernel/panic_on_rcu_stall: integer file: 'yes' is "
+              "not one integer");
+  }
+}
+
 // In a container with the host's PID namespace and the host's /proc and /sys
 // mounted under --root, the agent's own mounts name container paths; PID 1's
 // name the host's, which are the ones that exist under the root.

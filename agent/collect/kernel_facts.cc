@@ -19,6 +19,8 @@ namespace {
 constexpr size_t kSmallFile = 64 * 1024;
 constexpr size_t kConfigGzMax = 4 << 20;
 constexpr size_t kConfigTextMax = 16 << 20;
+// The largest CONFIG_STACKDEPOT_MAX_FRAMES taken as a record size.
+constexpr int64_t kMaxStackDepotFrames = 4096;
 
 void ReadRelease(const HostFs& fs, KernelFacts* f) {
   v1::KernelInfo* k = &f->kernel;
@@ -166,8 +168,14 @@ void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
   set_bool("CONFIG_FPROBE", &v1::KernelInfo::set_config_fprobe);
   set_bool("CONFIG_PREEMPT_RCU", &v1::KernelInfo::set_config_preempt_rcu);
   std::optional<int64_t> frames = config.Int("CONFIG_STACKDEPOT_MAX_FRAMES");
-  if (frames.has_value() && *frames > 0 && *frames <= 4096) {
+  if (frames.has_value() && *frames > 0 && *frames <= kMaxStackDepotFrames) {
     k->set_config_stackdepot_max_frames(static_cast<uint32_t>(*frames));
+  } else if (frames.has_value()) {
+    // In the config, but no record size the kernel could have built.
+    AddUnknown(
+        &f->unknown, "kernel.config_stackdepot_max_frames",
+        absl::StrCat("CONFIG_STACKDEPOT_MAX_FRAMES=", *frames,
+                     " is out of range (1 to ", kMaxStackDepotFrames, ")"));
   } else if (k->config_stackdepot()) {
     // Absent because the release predates the option, or missing.
     const FeatureAnswer option =

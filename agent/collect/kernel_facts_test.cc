@@ -183,5 +183,31 @@ TEST(KernelFactsTest, MaxFramesNotApplicableBefore68) {
   }
 }
 
+// CONFIG_STACKDEPOT_MAX_FRAMES is taken from 1 to 4,096; a value outside is
+// unknown, and the reason says which value it was.
+TEST(KernelFactsTest, MaxFramesRange) {
+  for (const char* frames : {"1", "4096", "0", "4097"}) {
+    SCOPED_TRACE(frames);
+    TestTree t;
+    t.Write("/proc/sys/kernel/osrelease", "6.16.0\n");
+    t.Write("/boot/config-6.16.0",
+            std::string("CONFIG_STACKDEPOT=y\nCONFIG_STACKDEPOT_MAX_FRAMES=") +
+                frames + "\n");
+    HostFs fs(t.root());
+    const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+    const int64_t n = std::stoll(frames);
+    if (n >= 1 && n <= 4096) {
+      EXPECT_EQ(f.kernel.config_stackdepot_max_frames(),
+                static_cast<uint32_t>(n));
+      EXPECT_EQ(Unknown(f, "kernel.config_stackdepot_max_frames"), "");
+    } else {
+      EXPECT_FALSE(f.kernel.has_config_stackdepot_max_frames());
+      EXPECT_EQ(Unknown(f, "kernel.config_stackdepot_max_frames"),
+                std::string("CONFIG_STACKDEPOT_MAX_FRAMES=") + frames +
+                    " is out of range (1 to 4096)");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

@@ -123,5 +123,31 @@ TEST(ReadTracefsUsersTest, UnreadableSourcesAreNamed) {
                    }));
 }
 
+// Active with any user; inactive only when every source was read; else
+// unknown, with the reason.
+TEST(SetActiveFromUsersTest, ActiveInactiveOrUnknown) {
+  v1::FgraphState fg;
+  UnknownInputs unknown;
+  SetActiveFromUsers(true, &fg, &unknown);
+  ASSERT_TRUE(fg.has_active());
+  EXPECT_FALSE(fg.active());
+  EXPECT_EQ(unknown.size(), 0);
+
+  SetActiveFromUsers(false, &fg, &unknown);
+  EXPECT_FALSE(fg.has_active());
+  ASSERT_EQ(unknown.size(), 1);
+  EXPECT_EQ(unknown[0].input(), "fgraph.active");
+  EXPECT_EQ(unknown[0].reason(),
+            "no fgraph user seen, but not every source could be read");
+
+  // A user seen is enough, whatever could not be read.
+  fg.add_users()->set_kind(v1::FgraphUser::KIND_FUNCTION_PROFILER);
+  UnknownInputs none;
+  SetActiveFromUsers(false, &fg, &none);
+  ASSERT_TRUE(fg.has_active());
+  EXPECT_TRUE(fg.active());
+  EXPECT_EQ(none.size(), 0);
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

@@ -63,7 +63,9 @@ TEST(ListenUnixTest, ModeGroupStaleAndLive) {
   struct stat st;
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0660u);
-  if (geteuid() == 0) EXPECT_EQ(st.st_gid, 65534u);
+  if (geteuid() == 0) {
+    EXPECT_EQ(st.st_gid, 65534u);
+  }
   // Someone accepts on it: a second agent is refused.
   EXPECT_TRUE(
       absl::IsAlreadyExists(ListenUnix(path, 0660, std::nullopt).status()));

@@ -1,5 +1,8 @@
 #include "agent/parsers/cpu.h"
 
+#include <utility>
+
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -14,10 +17,36 @@ TEST(CpuListTest, CountsRanges) {
 }
 
 TEST(CpuListTest, RejectsMalformed) {
-  for (const char* bad : {"", "\n", "a", "3-1", "0-", "-3", "0,,1", "0-3,2",
-                          "+1", "0-4294967295", "1 2"}) {
-    EXPECT_FALSE(ParseCpuListCount(bad).ok()) << bad;
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "cpu list: empty"},
+      {"\n", "cpu list: empty"},
+      {"a", "cpu list: malformed range 'a'"},
+      {"3-1", "cpu list: reversed range '3-1'"},
+      {"0-", "cpu list: malformed range '0-'"},
+      {"-3", "cpu list: malformed range '-3'"},
+      {"0,,1", "cpu list: malformed range ''"},
+      {"0-3,2", "cpu list: range '2' overlaps or is unordered"},
+      // A range starting where the last one ended counts that CPU twice.
+      {"0-3,3-5", "cpu list: range '3-5' overlaps or is unordered"},
+      {"4,2", "cpu list: range '2' overlaps or is unordered"},
+      {"+1", "cpu list: malformed range '+1'"},
+      {"0-4294967295", "cpu list: implausibly many CPUs"},
+      {"1 2", "cpu list: malformed range '1 2'"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseCpuListCount(text).status(), message);
   }
+}
+
+// The next range may start right after the last one ended; 2^20 CPUs is
+// the most accepted, one more is not.
+TEST(CpuListTest, Boundaries) {
+  EXPECT_EQ(*ParseCpuListCount("0-3,4-5"), 6u);
+  EXPECT_EQ(*ParseCpuListCount(" 7 \n"), 1u);  // trimmed
+  EXPECT_EQ(*ParseCpuListCount("0-1048575"), 1048576u);
+  EXPECT_EQ(ParseCpuListCount("0-1048576").status().message(),
+            "cpu list: implausibly many CPUs");
 }
 
 TEST(CpuInfoTest, ReadsFlagsAndModel) {
@@ -60,8 +89,28 @@ TEST(CpuInfoTest, NoInvlpgb) {
 }
 
 TEST(CpuInfoTest, RejectsWithoutFlags) {
-  EXPECT_FALSE(ParseCpuInfo("processor\t: 0\nmodel name\t: X\n").ok());
-  EXPECT_FALSE(ParseCpuInfo("").ok());
+  for (const char* text : {"processor\t: 0\nmodel name\t: X\n", ""}) {
+    auto r = ParseCpuInfo(text);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_EQ(r.status().message(), "/proc/cpuinfo: no flags line") << text;
+  }
+}
+
+// The first CPU's model name and flags (arm64: "Features") are taken, the
+// values trimmed.
+TEST(CpuInfoTest, FirstCpuWinsAndValuesAreTrimmed) {
+  auto r = ParseCpuInfo(
+      "processor\t: 0\nmodel name\t:   First CPU  \nflags\t\t: fpu\n\n"
+      "processor\t: 1\nmodel name\t: Second CPU\n"
+      "flags\t\t: fpu invlpgb hypervisor\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r->model_name, "First CPU");
+  EXPECT_FALSE(r->invlpgb);
+  EXPECT_FALSE(r->hypervisor);
+  r = ParseCpuInfo("processor\t: 0\nFeatures\t: fp asimd evtstrm\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->model_name.has_value());
+  EXPECT_FALSE(r->invlpgb);
 }
 
 }  // namespace

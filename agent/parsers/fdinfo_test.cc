@@ -1,5 +1,8 @@
 #include "agent/parsers/fdinfo.h"
 
+#include <utility>
+
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -52,11 +55,17 @@ TEST(FdinfoTest, OtherLinkTypes) {
 }
 
 TEST(FdinfoTest, RejectsMalformed) {
-  EXPECT_FALSE(ParseBpfLinkFdinfo("link_type:\t\n").ok());
-  EXPECT_FALSE(
-      ParseBpfLinkFdinfo("link_type:\tkprobe_multi\nkprobe_cnt:\tmany\n").ok());
-  EXPECT_FALSE(
-      ParseBpfLinkFdinfo("link_type:\tkprobe_multi\nlink_id:\t-1\n").ok());
+  const std::pair<const char*, const char*> cases[] = {
+      {"link_type:\t\n", "fdinfo: empty link_type"},
+      {"link_type:\tkprobe_multi\nkprobe_cnt:\tmany\n",
+       "fdinfo: kprobe_cnt 'many' is not a number"},
+      {"link_type:\tkprobe_multi\nlink_id:\t-1\n",
+       "fdinfo: link_id '-1' is not a number"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseBpfLinkFdinfo(text).status(), message);
+  }
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -35,12 +38,42 @@ TEST(KernelConfigTest, ParsesValues) {
   EXPECT_EQ(c->size(), 7u);
 }
 
+// Each refusal names the line and shows it.
 TEST(KernelConfigTest, RejectsMalformed) {
-  EXPECT_FALSE(KernelConfig::Parse("").ok());
-  EXPECT_FALSE(KernelConfig::Parse("# just a comment\n").ok());
-  EXPECT_FALSE(KernelConfig::Parse("CONFIG_A=y\nnot a config line\n").ok());
-  EXPECT_FALSE(KernelConfig::Parse("CONFIG_=y\n").ok());
-  EXPECT_FALSE(KernelConfig::Parse("\x1f\x8b\x08\x00garbage").ok());
+  const std::pair<std::string, std::string> cases[] = {
+      {"", "kernel config: no CONFIG_ lines"},
+      {"# just a comment\n", "kernel config: no CONFIG_ lines"},
+      {"CONFIG_A=y\nnot a config line\n",
+       "kernel config line 2: 'not a config line' is not CONFIG_NAME=value"},
+      {"CONFIG_=y\n",
+       "kernel config line 1: 'CONFIG_=y' is not CONFIG_NAME=value"},
+      {"CONFIG_A\n",
+       "kernel config line 1: 'CONFIG_A' is not CONFIG_NAME=value"},
+      // Compressed bytes read as text.
+      {std::string("\x1f\x8b\x08\x00garbage", 11),
+       std::string("kernel config line 1: '") +
+           std::string("\x1f\x8b\x08\x00garbage", 11) +
+           "' is not CONFIG_NAME=value"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    ExpectRefused(KernelConfig::Parse(text).status(), message);
+  }
+}
+
+// Lines are trimmed; a later assignment of an option wins, also over an
+// earlier "is not set".
+TEST(KernelConfigTest, TrimmingAndLastAssignmentWins) {
+  absl::StatusOr<KernelConfig> c = KernelConfig::Parse(
+      "  CONFIG_A=y  \r\n\tCONFIG_B=m\n# CONFIG_C is not set\nCONFIG_C=y\n"
+      "CONFIG_D=y\n# CONFIG_D is not set\nCONFIG_N=64\nCONFIG_N=32\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->Enabled("CONFIG_A"), true);
+  EXPECT_EQ(c->Enabled("CONFIG_B"), true);  // a module counts
+  EXPECT_EQ(c->Enabled("CONFIG_C"), true);
+  EXPECT_EQ(c->Enabled("CONFIG_D"), false);
+  EXPECT_EQ(c->Int("CONFIG_N"), 32);
+  EXPECT_EQ(c->Enabled("CONFIG_ABSENT"), std::nullopt);
 }
 
 std::string Gzip(const std::string& text) {
@@ -68,13 +101,25 @@ TEST(GunzipTest, RoundTrips) {
 
 TEST(GunzipTest, RejectsCorruptTruncatedAndOversized) {
   std::string gz = Gzip(kConfig);
-  EXPECT_FALSE(Gunzip(gz.substr(0, gz.size() / 2), 1 << 20).ok());
+  auto half = Gunzip(gz.substr(0, gz.size() / 2), 1 << 20);
+  EXPECT_EQ(half.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(half.status().message(), "gzip: truncated gzip data");
   std::string flipped = gz;
   flipped[gz.size() - 6] ^= 0x55;  // CRC trailer
-  EXPECT_FALSE(Gunzip(flipped, 1 << 20).ok());
-  EXPECT_FALSE(Gunzip("not gzip at all", 1 << 20).ok());
+  auto crc = Gunzip(flipped, 1 << 20);
+  EXPECT_EQ(crc.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(crc.status().message(), "gzip: incorrect data check");
+  auto text = Gunzip("not gzip at all", 1 << 20);
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(text.status().message(), "gzip: incorrect header check");
   auto big = Gunzip(gz, 10);
   EXPECT_TRUE(absl::IsResourceExhausted(big.status())) << big.status();
+  EXPECT_EQ(big.status().message(),
+            "gzip: decompressed data larger than 10 bytes");
+  // Exactly the decompressed size is allowed, one byte less is not.
+  const size_t size = sizeof(kConfig) - 1;  // the text, without its NUL
+  EXPECT_TRUE(Gunzip(gz, size).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(Gunzip(gz, size - 1).status()));
 }
 
 KernelConfig Config(const char* text) {

@@ -1,5 +1,10 @@
 #include "agent/parsers/kernel_version.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -39,15 +44,19 @@ TEST(KernelVersionTest, UbuntuSignature) {
   v = ParseVersionSignature("Ubuntu 6.14.0-1012.12~24.04.1-aws 6.14.8");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->version, "6.14.8");
-  EXPECT_FALSE(ParseVersionSignature("Ubuntu").ok());
-  EXPECT_FALSE(ParseVersionSignature("").ok());
-  EXPECT_FALSE(ParseVersionSignature("Ubuntu 6.8.0-45 6.8.12-x").ok());
-  EXPECT_FALSE(ParseVersionSignature("Ubuntu 6.8.0-45 banana").ok());
-  EXPECT_NE(ParseVersionSignature("Ubuntu 6.8.0-45 banana")
-                .status()
-                .message()
-                .find("banana"),
-            std::string::npos);
+  const std::pair<const char*, const char*> bad[] = {
+      {"Ubuntu",
+       "version_signature: expected 'NAME RELEASE UPSTREAM', got 'Ubuntu'"},
+      {"", "version_signature: expected 'NAME RELEASE UPSTREAM', got ''"},
+      {"Ubuntu 6.8.0-45 6.8.12-x",
+       "version_signature: '6.8.12-x' is not an upstream release"},
+      {"Ubuntu 6.8.0-45 banana",
+       "version_signature: 'banana' is not an upstream release"},
+  };
+  for (const auto& [text, message] : bad) {
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseVersionSignature(text).status(), message);
+  }
 }
 
 }  // namespace

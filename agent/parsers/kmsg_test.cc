@@ -1,5 +1,10 @@
 #include "agent/parsers/kmsg.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -50,9 +55,27 @@ TEST(KmsgRecordTest, TheWidestNumbersFit) {
   EXPECT_EQ(r->facility, 127);
   EXPECT_EQ(r->level, 7);
   EXPECT_EQ(r->seq, 18446744073709551615u);
-  EXPECT_FALSE(ParseKmsgRecord("1024,1,1,-;x").ok());
-  EXPECT_FALSE(ParseKmsgRecord("6,18446744073709551616,1,-;x").ok());
-  EXPECT_FALSE(ParseKmsgRecord("6,1,18446744073709551616,-;x").ok());
+  const std::pair<const char*, const char*> over[] = {
+      {"1024,1,1,-;x", "kmsg: the priority is not a number of 0-1023"},
+      {"6,18446744073709551616,1,-;x",
+       "kmsg: the sequence number is not a 64-bit decimal number"},
+      {"6,1,18446744073709551616,-;x",
+       "kmsg: the timestamp is not a 64-bit decimal number"},
+  };
+  for (const auto& [text, message] : over) {
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseKmsgRecord(text).status(), message);
+  }
+  // The lowest priority: facility 0, level 0.
+  r = ParseKmsgRecord("0,1,1,-;x");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->facility, 0);
+  EXPECT_EQ(r->level, 0);
+  // 1022 = 127 * 8 + 6.
+  r = ParseKmsgRecord("1022,1,1,-;x");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->facility, 127);
+  EXPECT_EQ(r->level, 6);
 }
 
 TEST(KmsgRecordTest, ARecordCutShortIsDataLoss) {

@@ -1,5 +1,9 @@
 #include "agent/parsers/preempt.h"
 
+#include <optional>
+#include <utility>
+
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -26,9 +30,19 @@ TEST(SchedPreemptTest, ModeNames) {
 }
 
 TEST(SchedPreemptTest, RejectsMalformed) {
-  for (const char* bad : {"", "none voluntary full\n", "(none) (full)\n",
-                          "none (turbo)\n", "() none\n", "none (rt)\n"}) {
-    EXPECT_FALSE(ParseSchedPreempt(bad).ok()) << bad;
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "sched/preempt: no active (parenthesised) mode in ''"},
+      {"none voluntary full\n",
+       "sched/preempt: no active (parenthesised) mode in 'none voluntary "
+       "full'"},
+      {"(none) (full)\n", "sched/preempt: several active modes"},
+      {"none (turbo)\n", "sched/preempt: unknown mode '(turbo)'"},
+      {"() none\n", "sched/preempt: unknown mode '()'"},
+      {"none (rt)\n", "sched/preempt: unknown mode '(rt)'"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseSchedPreempt(text).status(), message);
   }
 }
 
@@ -46,7 +60,31 @@ TEST(VersionFlagsTest, ReadsFlags) {
   EXPECT_EQ(ModeFromVersionFlags(*full), v1::PREEMPT_MODE_FULL);
   auto none = ParseVersionPreemptFlags("#1 SMP Thu Jan 1 2026\n");
   EXPECT_FALSE(ModeFromVersionFlags(*none).has_value());
-  EXPECT_FALSE(ParseVersionPreemptFlags("  \n").ok());
+  const absl::Status empty = ParseVersionPreemptFlags("  \n").status();
+  EXPECT_EQ(empty.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(empty.message(), "kernel version string: empty");
+}
+
+// Every model the version string can name. PREEMPT_RT is a build choice no
+// boot parameter undoes: RT whatever else the string says; PREEMPT_DYNAMIC
+// otherwise leaves the mode to sched/preempt or preempt=.
+TEST(VersionFlagsTest, EveryModeAndWhichFlagWins) {
+  auto mode = [](const char* version) {
+    return ModeFromVersionFlags(*ParseVersionPreemptFlags(version));
+  };
+  EXPECT_EQ(mode("#1 SMP PREEMPT_LAZY Thu Jan 1 2026"), v1::PREEMPT_MODE_LAZY);
+  EXPECT_EQ(mode("#1 SMP PREEMPT PREEMPT_LAZY Thu Jan 1 2026"),
+            v1::PREEMPT_MODE_LAZY);
+  EXPECT_EQ(mode("#1 SMP PREEMPT_DYNAMIC PREEMPT_RT Thu Jan 1 2026"),
+            v1::PREEMPT_MODE_RT);
+  EXPECT_EQ(mode("#1 SMP PREEMPT_RT PREEMPT_DYNAMIC Thu Jan 1 2026"),
+            v1::PREEMPT_MODE_RT);
+  EXPECT_EQ(mode("#1 SMP PREEMPT PREEMPT_DYNAMIC Thu Jan 1 2026"),
+            std::nullopt);
+  EXPECT_EQ(mode("#1 SMP PREEMPT_LAZY PREEMPT_DYNAMIC Thu Jan 1 2026"),
+            std::nullopt);
+  // Words only: "PREEMPTED" or "XPREEMPT" are not flags.
+  EXPECT_EQ(mode("#1 SMP PREEMPTED XPREEMPT Thu Jan 1 2026"), std::nullopt);
 }
 
 TEST(ModeFromConfigTest, ChoiceAndDynamicOverride) {

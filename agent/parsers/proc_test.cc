@@ -1,5 +1,8 @@
 #include "agent/parsers/proc.h"
 
+#include <string>
+
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -13,11 +16,34 @@ TEST(LoadavgTest, ParsesThreadCounts) {
 }
 
 TEST(LoadavgTest, RejectsMalformed) {
-  for (const char* bad : {"", "0.05 0.18 0.10 3 6695", "0.05 0.18 0.10 a/b 1",
-                          "0.05 0.18 0.10 3/240117", "1 2 3 4/5 6 7",
-                          "0.0 0.0 0.0 9/5 1", "0.0 0.0 0.0 0/0 1"}) {
-    EXPECT_FALSE(ParseLoadavg(bad).ok()) << bad;
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "/proc/loadavg: expected 5 fields, got 0"},
+      {"0.05 0.18 0.10 3 6695",
+       "/proc/loadavg: 4th field '3' is not running/total"},
+      {"0.05 0.18 0.10 a/b 1",
+       "/proc/loadavg: 4th field 'a/b' is not running/total"},
+      {"0.05 0.18 0.10 3/240117", "/proc/loadavg: expected 5 fields, got 4"},
+      {"1 2 3 4/5 6 7", "/proc/loadavg: expected 5 fields, got 6"},
+      {"0.0 0.0 0.0 9/5 1", "/proc/loadavg: implausible thread counts '9/5'"},
+      {"0.0 0.0 0.0 6/5 1", "/proc/loadavg: implausible thread counts '6/5'"},
+      {"0.0 0.0 0.0 0/0 1", "/proc/loadavg: implausible thread counts '0/0'"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseLoadavg(text).status(), message);
   }
+}
+
+// Every thread running is plausible (running == total); 0 running too.
+TEST(LoadavgTest, BoundariesAccepted) {
+  auto r = ParseLoadavg("0.0 0.0 0.0 5/5 1");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->running, 5u);
+  EXPECT_EQ(r->total, 5u);
+  r = ParseLoadavg("  0.0\t0.0 0.0 0/1 1  \n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->running, 0u);
+  EXPECT_EQ(r->total, 1u);
 }
 
 constexpr char kStat[] =
@@ -40,29 +66,49 @@ TEST(StatTest, ParsesProcessesAndBtime) {
 }
 
 TEST(StatTest, RejectsMissingOrMalformed) {
-  EXPECT_FALSE(ParseStatProcesses("cpu 1 2 3\n").ok());
-  EXPECT_FALSE(ParseStatProcesses("processes x\n").ok());
-  EXPECT_FALSE(ParseStatProcesses("processes 1 2\n").ok());
-  EXPECT_FALSE(ParseStatProcesses("processes -5\n").ok());
-  EXPECT_FALSE(ParseStatBtime("btime 0\n").ok());
+  ExpectRefused(ParseStatProcesses("cpu 1 2 3\n").status(),
+                "/proc/stat: no 'processes' line");
+  ExpectRefused(ParseStatProcesses("processes x\n").status(),
+                "/proc/stat: processes 'x' not a number");
+  ExpectRefused(ParseStatProcesses("processes 1 2\n").status(),
+                "/proc/stat: malformed 'processes' line");
+  ExpectRefused(ParseStatProcesses("processes -5\n").status(),
+                "/proc/stat: processes '-5' not a number");
+  ExpectRefused(ParseStatBtime("btime 0\n").status(),
+                "/proc/stat: btime '0' not a time");
+  ExpectRefused(ParseStatBtime("btime -1\n").status(),
+                "/proc/stat: btime '-1' not a time");
   // "processes_x" is not "processes".
-  EXPECT_FALSE(ParseStatProcesses("processes_x 5\n").ok());
+  ExpectRefused(ParseStatProcesses("processes_x 5\n").status(),
+                "/proc/stat: no 'processes' line");
+  // The smallest valid values: 0 processes forked, btime 1.
+  EXPECT_EQ(*ParseStatProcesses("processes 0\n"), 0u);
+  EXPECT_EQ(*ParseStatBtime("btime 1\n"), 1);
 }
 
 TEST(UptimeTest, Parses) {
   auto r = ParseUptime("350735.47 234388.90\n");
   ASSERT_TRUE(r.ok());
   EXPECT_DOUBLE_EQ(*r, 350735.47);
-  EXPECT_FALSE(ParseUptime("abc def\n").ok());
-  EXPECT_FALSE(ParseUptime("1.0\n").ok());
+  EXPECT_DOUBLE_EQ(*ParseUptime("0 0\n"), 0);  // the lowest value
+  ExpectRefused(ParseUptime("-0.5 0\n").status(),
+                "/proc/uptime: expected two non-negative numbers");
+  ExpectRefused(ParseUptime("abc def\n").status(),
+                "/proc/uptime: expected two non-negative numbers");
+  ExpectRefused(ParseUptime("1.0\n").status(),
+                "/proc/uptime: expected two non-negative numbers");
 }
 
 TEST(SingleIntegerTest, ParsesAndRejects) {
   EXPECT_EQ(*ParseSingleInteger("10\n"), 10);
+  EXPECT_EQ(*ParseSingleInteger(" \t-3 \n"), -3);  // trimmed both sides
   EXPECT_EQ(*ParseSingleInteger("0"), 0);
-  EXPECT_FALSE(ParseSingleInteger("").ok());
-  EXPECT_FALSE(ParseSingleInteger("10 20\n").ok());
-  EXPECT_FALSE(ParseSingleInteger("Y\n").ok());
+  ExpectRefused(ParseSingleInteger("").status(),
+                "integer file: '' is not one integer");
+  ExpectRefused(ParseSingleInteger("10 20\n").status(),
+                "integer file: '10 20' is not one integer");
+  ExpectRefused(ParseSingleInteger("Y\n").status(),
+                "integer file: 'Y' is not one integer");
 }
 
 TEST(MeminfoTest, ParsesVmallocLines) {
@@ -79,9 +125,12 @@ TEST(MeminfoTest, ParsesVmallocLines) {
 }
 
 TEST(MeminfoTest, RejectsMissingOrMalformed) {
-  EXPECT_FALSE(ParseMeminfoVmalloc("MemTotal: 1 kB\n").ok());
-  EXPECT_FALSE(ParseMeminfoVmalloc("VmallocUsed: lots kB\n").ok());
-  EXPECT_FALSE(ParseMeminfoVmalloc("VmallocUsed: 5 MB\n").ok());
+  ExpectRefused(ParseMeminfoVmalloc("MemTotal: 1 kB\n").status(),
+                "/proc/meminfo: no Vmalloc lines");
+  ExpectRefused(ParseMeminfoVmalloc("VmallocUsed: lots kB\n").status(),
+                "/proc/meminfo: malformed line 'VmallocUsed: lots kB'");
+  ExpectRefused(ParseMeminfoVmalloc("VmallocUsed: 5 MB\n").status(),
+                "/proc/meminfo: malformed line 'VmallocUsed: 5 MB'");
 }
 
 TEST(MountsTest, FindsTracefsAndDebugfs) {
@@ -108,7 +157,42 @@ TEST(MountsTest, NoTracingFilesystems) {
 }
 
 TEST(MountsTest, RejectsMalformed) {
-  EXPECT_FALSE(ParseMounts("tracefs\n").ok());
+  ExpectRefused(ParseMounts("proc /proc proc rw 0 0\ntracefs\n").status(),
+                "/proc/mounts: malformed line 'tracefs'");
+}
+
+// The first tracefs mount unless /sys/kernel/tracing comes later; the first
+// debugfs mount.
+TEST(MountsTest, WhichMountWins) {
+  auto r = ParseMounts(
+      "tracefs /a tracefs rw 0 0\n"
+      "tracefs /b tracefs rw 0 0\n"
+      "debugfs /d1 debugfs rw 0 0\n"
+      "debugfs /d2 debugfs rw 0 0\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r->tracefs, "/a");
+  EXPECT_EQ(*r->debugfs, "/d1");
+  r = ParseMounts(
+      "tracefs /sys/kernel/tracing tracefs rw 0 0\n"
+      "tracefs /b tracefs rw 0 0\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r->tracefs, "/sys/kernel/tracing");
+}
+
+// Octal escapes \ooo with a first digit 0-3 (one byte); others are kept.
+TEST(MountsTest, OctalEscapes) {
+  auto r = ParseMounts(
+      "tracefs /t\\011x\\134y\\400z\\08 tracefs rw 0 0\n"
+      "debugfs /d\\377 debugfs rw 0 0\n");
+  ASSERT_TRUE(r.ok()) << r.status();
+  // \011 = tab, \134 = backslash; \400 (over 255) and \08 (8 is not
+  // octal, and too short) stay as they are.
+  EXPECT_EQ(*r->tracefs, "/t\tx\\y\\400z\\08");
+  EXPECT_EQ(*r->debugfs, std::string("/d\xff"));
+  // An escape cut short at the end of the field stays.
+  r = ParseMounts("tracefs /t\\04 tracefs rw 0 0\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r->tracefs, "/t\\04");
 }
 
 TEST(CmdlineTest, FindsParameters) {
@@ -121,6 +205,19 @@ TEST(CmdlineTest, FindsParameters) {
   EXPECT_FALSE(CmdlineParam(kCmd, "init_arg").has_value());
   EXPECT_FALSE(CmdlineParam(kCmd, "root=UUID").has_value());
   EXPECT_EQ(CmdlineParam(kCmd, "stack_depot_max_pools"), "16384");
+}
+
+// The kernel applies the last occurrence of a parameter; a bare name gives
+// an empty value; quotes are dropped; tabs and newlines separate.
+TEST(CmdlineTest, LastOccurrenceWins) {
+  EXPECT_EQ(CmdlineParam("preempt=none ro preempt=full", "preempt"), "full");
+  EXPECT_EQ(CmdlineParam("preempt=full\tpreempt=none\n", "preempt"), "none");
+  EXPECT_EQ(CmdlineParam("preempt=full preempt", "preempt"), "");
+  EXPECT_EQ(CmdlineParam("preempt=\"lazy\"", "preempt"), "lazy");
+  // After "--" nothing counts, not even a later occurrence.
+  EXPECT_EQ(CmdlineParam("preempt=full -- preempt=none", "preempt"), "full");
+  EXPECT_FALSE(CmdlineParam("-- preempt=none", "preempt").has_value());
+  EXPECT_FALSE(CmdlineParam("", "preempt").has_value());
 }
 
 }  // namespace

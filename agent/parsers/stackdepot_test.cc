@@ -1,5 +1,10 @@
 #include "agent/parsers/stackdepot.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -30,11 +35,27 @@ TEST(StackDepotStatsTest, OlderKernelHasFewerCounters) {
 }
 
 TEST(StackDepotStatsTest, RejectsMalformed) {
-  EXPECT_FALSE(ParseStackDepotStats("").ok());
-  EXPECT_FALSE(ParseStackDepotStats("refcounted_frees: 1\n").ok());
-  EXPECT_FALSE(ParseStackDepotStats("pools: many\n").ok());
-  EXPECT_FALSE(ParseStackDepotStats("pools: -1\n").ok());
-  EXPECT_FALSE(ParseStackDepotStats("pools 5\n").ok());
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "stackdepot stats: no 'pools:' line"},
+      {"refcounted_frees: 1\n", "stackdepot stats: no 'pools:' line"},
+      {"pools: many\n", "stackdepot stats: malformed line 'pools: many'"},
+      {"pools: -1\n", "stackdepot stats: negative value in 'pools: -1'"},
+      {"pools 5\n", "stackdepot stats: malformed line 'pools 5'"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseStackDepotStats(text).status(), message);
+  }
+}
+
+// Lines are trimmed, 0 is a value, unknown keys are skipped and the last
+// "pools:" line wins.
+TEST(StackDepotStatsTest, TrimmingZeroAndLastLineWins) {
+  absl::StatusOr<StackDepotCounters> c = ParseStackDepotStats(
+      "  pools: 7 \n\tpersistent_count:0\nnew_counter: 9\npools: 8\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pools, 8u);
+  EXPECT_EQ(c->persistent_count, 0u);
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include "agent/parsers/tracefs.h"
 
+#include <string>
+#include <utility>
+
+#include "agent/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -7,16 +11,17 @@ namespace {
 
 TEST(CurrentTracerTest, Parses) {
   EXPECT_EQ(*ParseCurrentTracer("function_graph\n"), "function_graph");
-  EXPECT_EQ(*ParseCurrentTracer("nop\n"), "nop");
-  EXPECT_FALSE(ParseCurrentTracer("\n").ok());
-  EXPECT_FALSE(ParseCurrentTracer("nop function\n").ok());
+  EXPECT_EQ(*ParseCurrentTracer("  nop \n"), "nop");  // trimmed
+  ExpectRefused(ParseCurrentTracer("\n").status(), "current_tracer: empty");
+  ExpectRefused(ParseCurrentTracer("nop function\n").status(),
+                "current_tracer: 'nop function' is not one tracer name");
 }
 
 TEST(FlagFileTest, Parses) {
   EXPECT_EQ(*ParseFlagFile("1\n"), true);
-  EXPECT_EQ(*ParseFlagFile("0\n"), false);
-  EXPECT_FALSE(ParseFlagFile("2\n").ok());
-  EXPECT_FALSE(ParseFlagFile("").ok());
+  EXPECT_EQ(*ParseFlagFile(" 0 \n"), false);  // trimmed
+  ExpectRefused(ParseFlagFile("2\n").status(), "flag file: '2' is not 0 or 1");
+  ExpectRefused(ParseFlagFile("").status(), "flag file: '' is not 0 or 1");
 }
 
 TEST(TracerUsesFgraphTest, Kinds) {
@@ -49,16 +54,29 @@ TEST(DynamicEventsTest, ParsesFprobesAndOthers) {
 }
 
 TEST(DynamicEventsTest, RejectsMalformed) {
-  for (const char* bad : {"garbage line\n", ":fprobes/x y\n", "f x:y\n",
-                          "fx:fprobes/a b\n", "f: target\n"}) {
-    EXPECT_FALSE(ParseDynamicEvents(bad).ok()) << bad;
+  const std::pair<const char*, const char*> cases[] = {
+      {"garbage line\n", "dynamic_events: malformed line 'garbage line'"},
+      {":fprobes/x y\n", "dynamic_events: malformed line ':fprobes/x y'"},
+      {"f x:y\n", "dynamic_events: malformed line 'f x:y'"},
+      {"fx:fprobes/a b\n",
+       "dynamic_events: malformed type in 'fx:fprobes/a b'"},
+      {"f: target\n", "dynamic_events: no event name in 'f: target'"},
+      // The line number does not matter: the first bad line is named.
+      {"p:kprobes/a a\n1:b c\n", "dynamic_events: malformed line '1:b c'"},
+  };
+  for (const auto& [text, message] : cases) {
+    SCOPED_TRACE(text);
+    ExpectRefused(ParseDynamicEvents(text).status(), message);
   }
 }
 
+// Lines holding only blanks are empty too (available_filter_functions and
+// enabled_functions counts).
 TEST(CountLinesTest, CountsNonEmpty) {
   EXPECT_EQ(CountNonEmptyLines(""), 0u);
   EXPECT_EQ(CountNonEmptyLines("a (1)\nb (1)\n\n"), 2u);
   EXPECT_EQ(CountNonEmptyLines("a (1)\nb (1)"), 2u);
+  EXPECT_EQ(CountNonEmptyLines("a\n \n\t\nb\n  \n"), 2u);
 }
 
 TEST(TracefsTest, FtraceFilterEntries) {

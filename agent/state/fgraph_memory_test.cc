@@ -100,5 +100,18 @@ TEST(BoundNullThreadsTest, FromOneMomentWithoutTheRecordFile) {
   EXPECT_FALSE(BoundNullThreads(false, std::nullopt, 1250, at, 1000));
 }
 
+// Boot ids decide when both sides have one; otherwise btimes within 2 s
+// are the same boot (the kernel rounds it), 3 s apart are not.
+TEST(BootIdentityTest, SameBoot) {
+  EXPECT_TRUE(BootIdentity({"a", 100}).Same(BootIdentity{"a", 900}));
+  EXPECT_FALSE(BootIdentity({"a", 100}).Same(BootIdentity{"b", 100}));
+  EXPECT_TRUE(BootIdentity({"", 100}).Same(BootIdentity{"b", 102}));
+  EXPECT_TRUE(BootIdentity({"a", 102}).Same(BootIdentity{"", 100}));
+  EXPECT_FALSE(BootIdentity({"", 100}).Same(BootIdentity{"", 103}));
+  EXPECT_FALSE(BootIdentity({"", 103}).Same(BootIdentity{"", 100}));
+  EXPECT_FALSE(BootIdentity({"", std::nullopt}).Same(BootIdentity{"", 100}));
+  EXPECT_FALSE(BootIdentity{}.Same(BootIdentity{}));
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

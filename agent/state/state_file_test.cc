@@ -1,5 +1,7 @@
 #include "agent/state/state_file.h"
 
+#include <utility>
+
 #include "agent/testing/test_tmp.h"
 #include "gtest/gtest.h"
 
@@ -28,9 +30,22 @@ TEST(StateFileTest, KeyValuesRoundTripAndRejectGarbage) {
   auto back = ParseKeyValues(FormatKeyValues(kv));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, kv);
-  EXPECT_FALSE(ParseKeyValues("no equals sign\n").ok());
-  EXPECT_FALSE(ParseKeyValues("=value\n").ok());
-  EXPECT_FALSE(ParseKeyValues("Bad-Key=1\n").ok());
+  const std::pair<const char*, const char*> bad[] = {
+      {"no equals sign\n", "state file: malformed line 'no equals sign'"},
+      {"a=1\n=value\n", "state file: malformed line '=value'"},
+      {"Bad-Key=1\n", "state file: bad key 'Bad-Key'"},
+  };
+  for (const auto& [text, message] : bad) {
+    auto r = ParseKeyValues(text);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_EQ(r.status().message(), message) << text;
+  }
+  // A later line for a key wins; a value may be empty or hold '='.
+  auto last = ParseKeyValues("seq=1\nseq=2\nnote=\nexpr=a=b\n");
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(last->at("seq"), "2");
+  EXPECT_EQ(last->at("note"), "");
+  EXPECT_EQ(last->at("expr"), "a=b");
 }
 
 }  // namespace

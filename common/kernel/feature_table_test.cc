@@ -1,5 +1,8 @@
 #include "common/kernel/feature_table.h"
 
+#include <string>
+
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -80,6 +83,47 @@ TEST(FeatureTableTest, EntryOnlyKprobeMultiUsesFgraph) {
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.19"));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("7.1.5"));
   EXPECT_FALSE(EntryOnlyKprobeMultiUsesFgraph("6.1.0-57-cloud-amd64"));
+}
+
+// Every row's mainline boundary: the last stable release of the branch
+// before it has no feature, the first release with it (x.y, x.y.0) has it.
+TEST(FeatureTableTest, EveryRowAtItsMainlineBoundary) {
+  struct Boundary {
+    const char* row;
+    const char* before;  // last release without it
+    const char* since;   // first release with it
+  };
+  constexpr Boundary kBoundaries[] = {
+      {feature::kShadowStack4k, "6.12.30", "6.13"},
+      {feature::kShadowStackPageKmalloc, "6.10.14", "6.11"},
+      {feature::kFgraphMultiUser, "6.10.14", "6.11"},
+      {feature::kFgraphWalkRcu, "5.9.16", "5.10"},
+      {feature::kFprobeOnFgraph, "6.13.12", "6.14"},
+      {feature::kFprobeEntryOnlyOffFgraph, "6.18.31", "6.19"},
+      {feature::kKprobeMultiLink, "5.17.15", "5.18"},
+      {feature::kFprobeEvents, "6.4.16", "6.5"},
+      {feature::kKprobeSession, "6.9.12", "6.10"},
+      {feature::kKretprobeMultiLinkType, "6.16.12", "6.17"},
+      {feature::kPreemptRcuLimited, "6.14.11", "6.15"},
+      {feature::kStackdepotStats, "6.7.12", "6.8"},
+      {feature::kPageOwnerStacks, "6.8.12", "6.9"},
+      {feature::kStackdepotMaxFrames, "6.7.12", "6.8"},
+      {feature::kStackdepotMaxPoolsParam, "6.16.12", "6.17"},
+      {feature::kVmapNodePurgeLists, "6.8.12", "6.9"},
+      {feature::kKasanFlushCombined, "6.11.11", "6.13"},
+      {feature::kKasanPurgeCondResched, "6.19.8", "7.0"},
+      {feature::kInvlpgbKernelFlush, "6.14.11", "6.15"},
+  };
+  for (const Boundary& b : kBoundaries) {
+    SCOPED_TRACE(b.row);
+    EXPECT_FALSE(Has(b.row, b.before)) << b.before;
+    EXPECT_TRUE(Has(b.row, b.since)) << b.since;
+    const std::string dot_zero = std::string(b.since) + ".0";
+    EXPECT_TRUE(Has(b.row, dot_zero.c_str())) << dot_zero;
+  }
+  // No release has the 1024-thread batch yet.
+  EXPECT_FALSE(Has(feature::kRetstackBatch1024, "6.19"));
+  EXPECT_FALSE(Has(feature::kRetstackBatch1024, "7.1.5"));
 }
 
 TEST(FeatureTableTest, BackportsApplyOnlyToTheirBranch) {
@@ -190,20 +234,23 @@ features:
 }
 
 TEST(FeatureTableTest, RejectsBadTables) {
-  EXPECT_FALSE(FeatureTable::Parse("features: [").ok());
-  EXPECT_FALSE(FeatureTable::Parse("rows: {}").ok());
+  auto refused = [](const char* yaml, const std::string& message) {
+    absl::StatusOr<FeatureTable> t = FeatureTable::Parse(yaml);
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_EQ(t.status().message(), message) << yaml;
+  };
+  absl::StatusOr<FeatureTable> broken = FeatureTable::Parse("features: [");
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(broken.status().message(), "feature table: "))
+      << broken.status();
+  refused("rows: {}", "feature table: no `features:` map");
   // Documents whose root is not a map.
-  EXPECT_FALSE(FeatureTable::Parse("hello\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse("# only a comment\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse("- a\n- b\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse("").ok());
-  EXPECT_FALSE(
-      FeatureTable::Parse("features:\n  x:\n    description: d\n").ok());
-  EXPECT_FALSE(
-      FeatureTable::Parse("features:\n  x:\n    since: banana\n").ok());
-  EXPECT_FALSE(FeatureTable::Parse(
-                   "features:\n  x:\n    since: \"6.1\"\n    backports: 3\n")
-                   .ok());
+  for (const char* yaml : {"hello\n", "# only a comment\n", "- a\n- b\n", ""})
+    refused(yaml, "feature table: the document is not a map");
+  refused("features:\n  x:\n    description: d\n",
+          "feature table row x: missing `since`");
+  refused("features:\n  x:\n    since: \"6.1\"\n    backports: 3\n",
+          "feature table row x: `backports` is not a list");
   absl::StatusOr<FeatureTable> bad =
       FeatureTable::Parse("features:\n  x:\n    since: banana\n");
   EXPECT_NE(bad.status().message().find("row x"), std::string::npos);

@@ -105,5 +105,98 @@ TEST(RiskTest, LatencyBudget) {
   EXPECT_DOUBLE_EQ(a.checks.back().margin(), 2.5);
 }
 
+// Every preemption model: NONE and VOLUNTARY cannot preempt the work (the
+// checks apply), FULL, LAZY and RT can (latency only), UNKNOWN cannot be
+// told and is shown as if non-preemptible without applying.
+TEST(RiskTest, EveryPreemptionModel) {
+  EXPECT_EQ(PreemptibilityOf(v1::PREEMPT_MODE_NONE),
+            Preemptibility::kNonPreemptible);
+  EXPECT_EQ(PreemptibilityOf(v1::PREEMPT_MODE_VOLUNTARY),
+            Preemptibility::kNonPreemptible);
+  EXPECT_EQ(PreemptibilityOf(v1::PREEMPT_MODE_FULL),
+            Preemptibility::kPreemptible);
+  EXPECT_EQ(PreemptibilityOf(v1::PREEMPT_MODE_LAZY),
+            Preemptibility::kPreemptible);
+  EXPECT_EQ(PreemptibilityOf(v1::PREEMPT_MODE_RT),
+            Preemptibility::kPreemptible);
+  EXPECT_EQ(PreemptibilityOf(v1::PREEMPT_MODE_UNKNOWN),
+            Preemptibility::kUnknown);
+
+  // 30 s without a reschedule point: 30 / 20 = 1.5 over the soft lockup.
+  v1::Thresholds t;
+  StallInput in;
+  in.non_yielding_seconds = in.blocking_seconds = 30;
+  struct Case {
+    v1::PreemptMode mode;
+    v1::Risk risk;
+    bool applies;
+  };
+  for (const Case& c :
+       {Case{v1::PREEMPT_MODE_NONE, v1::RISK_STALL, true},
+        Case{v1::PREEMPT_MODE_VOLUNTARY, v1::RISK_STALL, true},
+        Case{v1::PREEMPT_MODE_FULL, v1::RISK_LATENCY, false},
+        Case{v1::PREEMPT_MODE_LAZY, v1::RISK_LATENCY, false},
+        Case{v1::PREEMPT_MODE_RT, v1::RISK_LATENCY, false},
+        Case{v1::PREEMPT_MODE_UNKNOWN, v1::RISK_UNKNOWN, false}}) {
+    in.preempt_mode = c.mode;
+    SCOPED_TRACE(v1::PreemptMode_Name(c.mode));
+    Assessed a = Assess(in, t);
+    EXPECT_EQ(a.risk, c.risk);
+    ASSERT_EQ(a.checks.size(), 2u);
+    EXPECT_EQ(a.checks[0].applies(), c.applies);
+    EXPECT_DOUBLE_EQ(a.checks[0].margin(), 30.0 / 20);
+    EXPECT_DOUBLE_EQ(a.checks[1].margin(), 30.0 / 21);
+    EXPECT_EQ(a.lowest_stall_threshold.has_value(), c.applies);
+  }
+}
+
+// Both sides of each risk boundary: margin 1 is a stall, 0.5 a warning,
+// 0.1 s of blocking is latency.
+TEST(RiskTest, BoundariesOnBothSides) {
+  v1::Thresholds t;
+  t.set_watchdog_thresh_seconds(10);        // soft lockup at 2 * 10 = 20 s
+  t.set_rcu_cpu_stall_timeout_seconds(40);  // above it: the soft check rules
+  StallInput in;
+  in.preempt_mode = v1::PREEMPT_MODE_NONE;
+  in.non_yielding_seconds = in.blocking_seconds = 20;  // 20 / 20 = 1
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_STALL);
+  in.non_yielding_seconds = in.blocking_seconds = 19.999;
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_WARNING);
+  in.non_yielding_seconds = in.blocking_seconds = 10;  // 10 / 20 = 0.5
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_WARNING);
+  in.non_yielding_seconds = in.blocking_seconds = 9.999;
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_LATENCY);
+  // Preemptible: only the blocking time counts, noticeable from 0.1 s.
+  in.preempt_mode = v1::PREEMPT_MODE_FULL;
+  in.non_yielding_seconds = in.blocking_seconds = 0.1;
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_LATENCY);
+  in.non_yielding_seconds = in.blocking_seconds = 0.0999;
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_NONE);
+  // A budget of 0.05 s: reached at 0.05 (margin 0.05 / 0.05 = 1), not below.
+  in.latency_budget_seconds = 0.05;
+  in.non_yielding_seconds = in.blocking_seconds = 0.05;
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_LATENCY);
+  in.non_yielding_seconds = in.blocking_seconds = 0.0499;
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_NONE);
+  // Unknown mode: UNKNOWN from the warning margin (0.5 * 20 = 10 s) up.
+  in.preempt_mode = v1::PREEMPT_MODE_UNKNOWN;
+  in.latency_budget_seconds.reset();
+  in.non_yielding_seconds = in.blocking_seconds = 10;
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_UNKNOWN);
+  in.non_yielding_seconds = in.blocking_seconds = 9.999;
+  EXPECT_EQ(Assess(in, t).risk, v1::RISK_LATENCY);
+}
+
+// The defaults: soft lockup at 2 * 10 s, RCU stall at 21 s.
+TEST(RiskTest, DefaultThresholds) {
+  v1::Thresholds t;
+  EXPECT_DOUBLE_EQ(SoftLockupThresholdSeconds(t), 2 * 10.0);
+  EXPECT_DOUBLE_EQ(RcuStallThresholdSeconds(t), 21.0);
+  t.set_watchdog_thresh_seconds(4);
+  t.set_rcu_cpu_stall_timeout_seconds(60);
+  EXPECT_DOUBLE_EQ(SoftLockupThresholdSeconds(t), 2 * 4.0);
+  EXPECT_DOUBLE_EQ(RcuStallThresholdSeconds(t), 60.0);
+}
+
 }  // namespace
 }  // namespace tracehealth

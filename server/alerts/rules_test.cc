@@ -2,7 +2,10 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth {
@@ -36,34 +39,48 @@ TEST(RulesTest, ShippedDefaultRulesParse) {
   EXPECT_EQ((*rules)[1].severity, "critical");
 }
 
+// Each refusal: INVALID_ARGUMENT naming the rule (by name, or by its
+// place before it has one) and what is wrong with it.
 TEST(RulesTest, RejectsBadRules) {
-  const char* bad[] = {
-      "rules: [",
-      "other: []",
-      "rules:\n  - condition: predictions.vmap_purge.purge_seconds > 1\n",
-      "rules:\n  - name: 1bad\n    condition: "
-      "predictions.vmap_purge.purge_seconds > 1\n",
-      "rules:\n  - name: A\n    condition: "
-      "predictions.vmap_purge.purge_seconds > 1\n"
-      "  - name: A\n    condition: predictions.vmap_purge.purge_seconds > 2\n",
-      "rules:\n  - name: A\n    condition: predictions.vmap_purge.nope > 1\n",
-      "rules:\n  - name: A\n    condition: "
-      "predictions.vmap_purge.purge_seconds > 1\n"
-      "    for: soon\n",
-      "rules:\n  - name: A\n    condition: "
-      "predictions.vmap_purge.purge_seconds > 1\n"
-      "    labels: {host: x}\n",
-      "rules:\n  - name: A\n    condition: "
-      "predictions.vmap_purge.purge_seconds > 1\n"
-      "    annotations: [a]\n",
+  constexpr char kCond[] =
+      "    condition: predictions.vmap_purge.purge_seconds > 1\n";
+  const std::pair<std::string, std::string> bad[] = {
+      {"other: []", "alert rules: want a top-level `rules:` list"},
+      {"rules:\n  - condition: predictions.vmap_purge.purge_seconds > 1\n",
+       "alert rules: rule #1: missing name"},
+      {std::string("rules:\n  - name: 1bad\n") + kCond,
+       "alert rules: 1bad: name must match [A-Za-z_][A-Za-z0-9_]*"},
+      {std::string("rules:\n  - name: A\n") + kCond + "  - name: A\n" + kCond,
+       "alert rules: A: duplicate name"},
+      {"rules:\n  - name: A\n", "alert rules: A: missing condition"},
+      {std::string("rules:\n  - name: A\n") + kCond + "    for: soon\n",
+       "alert rules: A: `for` is not a duration like 30s, 5m, 1h"},
+      {std::string("rules:\n  - name: A\n") + kCond + "    for: -1m\n",
+       "alert rules: A: `for` is not a duration like 30s, 5m, 1h"},
+      {std::string("rules:\n  - name: A\n") + kCond + "    labels: {host: x}\n",
+       "alert rules: A: label `host` is set by the server"},
+      {std::string("rules:\n  - name: A\n") + kCond + "    annotations: [a]\n",
+       "alert rules: A: annotations is not a map"},
   };
-  for (const char* yaml : bad) {
+  for (const auto& [yaml, message] : bad) {
     absl::StatusOr<std::vector<AlertRule>> r = ParseAlertRules(yaml);
-    EXPECT_FALSE(r.ok()) << yaml;
-    if (!r.ok()) {
-      EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
-    }
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_EQ(r.status().message(), message) << yaml;
   }
+  // Broken YAML and an unknown field: refused, with the parser's reason.
+  for (const char* yaml : {"rules: [",
+                           "rules:\n  - name: A\n    condition: "
+                           "predictions.vmap_purge.nope > 1\n"}) {
+    absl::StatusOr<std::vector<AlertRule>> r = ParseAlertRules(yaml);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_TRUE(absl::StartsWith(r.status().message(), "alert rules: "))
+        << r.status();
+  }
+  // `for: 0s` is a duration: fires at once.
+  absl::StatusOr<std::vector<AlertRule>> zero = ParseAlertRules(
+      std::string("rules:\n  - name: A\n") + kCond + "    for: 0s\n");
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ((*zero)[0].for_duration, absl::ZeroDuration());
 }
 
 TEST(RulesTest, AnnotationsAreTemplatesParsedAtLoad) {

@@ -41,13 +41,23 @@ TEST(LabelSelectorTest, AllOperators) {
       L({{"role", "db"}, {"zone", "us-1"}, {"env", "development"}})));
 }
 
+// A missing label reads as the empty value, for every operator: it fails
+// "= value" and "=~ non-empty", passes "!= value", "!~ non-empty" and
+// "= empty".
 TEST(LabelSelectorTest, MissingLabelIsEmpty) {
-  auto s = LabelSelector::Parse("role!=db");
-  ASSERT_TRUE(s.ok());
-  EXPECT_TRUE(s->Matches(L({})));
+  const std::pair<const char*, bool> cases[] = {
+      {"role!=db", true},   {"role=", true},       {"role=db", false},
+      {"role=~d.*", false}, {"role=~.*", true},    {"role!~d.*", true},
+      {"role!~.*", false},  {"role!=\"\"", false},
+  };
+  for (const auto& [text, matches] : cases) {
+    auto s = LabelSelector::Parse(text);
+    ASSERT_TRUE(s.ok()) << text << ": " << s.status();
+    EXPECT_EQ(s->Matches(L({})), matches) << text;
+    EXPECT_EQ(s->Matches(L({{"other", "db"}})), matches) << text;
+  }
   auto e = LabelSelector::Parse("role=");
   ASSERT_TRUE(e.ok());
-  EXPECT_TRUE(e->Matches(L({})));
   EXPECT_FALSE(e->Matches(L({{"role", "x"}})));
 }
 
@@ -58,11 +68,15 @@ TEST(LabelSelectorTest, QuotedValues) {
 }
 
 TEST(LabelSelectorTest, Errors) {
-  EXPECT_FALSE(LabelSelector::Parse("role").ok());
-  EXPECT_FALSE(LabelSelector::Parse("=db").ok());
-  EXPECT_FALSE(LabelSelector::Parse("zone=~(unclosed").ok());
-  EXPECT_FALSE(LabelSelector::Parse("a=\"open").ok());
-  EXPECT_FALSE(LabelSelector::Parse("a!b").ok());
+  auto bad = LabelSelector::Parse("a!b");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(), "selector: bad operator in \"a!b\"");
+  // RE2's reason follows the pattern.
+  bad = LabelSelector::Parse("zone=~(unclosed");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(bad.status().message(),
+                               "selector: bad regex \"(unclosed\": missing )"))
+      << bad.status();
 }
 
 // Each refusal: INVALID_ARGUMENT, and the message says why and where.

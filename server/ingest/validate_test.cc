@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/report.pb.h"
@@ -306,6 +307,129 @@ TEST(ValidateTest, LabelCountIncludesRepeatedKeys) {
   (*again.mutable_labels())["role"] = "web";
   EXPECT_TRUE(absl::IsInvalidArgument(CheckWire(
       wire + again.SerializeAsString() + again.SerializeAsString(), limits)));
+}
+
+// google.protobuf.Timestamp's range on both sides: seconds from
+// 0001-01-01T00:00:00Z (-62,135,596,800) to 9999-12-31T23:59:59Z
+// (253,402,300,799), nanos 0 to 999,999,999.
+TEST(ValidateTest, TimestampRangeOnBothSides) {
+  v1::HostReport r = Good();
+  r.mutable_observed_at()->set_nanos(999999999);
+  EXPECT_TRUE(Check(r).ok());
+  r.mutable_observed_at()->set_nanos(1000000000);
+  ExpectRefused(r, "observed_at: out of range");
+  r.mutable_observed_at()->set_nanos(0);
+  EXPECT_TRUE(Check(r).ok());
+  r.mutable_observed_at()->set_nanos(-1);
+  ExpectRefused(r, "observed_at: out of range");
+  r.mutable_observed_at()->set_nanos(0);
+  r.mutable_observed_at()->set_seconds(-62135596800LL);
+  EXPECT_TRUE(Check(r).ok());
+  r.mutable_observed_at()->set_seconds(-62135596801LL);
+  ExpectRefused(r, "observed_at: out of range");
+  // The last second is in range, hence refused only as being in the future.
+  r.mutable_observed_at()->set_seconds(253402300799LL);
+  absl::Status st = Check(r);
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+  EXPECT_TRUE(absl::StartsWith(st.message(), "observed_at: ")) << st;
+  EXPECT_NE(st.message().find(" in the future (at most 1h)"), std::string::npos)
+      << st;
+  r.mutable_observed_at()->set_seconds(253402300800LL);
+  ExpectRefused(r, "observed_at: out of range");
+}
+
+// The clock skew allowed is one hour: now + 3600 s is accepted, one
+// nanosecond more is not.
+TEST(ValidateTest, ClockSkewBoundary) {
+  v1::HostReport r = Good();
+  r.mutable_observed_at()->set_seconds(1800000000 + 3600);
+  EXPECT_TRUE(Check(r).ok());
+  r.mutable_observed_at()->set_nanos(1);
+  ExpectRefused(r, "observed_at: 1h0.000000001s in the future (at most 1h)");
+}
+
+// seq: 1 to 2^63 - 1.
+TEST(ValidateTest, SeqRange) {
+  v1::HostReport r = Good();
+  r.set_seq(1);
+  EXPECT_TRUE(Check(r).ok());
+  r.set_seq(0);
+  ExpectRefused(r, "seq: must be > 0");
+  r.set_seq((1ULL << 63) - 1);
+  EXPECT_TRUE(Check(r).ok());
+  r.set_seq(1ULL << 63);
+  ExpectRefused(r, "seq: must be < 2^63");
+}
+
+// Labels: at most 64 entries, keys of at most 63 bytes, values of at most
+// 255 bytes; versions of at most 128 bytes.
+TEST(ValidateTest, LabelAndVersionSizeBoundaries) {
+  v1::HostReport r = Good();  // one label: "role"
+  for (int i = 0; i < 63; ++i)
+    (*r.mutable_labels())["k" + std::to_string(i)] = "v";
+  EXPECT_TRUE(Check(r).ok());  // 1 + 63 = 64
+  (*r.mutable_labels())["k63"] = "v";
+  ExpectRefused(r, "labels: 65 (at most 64)");
+
+  r = Good();
+  (*r.mutable_labels())[std::string(63, 'k')] = "v";
+  EXPECT_TRUE(Check(r).ok());
+  r = Good();
+  (*r.mutable_labels())[std::string(64, 'k')] = "v";
+  ExpectRefused(r, absl::StrCat("labels: invalid key \"", std::string(64, 'k'),
+                                "\" (must match [A-Za-z_][A-Za-z0-9_]*, at "
+                                "most 63 bytes)"));
+  r = Good();
+  (*r.mutable_labels())["role"] = std::string(255, 'v');
+  EXPECT_TRUE(Check(r).ok());
+  (*r.mutable_labels())["role"] = std::string(256, 'v');
+  ExpectRefused(r, "labels[role]: value longer than 255 bytes");
+
+  r = Good();
+  r.set_agent_version(std::string(128, 'v'));
+  r.set_model_version(std::string(128, 'v'));
+  EXPECT_TRUE(Check(r).ok());
+  r.set_model_version(std::string(129, 'v'));
+  ExpectRefused(r, "agent_version/model_version: too long");
+}
+
+// A report of exactly max_report_bytes is accepted, one byte more is not.
+TEST(ValidateTest, ReportSizeBoundary) {
+  v1::HostReport r = Good();
+  ValidationLimits limits;
+  limits.max_report_bytes = r.ByteSizeLong();
+  EXPECT_TRUE(Check(r, limits).ok());
+  limits.max_report_bytes = r.ByteSizeLong() - 1;
+  absl::Status st = Check(r, limits);
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+  EXPECT_EQ(st.message(),
+            absl::StrCat("report is ", r.ByteSizeLong(), " bytes (at most ",
+                         r.ByteSizeLong() - 1, ")"));
+}
+
+// Numbers: 0 is a valid non-negative value, the smallest negative double
+// is not; only the growth rate may be negative. Repeated fields: 4,096
+// entries, not one more.
+TEST(ValidateTest, ValueAndCountBoundaries) {
+  v1::HostReport r = Good();
+  r.mutable_snapshot()->mutable_threads()->set_uptime_seconds(0);
+  EXPECT_TRUE(Check(r).ok()) << Check(r);
+  r.mutable_snapshot()->mutable_threads()->set_uptime_seconds(-4.9e-324);
+  absl::Status st = Check(r);
+  EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+  EXPECT_TRUE(absl::StartsWith(st.message(), "snapshot.threads.uptime_seconds"))
+      << st;
+  r = Good();
+  r.mutable_predictions()->mutable_stack_depot()->set_growth_pools_per_second(
+      -1e300);
+  EXPECT_TRUE(Check(r).ok()) << Check(r);
+
+  r = Good();
+  for (int i = 0; i < 4096; ++i)
+    r.mutable_snapshot()->mutable_fgraph()->add_users();
+  EXPECT_TRUE(Check(r).ok()) << Check(r);
+  r.mutable_snapshot()->mutable_fgraph()->add_users();
+  ExpectRefused(r, "snapshot.fgraph.users: more than 4096 entries");
 }
 
 TEST(ValidateTest, AllowsSmallClockSkewAndOldReports) {

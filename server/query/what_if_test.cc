@@ -145,21 +145,36 @@ TEST(WhatIfTest, EveryOverriddenInputIsListedAsOverridden) {
 
 TEST(WhatIfTest, RejectsUnusableOverrides) {
   v1::WhatIf w;
+  auto refused = [](const v1::WhatIf& w, const std::string& message) {
+    const absl::Status st = CheckWhatIf(w);
+    EXPECT_TRUE(absl::IsInvalidArgument(st)) << st;
+    EXPECT_EQ(st.message(), message);
+  };
   w.set_batch(0);
-  EXPECT_TRUE(absl::IsInvalidArgument(CheckWhatIf(w)));
+  refused(w, "what_if.batch: must be > 0");
+  w.set_batch(1);
+  EXPECT_TRUE(CheckWhatIf(w).ok());
   w.Clear();
   w.set_c_visit_seconds(std::nan(""));
-  EXPECT_FALSE(CheckWhatIf(w).ok());
+  refused(w, "what_if.c_visit_seconds: must be > 0");
+  w.set_c_visit_seconds(0);
+  refused(w, "what_if.c_visit_seconds: must be > 0");
+  w.set_c_visit_seconds(1e-12);
+  EXPECT_TRUE(CheckWhatIf(w).ok());
   w.Clear();
   w.set_latency_budget_seconds(-1);
-  EXPECT_FALSE(CheckWhatIf(w).ok());
+  refused(w, "what_if.latency_budget_seconds: must be > 0");
+  w.set_latency_budget_seconds(0);
+  refused(w, "what_if.latency_budget_seconds: must be > 0");
   w.Clear();
   w.set_threads(10);
   w.set_null_threads(11);
-  EXPECT_FALSE(CheckWhatIf(w).ok());
+  refused(w, "what_if.null_threads: more than threads");
+  w.set_null_threads(10);  // every thread NULL
+  EXPECT_TRUE(CheckWhatIf(w).ok());
   w.Clear();
   w.set_kernel_release("not-a-kernel");
-  EXPECT_FALSE(CheckWhatIf(w).ok());
+  refused(w, "what_if.kernel_release: cannot parse \"not-a-kernel\"");
   // PID_MAX_LIMIT (4,194,304 on 64-bit): one more thread is no host.
   w.Clear();
   w.set_threads(4194305);

@@ -1,8 +1,11 @@
 #include "server/storage/seq_runs.h"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -150,17 +153,37 @@ TEST(SeqRunsTest, EncodeDecodeRoundTrip) {
 }
 
 TEST(SeqRunsTest, DecodeRejectsDamage) {
-  for (const char* bad : {"x", "1-", "5-3", "1-4,3-6", "1,,2", "-1", "1-2-3"}) {
-    EXPECT_FALSE(SeqRuns::Decode(bad).ok()) << bad;
+  const std::pair<const char*, const char*> cases[] = {
+      {"x", "bad seq run \"x\""},
+      {"1-", "bad seq run \"1-\""},
+      {"5-3", "bad seq run \"5-3\""},
+      {"1-4,3-6", "overlapping seq runs in \"1-4,3-6\""},
+      {"1-4,4", "overlapping seq runs in \"1-4,4\""},
+      {"1,,2", "bad seq run \"\""},
+      {"-1", "bad seq run \"-1\""},
+      {"1-2-3", "bad seq run \"1-2-3\""},
+  };
+  for (const auto& [text, message] : cases) {
+    absl::StatusOr<SeqRuns> r = SeqRuns::Decode(text);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << text;
+    EXPECT_EQ(r.status().message(), message) << text;
   }
+  // Touching runs are one run.
+  EXPECT_TRUE(SeqRuns::Decode("1-4,5-6").ok());
   // A run at or below the spilled seqs.
-  EXPECT_FALSE(SeqRuns::Decode("7-9", 7).ok());
+  absl::StatusOr<SeqRuns> low = SeqRuns::Decode("7-9", 7);
+  EXPECT_EQ(low.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(low.status().message(),
+            "seq run \"7-9\" not above the spilled seqs 7");
   EXPECT_TRUE(SeqRuns::Decode("8-9", 7).ok());
   // 65 runs: more than memory keeps.
   std::string runs;
   for (int i = 0; i < 65; ++i) runs += std::to_string(2 * i + 1) + ",";
   runs.pop_back();
-  EXPECT_FALSE(SeqRuns::Decode(runs).ok());
+  absl::StatusOr<SeqRuns> many = SeqRuns::Decode(runs);
+  EXPECT_EQ(many.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(many.status().message(),
+            "65 seq runs, more than 64 kept in memory");
   EXPECT_TRUE(SeqRuns::Decode(runs.substr(0, runs.rfind(','))).ok());
 }
 

@@ -2,6 +2,7 @@
 // trees and on this machine; bad flags are refused with exit code 2.
 #include <sys/utsname.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,60 @@ TEST(AgentOnceTest, WorksOnThisMachine) {
   Result text = RunAgent({"--once"});
   EXPECT_EQ(text.rc, 0);
   EXPECT_TRUE(absl::StrContains(text.out, "First attach of each probe kind"));
+}
+
+// The machine test's checks on a copy of a fixture host whose files hold
+// values written here, kernel log included: each must be reported as is.
+TEST(AgentOnceTest, JsonCarriesTheKnownValuesOfAFixtureCopy) {
+  const std::string root = CopyFixture("preempt-none-6.16-240k");
+  auto write = [&](const std::string& path, const std::string& text) {
+    ASSERT_TRUE(WriteFile(root + path, text).ok()) << path;
+  };
+  write("/proc/sys/kernel/osrelease", "6.16.7-once\n");
+  write("/proc/loadavg", "1.00 1.00 1.00 3/54321 999\n");
+  // Three records, one of them with a dictionary line.
+  ASSERT_TRUE(std::filesystem::create_directories(root + "/dev") ||
+              std::filesystem::is_directory(root + "/dev"));
+  write("/dev/kmsg",
+        "6,1,1000,-;first\n"
+        "6,2,2000,-;second\n SUBSYSTEM=x\n"
+        "4,3,3000,-;third\n");
+  Result r = RunAgent({"--once", "--format=json", "--root=" + root});
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  v1::HostReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok())
+      << r.out;
+  EXPECT_EQ(report.snapshot().kernel().release(), "6.16.7-once");
+  EXPECT_EQ(report.snapshot().threads().total(), 54321u);
+  EXPECT_EQ(report.snapshot().threads().running(), 3u);
+  ASSERT_TRUE(report.health().has_kmsg());
+  EXPECT_EQ(report.health().kmsg().error(), "");
+  EXPECT_EQ(report.health().kmsg().records_total(), 3u);
+  EXPECT_EQ(r.err.find("kernel log:"), std::string::npos) << r.err;
+
+  // Without the kernel log the report says why; a missing log (as on most
+  // fixtures) is not worth a warning, an unreadable one is, once.
+  ASSERT_TRUE(std::filesystem::remove(root + "/dev/kmsg"));
+  r = RunAgent({"--once", "--format=json", "--root=" + root});
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok())
+      << r.out;
+  EXPECT_EQ(report.health().kmsg().error(),
+            "/dev/kmsg: No such file or directory");
+  EXPECT_EQ(report.health().kmsg().records_total(), 0u);
+  EXPECT_EQ(r.err.find("kernel log:"), std::string::npos) << r.err;
+  ASSERT_TRUE(std::filesystem::create_directory(root + "/dev/kmsg"));
+  r = RunAgent({"--once", "--format=json", "--root=" + root});
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok())
+      << r.out;
+  const std::string error = report.health().kmsg().error();
+  EXPECT_TRUE(absl::StartsWith(error, "/dev/kmsg: ")) << error;
+  EXPECT_NE(error, "/dev/kmsg: No such file or directory");
+  const std::string warning = "kernel log: " + error;
+  const size_t at = r.err.find(warning);
+  EXPECT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(warning, at + 1), std::string::npos) << r.err;
 }
 
 TEST(AgentOnceTest, BadFlagsExitTwo) {

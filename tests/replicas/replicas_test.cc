@@ -145,7 +145,6 @@ absl::Duration MeasureFeedLag(const std::string& writer,
 TEST(ReplicasTest, KillOneReplicaUnderLoad) {
   TwoReplicas env;
   ASSERT_NO_FATAL_FAILURE(env.Start());
-  auto& cluster = env.cluster;
   auto& dsn = env.dsn;
   auto& r1 = env.r1;
   auto& r2 = env.r2;

@@ -106,6 +106,60 @@ TEST(StackDepotTest, WarningAndNone) {
   EXPECT_EQ(p.risk(), v1::RISK_NONE);
 }
 
+// Both sides of each pool-risk boundary: a budget above 0.8 is a warning
+// (0.8 itself is not), a full budget a stall.
+TEST(StackDepotTest, BudgetRatioBoundaries) {
+  v1::HostSnapshot s = KasanHost(8000);
+  s.mutable_kernel()->set_cmdline("stack_depot_max_pools=10000");
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  ASSERT_EQ(p.max_pools(), 10000u);
+  EXPECT_DOUBLE_EQ(p.budget_ratio(), 8000.0 / 10000);  // 0.8
+  EXPECT_EQ(p.risk(), v1::RISK_NONE);
+  s.mutable_stackdepot()->set_pools(8001);  // 0.8001
+  EXPECT_EQ(PredictStackDepot(s, {}).risk(), v1::RISK_WARNING);
+  s.mutable_stackdepot()->set_pools(9999);  // 0.9999
+  EXPECT_EQ(PredictStackDepot(s, {}).risk(), v1::RISK_WARNING);
+  s.mutable_stackdepot()->set_pools(10000);  // 1.0
+  EXPECT_EQ(PredictStackDepot(s, {}).risk(), v1::RISK_STALL);
+}
+
+// Exhaustion within an hour (3,600 s) is a stall, within a week
+// (7 * 24 * 3600 = 604,800 s) a warning; each bound is included.
+TEST(StackDepotTest, ExhaustionTimeBoundaries) {
+  // Two samples 100 s apart, 100 pools more: least squares gives exactly
+  // 1 pool/s. 8,192 - 4,592 = 3,600 pools left: 3,600 s.
+  v1::HostSnapshot s = KasanHost(4592);
+  *s.add_depot_history() = Sample(0, 0);
+  *s.add_depot_history() = Sample(100, 100);
+  v1::StackDepotPrediction p = PredictStackDepot(s, {});
+  EXPECT_DOUBLE_EQ(p.growth_pools_per_second(), 1.0);
+  EXPECT_DOUBLE_EQ(p.seconds_to_exhaustion(), 3600);
+  EXPECT_EQ(p.risk(), v1::RISK_STALL);
+  s.mutable_stackdepot()->set_pools(4591);  // 3,601 s
+  p = PredictStackDepot(s, {});
+  EXPECT_DOUBLE_EQ(p.seconds_to_exhaustion(), 3601);
+  EXPECT_EQ(p.risk(), v1::RISK_WARNING);
+
+  // One pool per 64 s (samples 64 s apart, one pool more: exactly 1/64).
+  // With 16,384 pools, 16,384 - 6,934 = 9,450 left: 9,450 * 64 = 604,800 s.
+  s.clear_depot_history();
+  *s.add_depot_history() = Sample(0, 0);
+  *s.add_depot_history() = Sample(64, 1);
+  s.mutable_kernel()->set_cmdline("stack_depot_max_pools=16384");
+  s.mutable_stackdepot()->set_pools(6934);
+  p = PredictStackDepot(s, {});
+  EXPECT_DOUBLE_EQ(p.growth_pools_per_second(), 1.0 / 64);
+  EXPECT_DOUBLE_EQ(p.seconds_to_exhaustion(), 604800);
+  EXPECT_EQ(p.risk(), v1::RISK_WARNING);    // budget 6,934 / 16,384 = 0.42
+  s.mutable_stackdepot()->set_pools(6933);  // 9,451 * 64 = 604,864 s
+  p = PredictStackDepot(s, {});
+  EXPECT_DOUBLE_EQ(p.seconds_to_exhaustion(), 604864);
+  EXPECT_EQ(p.risk(), v1::RISK_NONE);
+  // Full: 0 s to exhaustion while growing.
+  s.mutable_stackdepot()->set_pools(16384);
+  EXPECT_DOUBLE_EQ(PredictStackDepot(s, {}).seconds_to_exhaustion(), 0);
+}
+
 TEST(StackDepotTest, TimeToExhaustion) {
   v1::HostSnapshot s = KasanHost(4000);
   // 10 pools per hour.
@@ -220,7 +274,9 @@ TEST(StackDepotTest, MeasureShowStacks) {
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->traces(), 2u);
   EXPECT_EQ(m->frames(), 7u);
-  EXPECT_EQ(m->hash_bytes(), HashRecordBytes(3) + HashRecordBytes(4));
+  // Hash records: ALIGN(32 + 8 * 3, 16) = ALIGN(56, 16) = 64 and
+  // ALIGN(32 + 8 * 4, 16) = 64.
+  EXPECT_EQ(m->hash_bytes(), 64u + 64u);
   EXPECT_GT(m->trie_bytes(), 0u);
   EXPECT_EQ(m->trie_pools(), 1u);
   EXPECT_EQ(m->insert_failures(), 0u);

@@ -68,7 +68,11 @@ TEST(VmapPurgeTest, PurgeBefore69Yields) {
   p = PredictVmapPurge(s, {});
   EXPECT_FALSE(p.yields());
   ASSERT_GT(p.checks_size(), 0);
-  EXPECT_NEAR(p.checks(0).predicted(), p.purge_seconds() / 2, 1e-9);
+  // Per flush a + b * 256 = 23.87 s / 2,805 (b is anchored on seed 004), so
+  // the purge is 2,805 * 23.87 / 2,805 = 23.87 s and (4 - 2) / 4 of it
+  // does not yield.
+  EXPECT_NEAR(p.purge_seconds(), 23.87, 1e-9);
+  EXPECT_NEAR(p.checks(0).predicted(), 23.87 * (4 - 2) / 4, 1e-9);
   EXPECT_EQ(p.risk(), v1::RISK_WARNING);
   // 6.9: no resched point in the purge.
   s.mutable_kernel()->set_release("6.9.0");
@@ -162,6 +166,32 @@ TEST(VmapPurgeTest, PreemptibleKernelNoLockup) {
   v1::HostSnapshot s = Seed004Host("6.10.0");
   s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_FULL);
   EXPECT_EQ(PredictVmapPurge(s, {}).risk(), v1::RISK_NONE);
+}
+
+// The seed-004 purge (2,805 flushes, well over 20 s, no reschedule point
+// on 6.10) under every preemption model: a lockup where nothing preempts
+// it (NONE, VOLUNTARY), nothing where the kworker is preempted (FULL, LAZY,
+// RT: nobody waits on it), UNKNOWN when the model is not known.
+TEST(VmapPurgeTest, EveryPreemptionModel) {
+  v1::HostSnapshot s = Seed004Host("6.10.0");
+  const std::pair<v1::PreemptMode, v1::Risk> cases[] = {
+      {v1::PREEMPT_MODE_NONE, v1::RISK_STALL},
+      {v1::PREEMPT_MODE_VOLUNTARY, v1::RISK_STALL},
+      {v1::PREEMPT_MODE_FULL, v1::RISK_NONE},
+      {v1::PREEMPT_MODE_LAZY, v1::RISK_NONE},
+      {v1::PREEMPT_MODE_RT, v1::RISK_NONE},
+      {v1::PREEMPT_MODE_UNKNOWN, v1::RISK_UNKNOWN},
+  };
+  for (const auto& [mode, risk] : cases) {
+    s.mutable_kernel()->set_preempt_mode(mode);
+    v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
+    EXPECT_EQ(p.risk(), risk) << v1::PreemptMode_Name(mode);
+    ASSERT_GT(p.checks_size(), 0);
+    const bool non_preemptible =
+        mode == v1::PREEMPT_MODE_NONE || mode == v1::PREEMPT_MODE_VOLUNTARY;
+    EXPECT_EQ(p.checks(0).applies(), non_preemptible)
+        << v1::PreemptMode_Name(mode);
+  }
 }
 
 TEST(VmapPurgeTest, NotApplicableAndUnknown) {

@@ -34,6 +34,25 @@ TEST(DepotTrieTest, InsertLookupFetchRoundTrip) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Traces of up to max_frames frames are taken, one more is refused.
+TEST(DepotTrieTest, MaxFramesBoundary) {
+  DepotTrieOptions options;
+  options.max_frames = 8;
+  DepotTrie trie(options);
+  EXPECT_TRUE(trie.Insert(Trace({1, 2, 3, 4, 5, 6, 7, 8})).ok());
+  absl::StatusOr<DepotTrie::StackId> id =
+      trie.Insert(Trace({1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(id.status().message(), "stack trace of 9 frames exceeds 8");
+  // The default: 1,024.
+  DepotTrie defaults;
+  std::vector<uint64_t> longest(1024, kText + 1);
+  EXPECT_TRUE(defaults.Insert(longest).ok());
+  longest.push_back(kText + 2);
+  EXPECT_EQ(defaults.Insert(longest).status().message(),
+            "stack trace of 1025 frames exceeds 1024");
+}
+
 TEST(DepotTrieTest, OldIdsSurviveSplits) {
   DepotTrie trie;
   auto a = Trace({1, 2, 3, 4, 5, 6});

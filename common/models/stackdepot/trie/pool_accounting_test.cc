@@ -36,6 +36,27 @@ TEST(PoolAccountingTest, FreedBlocksAreReused) {
   EXPECT_EQ(pools.pools(), 1u);
 }
 
+// A full pool takes a freed block's size again without a new pool:
+// 128 * 128 = 16,384 fills the first pool exactly.
+TEST(PoolAccountingTest, FreedBlockServesTheNextAllocationOfItsSize) {
+  PoolAccounting pools;
+  for (int i = 0; i < 128; ++i) pools.Allocate(128);
+  EXPECT_EQ(pools.pools(), 1u);
+  pools.Free(128);
+  EXPECT_EQ(pools.live_bytes(), 127u * 128);
+  pools.Allocate(128);  // the freed block
+  EXPECT_EQ(pools.pools(), 1u);
+  EXPECT_EQ(pools.live_bytes(), 128u * 128);
+  pools.Allocate(128);  // none freed left: a second pool
+  EXPECT_EQ(pools.pools(), 2u);
+  // Another size does not take it: 112 after freeing 128 needs a carve.
+  pools.Free(128);
+  std::vector<uint64_t> other = {112};
+  EXPECT_EQ(pools.PoolsNeeded(other), 0);  // 16,384 - 128 left in pool 2
+  pools.Allocate(112);
+  EXPECT_EQ(pools.live_bytes(), 128u * 128 + 112);
+}
+
 TEST(PoolAccountingTest, WholePoolLeavesCurrentPool) {
   PoolAccounting pools;
   pools.Allocate(1000);
