@@ -15,6 +15,10 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "common/flag_help.h"
 #include "server/housekeeper.h"
@@ -117,6 +121,25 @@ ABSL_FLAG(int64_t, writer_queue, ServerConfig().writer_queue,
           "Reports queued for the writer at most (bounds memory: streams wait "
           "when full)");
 
+ABSL_FLAG(std::string, metrics_host_min_risk, "latency",
+          "/metrics has series of their own only for hosts whose worst risk "
+          "is at least this (unknown = every host, none, latency, warning, "
+          "stall), and for stale hosts and hosts whose agent drops reports; "
+          "the fleet's aggregates cover every host");
+ABSL_FLAG(int64_t, metrics_max_hosts, ServerConfig().metrics_max_hosts,
+          "At most this many hosts with series of their own on /metrics, "
+          "worst first (0: none)");
+ABSL_FLAG(int32_t, max_agent_streams, 0,
+          "Agent report streams served at once; beyond, a new stream is "
+          "refused with RESOURCE_EXHAUSTED and the agent retries later. 0: "
+          "the open-file limit less two per --http_max_connections and 256");
+ABSL_FLAG(std::string, grpc_args, "",
+          "gRPC channel arguments of the server, name=integer, "
+          "comma-separated (e.g. grpc.keepalive_time_ms=60000); they replace "
+          "the server's own settings of the same name");
+ABSL_FLAG(int32_t, query_scan_threads, ServerConfig().query_scan_threads,
+          "Threads a fleet-wide PredictAttach scans the hosts with");
+
 ABSL_FLAG(std::string, alert_rules, "",
           "YAML alert rules (deploy/alerts/rules.yaml); empty: no server-side "
           "alerting");
@@ -191,6 +214,29 @@ int Main(const sigset_t& sigs) {
   config.alertmanager_url = absl::GetFlag(FLAGS_alertmanager_url);
   config.alert_eval_interval = absl::GetFlag(FLAGS_alert_eval_interval);
   config.alert_resend_interval = absl::GetFlag(FLAGS_alert_resend_interval);
+  const std::string min_risk = absl::GetFlag(FLAGS_metrics_host_min_risk);
+  if (!v1::Risk_Parse("RISK_" + absl::AsciiStrToUpper(min_risk),
+                      &config.metrics_host_min_risk)) {
+    return Fail(absl::StrCat("--metrics_host_min_risk: unknown risk \"",
+                             min_risk,
+                             "\" (unknown, none, latency, warning, stall)"));
+  }
+  config.metrics_max_hosts = absl::GetFlag(FLAGS_metrics_max_hosts);
+  if (config.metrics_max_hosts < 0) {
+    return Fail("--metrics_max_hosts: must be >= 0");
+  }
+  config.max_agent_streams = absl::GetFlag(FLAGS_max_agent_streams);
+  config.query_scan_threads = absl::GetFlag(FLAGS_query_scan_threads);
+  for (absl::string_view arg : absl::StrSplit(absl::GetFlag(FLAGS_grpc_args),
+                                              ',', absl::SkipWhitespace())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(arg, '=');
+    int value = 0;
+    if (kv.first.empty() || !absl::SimpleAtoi(kv.second, &value)) {
+      return Fail(
+          absl::StrCat("--grpc_args: want name=integer, got \"", arg, "\""));
+    }
+    config.grpc_args.emplace_back(kv.first, value);
+  }
 
   RaiseFileLimit();
   Server server(config);

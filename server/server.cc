@@ -1,11 +1,14 @@
 #include "server/server.h"
 
 #include <limits.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -105,6 +108,14 @@ std::string HostPart(const std::string& addr) {
 
 }  // namespace
 
+int DefaultMaxAgentStreams(uint64_t open_files, int http_max_connections) {
+  const int64_t reserved = 2 * static_cast<int64_t>(http_max_connections) + 256;
+  const int64_t left = static_cast<int64_t>(std::min<uint64_t>(
+                           open_files, std::numeric_limits<int>::max())) -
+                       reserved;
+  return static_cast<int>(std::max<int64_t>(16, left));
+}
+
 Server::Server(ServerConfig config) : Server(std::move(config), Env()) {}
 
 Server::Server(ServerConfig config, Env env)
@@ -145,8 +156,12 @@ absl::Status Server::Start() {
       MakeServerCredentials(config_.tls_cert, config_.tls_key,
                             config_.tls_client_ca);
   if (!creds.ok()) return Annotate(creds.status(), "TLS");
-  TH_RETURN_IF_ERROR(OpenStore());
-  TH_RETURN_IF_ERROR(StartAlerting());
+  TH_RETURN_IF_ERROR(OpenBackend());
+  // The rules are read before the index loads: the load seeds what their
+  // `increased` conditions compare the next reports with.
+  TH_RETURN_IF_ERROR(MakeAlerting());
+  TH_RETURN_IF_ERROR(LoadIndex());
+  TH_RETURN_IF_ERROR(alerting_->Start());
   const std::string token = qopts.token;
   TH_RETURN_IF_ERROR(StartServing(*creds, std::move(qopts)));
   Housekeeper::Options hopts;
@@ -196,10 +211,10 @@ absl::Status Server::OpenBackend() {
   return absl::OkStatus();
 }
 
-absl::Status Server::OpenStore() {
-  TH_RETURN_IF_ERROR(OpenBackend());
+absl::Status Server::LoadIndex() {
   absl::Time load_start = absl::Now();
-  absl::Status loaded = index_.LoadFrom(*reports_);
+  absl::Status loaded = index_.LoadFrom(
+      *reports_, [this](const v1::HostReport& r) { alerting_->Remember(r); });
   if (absl::IsDataLoss(loaded)) {
     env_.log(absl::StrCat(loaded.ToString(), " (host skipped)"));
   } else if (!loaded.ok()) {
@@ -217,7 +232,7 @@ absl::Status Server::OpenStore() {
   return absl::OkStatus();
 }
 
-absl::Status Server::StartAlerting() {
+absl::Status Server::MakeAlerting() {
   std::vector<AlertRule> rules;
   if (!config_.alert_rules.empty()) {
     absl::StatusOr<std::string> yaml = ReadWholeFile(config_.alert_rules);
@@ -244,7 +259,6 @@ absl::Status Server::StartAlerting() {
   const size_t rule_count = rules.size();
   alerting_ =
       std::make_unique<Alerting>(std::move(rules), alerts_, &index_, aopts);
-  TH_RETURN_IF_ERROR(alerting_->Start());
   env_.log(absl::StrCat(
       rule_count, " alert rules",
       aopts.alertmanagers.empty()
@@ -270,9 +284,20 @@ absl::Status Server::StartServing(
   iopts.require_client_identity = !config_.tls_client_ca.empty();
   iopts.host_reports_per_second = config_.host_report_rate;
   iopts.host_report_burst = config_.host_report_burst;
+  iopts.max_streams = config_.max_agent_streams;
+  if (iopts.max_streams <= 0) {
+    rlimit lim{};
+    const uint64_t files =
+        getrlimit(RLIMIT_NOFILE, &lim) == 0 ? lim.rlim_cur : 1024;
+    iopts.max_streams =
+        DefaultMaxAgentStreams(files, config_.http_max_connections);
+  }
+  env_.log(
+      absl::StrCat("serving at most ", iopts.max_streams, " agent streams"));
   ingest_ = std::make_unique<IngestService>(writer_.get(), &metrics_, iopts);
   qopts.stale_after_intervals = config_.stale_after_intervals;
-  qopts.history = reports_;
+  qopts.store = reports_;
+  qopts.scan_threads = config_.query_scan_threads;
   qopts.events = events_;
   query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
@@ -283,6 +308,13 @@ absl::Status Server::StartServing(
   int grpc_port = 0;
   builder.AddListeningPort(config_.listen, creds, &grpc_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
+  // Connections of agents that vanished (powered off, cut off without a
+  // FIN) hold a descriptor and a stream slot (--max_agent_streams) until a
+  // keepalive ping goes unanswered; connections without a call (query
+  // clients) are closed after 5 minutes.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2 * 60 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);
   if (config_.max_connection_age > absl::ZeroDuration()) {
     // gRPC core adds +-10% jitter to the age, so connections made together
     // do not all go away together.
@@ -292,6 +324,9 @@ absl::Status Server::StartServing(
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
                                static_cast<int>(absl::ToInt64Milliseconds(
                                    config_.max_connection_age_grace)));
+  }
+  for (const auto& [name, value] : config_.grpc_args) {
+    builder.AddChannelArgument(name, value);
   }
   builder.RegisterService(ingest_.get());
   builder.RegisterService(query_.get());
@@ -304,6 +339,15 @@ absl::Status Server::StartServing(
   }
   grpc_address_ = absl::StrCat(HostPart(config_.listen), ":", grpc_port);
   return absl::OkStatus();
+}
+
+HostMetricsOptions Server::MetricsOptions() const {
+  HostMetricsOptions o;
+  o.stale_after_intervals = config_.stale_after_intervals;
+  o.host_min_risk = config_.metrics_host_min_risk;
+  o.max_hosts =
+      static_cast<size_t>(std::max<int64_t>(0, config_.metrics_max_hosts));
+  return o;
 }
 
 absl::Status Server::StartHttp(const std::string& token) {
@@ -326,10 +370,9 @@ absl::Status Server::StartHttp(const std::string& token) {
     hopts.tls_cert_pem = *std::move(cert);
     hopts.tls_key_pem = *std::move(key);
   }
-  collectables_ = {
-      metrics_.registry(),
-      std::make_shared<HostCollector>(&index_, config_.stale_after_intervals),
-      alerting_->collector()};
+  collectables_ = {metrics_.registry(),
+                   std::make_shared<HostCollector>(&index_, MetricsOptions()),
+                   alerting_->collector()};
   router_ = std::make_unique<Router>(token);
   router_->Add({"GET", "/metrics", config_.metrics_require_token, false,
                 [this](const HttpRequest&) {
@@ -385,10 +428,18 @@ void Server::OnCommitted(absl::Span<const CommittedReport> stored,
   // Rules compare each report with the host's previous one, which they read
   // from the index: the index must not hold `stored` yet.
   alerting_->OnCommitted(stored);
-  // Observed events compare with the host's previous report too.
+  // Observed events compare with the host's previous report too. The index
+  // keeps only its record: the report is read back from the store, for the
+  // few reports that carry events (Record asks for no others).
   recorder_->Record(stored, [this](const std::string& host) {
-    std::optional<HostEntry> e = index_.Get(host);
-    return e.has_value() ? e->latest : std::shared_ptr<const v1::HostReport>();
+    const uint64_t seq = index_.LatestSeq(host);
+    if (seq == 0) return std::shared_ptr<const v1::HostReport>();
+    absl::StatusOr<std::string> blob = reports_->GetReport(host, seq);
+    auto report = std::make_shared<v1::HostReport>();
+    if (!blob.ok() || !report->ParseFromString(*blob)) {
+      return std::shared_ptr<const v1::HostReport>();
+    }
+    return std::shared_ptr<const v1::HostReport>(std::move(report));
   });
   index_.Apply(stored);
   metrics_.CountStored(static_cast<double>(stats.stored));

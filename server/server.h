@@ -1,9 +1,10 @@
 // Server: the tracehealth-server program's parts, built and run in order.
 //
 // Start() opens the store (migrating it; a SQLite store's data directory
-// is locked first, one server each), rebuilds the latest-state index
-// from it (and, on PostgreSQL, follows the other replicas' commits from
-// then on), restores the stored alerts, then starts the report writer, the
+// is locked first, one server each), reads the alert rules, rebuilds the
+// latest-state index from the store (seeding what `increased` rules
+// compare with; on PostgreSQL it then follows the other replicas' commits),
+// restores the stored alerts, then starts the report writer, the
 // gRPC services (ingest and query), the HTTP /metrics exposer and the
 // housekeeper (retention, storage gauges), and finally writes the port file.
 // Stop() drains: streams stop reading, the gRPC server shuts down (streams
@@ -24,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -31,8 +33,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "proto/tracehealth/v1/predictions.pb.h"
 #include "server/index/host_index.h"
 #include "server/ingest/report_writer.h"
+#include "server/metrics/host_collector.h"
 #include "server/metrics/server_metrics.h"
 #include "server/query/query_service.h"
 #include "server/report/committed_report.h"
@@ -127,7 +131,26 @@ struct ServerConfig {
   std::string alertmanager_url;
   absl::Duration alert_eval_interval = absl::Seconds(5);
   absl::Duration alert_resend_interval = absl::Minutes(1);
+  // /metrics: per-host series only for hosts at or above this worst risk
+  // (and stale or dropping ones), at most metrics_max_hosts of them, worst
+  // first (server/metrics/host_collector.h).
+  v1::Risk metrics_host_min_risk = v1::RISK_LATENCY;
+  int64_t metrics_max_hosts = 1000;
+  // Agent report streams served at once; beyond, new ones are refused with
+  // RESOURCE_EXHAUSTED. 0: DefaultMaxAgentStreams of the open-file limit.
+  int max_agent_streams = 0;
+  // Threads a fleet-wide PredictAttach scans the index with.
+  int query_scan_threads = 2;
+  // gRPC channel arguments (integer valued) set on the server after the
+  // ones it sets itself (GrpcServerArgs), e.g. {"grpc.http2.bdp_probe", 1}.
+  std::vector<std::pair<std::string, int>> grpc_args;
 };
+
+// The agent streams a server with `open_files` descriptors (RLIMIT_NOFILE)
+// serves: one descriptor each (an agent holds one connection), less two per
+// HTTP connection allowed and 256 for the store, the listeners and
+// Alertmanager; at least 16.
+int DefaultMaxAgentStreams(uint64_t open_files, int http_max_connections);
 
 class Server {
  public:
@@ -181,16 +204,17 @@ class Server {
 
  private:
   // The steps of Start, in order.
-  absl::Status OpenStore();
   absl::Status OpenBackend();
   template <typename T>
   void UseStore(std::unique_ptr<T> store);
   std::string ReplicaName() const;
-  absl::Status StartAlerting();
+  absl::Status MakeAlerting();
+  absl::Status LoadIndex();
   absl::Status StartServing(
       const std::shared_ptr<grpc::ServerCredentials>& creds,
       QueryOptions query_options);
   absl::Status StartHttp(const std::string& token);
+  HostMetricsOptions MetricsOptions() const;
   absl::Status WritePortFile() const;
   void LogCommitFailure(const BatchStats& stats);
 

@@ -97,6 +97,20 @@ BatchStats Stored(size_t reports, size_t stored) {
   return s;
 }
 
+TEST(DefaultMaxAgentStreamsTest, OneDescriptorEachAfterTheReserve) {
+  // 20,000 descriptors, 1,024 HTTP connections: 20,000 - 2 * 1,024 - 256.
+  EXPECT_EQ(DefaultMaxAgentStreams(20000, 1024), 17696);
+  // 1,024 descriptors, 300 HTTP connections: 1,024 - 600 - 256 = 168.
+  EXPECT_EQ(DefaultMaxAgentStreams(1024, 300), 168);
+  // The floor: 16 once the reserve takes (nearly) everything.
+  EXPECT_EQ(DefaultMaxAgentStreams(872, 300), 16);  // 872 - 856 = 16
+  EXPECT_EQ(DefaultMaxAgentStreams(871, 300), 16);  // 15, raised to 16
+  EXPECT_EQ(DefaultMaxAgentStreams(873, 300), 17);
+  EXPECT_EQ(DefaultMaxAgentStreams(100, 1024), 16);
+  // RLIM_INFINITY: capped at INT_MAX before the reserve is taken.
+  EXPECT_EQ(DefaultMaxAgentStreams(~uint64_t{0}, 0), 2147483647 - 256);
+}
+
 TEST(ServerTest, StartsOnLoopbackWritesThePortFileAndStops) {
   ServerConfig config = LoopbackConfig();
   config.port_file = testing::NewTempDir("ports") + "/ports";

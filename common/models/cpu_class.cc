@@ -2,7 +2,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 
 namespace tracehealth {
 
@@ -20,11 +19,13 @@ double CpuClassConfidenceLoss(v1::CpuClass cls) {
 }
 
 bool IsSapphireRapids(absl::string_view model_name) {
-  for (absl::string_view tier : {"Platinum ", "Gold ", "Silver ", "Bronze "}) {
-    const size_t at = model_name.find(absl::StrCat("Xeon(R) ", tier));
+  // Written out (not "Xeon(R) " + tier): a fleet-wide query classifies
+  // every host's CPU, and this allocates nothing.
+  for (absl::string_view prefix : {"Xeon(R) Platinum ", "Xeon(R) Gold ",
+                                   "Xeon(R) Silver ", "Xeon(R) Bronze "}) {
+    const size_t at = model_name.find(prefix);
     if (at == absl::string_view::npos) continue;
-    absl::string_view number = model_name.substr(
-        at + absl::string_view("Xeon(R) ").size() + tier.size());
+    absl::string_view number = model_name.substr(at + prefix.size());
     if (number.size() >= 4 && absl::ascii_isdigit(number[0]) &&
         number[1] == '4' && absl::ascii_isdigit(number[2]) &&
         absl::ascii_isdigit(number[3]) &&

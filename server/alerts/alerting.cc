@@ -117,6 +117,25 @@ Alerting::Alerting(std::vector<AlertRule> rules, AlertStore* storage,
     notifiers_.push_back(std::make_unique<AlertmanagerNotifier>(am, now_));
   }
   collector_ = std::make_shared<Collector>(this);
+  for (size_t i = 0; i < engine_.rules().size(); ++i) {
+    if (engine_.rules()[i].condition.is_increase())
+      increase_rules_.push_back(i);
+  }
+}
+
+Alerting::Values Alerting::ValuesOf(const v1::HostReport& report) const {
+  Values v;
+  for (size_t i : increase_rules_) {
+    v.push_back(engine_.rules()[i].condition.FirstValue(report));
+  }
+  return v;
+}
+
+void Alerting::Remember(const v1::HostReport& report) {
+  if (increase_rules_.empty()) return;
+  Values v = ValuesOf(report);
+  absl::MutexLock lock(&values_mu_);
+  previous_.insert_or_assign(report.host_id(), std::move(v));
 }
 
 Alerting::~Alerting() { Stop(); }
@@ -163,30 +182,46 @@ void Alerting::Stop() {
 
 void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
   if (engine_.rules().empty()) return;
-  // Rules read whole reports, so each is parsed here; `keep` holds every
-  // report read in this call (the batch's and the index's) alive.
+  // Rules read whole reports, so each is parsed here (the index then uses
+  // the same parse); `keep` holds the batch's alive.
   std::vector<std::shared_ptr<const v1::HostReport>> keep;
   keep.reserve(reports.size());
   // Previous report per host within this batch (reports of one host arrive
   // in seq order); keys and values point into `keep`.
   absl::flat_hash_map<absl::string_view, const v1::HostReport*> previous;
   std::vector<v1::Alert> changed;
+  std::vector<std::optional<double>> before(engine_.rules().size());
   for (const CommittedReport& c : reports) {
     keep.push_back(c.report->report());
     const v1::HostReport& r = *keep.back();
     auto it = previous.find(r.host_id());
-    const v1::HostReport* prev = nullptr;
+    std::vector<v1::Alert> c1;
     if (it != previous.end()) {
-      prev = it->second;
-    } else if (std::optional<HostEntry> e = index_->Get(r.host_id())) {
-      keep.push_back(e->latest);
-      prev = keep.back().get();
+      if (it->second->seq() >= r.seq()) continue;
+      c1 = engine_.OnReport(r, it->second, c.received_at);
+    } else {
+      // A replayed older report says nothing about the host's state now.
+      if (index_->LatestSeq(r.host_id()) >= r.seq()) continue;
+      std::fill(before.begin(), before.end(), std::nullopt);
+      if (!increase_rules_.empty()) {
+        absl::MutexLock lock(&values_mu_);
+        auto v = previous_.find(r.host_id());
+        if (v != previous_.end()) {
+          for (size_t k = 0; k < increase_rules_.size(); ++k)
+            before[increase_rules_[k]] = v->second[k];
+        }
+      }
+      c1 = engine_.OnReport(r, before, c.received_at);
     }
-    // A replayed older report says nothing about the host's state now.
-    if (prev != nullptr && prev->seq() >= r.seq()) continue;
-    std::vector<v1::Alert> c1 = engine_.OnReport(r, prev, c.received_at);
     changed.insert(changed.end(), c1.begin(), c1.end());
     previous[r.host_id()] = &r;
+  }
+  // What the next batch compares with: each host's newest report here.
+  if (!increase_rules_.empty()) {
+    absl::MutexLock lock(&values_mu_);
+    for (const auto& [host, r] : previous) {
+      previous_.insert_or_assign(std::string(host), ValuesOf(*r));
+    }
   }
   if (changed.empty()) return;
   absl::MutexLock lock(&mu_);
@@ -269,12 +304,14 @@ void Alerting::Run() {
     }
     absl::Time now = now_();
     if (now >= next_tick) {
-      std::vector<std::shared_ptr<const v1::HostReport>> keep;
       std::vector<HostLiveness> hosts;
-      index_->ForEach([&](const HostEntry& e) {
-        keep.push_back(e.latest);
-        hosts.push_back({e.host_id, e.latest.get(), e.last_seen});
-      });
+      if (engine_.has_silence_rules()) {
+        hosts.reserve(index_->size());
+        index_->ForEach([&](const std::string& id, const HostEntry& e) {
+          hosts.push_back(
+              {id, e.record.interval_seconds, e.last_seen, e.record.labels});
+        });
+      }
       std::vector<v1::Alert> ticked = engine_.Tick(now, hosts);
       changed.insert(changed.end(), ticked.begin(), ticked.end());
       next_tick = now + options_.eval_interval;

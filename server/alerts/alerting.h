@@ -2,8 +2,11 @@
 //
 // - OnCommitted() evaluates the report rules for newly committed reports.
 //   The server calls it after each commit on the report writer's publisher
-//   thread ("ingest-publish"), before the host index takes the reports, so
-//   the host's previous report is still the index's latest.
+//   thread ("ingest-publish"), before the host index takes the reports (a
+//   replayed older seq is told from the index's newest). `increased` rules
+//   compare with the host's previous report through the value they read of
+//   it, kept per host (only with such rules) and seeded at start from the
+//   stored newest reports (Remember).
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
 //   changed alert and hands it to each Alertmanager notifier configured.
@@ -37,6 +40,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -80,12 +85,20 @@ class Alerting {
 
   void OnCommitted(absl::Span<const CommittedReport> reports);
 
+  // Keeps what `increased` rules will compare the host's next report with;
+  // the server calls it for each stored newest report at start.
+  void Remember(const v1::HostReport& report);
+
   std::vector<v1::Alert> Alerts() const { return engine_.Alerts(); }
 
   std::shared_ptr<prometheus::Collectable> collector() const;
 
  private:
   class Collector;
+  // Per host, the FirstValue of each `increased` rule (in rule order) in
+  // its newest report.
+  using Values = absl::InlinedVector<std::optional<double>, 1>;
+  Values ValuesOf(const v1::HostReport& report) const;
   void Run();
   // Stores and notifies `changed`.
   void Publish(const std::vector<v1::Alert>& changed);
@@ -101,6 +114,12 @@ class Alerting {
   // Written by the constructor and Stop(); Collect() reads it under mu_.
   std::vector<std::unique_ptr<AlertmanagerNotifier>> notifiers_;
   std::shared_ptr<Collector> collector_;
+
+  // Indices of the `increased` rules.
+  std::vector<size_t> increase_rules_;
+  absl::Mutex values_mu_;
+  absl::flat_hash_map<std::string, Values> previous_
+      ABSL_GUARDED_BY(values_mu_);
 
   mutable absl::Mutex mu_;
   std::vector<v1::Alert> changed_ ABSL_GUARDED_BY(mu_);

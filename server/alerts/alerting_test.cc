@@ -103,6 +103,49 @@ TEST(AlertingTest, EvaluatesCommittedReportsStoresAndRestores) {
   ASSERT_EQ(families[0].metric.size(), 1u);
 }
 
+TEST(AlertingTest, IncreasedComparesAcrossBatchesAndRestarts) {
+  std::string dir = testing::NewTempDir("alerting");
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> storage =
+      SqliteStorage::Open(dir + "/t.db", SqliteOptions{});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  HostIndex index;
+  const absl::Time t0 = absl::Now();
+  auto commit = [&](Alerting& a, CommittedReport c) {
+    std::vector<CommittedReport> batch = {std::move(c)};
+    a.OnCommitted(batch);
+    index.Apply(batch);
+  };
+  {
+    Alerting alerting(Rules(), storage->get(), &index,
+                      {absl::Milliseconds(50), {}});
+    ASSERT_TRUE(alerting.Start().ok());
+    commit(alerting, Report("h3", 1, 1, 5, t0));
+    commit(alerting, Report("h3", 2, 1, 5, t0));  // 5 -> 5
+    absl::SleepFor(absl::Milliseconds(200));
+    EXPECT_TRUE(alerting.Alerts().empty());
+    commit(alerting, Report("h3", 3, 1, 6, t0));  // 5 -> 6, another batch
+    std::vector<AlertRow> rows = WaitStored(storage->get(), 1);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].rule, "Dropping");
+  }
+  // After a restart the host's stored newest report (6 dropped) is what the
+  // next one is compared with: 6 -> 6 resolves, 6 -> 8 would fire.
+  Alerting restarted(Rules(), storage->get(), &index,
+                     {absl::Milliseconds(50), {}});
+  v1::HostReport newest;
+  newest.set_host_id("h3");
+  newest.set_seq(3);
+  newest.mutable_health()->set_spool_dropped_total(6);
+  restarted.Remember(newest);
+  ASSERT_TRUE(restarted.Start().ok());
+  commit(restarted, Report("h3", 4, 1, 6, t0 + absl::Seconds(15)));
+  EXPECT_TRUE(WaitStored(storage->get(), 0).empty());
+  commit(restarted, Report("h3", 5, 1, 8, t0 + absl::Seconds(30)));
+  std::vector<AlertRow> again = WaitStored(storage->get(), 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].value, 8);
+}
+
 TEST(AlertRowTest, RoundTrips) {
   v1::Alert a;
   a.set_rule("R");

@@ -230,6 +230,14 @@ Condition::ValueList Condition::Values(const v1::HostReport& report) const {
   return {};
 }
 
+std::optional<double> Condition::FirstValue(
+    const v1::HostReport& report) const {
+  if (virtual_field_ != VirtualField::kNone) return std::nullopt;
+  const ValueList values = Values(report);
+  if (values.empty()) return std::nullopt;
+  return values.front();
+}
+
 bool Condition::Compare(double v) const {
   switch (op_) {
     case Op::kGt:
@@ -255,8 +263,9 @@ EvalResult Condition::Evaluate(const EvalInput& input) const {
   if (virtual_field_ != VirtualField::kNone) {
     double v = input.silent_seconds;
     if (virtual_field_ == VirtualField::kSilentIntervals) {
-      double interval =
-          input.report != nullptr ? input.report->interval_seconds() : 0;
+      double interval = input.report != nullptr
+                            ? input.report->interval_seconds()
+                            : input.interval_seconds;
       if (!(interval > 0)) return result;
       v = input.silent_seconds / interval;
     }
@@ -269,9 +278,9 @@ EvalResult Condition::Evaluate(const EvalInput& input) const {
   if (op_ == Op::kIncreased) {
     if (values.empty()) return result;
     result.value = values.front();
-    if (input.previous == nullptr) return result;
-    const ValueList before = Values(*input.previous);
-    result.matched = !before.empty() && values.front() > before.front();
+    std::optional<double> before = input.previous_value;
+    if (input.previous != nullptr) before = FirstValue(*input.previous);
+    result.matched = before.has_value() && values.front() > *before;
     return result;
   }
   for (double v : values) {

@@ -35,12 +35,18 @@ namespace tracehealth {
 
 // What a condition is evaluated against.
 struct EvalInput {
-  // The host's latest report (required).
+  // The host's latest report (required, except for silence conditions).
   const v1::HostReport* report = nullptr;
   // The report before it, for `increased` (may be null).
   const v1::HostReport* previous = nullptr;
   // Seconds since the latest report was received.
   double silent_seconds = 0;
+  // Without `previous`: that report's value of the condition's field
+  // (FirstValue), when known.
+  std::optional<double> previous_value;
+  // The host's report interval for host.silent_intervals when `report` is
+  // null (silence conditions need nothing else of the report).
+  double interval_seconds = 0;
 };
 
 struct EvalResult {
@@ -60,10 +66,16 @@ class Condition {
 
   EvalResult Evaluate(const EvalInput& input) const;
 
+  // The value `increased` compares: the field's first value in `report`
+  // (nullopt when unset).
+  std::optional<double> FirstValue(const v1::HostReport& report) const;
+
   const std::string& text() const { return text_; }
   double threshold() const { return threshold_; }
   // True when the condition only depends on time since the last report.
   bool is_silence() const { return virtual_field_ != VirtualField::kNone; }
+  // True for `<field> increased`.
+  bool is_increase() const { return op_ == Op::kIncreased; }
 
  private:
   enum class VirtualField { kNone, kSilentSeconds, kSilentIntervals };

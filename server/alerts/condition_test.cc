@@ -77,6 +77,19 @@ TEST(ConditionTest, IncreasedComparesWithPreviousReport) {
   EXPECT_TRUE(Eval("health.spool_dropped_total increased", now, &prev).matched);
   EXPECT_FALSE(
       Eval("health.spool_dropped_total increased", now, nullptr).matched);
+  // The previous value instead of the previous report: 4 -> 9 increased,
+  // 9 -> 9 did not.
+  absl::StatusOr<Condition> c =
+      Condition::Parse("health.spool_dropped_total increased");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->is_increase());
+  EXPECT_EQ(c->FirstValue(prev), 4.0);
+  EvalInput in{&now, nullptr, 0};
+  in.previous_value = 4;
+  EXPECT_TRUE(c->Evaluate(in).matched);
+  in.previous_value = 9;
+  EXPECT_FALSE(c->Evaluate(in).matched);
+  EXPECT_FALSE(Condition::Parse("host.silent_seconds > 1")->is_increase());
 }
 
 TEST(ConditionTest, SilenceIsMeasuredInIntervals) {
@@ -89,6 +102,15 @@ TEST(ConditionTest, SilenceIsMeasuredInIntervals) {
   EXPECT_FALSE(
       Eval("host.silent_intervals >= 3", r, nullptr, 1e6).value.has_value());
   EXPECT_TRUE(Eval("host.silent_seconds > 60", r, nullptr, 61).matched);
+  // Without a report, the interval is given.
+  absl::StatusOr<Condition> c = Condition::Parse("host.silent_intervals >= 3");
+  ASSERT_TRUE(c.ok());
+  EvalInput in;
+  in.silent_seconds = 45;
+  in.interval_seconds = 15;
+  EXPECT_TRUE(c->Evaluate(in).matched);
+  in.silent_seconds = 44;
+  EXPECT_FALSE(c->Evaluate(in).matched);
 }
 
 TEST(ConditionTest, RejectsBadConditions) {

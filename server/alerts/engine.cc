@@ -99,20 +99,49 @@ void AlertEngine::Apply(const AlertRule& rule, const std::string& host,
   if (!live && changed->size() == before) changed->push_back(inst.alert);
 }
 
+bool AlertEngine::has_silence_rules() const {
+  for (const AlertRule& r : rules_) {
+    if (r.condition.is_silence()) return true;
+  }
+  return false;
+}
+
+bool AlertEngine::Live(const std::string& rule, const std::string& host) const {
+  auto it = instances_.find(Key{rule, host});
+  return it != instances_.end() &&
+         it->second.alert.state() != v1::ALERT_STATE_RESOLVED;
+}
+
 std::vector<v1::Alert> AlertEngine::OnReport(const v1::HostReport& report,
                                              const v1::HostReport* previous,
                                              absl::Time now) {
+  return Evaluate(report, previous, {}, now);
+}
+
+std::vector<v1::Alert> AlertEngine::OnReport(
+    const v1::HostReport& report,
+    absl::Span<const std::optional<double>> previous_values, absl::Time now) {
+  return Evaluate(report, nullptr, previous_values, now);
+}
+
+std::vector<v1::Alert> AlertEngine::Evaluate(
+    const v1::HostReport& report, const v1::HostReport* previous,
+    absl::Span<const std::optional<double>> previous_values, absl::Time now) {
   std::map<std::string, std::string> labels(report.labels().begin(),
                                             report.labels().end());
-  EvalInput input{&report, previous, 0};
   std::vector<v1::Alert> changed;
   absl::MutexLock lock(&mu_);
-  for (const AlertRule& rule : rules_) {
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    const AlertRule& rule = rules_[i];
     if (rule.condition.is_silence()) {
       // A report ends the silence.
       Apply(rule, report.host_id(), labels, &report, false, 0, now, &changed);
       continue;
     }
+    EvalInput input;
+    input.report = &report;
+    input.previous = previous;
+    if (i < previous_values.size()) input.previous_value = previous_values[i];
     EvalResult r = rule.condition.Evaluate(input);
     Apply(rule, report.host_id(), labels, &report, r.matched,
           r.value.value_or(0), now, &changed);
@@ -125,16 +154,21 @@ std::vector<v1::Alert> AlertEngine::Tick(
   std::vector<v1::Alert> changed;
   absl::MutexLock lock(&mu_);
   for (const HostLiveness& h : hosts) {
-    std::map<std::string, std::string> labels;
-    if (h.latest != nullptr)
-      labels.insert(h.latest->labels().begin(), h.latest->labels().end());
+    // Built only for a host whose silence alert changes or stays live: most
+    // hosts of a fleet are not silent.
+    std::optional<std::map<std::string, std::string>> labels;
     for (const AlertRule& rule : rules_) {
       if (!rule.condition.is_silence()) continue;
-      EvalInput input{h.latest, nullptr,
-                      absl::ToDoubleSeconds(now - h.last_seen)};
+      EvalInput input;
+      input.silent_seconds = absl::ToDoubleSeconds(now - h.last_seen);
+      input.interval_seconds = h.interval_seconds;
       EvalResult r = rule.condition.Evaluate(input);
       if (!r.value) continue;  // interval unknown: cannot tell
-      Apply(rule, h.host_id, labels, h.latest, r.matched, *r.value, now,
+      if (!r.matched && !Live(rule.name, h.host_id)) continue;
+      if (!labels) labels = h.labels.ToMap();
+      // The index keeps no report of a silent host: its {{report.*}}
+      // annotations read "unknown".
+      Apply(rule, h.host_id, *labels, nullptr, r.matched, *r.value, now,
             &changed);
     }
   }

@@ -30,18 +30,22 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "proto/tracehealth/v1/query.pb.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/alerts/rules.h"
+#include "server/index/label_set.h"
 
 namespace tracehealth {
 
 // What Tick needs to know of each host.
 struct HostLiveness {
   std::string host_id;
-  // Latest report (not owned; must outlive the Tick call).
-  const v1::HostReport* latest = nullptr;
+  // The latest report's interval (host.silent_intervals).
+  double interval_seconds = 0;
   absl::Time last_seen;
+  // For annotations ({{label.NAME}}).
+  server::LabelSet labels;
 };
 
 class AlertEngine {
@@ -58,9 +62,17 @@ class AlertEngine {
   std::vector<v1::Alert> OnReport(const v1::HostReport& report,
                                   const v1::HostReport* previous,
                                   absl::Time now);
+  // The same with, instead of the previous report, what `increased` rules
+  // compare: previous_values[i] is rule i's Condition::FirstValue of the
+  // previous report (an empty span: no previous report).
+  std::vector<v1::Alert> OnReport(
+      const v1::HostReport& report,
+      absl::Span<const std::optional<double>> previous_values, absl::Time now);
 
   // Evaluates silence rules for `hosts`, promotes pending alerts whose `for`
-  // has elapsed, forgets old resolved alerts. Returns changed alerts.
+  // has elapsed, forgets old resolved alerts. Returns changed alerts. A
+  // silence alert has no report: its {{report.*}} annotations read
+  // "unknown" ({{host}}, {{value}} and {{label.NAME}} are filled).
   std::vector<v1::Alert> Tick(absl::Time now,
                               const std::vector<HostLiveness>& hosts);
 
@@ -74,6 +86,8 @@ class AlertEngine {
   std::vector<v1::Alert> Alerts() const;
 
   const std::vector<AlertRule>& rules() const { return rules_; }
+  // Whether any rule is a silence rule (Tick needs the hosts).
+  bool has_silence_rules() const;
 
  private:
   struct Instance {
@@ -90,6 +104,12 @@ class AlertEngine {
              const v1::HostReport* report, bool matched, double value,
              absl::Time now, std::vector<v1::Alert>* changed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether (rule, host) is pending or firing.
+  bool Live(const std::string& rule, const std::string& host) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<v1::Alert> Evaluate(
+      const v1::HostReport& report, const v1::HostReport* previous,
+      absl::Span<const std::optional<double>> previous_values, absl::Time now);
   void Promote(Instance& inst, const AlertRule& rule, absl::Time now,
                std::vector<v1::Alert>* changed)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -109,7 +109,7 @@ TEST(AlertEngineTest, SilentHostFiresAndReportResolves) {
   AlertEngine engine(Rules());
   v1::HostReport r = Report("h1", 1);
   engine.OnReport(r, nullptr, t0);
-  HostLiveness h{"h1", &r, t0};
+  HostLiveness h{"h1", 15, t0, server::LabelSet()};
   EXPECT_TRUE(engine.Tick(t0 + absl::Seconds(44), {h}).empty());
   std::vector<v1::Alert> c = engine.Tick(t0 + absl::Seconds(46), {h});
   ASSERT_EQ(c.size(), 1u);
@@ -118,6 +118,30 @@ TEST(AlertEngineTest, SilentHostFiresAndReportResolves) {
   c = engine.OnReport(r, nullptr, t0 + absl::Seconds(60));
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].state(), v1::ALERT_STATE_RESOLVED);
+}
+
+TEST(AlertEngineTest, IncreasedFromThePreviousValue) {
+  absl::StatusOr<std::vector<AlertRule>> rules = ParseAlertRules(R"(
+rules:
+  - name: Slow
+    condition: predictions.attach[kprobe_multi_return].latency_seconds > 5
+  - name: Dropping
+    condition: health.spool_dropped_total increased
+)");
+  ASSERT_TRUE(rules.ok());
+  AlertEngine engine(*rules);
+  EXPECT_FALSE(engine.has_silence_rules());
+  v1::HostReport r = Report("h1", 1);
+  r.mutable_health()->set_spool_dropped_total(3);
+  // Rule 1 (Dropping) saw 3 before: no increase; 2 before: an increase.
+  const std::optional<double> same[] = {std::nullopt, 3.0};
+  EXPECT_TRUE(engine.OnReport(r, same, t0).empty());
+  const std::optional<double> less[] = {std::nullopt, 2.0};
+  std::vector<v1::Alert> c = engine.OnReport(r, less, t0);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rule(), "Dropping");
+  EXPECT_EQ(c[0].value(), 3.0);
+  EXPECT_TRUE(AlertEngine(Rules()).has_silence_rules());
 }
 
 TEST(AlertEngineTest, RestoreKeepsStateWithoutRenotifying) {

@@ -48,7 +48,8 @@ class EventRecorder {
                 ServerMetrics* metrics, Log log);
 
   // `previous(host)`: the host's newest report before `stored` (null when
-  // none), as the latest-state index holds it before applying `stored`.
+  // none): the one the latest-state index's record names before `stored` is
+  // applied. Called only for reports that carry events.
   void Record(absl::Span<const CommittedReport> stored,
               const Previous& previous);
 

@@ -3,18 +3,34 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
-#include "server/report/wire_check.h"
 
 namespace tracehealth::server {
+namespace {
 
-absl::Status HostIndex::LoadFrom(ReportStore& storage) {
-  absl::flat_hash_map<std::string, Entry> loaded;
+// Hosts between the one a scan prefetches and the one it visits.
+constexpr int kPrefetchAhead = 4;
+
+}  // namespace
+
+const HostIndex::Shard& HostIndex::ShardOf(absl::string_view host_id) const {
+  return shards_[absl::Hash<absl::string_view>()(host_id) % kShards];
+}
+
+HostIndex::Shard& HostIndex::ShardOf(absl::string_view host_id) {
+  return shards_[absl::Hash<absl::string_view>()(host_id) % kShards];
+}
+
+absl::Status HostIndex::LoadFrom(
+    ReportStore& storage,
+    const std::function<void(const v1::HostReport&)>& also) {
+  std::array<absl::node_hash_map<std::string, HostEntry>, kShards> loaded;
   absl::Status first_error;
+  // One message, parsed into again and again: its memory is reused.
+  v1::HostReport report;
   absl::Status st = storage.LoadLatest([&](LatestRow& row) {
-    // Only whether it decodes: its values were checked when it arrived,
-    // perhaps under other limits.
-    if (absl::IsDataLoss(CheckReportWire(row.blob, WireLimits{}))) {
+    if (!report.ParseFromString(row.blob)) {
       if (first_error.ok()) {
         first_error = absl::DataLossError(
             absl::StrCat("stored report ", row.host_id, "/", row.latest_seq,
@@ -22,33 +38,44 @@ absl::Status HostIndex::LoadFrom(ReportStore& storage) {
       }
       return;
     }
-    Entry e;
-    e.latest = std::make_shared<StoredReport>(row.host_id, row.latest_seq,
-                                              std::move(row.blob));
+    if (also) also(report);
+    HostEntry e;
+    e.record = MakeHostRecord(report, tables_, &identities_);
+    e.record.seq = row.latest_seq;
     e.first_seen = absl::FromUnixNanos(row.first_seen_ns);
     e.last_seen = absl::FromUnixNanos(row.last_seen_ns);
     e.reports = row.reports;
-    loaded.emplace(std::move(row.host_id), std::move(e));
+    const size_t shard = absl::Hash<absl::string_view>()(row.host_id) % kShards;
+    loaded[shard].insert_or_assign(std::move(row.host_id), std::move(e));
   });
   if (!st.ok()) return st;
-  absl::MutexLock lock(&mu_);
-  hosts_ = std::move(loaded);
+  for (int i = 0; i < kShards; ++i) {
+    absl::MutexLock lock(&shards_[i].mu);
+    shards_[i].hosts = std::move(loaded[i]);
+  }
   return first_error;
 }
 
 void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
-  absl::MutexLock lock(&mu_);
   for (const CommittedReport& c : reports) {
-    auto [it, inserted] = hosts_.try_emplace(c.report->host_id());
-    Entry& e = it->second;
+    const std::string& host = c.report->host_id();
+    // Outside the lock: the parse (shared with alert rules, which may have
+    // done it) and building the record.
+    std::shared_ptr<const v1::HostReport> parsed = c.report->report();
+    HostRecord record = MakeHostRecord(*parsed, tables_, &identities_);
+    record.seq = c.report->seq();
+    Shard& shard = ShardOf(host);
+    absl::MutexLock lock(&shard.mu);
+    auto [it, inserted] = shard.hosts.try_emplace(host);
+    HostEntry& e = it->second;
     if (inserted) {
-      e.latest = c.report;
+      e.record = std::move(record);
       e.first_seen = c.received_at;
       e.last_seen = c.received_at;
       e.reports = 1;
       continue;
     }
-    if (c.report->seq() > e.latest->seq()) e.latest = c.report;
+    if (record.seq > e.record.seq) e.record = std::move(record);
     e.first_seen = std::min(e.first_seen, c.received_at);
     e.last_seen = std::max(e.last_seen, c.received_at);
     e.reports++;
@@ -56,82 +83,85 @@ void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
 }
 
 absl::Status HostIndex::Merge(LatestRow& row) {
-  if (absl::IsDataLoss(CheckReportWire(row.blob, WireLimits{}))) {
+  // One message per thread, parsed into again and again.
+  thread_local v1::HostReport report;
+  if (!report.ParseFromString(row.blob)) {
     return absl::DataLossError(
         absl::StrCat("report ", row.host_id, "/", row.latest_seq,
                      " from the change feed does not parse"));
   }
+  HostRecord record = MakeHostRecord(report, tables_, &identities_);
+  record.seq = row.latest_seq;
   const absl::Time first = absl::FromUnixNanos(row.first_seen_ns);
   const absl::Time last = absl::FromUnixNanos(row.last_seen_ns);
-  absl::MutexLock lock(&mu_);
-  auto [it, inserted] = hosts_.try_emplace(row.host_id);
-  Entry& e = it->second;
-  if (inserted || row.latest_seq > e.latest->seq()) {
-    e.latest = std::make_shared<StoredReport>(row.host_id, row.latest_seq,
-                                              std::move(row.blob));
-  }
+  Shard& shard = ShardOf(row.host_id);
+  absl::MutexLock lock(&shard.mu);
+  auto [it, inserted] = shard.hosts.try_emplace(row.host_id);
+  HostEntry& e = it->second;
+  if (inserted || row.latest_seq > e.record.seq) e.record = std::move(record);
   e.first_seen = inserted ? first : std::min(e.first_seen, first);
   e.last_seen = inserted ? last : std::max(e.last_seen, last);
   e.reports = std::max(e.reports, row.reports);
   return absl::OkStatus();
 }
 
-HostEntry HostIndex::ToHostEntry(const std::string& host_id, const Entry& e) {
-  HostEntry out;
-  out.host_id = host_id;
-  out.latest = e.latest->report();
-  out.first_seen = e.first_seen;
-  out.last_seen = e.last_seen;
-  out.reports = e.reports;
-  return out;
-}
-
-std::vector<std::pair<std::string, HostIndex::Entry>> HostIndex::Copy() const {
-  std::vector<std::pair<std::string, Entry>> out;
-  absl::ReaderMutexLock lock(&mu_);
-  out.reserve(hosts_.size());
-  for (const auto& [id, e] : hosts_) out.emplace_back(id, e);
-  return out;
-}
-
 std::optional<HostEntry> HostIndex::Get(const std::string& host_id) const {
-  Entry e;
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    auto it = hosts_.find(host_id);
-    if (it == hosts_.end()) return std::nullopt;
-    e = it->second;
-  }
-  return ToHostEntry(host_id, e);
+  std::optional<HostEntry> out;
+  Visit(host_id, [&out](const HostEntry& e) { out = e; });
+  return out;
+}
+
+bool HostIndex::Visit(const std::string& host_id,
+                      const std::function<void(const HostEntry&)>& fn) const {
+  const Shard& shard = ShardOf(host_id);
+  absl::ReaderMutexLock lock(&shard.mu);
+  auto it = shard.hosts.find(host_id);
+  if (it == shard.hosts.end()) return false;
+  fn(it->second);
+  return true;
 }
 
 uint64_t HostIndex::LatestSeq(const std::string& host_id) const {
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = hosts_.find(host_id);
-  return it == hosts_.end() ? 0 : it->second.latest->seq();
+  uint64_t seq = 0;
+  Visit(host_id, [&seq](const HostEntry& e) { seq = e.record.seq; });
+  return seq;
 }
 
-std::vector<HostEntry> HostIndex::Select(const LabelSelector& selector) const {
-  // Only copy under the lock (ids and shared pointers), so parsing and
-  // label matching over a large fleet never hold up the writer's updates.
-  std::vector<std::pair<std::string, Entry>> all = Copy();
-  std::vector<HostEntry> out;
-  out.reserve(all.size());
-  for (const auto& [id, e] : all) {
-    HostEntry h = ToHostEntry(id, e);
-    if (selector.empty() || selector.Matches(h.latest->labels()))
-      out.push_back(std::move(h));
+void HostIndex::ForEach(
+    const std::function<void(const std::string&, const HostEntry&)>& fn) const {
+  for (int i = 0; i < kShards; ++i) ForEachInShard(i, fn);
+}
+
+void HostIndex::ForEachInShard(
+    int shard,
+    const std::function<void(const std::string&, const HostEntry&)>& fn) const {
+  const Shard& s = shards_[shard];
+  absl::ReaderMutexLock lock(&s.mu);
+  // The entries lie scattered over the heap, and a fleet-wide scan spends
+  // most of its time waiting for each one to be read from memory: the
+  // first kScanBytes of the entry kPrefetchAhead hosts on are asked for
+  // while this one is used.
+  auto ahead = s.hosts.begin();
+  for (int i = 0; i < kPrefetchAhead && ahead != s.hosts.end(); ++i) ++ahead;
+  for (const auto& [id, e] : s.hosts) {
+    if (ahead != s.hosts.end()) {
+      const char* p = reinterpret_cast<const char*>(&*ahead);
+      for (size_t off = 0; off < kScanBytes; off += 64) {
+        __builtin_prefetch(p + off);
+      }
+      ++ahead;
+    }
+    fn(id, e);
   }
-  return out;
-}
-
-void HostIndex::ForEach(const std::function<void(const HostEntry&)>& fn) const {
-  for (const auto& [id, e] : Copy()) fn(ToHostEntry(id, e));
 }
 
 size_t HostIndex::size() const {
-  absl::ReaderMutexLock lock(&mu_);
-  return hosts_.size();
+  size_t n = 0;
+  for (const Shard& s : shards_) {
+    absl::ReaderMutexLock lock(&s.mu);
+    n += s.hosts.size();
+  }
+  return n;
 }
 
 }  // namespace tracehealth::server

@@ -1,44 +1,45 @@
-// HostIndex: the in-memory latest state of every host (its newest report,
-// first/last seen, report count), for queries and per-host metrics.
+// HostIndex: the in-memory latest state of every host: a compact record of
+// its newest report (host_record.h), first/last seen and its report count,
+// for queries, metrics and alerting.
 //
 // Filled from ReportStore::LoadLatest at start and updated after each commit
 // (Apply, on the report writer's publisher thread), so it only ever shows
-// committed reports. Reports are
-// held as StoredReports: a host's newest report is parsed when it is first
-// read (Get, Select, ForEach), never on the ingest path.
+// committed reports. The reports themselves stay in the store: whoever needs
+// one (GetHost, explanations) reads it with ReportStore::GetReport(host,
+// record.seq).
 //
-// Thread safety: all methods are thread-safe (readers share a lock; updates
-// take it exclusively; parsing happens outside it). Reports are immutable
-// and shared, so a reader keeps a consistent copy after the lock is
-// released.
+// Hosts are spread over kShards shards, each with its own lock, so a scan of
+// the whole fleet (ForEach) holds up an update for one shard's worth of
+// hosts at most, and shards can be scanned on several threads.
+//
+// Thread safety: all methods are thread-safe. ForEach and Visit call their
+// function under a shard's reader lock: it must be quick and must not call
+// back into the index.
 #ifndef TRACEHEALTH_SERVER_INDEX_HOST_INDEX_H_
 #define TRACEHEALTH_SERVER_INDEX_HOST_INDEX_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
-#include "server/index/label_selector.h"
+#include "server/index/host_record.h"
 #include "server/report/committed_report.h"
-#include "server/report/stored_report.h"
 #include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
+// What the index keeps per host, besides its id.
 struct HostEntry {
-  std::string host_id;
-  std::shared_ptr<const v1::HostReport> latest;  // never null
+  HostRecord record;
   absl::Time first_seen;
   absl::Time last_seen;
   uint64_t reports = 0;
@@ -46,19 +47,27 @@ struct HostEntry {
 
 class HostIndex {
  public:
+  static constexpr int kShards = 16;
+  // Bytes of a host's entry (with its id) a scan (ForEach, ForEachInShard)
+  // prefetches a few hosts ahead: its id and what HostRecord puts first.
+  static constexpr size_t kScanBytes = 256;
+
   HostIndex() = default;
   HostIndex(const HostIndex&) = delete;
   HostIndex& operator=(const HostIndex&) = delete;
 
   // Loads every host's newest report from `storage` (replacing what the
-  // index holds). Each blob is checked with CheckReportWire, not parsed.
-  // Errors: the storage's, or DataLoss for a blob that does not decode
-  // (that host is skipped; the first such error is returned after loading
-  // the rest).
-  absl::Status LoadFrom(ReportStore& storage);
+  // index holds), calling `also` with each parsed report (when set) before
+  // it is dropped. Errors: the storage's, or DataLoss for a blob that does
+  // not parse (that host is skipped; the first such error is returned after
+  // loading the rest).
+  absl::Status LoadFrom(
+      ReportStore& storage,
+      const std::function<void(const v1::HostReport&)>& also = nullptr);
 
-  // Applies newly committed reports: a host's latest report is replaced only
-  // by a higher seq; last_seen and the count always advance.
+  // Applies newly committed reports: a host's record is replaced only by a
+  // report with a higher seq; last_seen and the count always advance. Each
+  // report is parsed here unless someone has already (StoredReport).
   void Apply(absl::Span<const CommittedReport> reports);
 
   // Takes a host's state as another replica stored it (ChangeFeed): its
@@ -67,34 +76,38 @@ class HostIndex {
   // changes nothing. A blob that does not decode is skipped (DataLoss).
   absl::Status Merge(LatestRow& row);
 
+  // A copy of the host's entry.
   std::optional<HostEntry> Get(const std::string& host_id) const;
+
+  // Calls fn(entry) under the host's shard lock; false for an unknown host.
+  bool Visit(const std::string& host_id,
+             const std::function<void(const HostEntry&)>& fn) const;
 
   // Newest committed seq of `host_id`, 0 when unknown.
   uint64_t LatestSeq(const std::string& host_id) const;
 
-  // Hosts matching `selector` (all when empty), in no particular order.
-  std::vector<HostEntry> Select(const LabelSelector& selector) const;
-
-  // Calls `fn` for every host, on a copy taken under the reader lock (so
-  // `fn` runs without it and may call back into the index).
-  void ForEach(const std::function<void(const HostEntry&)>& fn) const;
+  // Calls fn(host_id, entry) for every host, in no particular order, one
+  // shard at a time under its reader lock.
+  void ForEach(const std::function<void(const std::string&, const HostEntry&)>&
+                   fn) const;
+  // The same for one shard (0 <= shard < kShards).
+  void ForEachInShard(int shard,
+                      const std::function<void(const std::string&,
+                                               const HostEntry&)>& fn) const;
 
   size_t size() const;
 
  private:
-  struct Entry {
-    std::shared_ptr<const StoredReport> latest;  // never null
-    absl::Time first_seen;
-    absl::Time last_seen;
-    uint64_t reports = 0;
+  struct Shard {
+    mutable absl::Mutex mu;
+    absl::node_hash_map<std::string, HostEntry> hosts ABSL_GUARDED_BY(mu);
   };
-  // Parses the entry's report if no one has yet.
-  static HostEntry ToHostEntry(const std::string& host_id, const Entry& e);
-  // Every host, copied under the reader lock.
-  std::vector<std::pair<std::string, Entry>> Copy() const;
+  const Shard& ShardOf(absl::string_view host_id) const;
+  Shard& ShardOf(absl::string_view host_id);
 
-  mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, Entry> hosts_ ABSL_GUARDED_BY(mu_);
+  std::array<Shard, kShards> shards_;
+  FeatureTableCache tables_;
+  KernelIdentityCache identities_;
 };
 
 }  // namespace tracehealth::server

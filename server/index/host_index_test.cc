@@ -1,5 +1,7 @@
 #include "server/index/host_index.h"
 
+#include <set>
+
 #include "gtest/gtest.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
@@ -7,39 +9,66 @@
 namespace tracehealth::server {
 namespace {
 
-std::shared_ptr<const StoredReport> Report(const std::string& host,
-                                           uint64_t seq,
-                                           const std::string& role) {
+v1::HostReport Report(const std::string& host, uint64_t seq,
+                      const std::string& role) {
   v1::HostReport r;
   r.set_host_id(host);
   r.set_seq(seq);
   (*r.mutable_labels())["role"] = role;
-  return StoredReport::Of(r);
+  r.mutable_snapshot()->mutable_threads()->set_total(1000 * seq);
+  return r;
+}
+
+CommittedReport Committed(const v1::HostReport& r, absl::Time at) {
+  return {StoredReport::Of(r), at};
 }
 
 TEST(HostIndexTest, ApplyKeepsNewestSeqAndCounts) {
   HostIndex index;
   absl::Time t0 = absl::FromUnixSeconds(1000);
-  index.Apply({{Report("a", 2, "db"), t0},
-               {Report("a", 1, "old"), t0 + absl::Seconds(5)},
-               {Report("b", 1, "web"), t0}});
+  index.Apply({Committed(Report("a", 2, "db"), t0),
+               Committed(Report("a", 1, "old"), t0 + absl::Seconds(5)),
+               Committed(Report("b", 1, "web"), t0)});
   ASSERT_EQ(index.size(), 2u);
   auto a = index.Get("a");
   ASSERT_TRUE(a.has_value());
-  EXPECT_EQ(a->latest->seq(), 2u);
+  // The replayed seq 1 counts as a report but does not replace seq 2.
+  EXPECT_EQ(a->record.seq, 2u);
+  EXPECT_EQ(a->record.labels.Find("role"), absl::string_view("db"));
+  EXPECT_EQ(a->record.threads(), 2000u);
   EXPECT_EQ(a->reports, 2u);
   EXPECT_EQ(a->first_seen, t0);
   EXPECT_EQ(a->last_seen, t0 + absl::Seconds(5));
   EXPECT_EQ(index.LatestSeq("a"), 2u);
   EXPECT_EQ(index.LatestSeq("zzz"), 0u);
   EXPECT_FALSE(index.Get("zzz").has_value());
+  EXPECT_FALSE(index.Visit("zzz", [](const HostEntry&) { FAIL(); }));
+}
 
-  auto sel = LabelSelector::Parse("role=db");
-  ASSERT_TRUE(sel.ok());
-  auto hosts = index.Select(*sel);
-  ASSERT_EQ(hosts.size(), 1u);
-  EXPECT_EQ(hosts[0].host_id, "a");
-  EXPECT_EQ(index.Select(LabelSelector()).size(), 2u);
+TEST(HostIndexTest, ForEachVisitsEveryHostOnce) {
+  HostIndex index;
+  std::vector<CommittedReport> batch;
+  for (int i = 0; i < 500; ++i) {
+    batch.push_back(Committed(Report("h" + std::to_string(i), 1, "x"),
+                              absl::FromUnixSeconds(i)));
+  }
+  index.Apply(batch);
+  std::multiset<std::string> seen;
+  index.ForEach(
+      [&](const std::string& id, const HostEntry&) { seen.insert(id); });
+  EXPECT_EQ(seen.size(), 500u);
+  EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), 500u);
+  // The shards together hold every host, each host in one of them.
+  size_t in_shards = 0;
+  for (int s = 0; s < HostIndex::kShards; ++s) {
+    size_t n = 0;
+    index.ForEachInShard(s, [&](const std::string&, const HostEntry&) { ++n; });
+    // 500 hosts over 16 shards: none empty, none with most of them.
+    EXPECT_GT(n, 0u) << s;
+    EXPECT_LT(n, 100u) << s;
+    in_shards += n;
+  }
+  EXPECT_EQ(in_shards, 500u);
 }
 
 TEST(HostIndexTest, RebuildsFromStorage) {
@@ -51,17 +80,22 @@ TEST(HostIndexTest, RebuildsFromStorage) {
     row.host_id = "h1";
     row.seq = seq;
     row.received_at_ns = seq * 1000000000;
-    row.blob =
-        Report("h1", seq, seq == 3 ? "db" : "x")->report()->SerializeAsString();
+    row.blob = Report("h1", seq, seq == 3 ? "db" : "x").SerializeAsString();
     rows.push_back(row);
   }
   ASSERT_TRUE((*storage)->WriteBatch(rows).ok());
   HostIndex index;
-  ASSERT_TRUE(index.LoadFrom(**storage).ok());
+  std::vector<uint64_t> seen;
+  ASSERT_TRUE(
+      index
+          .LoadFrom(**storage,
+                    [&](const v1::HostReport& r) { seen.push_back(r.seq()); })
+          .ok());
+  EXPECT_EQ(seen, std::vector<uint64_t>{3});
   auto e = index.Get("h1");
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->latest->seq(), 3u);
-  EXPECT_EQ(e->latest->labels().at("role"), "db");
+  EXPECT_EQ(e->record.seq, 3u);
+  EXPECT_EQ(e->record.labels.Find("role"), absl::string_view("db"));
   EXPECT_EQ(e->reports, 3u);
   EXPECT_EQ(e->first_seen, absl::FromUnixSeconds(1));
   EXPECT_EQ(e->last_seen, absl::FromUnixSeconds(3));
@@ -77,7 +111,7 @@ TEST(HostIndexTest, UnparsableBlobIsReportedAndSkipped) {
   ReportRow good;
   good.host_id = "good";
   good.seq = 1;
-  good.blob = Report("good", 1, "db")->report()->SerializeAsString();
+  good.blob = Report("good", 1, "db").SerializeAsString();
   ASSERT_TRUE((*storage)->WriteBatch({bad, good}).ok());
   HostIndex index;
   EXPECT_TRUE(absl::IsDataLoss(index.LoadFrom(**storage)));
@@ -116,7 +150,7 @@ TEST(HostIndexMergeTest, TakesNewerStateAndIgnoresOlderOrRepeated) {
   ASSERT_TRUE(index.Merge(r).ok());
   std::optional<HostEntry> e = index.Get("h");
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->latest->seq(), 5u);
+  EXPECT_EQ(e->record.seq, 5u);
   EXPECT_EQ(e->reports, 5u);
   EXPECT_EQ(absl::ToUnixNanos(e->first_seen), 100);
   EXPECT_EQ(absl::ToUnixNanos(e->last_seen), 500);
@@ -125,7 +159,7 @@ TEST(HostIndexMergeTest, TakesNewerStateAndIgnoresOlderOrRepeated) {
   r = Row("h", 4, 50, 400, 4);
   ASSERT_TRUE(index.Merge(r).ok());
   e = index.Get("h");
-  EXPECT_EQ(e->latest->seq(), 5u);
+  EXPECT_EQ(e->record.seq, 5u);
   EXPECT_EQ(e->reports, 5u);
   EXPECT_EQ(absl::ToUnixNanos(e->first_seen), 50);
   EXPECT_EQ(absl::ToUnixNanos(e->last_seen), 500);
@@ -133,7 +167,7 @@ TEST(HostIndexMergeTest, TakesNewerStateAndIgnoresOlderOrRepeated) {
   r = Row("h", 7, 100, 700, 7);
   ASSERT_TRUE(index.Merge(r).ok());
   e = index.Get("h");
-  EXPECT_EQ(e->latest->seq(), 7u);
+  EXPECT_EQ(e->record.seq, 7u);
   EXPECT_EQ(e->reports, 7u);
   EXPECT_EQ(absl::ToUnixNanos(e->last_seen), 700);
   EXPECT_EQ(index.LatestSeq("h"), 7u);

@@ -134,12 +134,10 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view text) {
   return sel;
 }
 
-bool LabelSelector::Matches(
-    const google::protobuf::Map<std::string, std::string>& labels) const {
-  static const std::string kEmpty;
+template <typename Lookup>
+bool LabelSelector::MatchesWith(const Lookup& value) const {
   for (const Matcher& m : matchers_) {
-    auto it = labels.find(m.key);
-    const std::string& v = it == labels.end() ? kEmpty : it->second;
+    const absl::string_view v = value(m.key);
     switch (m.op) {
       case Op::kEq:
         if (v != m.value) return false;
@@ -148,14 +146,31 @@ bool LabelSelector::Matches(
         if (v == m.value) return false;
         break;
       case Op::kRe:
-        if (!RE2::FullMatch(v, *m.re)) return false;
+        if (!RE2::FullMatch(re2::StringPiece(v.data(), v.size()), *m.re))
+          return false;
         break;
       case Op::kNre:
-        if (RE2::FullMatch(v, *m.re)) return false;
+        if (RE2::FullMatch(re2::StringPiece(v.data(), v.size()), *m.re))
+          return false;
         break;
     }
   }
   return true;
+}
+
+bool LabelSelector::Matches(
+    const google::protobuf::Map<std::string, std::string>& labels) const {
+  return MatchesWith([&labels](const std::string& key) {
+    auto it = labels.find(key);
+    return it == labels.end() ? absl::string_view()
+                              : absl::string_view(it->second);
+  });
+}
+
+bool LabelSelector::Matches(const LabelSet& labels) const {
+  return MatchesWith([&labels](const std::string& key) {
+    return labels.Find(key).value_or(absl::string_view());
+  });
 }
 
 }  // namespace tracehealth::server

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "google/protobuf/map.h"
+#include "server/index/label_set.h"
 
 namespace re2 {
 class RE2;
@@ -48,8 +49,13 @@ class LabelSelector {
 
   bool Matches(
       const google::protobuf::Map<std::string, std::string>& labels) const;
+  bool Matches(const LabelSet& labels) const;
 
  private:
+  // `value(key)` is the label's value, "" when missing.
+  template <typename Lookup>
+  bool MatchesWith(const Lookup& value) const;
+
   std::vector<Matcher> matchers_;
 };
 

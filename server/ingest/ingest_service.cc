@@ -43,13 +43,14 @@ class ReportReactor
     service_->metrics_->StreamOpened();
   }
 
-  void Begin(bool shutting_down) {
+  // Starts reading, or ends the stream at once with `refuse` when it is not
+  // OK (shutting down, at the stream limit).
+  void Begin(const grpc::Status& refuse) {
     Actions a;
     {
       absl::MutexLock lock(&mu_);
-      if (shutting_down) {
-        stop_ =
-            grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+      if (!refuse.ok()) {
+        stop_ = refuse;
         MaybeFinishLocked(a);
       } else {
         read_in_flight_ = true;
@@ -401,13 +402,29 @@ IngestService::~IngestService() {
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 IngestService::Report(grpc::CallbackServerContext* context) {
   auto* r = new ReportReactor(this, context);
-  bool shutting_down;
+  grpc::Status refuse;
   {
     absl::MutexLock lock(&mu_);
-    shutting_down = shutting_down_;
+    if (shutting_down_) {
+      refuse =
+          grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
+    } else if (options_.max_streams > 0 &&
+               serving_.size() >= static_cast<size_t>(options_.max_streams)) {
+      // Refused before it costs more than the stream's own setup: the
+      // agent backs off and retries, on a new connection.
+      refuse = grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrFormat("server at its limit of %d agent streams "
+                          "(--max_agent_streams); retry later",
+                          options_.max_streams));
+    } else {
+      serving_.insert(r);
+    }
     reactors_.insert(r);
   }
-  r->Begin(shutting_down);
+  if (refuse.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED)
+    metrics_->CountStreamRefused();
+  r->Begin(refuse);
   return r;
 }
 
@@ -420,6 +437,7 @@ void IngestService::BeginShutdown() {
 void IngestService::Unregister(ReportReactor* r) {
   absl::MutexLock lock(&mu_);
   reactors_.erase(r);
+  serving_.erase(r);
 }
 
 }  // namespace tracehealth::server

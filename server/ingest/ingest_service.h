@@ -48,6 +48,11 @@ struct IngestOptions {
   // dropped.
   double host_reports_per_second = 0;
   double host_report_burst = 600;
+  // Report streams served at once at most (0: no limit). A stream beyond
+  // it ends at once with RESOURCE_EXHAUSTED (counted in
+  // tracehealth_ingest_streams_refused_total); the agent backs off and
+  // retries.
+  int max_streams = 0;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
@@ -79,6 +84,8 @@ class IngestService final
   absl::Mutex mu_;
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_set<ReportReactor*> reactors_ ABSL_GUARDED_BY(mu_);
+  // The reactors counted against max_streams (the others were refused).
+  absl::flat_hash_set<ReportReactor*> serving_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tracehealth::server

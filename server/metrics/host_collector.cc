@@ -1,8 +1,15 @@
 #include "server/metrics/host_collector.h"
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
+#include "absl/types/span.h"
 
 namespace tracehealth::server {
 namespace {
@@ -10,25 +17,306 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 
-MetricFamily Gauge(const char* name, const char* help) {
+constexpr int kRisks = v1::RISK_STALL + 1;
+constexpr int kPreempts = v1::PREEMPT_MODE_RT + 1;
+// Seconds: from the patching of a few sites to minutes of walk.
+constexpr double kLatencyBuckets[] = {0.001, 0.01, 0.1, 0.5, 1,  2,
+                                      5,     10,   20,  60,  300};
+// Predicted / threshold: warning from 0.5, a stall from 1.
+constexpr double kMarginBuckets[] = {0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 5, 10};
+
+MetricFamily Family(
+    const char* name, const char* help,
+    prometheus::MetricType type = prometheus::MetricType::Gauge) {
   MetricFamily f;
   f.name = name;
   f.help = help;
-  f.type = prometheus::MetricType::Gauge;
+  f.type = type;
   return f;
 }
 
-void Add(MetricFamily& f, std::vector<ClientMetric::Label> labels,
-         double value) {
+void AddGauge(MetricFamily& f, std::vector<ClientMetric::Label> labels,
+              double value) {
   ClientMetric m;
   m.label = std::move(labels);
   m.gauge.value = value;
   f.metric.push_back(std::move(m));
 }
 
-std::string CheckLabel(v1::ThresholdCheck::Kind k) {
-  std::string name = v1::ThresholdCheck::Kind_Name(k);
-  return absl::AsciiStrToLower(absl::StripPrefix(name, "KIND_"));
+std::string PreemptLabel(int mode) {
+  return absl::AsciiStrToLower(absl::StripPrefix(
+      v1::PreemptMode_Name(static_cast<v1::PreemptMode>(mode)),
+      "PREEMPT_MODE_"));
+}
+
+// A histogram being filled: counts per bucket (not cumulative), then the
+// ClientMetric prometheus-cpp serializes (it adds the +Inf bucket).
+struct Histogram {
+  std::array<uint64_t, 16> counts{};
+  uint64_t count = 0;
+  double sum = 0;
+
+  void Observe(double v, absl::Span<const double> bounds) {
+    ++count;
+    sum += v;
+    size_t i =
+        std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin();
+    ++counts[i];  // i == bounds.size(): only in +Inf
+  }
+  ClientMetric ToMetric(std::vector<ClientMetric::Label> labels,
+                        absl::Span<const double> bounds) const {
+    ClientMetric m;
+    m.label = std::move(labels);
+    m.histogram.sample_count = count;
+    m.histogram.sample_sum = sum;
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < bounds.size(); ++i) {
+      cumulative += counts[i];
+      m.histogram.bucket.push_back({cumulative, bounds[i]});
+    }
+    return m;
+  }
+};
+
+using KernelCounts =
+    absl::flat_hash_map<std::string, std::array<uint64_t, kPreempts>>;
+
+// tracehealth_fleet_kernel_hosts: the kMaxKernelSeries (release, preemption)
+// pairs with the most hosts; the others summed per preemption mode as
+// kernel="other". A host without a release counts as kernel="unknown".
+MetricFamily KernelFamily(const KernelCounts& kernels) {
+  struct Series {
+    uint64_t hosts;
+    const std::string* release;
+    int preempt;
+  };
+  std::vector<Series> all;
+  for (const auto& [release, counts] : kernels) {
+    for (int p = 0; p < kPreempts; ++p) {
+      if (counts[p] > 0) all.push_back({counts[p], &release, p});
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const Series& a, const Series& b) {
+    if (a.hosts != b.hosts) return a.hosts > b.hosts;
+    if (*a.release != *b.release) return *a.release < *b.release;
+    return a.preempt < b.preempt;
+  });
+  MetricFamily f = Family("tracehealth_fleet_kernel_hosts",
+                          "Hosts by kernel release and preemption mode.");
+  std::array<uint64_t, kPreempts> other{};
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i >= kMaxKernelSeries) {
+      other[all[i].preempt] += all[i].hosts;
+      continue;
+    }
+    AddGauge(f,
+             {{"kernel", all[i].release->empty() ? "unknown" : *all[i].release},
+              {"preempt", PreemptLabel(all[i].preempt)}},
+             static_cast<double>(all[i].hosts));
+  }
+  for (int p = 0; p < kPreempts; ++p) {
+    if (other[p] > 0) {
+      AddGauge(f, {{"kernel", "other"}, {"preempt", PreemptLabel(p)}},
+               static_cast<double>(other[p]));
+    }
+  }
+  return f;
+}
+
+// A host as ranked for per-host series.
+struct Candidate {
+  v1::Risk risk;
+  std::optional<double> margin;
+  double latency;
+  std::string host_id;
+};
+
+bool Worse(const Candidate& a, const Candidate& b) {
+  if (a.risk != b.risk) return a.risk > b.risk;
+  if (a.margin.has_value() != b.margin.has_value()) return a.margin.has_value();
+  if (a.margin != b.margin) return *a.margin > *b.margin;
+  if (a.latency != b.latency) return a.latency > b.latency;
+  return a.host_id < b.host_id;
+}
+
+double MaxLatency(const HostRecord& r) {
+  double m = 0;
+  for (const StoredAttach& a : r.attach) {
+    if (a.present) m = std::max(m, a.latency_seconds);
+  }
+  return m;
+}
+
+const char* const kCheckLabels[kStoredChecks] = {"soft_lockup", "rcu_stall",
+                                                 "latency"};
+
+// The per-host families, filled host by host.
+struct HostFamilies {
+  MetricFamily latency =
+      Family("tracehealth_attach_latency_seconds",
+             "Predicted latency of the first attach of a probe kind.");
+  MetricFamily margin = Family(
+      "tracehealth_attach_stall_margin_ratio",
+      "Predicted attach stall over its threshold (> 1: crossed), per check.");
+  MetricFamily budget = Family("tracehealth_stackdepot_pool_budget_ratio",
+                               "Stack depot pools used over the pool budget.");
+  MetricFamily exhaustion =
+      Family("tracehealth_stackdepot_seconds_to_exhaustion",
+             "Predicted seconds until the stack depot pool budget "
+             "is used up at the current growth.");
+  MetricFamily purge = Family("tracehealth_vmap_purge_seconds",
+                              "Predicted duration of one KASAN vmalloc purge.");
+  MetricFamily purge_margin =
+      Family("tracehealth_vmap_purge_lockup_margin_ratio",
+             "Predicted KASAN vmalloc purge over the soft-lockup threshold (> "
+             "1: crossed).");
+  MetricFamily last =
+      Family("tracehealth_host_last_report_timestamp_seconds",
+             "When the server last stored a report of the host.");
+  MetricFamily interval = Family("tracehealth_host_report_interval_seconds",
+                                 "The agent's report interval.");
+  MetricFamily threads =
+      Family("tracehealth_host_threads", "Threads on the host.");
+  MetricFamily dropped = Family(
+      "tracehealth_agent_spool_dropped_reports_total",
+      "Reports the host's agent dropped because its spool was full (since "
+      "agent start).",
+      prometheus::MetricType::Counter);
+  MetricFamily risk =
+      Family("tracehealth_host_risk",
+             "Worst predicted risk (0 unknown, 1 none, 2 latency, "
+             "3 warning, 4 stall).");
+  MetricFamily stale =
+      Family("tracehealth_host_stale",
+             "1 when the host missed its last report intervals.");
+
+  void Add(const std::string& host, const HostEntry& e, bool is_stale) {
+    const HostRecord& r = e.record;
+    for (int k = 0; k < kProbeKinds; ++k) {
+      const StoredAttach& a = r.attach[k];
+      if (!a.present) continue;
+      std::string kind = ProbeKindLabel(
+          static_cast<v1::ProbeKind>(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER + k));
+      AddGauge(latency, {{"host", host}, {"probe_kind", kind}},
+               a.latency_seconds);
+      for (int c = 0; c < kStoredChecks; ++c) {
+        std::optional<double> m = a.margin(static_cast<StoredCheck>(c));
+        if (!m) continue;
+        AddGauge(
+            margin,
+            {{"check", kCheckLabels[c]}, {"host", host}, {"probe_kind", kind}},
+            *m);
+      }
+    }
+    if (r.pool_budget_ratio)
+      AddGauge(budget, {{"host", host}}, *r.pool_budget_ratio);
+    if (r.seconds_to_exhaustion)
+      AddGauge(exhaustion, {{"host", host}}, *r.seconds_to_exhaustion);
+    if (r.vmap_applies) AddGauge(purge, {{"host", host}}, r.purge_seconds);
+    if (r.purge_lockup_margin)
+      AddGauge(purge_margin, {{"host", host}}, *r.purge_lockup_margin);
+    if (r.interval_seconds > 0)
+      AddGauge(interval, {{"host", host}}, r.interval_seconds);
+    if (std::optional<uint64_t> t = r.threads())
+      AddGauge(threads, {{"host", host}}, static_cast<double>(*t));
+    ClientMetric d;
+    d.label = {{"host", host}};
+    d.counter.value = static_cast<double>(r.spool_dropped_total);
+    dropped.metric.push_back(std::move(d));
+    AddGauge(last, {{"host", host}},
+             absl::ToDoubleSeconds(e.last_seen - absl::UnixEpoch()));
+    AddGauge(risk, {{"host", host}}, static_cast<double>(r.worst_risk));
+    AddGauge(stale, {{"host", host}}, is_stale ? 1 : 0);
+  }
+
+  void MoveTo(std::vector<MetricFamily>* out) {
+    for (MetricFamily* f :
+         {&latency, &margin, &budget, &exhaustion, &purge, &purge_margin, &last,
+          &interval, &threads, &dropped, &risk, &stale}) {
+      out->push_back(std::move(*f));
+    }
+  }
+};
+
+// The fleet's aggregates, counted host by host.
+struct FleetCounts {
+  std::array<uint64_t, kRisks> by_risk{};
+  uint64_t stale = 0;
+  // Release -> hosts per preemption mode.
+  KernelCounts kernels;
+  std::array<std::array<uint64_t, kRisks>, kProbeKinds> attach_risk{};
+  std::array<Histogram, kProbeKinds> latency{}, margin{};
+
+  void Count(const HostRecord& r, bool is_stale) {
+    by_risk[std::clamp<int>(r.worst_risk, 0, kRisks - 1)]++;
+    stale += is_stale;
+    const int preempt =
+        std::clamp<int>(r.inputs.preempt_mode, 0, kPreempts - 1);
+    // Empty without a release.
+    const std::string& release = r.inputs.release();
+    auto k = kernels.find(release);
+    if (k == kernels.end()) k = kernels.try_emplace(release).first;
+    k->second[preempt]++;
+    for (int i = 0; i < kProbeKinds; ++i) {
+      const StoredAttach& a = r.attach[i];
+      if (!a.present) continue;
+      attach_risk[i][std::clamp<int>(a.risk, 0, kRisks - 1)]++;
+      latency[i].Observe(a.latency_seconds, kLatencyBuckets);
+      std::optional<double> soft = a.margin(kSoftLockup);
+      std::optional<double> rcu = a.margin(kRcuStall);
+      if (soft || rcu) {
+        margin[i].Observe(std::max(soft.value_or(0), rcu.value_or(0)),
+                          kMarginBuckets);
+      }
+    }
+  }
+
+  void AppendTo(std::vector<MetricFamily>* out) const;
+};
+
+void FleetCounts::AppendTo(std::vector<MetricFamily>* out) const {
+  MetricFamily hosts =
+      Family("tracehealth_fleet_hosts", "Hosts by their worst predicted risk.");
+  for (int i = 0; i < kRisks; ++i) {
+    AddGauge(hosts, {{"risk", RiskLabel(static_cast<v1::Risk>(i))}},
+             static_cast<double>(by_risk[i]));
+  }
+  out->push_back(std::move(hosts));
+  MetricFamily stale_hosts =
+      Family("tracehealth_fleet_stale_hosts",
+             "Hosts that missed their last report intervals.");
+  AddGauge(stale_hosts, {}, static_cast<double>(stale));
+  out->push_back(std::move(stale_hosts));
+  out->push_back(KernelFamily(kernels));
+  MetricFamily risks = Family("tracehealth_fleet_attach_risk_hosts",
+                              "Hosts by the predicted risk of a probe kind's "
+                              "first attach.");
+  MetricFamily lat = Family("tracehealth_fleet_attach_latency_seconds",
+                            "Predicted latency of a probe kind's first attach, "
+                            "over the fleet's hosts.",
+                            prometheus::MetricType::Histogram);
+  MetricFamily mar = Family(
+      "tracehealth_fleet_attach_stall_margin_ratio",
+      "Largest soft-lockup or RCU-stall margin of a probe kind's first attach "
+      "(> 1: crossed), over the hosts where one applies.",
+      prometheus::MetricType::Histogram);
+  for (int i = 0; i < kProbeKinds; ++i) {
+    const std::string kind = ProbeKindLabel(
+        static_cast<v1::ProbeKind>(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER + i));
+    for (int r = 0; r < kRisks; ++r) {
+      AddGauge(
+          risks,
+          {{"probe_kind", kind}, {"risk", RiskLabel(static_cast<v1::Risk>(r))}},
+          static_cast<double>(attach_risk[i][r]));
+    }
+    lat.metric.push_back(
+        latency[i].ToMetric({{"probe_kind", kind}}, kLatencyBuckets));
+    mar.metric.push_back(
+        margin[i].ToMetric({{"probe_kind", kind}}, kMarginBuckets));
+  }
+  out->push_back(std::move(risks));
+  out->push_back(std::move(lat));
+  out->push_back(std::move(mar));
 }
 
 }  // namespace
@@ -38,114 +326,74 @@ std::string ProbeKindLabel(v1::ProbeKind kind) {
       absl::StripPrefix(v1::ProbeKind_Name(kind), "PROBE_KIND_"));
 }
 
-HostCollector::HostCollector(const HostIndex* index,
-                             double stale_after_intervals,
-                             std::function<absl::Time()> now)
-    : index_(index),
-      stale_after_intervals_(stale_after_intervals),
-      now_(std::move(now)) {}
+std::string RiskLabel(v1::Risk risk) {
+  return absl::AsciiStrToLower(absl::StripPrefix(v1::Risk_Name(risk), "RISK_"));
+}
+
+HostCollector::HostCollector(const HostIndex* index, HostMetricsOptions options)
+    : index_(index), options_(std::move(options)) {}
+
+bool HostCollector::IsStale(const HostEntry& e, absl::Time now) const {
+  const double interval =
+      e.record.interval_seconds > 0 ? e.record.interval_seconds : 60;
+  return absl::ToDoubleSeconds(now - e.last_seen) >
+         interval * options_.stale_after_intervals;
+}
 
 std::vector<MetricFamily> HostCollector::Collect() const {
-  MetricFamily latency =
-      Gauge("tracehealth_attach_latency_seconds",
-            "Predicted latency of the first attach of a probe kind.");
-  MetricFamily margin = Gauge(
-      "tracehealth_attach_stall_margin_ratio",
-      "Predicted attach stall over its threshold (> 1: crossed), per check.");
-  MetricFamily budget = Gauge("tracehealth_stackdepot_pool_budget_ratio",
-                              "Stack depot pools used over the pool budget.");
-  MetricFamily exhaustion =
-      Gauge("tracehealth_stackdepot_seconds_to_exhaustion",
-            "Predicted seconds until the stack depot pool budget "
-            "is used up at the current growth.");
-  MetricFamily purge = Gauge("tracehealth_vmap_purge_seconds",
-                             "Predicted duration of one KASAN vmalloc purge.");
-  MetricFamily last =
-      Gauge("tracehealth_host_last_report_timestamp_seconds",
-            "When the server last stored a report of the host.");
-  MetricFamily risk =
-      Gauge("tracehealth_host_risk",
-            "Worst predicted risk (0 unknown, 1 none, 2 latency, "
-            "3 warning, 4 stall).");
-  MetricFamily stale =
-      Gauge("tracehealth_host_stale",
-            "1 when the host missed its last report intervals.");
-  MetricFamily purge_margin =
-      Gauge("tracehealth_vmap_purge_lockup_margin_ratio",
-            "Predicted KASAN vmalloc purge over the soft-lockup threshold (> "
-            "1: crossed).");
-  MetricFamily interval = Gauge("tracehealth_host_report_interval_seconds",
-                                "The agent's report interval.");
-  MetricFamily threads =
-      Gauge("tracehealth_host_threads", "Threads on the host.");
-  MetricFamily dropped;
-  dropped.name = "tracehealth_agent_spool_dropped_reports_total";
-  dropped.help =
-      "Reports the host's agent dropped because its spool was full (since "
-      "agent start).";
-  dropped.type = prometheus::MetricType::Counter;
-  const absl::Time now = now_();
-  // A copy of the entries (ids and shared pointers): building the families
-  // for a large fleet must not hold the index lock the writer needs.
-  for (const HostEntry& e : index_->Select(LabelSelector())) {
-    const std::string& host = e.host_id;
-    const v1::Predictions& p = e.latest->predictions();
-    for (const v1::AttachPrediction& a : p.attach()) {
-      std::string kind = ProbeKindLabel(a.probe_kind());
-      Add(latency, {{"host", host}, {"probe_kind", kind}}, a.latency_seconds());
-      for (const v1::ThresholdCheck& c : a.checks()) {
-        if (!c.applies()) continue;
-        Add(margin,
-            {{"check", CheckLabel(c.kind())},
-             {"host", host},
-             {"probe_kind", kind}},
-            c.margin());
-      }
+  const absl::Time now = options_.now();
+  FleetCounts fleet;
+  // The worst hosts that need attention: a heap whose top is the least bad.
+  std::vector<Candidate> top;
+  uint64_t eligible = 0;
+  const size_t max_hosts = options_.max_hosts;
+  index_->ForEach([&](const std::string& id, const HostEntry& e) {
+    const HostRecord& r = e.record;
+    const bool is_stale = IsStale(e, now);
+    fleet.Count(r, is_stale);
+    if (r.worst_risk < options_.host_min_risk && !is_stale &&
+        r.spool_dropped_total == 0) {
+      return;
     }
-    if (p.stack_depot().has_budget_ratio()) {
-      Add(budget, {{"host", host}}, p.stack_depot().budget_ratio());
+    ++eligible;
+    if (max_hosts == 0) return;
+    Candidate c{r.worst_risk, r.worst_margin, MaxLatency(r), std::string()};
+    if (top.size() == max_hosts) {
+      c.host_id = id;
+      if (!Worse(c, top.front())) return;
+      std::pop_heap(top.begin(), top.end(), Worse);
+      top.back() = std::move(c);
+    } else {
+      c.host_id = id;
+      top.push_back(std::move(c));
     }
-    if (p.stack_depot().has_seconds_to_exhaustion()) {
-      Add(exhaustion, {{"host", host}},
-          p.stack_depot().seconds_to_exhaustion());
-    }
-    if (p.vmap_purge().applies()) {
-      Add(purge, {{"host", host}}, p.vmap_purge().purge_seconds());
-    }
-    for (const v1::ThresholdCheck& c : p.vmap_purge().checks()) {
-      if (c.applies() && c.kind() == v1::ThresholdCheck::KIND_SOFT_LOCKUP) {
-        Add(purge_margin, {{"host", host}}, c.margin());
-      }
-    }
-    if (e.latest->interval_seconds() > 0) {
-      Add(interval, {{"host", host}}, e.latest->interval_seconds());
-    }
-    if (e.latest->snapshot().threads().has_total()) {
-      Add(threads, {{"host", host}},
-          static_cast<double>(e.latest->snapshot().threads().total()));
-    }
-    {
-      ClientMetric m;
-      m.label = {{"host", host}};
-      m.counter.value =
-          static_cast<double>(e.latest->health().spool_dropped_total());
-      dropped.metric.push_back(std::move(m));
-    }
-    Add(last, {{"host", host}},
-        absl::ToDoubleSeconds(e.last_seen - absl::UnixEpoch()));
-    Add(risk, {{"host", host}}, static_cast<double>(p.worst_risk()));
-    double interval =
-        e.latest->interval_seconds() > 0 ? e.latest->interval_seconds() : 60;
-    bool is_stale = absl::ToDoubleSeconds(now - e.last_seen) >
-                    interval * stale_after_intervals_;
-    Add(stale, {{"host", host}}, is_stale ? 1 : 0);
-  }
+    std::push_heap(top.begin(), top.end(), Worse);
+  });
+
   std::vector<MetricFamily> out;
-  for (MetricFamily* f :
-       {&latency, &margin, &budget, &exhaustion, &purge, &purge_margin, &last,
-        &interval, &threads, &dropped, &risk, &stale}) {
-    out.push_back(std::move(*f));
+  fleet.AppendTo(&out);
+
+  // The selected hosts' own series, worst first.
+  std::sort_heap(top.begin(), top.end(), Worse);
+  HostFamilies per_host;
+  for (const Candidate& c : top) {
+    index_->Visit(c.host_id, [&](const HostEntry& e) {
+      per_host.Add(c.host_id, e, IsStale(e, now));
+    });
   }
+  MetricFamily exported =
+      Family("tracehealth_metrics_host_series_hosts",
+             "Hosts whose own series this scrape has (--metrics_max_hosts).");
+  AddGauge(exported, {}, static_cast<double>(top.size()));
+  out.push_back(std::move(exported));
+  MetricFamily omitted = Family(
+      "tracehealth_metrics_host_series_omitted_hosts",
+      "Hosts that need attention (risk at least --metrics_host_min_risk, "
+      "stale, or dropping reports) without series of their own, beyond "
+      "--metrics_max_hosts; the query API and the page have them.");
+  AddGauge(omitted, {}, static_cast<double>(eligible - top.size()));
+  out.push_back(std::move(omitted));
+  per_host.MoveTo(&out);
   return out;
 }
 

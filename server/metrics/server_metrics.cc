@@ -38,6 +38,14 @@ ServerMetrics::ServerMetrics()
                   .Help("Open ingest streams.")
                   .Register(*registry_)
                   .Add({});
+  streams_refused_ =
+      &prometheus::BuildCounter()
+           .Name("tracehealth_ingest_streams_refused_total")
+           .Help(
+               "Ingest streams refused at once because the server served "
+               "--max_agent_streams streams (RESOURCE_EXHAUSTED).")
+           .Register(*registry_)
+           .Add({});
   query_requests_ = &prometheus::BuildCounter()
                          .Name("tracehealth_query_requests_total")
                          .Help("Query API requests, by method and status code.")

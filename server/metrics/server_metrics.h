@@ -38,6 +38,8 @@ class ServerMetrics {
   // tracehealth_ingest_streams (open Report streams)
   void StreamOpened() { streams_->Increment(); }
   void StreamClosed() { streams_->Decrement(); }
+  // tracehealth_ingest_streams_refused_total (over --max_agent_streams)
+  void CountStreamRefused() { streams_refused_->Increment(); }
   // tracehealth_ingest_commit_failures_total
   void CountCommitFailure() { commit_failures_->Increment(); }
 
@@ -66,6 +68,7 @@ class ServerMetrics {
   prometheus::Histogram* commit_seconds_;
   prometheus::Histogram* batch_reports_;
   prometheus::Gauge* streams_;
+  prometheus::Counter* streams_refused_;
   prometheus::Family<prometheus::Counter>* query_requests_;
   prometheus::Family<prometheus::Histogram>* query_seconds_;
   prometheus::Family<prometheus::Counter>* observed_events_;

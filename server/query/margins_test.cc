@@ -5,34 +5,9 @@
 namespace tracehealth::server {
 namespace {
 
-v1::ThresholdCheck* AddCheck(
-    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks,
-    double margin, bool applies) {
-  v1::ThresholdCheck* c = checks->Add();
-  c->set_margin(margin);
-  c->set_applies(applies);
-  return c;
-}
-
-TEST(MarginsTest, WorstMarginIsTheLargestApplyingCheckOfAnyPrediction) {
-  v1::Predictions p;
-  EXPECT_FALSE(WorstMargin(p).has_value());
-  AddCheck(p.add_attach()->mutable_checks(), 0.5, true);
-  AddCheck(p.add_attach()->mutable_checks(), 9.0, false);  // moot: ignored
-  EXPECT_EQ(WorstMargin(p), 0.5);
-  AddCheck(p.mutable_stack_depot()->mutable_checks(), 0.75, true);
-  EXPECT_EQ(WorstMargin(p), 0.75);
-  AddCheck(p.mutable_vmap_purge()->mutable_checks(), 1.25, true);
-  EXPECT_EQ(WorstMargin(p), 1.25);
-}
-
-v1::HostSummary Host(const std::string& id, std::optional<double> margin,
-                     v1::Risk risk = v1::RISK_NONE) {
-  v1::HostSummary h;
-  h.set_host_id(id);
-  if (margin) h.set_worst_margin(*margin);
-  h.set_worst_risk(risk);
-  return h;
+MarginHost Host(const std::string& id, std::optional<double> margin,
+                v1::Risk risk = v1::RISK_NONE) {
+  return {id, margin, risk};
 }
 
 TEST(MarginsTest, StripGroupsHostsByWorstMarginLargestFirst) {

@@ -75,7 +75,7 @@ grpc::Status QueryService::DoGetHostHistory(
   if (from_ns > to_ns) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "from is after to");
   }
-  if (options_.history == nullptr) {
+  if (options_.store == nullptr) {
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         "no report history on this server");
   }
@@ -83,7 +83,7 @@ grpc::Status QueryService::DoGetHostHistory(
                               ? kDefaultPoints
                               : std::min(req.max_points(), kMaxPoints);
   absl::StatusOr<HistoryRows> rows =
-      options_.history->ReadHostHistory(req.host_id(), from_ns, to_ns, points);
+      options_.store->ReadHostHistory(req.host_id(), from_ns, to_ns, points);
   if (!rows.ok()) {
     return grpc::Status(static_cast<grpc::StatusCode>(rows.status().code()),
                         std::string(rows.status().message()));

@@ -1,9 +1,9 @@
 #include "server/query/query_service.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -12,41 +12,16 @@
 #include "absl/strings/str_cat.h"
 #include "common/escape.h"
 #include "common/kernel/feature_table_override.h"
-#include "common/models/evaluate.h"
 #include "common/models/explain.h"
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
 #include "server/index/label_selector.h"
 #include "server/query/margins.h"
-#include "server/query/recommendation.h"
-#include "server/query/what_if.h"
+#include "server/query/query_util.h"
 
 namespace tracehealth::server {
-namespace {
 
-constexpr uint32_t kDefaultLimit = 100;
-constexpr uint32_t kMaxLimit = 10000;
-
-uint32_t Limit(uint32_t requested) {
-  if (requested == 0) return kDefaultLimit;
-  return std::min(requested, kMaxLimit);
-}
-
-v1::ProbeKind KindOrDefault(v1::ProbeKind k) {
-  return k == v1::PROBE_KIND_UNSPECIFIED ? v1::PROBE_KIND_KPROBE_MULTI_RETURN
-                                         : k;
-}
-
-grpc::Status ToGrpc(const absl::Status& st) {
-  if (st.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(st.code()),
-                      std::string(st.message()));
-}
-
-// The models' options for the host that sent `r`: the feature table its
-// agent used (the report's override rows; ingest refused rows that do not
-// parse), kept in `*table`.
 ModelOptions HostModelOptions(const v1::HostReport& r,
                               std::optional<FeatureTable>* table) {
   ModelOptions options;
@@ -60,70 +35,80 @@ ModelOptions HostModelOptions(const v1::HostReport& r,
   return options;
 }
 
-// The snapshot and options a host's attach prediction is computed (and
-// explained) with: the stored ones, changed by the what-if. Points into
-// itself: neither copied nor moved.
-struct HostInputs {
-  HostInputs() = default;
-  HostInputs(const HostInputs&) = delete;
-  HostInputs& operator=(const HostInputs&) = delete;
-
-  v1::HostSnapshot what_if_snapshot;
-  const v1::HostSnapshot* snapshot = nullptr;
-  std::optional<FeatureTable> table;
-  ModelOptions options;
-};
-
-void MakeHostInputs(const v1::HostReport& r, const v1::WhatIf* what_if,
-                    HostInputs* in) {
-  in->options = HostModelOptions(r, &in->table);
-  in->snapshot = &r.snapshot();
-  if (what_if == nullptr) return;
-  in->what_if_snapshot = r.snapshot();
-  ApplyWhatIf(*what_if, in->what_if_snapshot, in->options);
-  in->snapshot = &in->what_if_snapshot;
-}
-
-// The stored prediction for `kind`, or nullptr.
-const v1::AttachPrediction* StoredAttach(const v1::HostReport& r,
-                                         v1::ProbeKind kind) {
+const v1::AttachPrediction* StoredPrediction(const v1::HostReport& r,
+                                             v1::ProbeKind kind) {
   for (const auto& a : r.predictions().attach()) {
     if (a.probe_kind() == kind) return &a;
   }
   return nullptr;
 }
 
-// The hosts a selector covers: explicit ids (unknown ones listed) or label
-// matches.
-grpc::Status Resolve(const HostIndex& index, const v1::HostSelector& sel,
-                     std::vector<HostEntry>* hosts,
-                     google::protobuf::RepeatedPtrField<std::string>* unknown) {
-  if (sel.host_ids_size() > 0) {
-    absl::flat_hash_set<std::string> seen;
-    for (const std::string& id : sel.host_ids()) {
-      if (!seen.insert(id).second) continue;
-      std::optional<HostEntry> e = index.Get(id);
-      if (e.has_value()) {
-        hosts->push_back(std::move(*e));
-      } else if (unknown != nullptr) {
-        *unknown->Add() = id;
-      }
-    }
-    if (!sel.labels().empty()) {
-      absl::StatusOr<LabelSelector> ls = LabelSelector::Parse(sel.labels());
-      if (!ls.ok()) return ToGrpc(ls.status());
-      hosts->erase(std::remove_if(hosts->begin(), hosts->end(),
-                                  [&](const HostEntry& e) {
-                                    return !ls->Matches(e.latest->labels());
-                                  }),
-                   hosts->end());
-    }
-    return grpc::Status::OK;
+namespace {
+
+// Sort keys of one ListHosts / FleetSummary row; the summary itself is
+// built only for the rows returned.
+struct Row {
+  std::string host_id;
+  v1::Risk worst_risk = v1::RISK_UNKNOWN;
+  double attach_latency = 0;
+  std::optional<double> worst_margin;
+  uint64_t threads = 0;
+  int64_t last_seen_seconds = 0;
+};
+
+using RowLess = std::function<bool(const Row&, const Row&)>;
+
+bool WorseFirst(const Row& a, const Row& b) {
+  if (a.worst_risk != b.worst_risk) return a.worst_risk > b.worst_risk;
+  if (a.attach_latency != b.attach_latency)
+    return a.attach_latency > b.attach_latency;
+  return a.host_id < b.host_id;
+}
+
+RowLess SortOf(v1::HostSort sort) {
+  switch (sort) {
+    case v1::HOST_SORT_HOST_ID:
+      return [](const Row& a, const Row& b) { return a.host_id < b.host_id; };
+    case v1::HOST_SORT_LAST_SEEN:
+      return [](const Row& a, const Row& b) {
+        if (a.last_seen_seconds != b.last_seen_seconds)
+          return a.last_seen_seconds > b.last_seen_seconds;
+        return a.host_id < b.host_id;
+      };
+    case v1::HOST_SORT_ATTACH_LATENCY:
+      return [](const Row& a, const Row& b) {
+        if (a.attach_latency != b.attach_latency)
+          return a.attach_latency > b.attach_latency;
+        return a.host_id < b.host_id;
+      };
+    case v1::HOST_SORT_MARGIN:
+      return [](const Row& a, const Row& b) {
+        if (a.worst_margin.has_value() != b.worst_margin.has_value())
+          return a.worst_margin.has_value();
+        if (a.worst_margin != b.worst_margin)
+          return *a.worst_margin > *b.worst_margin;
+        return a.host_id < b.host_id;
+      };
+    case v1::HOST_SORT_THREADS:
+      return [](const Row& a, const Row& b) {
+        if (a.threads != b.threads) return a.threads > b.threads;
+        return a.host_id < b.host_id;
+      };
+    default:
+      return WorseFirst;
   }
-  absl::StatusOr<LabelSelector> ls = LabelSelector::Parse(sel.labels());
-  if (!ls.ok()) return ToGrpc(ls.status());
-  *hosts = index.Select(*ls);
-  return grpc::Status::OK;
+}
+
+Row MakeRow(const std::string& id, const HostEntry& e, v1::ProbeKind kind) {
+  Row r;
+  r.host_id = id;
+  r.worst_risk = e.record.worst_risk;
+  if (const StoredAttach* a = e.record.Attach(kind))
+    r.attach_latency = a->latency_seconds;
+  r.worst_margin = e.record.worst_margin;
+  r.threads = e.record.threads().value_or(0);
+  r.last_seen_seconds = absl::ToUnixSeconds(e.last_seen);
+  return r;
 }
 
 }  // namespace
@@ -136,108 +121,80 @@ QueryService::QueryService(const HostIndex* index, AlertStore* storage,
       options_(std::move(options)) {}
 
 bool QueryService::IsStale(const HostEntry& e, absl::Time now) const {
-  double interval = e.latest->interval_seconds();
+  double interval = e.record.interval_seconds;
   absl::Duration iv =
       interval > 0 ? absl::Seconds(interval) : options_.default_interval;
   return now - e.last_seen > iv * options_.stale_after_intervals;
 }
 
-grpc::Status QueryService::DoPredictAttach(
-    const v1::PredictAttachRequest& req,
-    v1::PredictAttachResponse* resp) const {
-  absl::Status wi = CheckWhatIf(req.what_if());
-  if (!wi.ok()) return ToGrpc(wi);
-  v1::ProbeKind kind = KindOrDefault(req.probe_kind());
-  if (!v1::ProbeKind_IsValid(kind)) {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("probe_kind: unknown value ", req.probe_kind()));
-  }
-  std::vector<HostEntry> hosts;
-  grpc::Status st =
-      Resolve(*index_, req.hosts(), &hosts, resp->mutable_unknown_hosts());
-  if (!st.ok()) return st;
-  resp->set_matched_hosts(static_cast<uint32_t>(hosts.size()));
-  const bool what_if = HasOverrides(req.what_if());
-  const absl::Time now = options_.now();
-  // Rank first on the predictions (stored ones are not copied), then build
-  // answers only for the hosts returned.
-  const v1::WhatIf* changes = what_if ? &req.what_if() : nullptr;
-  std::vector<v1::AttachPrediction> computed;
-  computed.reserve(what_if ? hosts.size() : 0);
-  std::vector<const v1::AttachPrediction*> preds(hosts.size());
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    const HostEntry& e = hosts[i];
-    const v1::AttachPrediction* stored = StoredAttach(*e.latest, kind);
-    if (!what_if && stored != nullptr &&
-        e.latest->model_version() == kModelVersion) {
-      preds[i] = stored;
-      continue;
+grpc::Status QueryService::Scan(
+    const v1::HostSelector& sel,
+    google::protobuf::RepeatedPtrField<std::string>* unknown, int workers,
+    const HostFn& fn) const {
+  absl::StatusOr<LabelSelector> ls = LabelSelector::Parse(sel.labels());
+  if (!ls.ok()) return ToGrpc(ls.status());
+  if (sel.host_ids_size() > 0) {
+    absl::flat_hash_set<std::string> seen;
+    for (const std::string& id : sel.host_ids()) {
+      if (!seen.insert(id).second) continue;
+      const bool known = index_->Visit(id, [&](const HostEntry& e) {
+        if (ls->Matches(e.record.labels)) fn(0, id, e);
+      });
+      if (!known && unknown != nullptr) *unknown->Add() = id;
     }
-    HostInputs in;
-    MakeHostInputs(*e.latest, changes, &in);
-    computed.push_back(
-        ::tracehealth::PredictAttach(*in.snapshot, kind, in.options));
-    preds[i] = nullptr;  // filled below: `computed` may still reallocate
+    return grpc::Status::OK;
   }
-  for (size_t i = 0, c = 0; i < hosts.size(); ++i) {
-    if (preds[i] == nullptr) preds[i] = &computed[c++];
-  }
-  std::vector<size_t> order(hosts.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  // Worst first: risk, then latency, then host id.
-  auto worse = [&](size_t x, size_t y) {
-    if (preds[x]->risk() != preds[y]->risk())
-      return preds[x]->risk() > preds[y]->risk();
-    if (preds[x]->latency_seconds() != preds[y]->latency_seconds()) {
-      return preds[x]->latency_seconds() > preds[y]->latency_seconds();
-    }
-    return hosts[x].host_id < hosts[y].host_id;
+  auto shard = [&](int worker, int s) {
+    index_->ForEachInShard(s, [&](const std::string& id, const HostEntry& e) {
+      if (ls->empty() || ls->Matches(e.record.labels)) fn(worker, id, e);
+    });
   };
-  size_t limit = std::min<size_t>(Limit(req.limit()), order.size());
-  std::partial_sort(order.begin(), order.begin() + limit, order.end(), worse);
-  for (size_t k = 0; k < limit; ++k) {
-    const HostEntry& e = hosts[order[k]];
-    v1::HostAttachAnswer* a = resp->add_answers();
-    a->set_host_id(e.host_id);
-    *a->mutable_prediction() = *preds[order[k]];
-    // Predictions are explained here, for the answers returned only, from
-    // the inputs they were computed from.
-    HostInputs in;
-    MakeHostInputs(*e.latest, changes, &in);
-    ExplainAttach(*in.snapshot, in.options, a->mutable_prediction());
-    a->set_recommendation(Recommend(a->prediction()));
-    *a->mutable_observed_at() = e.latest->observed_at();
-    *a->mutable_data_age() = ToProto(now - FromProto(e.latest->observed_at()));
-    a->set_stale(IsStale(e, now));
+  workers = std::clamp(workers, 1, HostIndex::kShards);
+  std::vector<std::thread> helpers;
+  for (int w = 1; w < workers; ++w) {
+    helpers.emplace_back([&, w] {
+      for (int s = w; s < HostIndex::kShards; s += workers) shard(w, s);
+    });
   }
+  for (int s = 0; s < HostIndex::kShards; s += workers) shard(0, s);
+  for (std::thread& t : helpers) t.join();
   return grpc::Status::OK;
 }
 
-v1::HostSummary QueryService::Summarize(const HostEntry& e, v1::ProbeKind kind,
+absl::StatusOr<v1::HostReport> QueryService::ReadReport(
+    const std::string& host_id, uint64_t seq) const {
+  if (options_.store == nullptr) {
+    return absl::UnavailableError("no report store on this server");
+  }
+  absl::StatusOr<std::string> blob = options_.store->GetReport(host_id, seq);
+  if (!blob.ok()) return blob.status();
+  v1::HostReport r;
+  if (!r.ParseFromString(*blob)) {
+    return absl::DataLossError(
+        absl::StrCat("stored report ", host_id, "/", seq, " does not parse"));
+  }
+  return r;
+}
+
+v1::HostSummary QueryService::Summarize(const std::string& host_id,
+                                        const HostEntry& e, v1::ProbeKind kind,
                                         absl::Time now) const {
   v1::HostSummary s;
-  const v1::HostReport& r = *e.latest;
-  s.set_host_id(e.host_id);
-  *s.mutable_labels() = r.labels();
+  const HostRecord& r = e.record;
+  s.set_host_id(host_id);
+  r.labels.ToProto(s.mutable_labels());
   *s.mutable_last_seen() = ToProto(e.last_seen);
   s.set_stale(IsStale(e, now));
-  s.set_worst_risk(r.predictions().worst_risk());
-  if (r.snapshot().kernel().has_release()) {
-    s.set_kernel_release(r.snapshot().kernel().release());
+  s.set_worst_risk(r.worst_risk);
+  if (r.has_release()) s.set_kernel_release(r.inputs.release());
+  if (std::optional<uint64_t> t = r.threads()) s.set_threads(*t);
+  if (const StoredAttach* a = r.Attach(kind)) {
+    s.set_attach_latency_seconds(a->latency_seconds);
+    s.set_attach_risk(a->risk);
   }
-  if (r.snapshot().threads().has_total())
-    s.set_threads(r.snapshot().threads().total());
-  if (const v1::AttachPrediction* a = StoredAttach(r, kind)) {
-    s.set_attach_latency_seconds(a->latency_seconds());
-    s.set_attach_risk(a->risk());
-  }
-  if (r.predictions().stack_depot().has_budget_ratio()) {
-    s.set_pool_budget_ratio(r.predictions().stack_depot().budget_ratio());
-  }
-  s.set_purge_seconds(r.predictions().vmap_purge().purge_seconds());
-  if (std::optional<double> m = WorstMargin(r.predictions()))
-    s.set_worst_margin(*m);
+  if (r.pool_budget_ratio) s.set_pool_budget_ratio(*r.pool_budget_ratio);
+  s.set_purge_seconds(r.purge_seconds);
+  if (r.worst_margin) s.set_worst_margin(*r.worst_margin);
   return s;
 }
 
@@ -253,13 +210,16 @@ grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
         grpc::StatusCode::NOT_FOUND,
         absl::StrCat("unknown host \"", EchoText(req.host_id()), "\""));
   }
-  resp->set_host_id(e->host_id);
-  *resp->mutable_labels() = e->latest->labels();
+  absl::StatusOr<v1::HostReport> report =
+      ReadReport(req.host_id(), e->record.seq);
+  if (!report.ok()) return ToGrpc(report.status());
+  resp->set_host_id(req.host_id());
+  *resp->mutable_labels() = report->labels();
   *resp->mutable_first_seen() = ToProto(e->first_seen);
   *resp->mutable_last_seen() = ToProto(e->last_seen);
   resp->set_reports(e->reports);
   resp->set_stale(IsStale(*e, options_.now()));
-  *resp->mutable_latest() = *e->latest;
+  *resp->mutable_latest() = *std::move(report);
   std::optional<FeatureTable> table;
   ExplainPredictions(resp->latest().snapshot(),
                      HostModelOptions(resp->latest(), &table),
@@ -269,80 +229,36 @@ grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
 
 grpc::Status QueryService::DoListHosts(const v1::ListHostsRequest& req,
                                        v1::ListHostsResponse* resp) const {
-  std::vector<HostEntry> hosts;
-  grpc::Status st = Resolve(*index_, req.hosts(), &hosts, nullptr);
-  if (!st.ok()) return st;
   const absl::Time now = options_.now();
   const v1::ProbeKind kind = KindOrDefault(req.probe_kind());
-  std::vector<v1::HostSummary> rows;
-  for (const HostEntry& e : hosts) {
-    if (e.latest->predictions().worst_risk() < req.min_risk()) continue;
-    if (!req.kernel_prefix().empty() &&
-        !absl::StartsWith(e.latest->snapshot().kernel().release(),
-                          req.kernel_prefix())) {
-      continue;
-    }
-    if (req.has_stale() && IsStale(e, now) != req.stale()) continue;
-    rows.push_back(Summarize(e, kind, now));
-  }
+  std::vector<Row> rows;
+  grpc::Status st = Scan(
+      req.hosts(), nullptr, 1,
+      [&](int, const std::string& id, const HostEntry& e) {
+        if (e.record.worst_risk < req.min_risk()) return;
+        if (!req.kernel_prefix().empty() &&
+            !absl::StartsWith(e.record.inputs.release(), req.kernel_prefix())) {
+          return;
+        }
+        if (req.has_stale() && IsStale(e, now) != req.stale()) return;
+        rows.push_back(MakeRow(id, e, kind));
+      });
+  if (!st.ok()) return st;
   resp->set_matched_hosts(static_cast<uint32_t>(rows.size()));
-  std::function<bool(const v1::HostSummary&, const v1::HostSummary&)> less;
-  switch (req.sort()) {
-    case v1::HOST_SORT_HOST_ID:
-      less = [](const auto& a, const auto& b) {
-        return a.host_id() < b.host_id();
-      };
-      break;
-    case v1::HOST_SORT_LAST_SEEN:
-      less = [](const auto& a, const auto& b) {
-        if (a.last_seen().seconds() != b.last_seen().seconds()) {
-          return a.last_seen().seconds() > b.last_seen().seconds();
-        }
-        return a.host_id() < b.host_id();
-      };
-      break;
-    case v1::HOST_SORT_ATTACH_LATENCY:
-      less = [](const auto& a, const auto& b) {
-        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
-          return a.attach_latency_seconds() > b.attach_latency_seconds();
-        }
-        return a.host_id() < b.host_id();
-      };
-      break;
-    case v1::HOST_SORT_MARGIN:
-      less = [](const auto& a, const auto& b) {
-        if (a.has_worst_margin() != b.has_worst_margin())
-          return a.has_worst_margin();
-        if (a.worst_margin() != b.worst_margin())
-          return a.worst_margin() > b.worst_margin();
-        return a.host_id() < b.host_id();
-      };
-      break;
-    case v1::HOST_SORT_THREADS:
-      less = [](const auto& a, const auto& b) {
-        if (a.threads() != b.threads()) return a.threads() > b.threads();
-        return a.host_id() < b.host_id();
-      };
-      break;
-    default:
-      less = [](const auto& a, const auto& b) {
-        if (a.worst_risk() != b.worst_risk())
-          return a.worst_risk() > b.worst_risk();
-        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
-          return a.attach_latency_seconds() > b.attach_latency_seconds();
-        }
-        return a.host_id() < b.host_id();
-      };
-  }
+  RowLess less = SortOf(req.sort());
   if (req.reverse()) {
-    less = [forward = std::move(less)](const auto& a, const auto& b) {
+    less = [forward = std::move(less)](const Row& a, const Row& b) {
       return forward(b, a);
     };
   }
   const size_t first = std::min<size_t>(req.offset(), rows.size());
   const size_t end = std::min<size_t>(first + Limit(req.limit()), rows.size());
   std::partial_sort(rows.begin(), rows.begin() + end, rows.end(), less);
-  for (size_t i = first; i < end; ++i) *resp->add_hosts() = std::move(rows[i]);
+  for (size_t i = first; i < end; ++i) {
+    index_->Visit(rows[i].host_id, [&](const HostEntry& e) {
+      *resp->add_hosts() = Summarize(rows[i].host_id, e, kind, now);
+    });
+  }
   return grpc::Status::OK;
 }
 
@@ -360,22 +276,19 @@ grpc::Status QueryService::DoListAlerts(const v1::ListAlertsRequest& req,
 
 grpc::Status QueryService::DoFleetSummary(
     const v1::FleetSummaryRequest& req, v1::FleetSummaryResponse* resp) const {
-  std::vector<HostEntry> hosts;
-  grpc::Status st = Resolve(*index_, req.hosts(), &hosts, nullptr);
-  if (!st.ok()) return st;
   const absl::Time now = options_.now();
   const v1::ProbeKind kind = KindOrDefault(req.probe_kind());
   std::map<int, uint32_t> by_risk;
-  std::vector<v1::HostSummary> rows;
-  rows.reserve(hosts.size());
+  std::vector<Row> rows;
   uint32_t stale = 0;
-  for (const HostEntry& e : hosts) {
-    v1::HostSummary s = Summarize(e, kind, now);
-    by_risk[s.worst_risk()]++;
-    if (s.stale()) stale++;
-    rows.push_back(std::move(s));
-  }
-  resp->set_hosts(static_cast<uint32_t>(hosts.size()));
+  grpc::Status st = Scan(req.hosts(), nullptr, 1,
+                         [&](int, const std::string& id, const HostEntry& e) {
+                           by_risk[e.record.worst_risk]++;
+                           if (IsStale(e, now)) stale++;
+                           rows.push_back(MakeRow(id, e, kind));
+                         });
+  if (!st.ok()) return st;
+  resp->set_hosts(static_cast<uint32_t>(rows.size()));
   resp->set_stale_hosts(stale);
   for (int r = v1::RISK_STALL; r >= v1::RISK_UNKNOWN; --r) {
     v1::RiskCount* c = resp->add_by_risk();
@@ -384,21 +297,21 @@ grpc::Status QueryService::DoFleetSummary(
   }
   size_t worst = std::min<size_t>(
       req.worst() == 0 ? 10 : std::min(req.worst(), kMaxLimit), rows.size());
-  std::partial_sort(
-      rows.begin(), rows.begin() + worst, rows.end(),
-      [](const auto& a, const auto& b) {
-        if (a.worst_risk() != b.worst_risk()) {
-          return a.worst_risk() > b.worst_risk();
-        }
-        if (a.attach_latency_seconds() != b.attach_latency_seconds()) {
-          return a.attach_latency_seconds() > b.attach_latency_seconds();
-        }
-        return a.host_id() < b.host_id();
-      });
-  for (size_t i = 0; i < worst; ++i) *resp->add_worst() = rows[i];
-  for (v1::MarginCell& cell :
-       MarginStrip(std::move(rows), std::min(req.strip_cells(), kMaxLimit))) {
-    *resp->add_margin_strip() = std::move(cell);
+  std::partial_sort(rows.begin(), rows.begin() + worst, rows.end(), WorseFirst);
+  for (size_t i = 0; i < worst; ++i) {
+    index_->Visit(rows[i].host_id, [&](const HostEntry& e) {
+      *resp->add_worst() = Summarize(rows[i].host_id, e, kind, now);
+    });
+  }
+  if (req.strip_cells() > 0) {
+    std::vector<MarginHost> strip;
+    strip.reserve(rows.size());
+    for (Row& r : rows)
+      strip.push_back({std::move(r.host_id), r.worst_margin, r.worst_risk});
+    for (v1::MarginCell& cell : MarginStrip(
+             std::move(strip), std::min(req.strip_cells(), kMaxLimit))) {
+      *resp->add_margin_strip() = std::move(cell);
+    }
   }
   AlertFilter f;
   f.states = {v1::ALERT_STATE_FIRING};

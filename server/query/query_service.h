@@ -1,6 +1,8 @@
-// QueryService: the FleetQuery gRPC service (pre-attach predictions, host
-// views, fleet summary, alerts, observed events), answered from the
-// in-memory HostIndex (and the alerts, reports and events tables).
+// QueryService: the FleetQuery gRPC service (pre-attach predictions and
+// rollout plans, host views, fleet summary, alerts, observed events),
+// answered from the in-memory HostIndex's compact records; reports are read
+// from the store only for what is shown with its explanation (GetHost, the
+// answers of PredictAttach) and for history, events from the event store.
 //
 // The Do* methods hold the logic and are callable without gRPC (tests);
 // the callback-API overrides add bearer-token checks and metrics. They take
@@ -16,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/time/time.h"
@@ -47,8 +50,13 @@ struct QueryOptions {
   // Interval assumed when a report does not carry one.
   absl::Duration default_interval = absl::Seconds(60);
   std::function<absl::Time()> now = [] { return absl::Now(); };
-  // The store GetHostHistory reads (not owned); null: it is UNAVAILABLE.
-  ReportStore* history = nullptr;
+  // The store of the reports (not owned). GetHost and GetHostHistory read
+  // it, and PredictAttach the reports of the hosts it answers for (to
+  // explain them); null: GetHost and GetHostHistory are UNAVAILABLE and
+  // PredictAttach answers with unexplained predictions.
+  ReportStore* store = nullptr;
+  // Threads a fleet-wide PredictAttach spreads the index's shards over.
+  int scan_threads = 2;
   // The store ListEvents reads (not owned); null: it is UNAVAILABLE.
   EventStore* events = nullptr;
 };
@@ -70,6 +78,8 @@ class QueryService final : public RawFleetQueryService {
   QueryService(const HostIndex* index, AlertStore* storage,
                ServerMetrics* metrics, QueryOptions options);
 
+  // Errors: INVALID_ARGUMENT (a bad what-if, probe kind, plan or
+  // selector).
   grpc::Status DoPredictAttach(const v1::PredictAttachRequest& req,
                                v1::PredictAttachResponse* resp) const;
   // INVALID_ARGUMENT for an empty host_id, NOT_FOUND for an unknown one.
@@ -124,8 +134,27 @@ class QueryService final : public RawFleetQueryService {
   grpc::Status Authorize(grpc::CallbackServerContext* ctx) const;
   grpc::Status AuthorizeClientName(grpc::CallbackServerContext* ctx) const;
   bool IsStale(const HostEntry& e, absl::Time now) const;
-  v1::HostSummary Summarize(const HostEntry& e, v1::ProbeKind kind,
-                            absl::Time now) const;
+  v1::HostSummary Summarize(const std::string& host_id, const HostEntry& e,
+                            v1::ProbeKind kind, absl::Time now) const;
+  // Calls fn(worker, host_id, entry) for each host `sel` covers: the
+  // explicit ids (unknown ones appended to `unknown` when given), filtered
+  // by the labels when both are given; else every host matching the
+  // labels. `fn` runs under an index shard lock. A fleet-wide scan spreads
+  // the shards over `workers` threads (worker 0 is the caller's), each
+  // calling `fn` with its index; explicit ids are visited by worker 0.
+  using HostFn =
+      std::function<void(int worker, const std::string&, const HostEntry&)>;
+  grpc::Status Scan(const v1::HostSelector& sel,
+                    google::protobuf::RepeatedPtrField<std::string>* unknown,
+                    int workers, const HostFn& fn) const;
+  // The stored report of (host, seq), parsed. Errors: no store
+  // (UNAVAILABLE), the store's, DataLoss when it does not parse.
+  absl::StatusOr<v1::HostReport> ReadReport(const std::string& host_id,
+                                            uint64_t seq) const;
+  // One PredictAttach answer for `host_id` with its prediction explained.
+  void Answer(const std::string& host_id, const v1::PredictAttachRequest& req,
+              std::optional<double> plan_budget, absl::Time now,
+              v1::HostAttachAnswer* a) const;
 
   const HostIndex* const index_;
   AlertStore* const storage_;

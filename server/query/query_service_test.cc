@@ -1,5 +1,7 @@
 #include "server/query/query_service.h"
 
+#include <map>
+
 #include "common/models/evaluate.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
@@ -17,26 +19,38 @@ class QueryServiceTest : public ::testing::Test {
     ASSERT_TRUE(s.ok());
     storage_ = std::move(*s);
     now_ = absl::FromUnixSeconds(1800000000);
+    // As the server has them: stored first, then in the index.
     std::vector<CommittedReport> reports;
+    std::vector<ReportRow> rows;
     for (int i = 0; i < 6; ++i) {
       SampleHost h;
       h.host_id = "h" + std::to_string(i);
       h.threads = 10000 + 60000 * i;  // h5 is the worst
       h.role = i % 2 == 0 ? "db" : "web";
-      reports.push_back(
-          {StoredReport::Of(SampleReport(h, 1, now_ - absl::Seconds(10))),
-           i == 0 ? now_ - absl::Hours(1) : now_});
+      const v1::HostReport r = SampleReport(h, 1, now_ - absl::Seconds(10));
+      reports_[r.host_id()] = r;
+      const absl::Time received = i == 0 ? now_ - absl::Hours(1) : now_;
+      reports.push_back({StoredReport::Of(r), received});
+      ReportRow row;
+      row.host_id = r.host_id();
+      row.seq = r.seq();
+      row.received_at_ns = absl::ToUnixNanos(received);
+      // observed_at_ns stays 0: outside every history window read below.
+      row.blob = r.SerializeAsString();
+      rows.push_back(std::move(row));
     }
+    ASSERT_TRUE(storage_->WriteBatch(rows).ok());
     index_.Apply(reports);
     QueryOptions opts;
     opts.now = [this] { return now_; };
-    opts.history = storage_.get();
+    opts.store = storage_.get();
     opts.events = storage_.get();
     service_ =
         std::make_unique<QueryService>(&index_, storage_.get(), nullptr, opts);
   }
 
   absl::Time now_;
+  std::map<std::string, v1::HostReport> reports_;  // as sent
   std::unique_ptr<SqliteStorage> storage_;
   HostIndex index_;
   std::unique_ptr<QueryService> service_;
@@ -58,7 +72,7 @@ TEST_F(QueryServiceTest, PredictAttachRanksWorstFirstAndLimits) {
   EXPECT_EQ(resp.answers(0).data_age().seconds(), 10);
   EXPECT_FALSE(resp.answers(0).recommendation().empty());
   // Stored without summary and basis (the wire form); answered with them.
-  const v1::HostReport& stored = *index_.Get("h5")->latest;
+  const v1::HostReport& stored = reports_.at("h5");
   EXPECT_TRUE(stored.predictions().attach(0).summary().empty());
   const v1::AttachPrediction& p = resp.answers(0).prediction();
   EXPECT_EQ(
@@ -76,8 +90,10 @@ TEST_F(QueryServiceTest, GetHostExplainsTheStoredPredictions) {
   ASSERT_TRUE(service_->DoGetHost(req, &resp).ok());
   EXPECT_EQ(resp.latest().predictions().SerializeAsString(),
             EvaluateAll(resp.latest().snapshot()).SerializeAsString());
-  EXPECT_TRUE(
-      index_.Get("h3")->latest->predictions().vmap_purge().summary().empty());
+  EXPECT_TRUE(reports_.at("h3").predictions().vmap_purge().summary().empty());
+  EXPECT_EQ(resp.latest().snapshot().SerializeAsString(),
+            reports_.at("h3").snapshot().SerializeAsString());
+  EXPECT_EQ(resp.labels().at("role"), "web");
 }
 
 TEST_F(QueryServiceTest, WhatIfRecomputesEveryHost) {

@@ -75,6 +75,15 @@ for f in glob.glob(sys.argv[1] + "/*.json"):
     d = json.load(open(f))
     exprs = [t["expr"] for p in d["panels"] for t in p.get("targets", [])]
     assert exprs and all("tracehealth_" in e or "ALERTS" in e for e in exprs), f
+    # The fleet-wide panels read the aggregates, which cover every host;
+    # per-host series exist only for the hosts that need attention.
+    fleet = [p for p in d["panels"] if any("tracehealth_fleet_" in t["expr"] for t in p.get("targets", []))]
+    assert len(fleet) >= 3, (f, [p["title"] for p in fleet])
+    stall = [p for p in d["panels"] if p["title"] == "Hosts at stall risk"]
+    assert stall and "tracehealth_fleet_hosts" in stall[0]["targets"][0]["expr"], f
+    ids = [p["id"] for p in d["panels"]]
+    assert len(ids) == len(set(ids)), f
+
 PY
 fi
 

@@ -210,13 +210,14 @@ TEST(AlertingEndToEndTest, ThresholdCrossingFiresInBothAndRecoveryResolves) {
       dir + "/agent.log");
   ASSERT_TRUE(agent.ok()) << agent.status();
 
-  // Healthy: 2,000 threads. Prometheus sees the host, nothing fires.
+  // Healthy: 2,000 threads. Prometheus sees the host in the fleet's
+  // aggregates (it needs no series of its own), nothing fires.
   ASSERT_TRUE(Eventually(
       [&] {
         absl::StatusOr<HttpResponse> r = tracehealth::HttpGet(
-            prom + "/api/v1/query?query=tracehealth_host_risk",
+            prom + "/api/v1/query?query=sum(tracehealth_fleet_hosts)",
             absl::Seconds(2));
-        return r.ok() && r->body.find(kHost) != std::string::npos;
+        return r.ok() && r->body.find("\"1\"]") != std::string::npos;
       },
       absl::Seconds(60)))
       << "Prometheus never scraped the host; agent log: "

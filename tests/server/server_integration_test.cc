@@ -164,8 +164,16 @@ TEST_F(ServerTest, IngestThenQuery) {
       *metrics, "tracehealth_ingest_reports_total{result=\"stored\"} 6"));
   EXPECT_TRUE(absl::StrContains(
       *metrics, "tracehealth_ingest_reports_total{result=\"duplicate\"} 1"));
+  // db-1 (100,005 threads on PREEMPT_NONE: a 13.9 s walk, a warning) has
+  // series of its own; web-1 (2,000 threads) is only in the fleet's
+  // aggregates.
   EXPECT_TRUE(
-      absl::StrContains(*metrics, "tracehealth_host_risk{host=\"web-1\"}"));
+      absl::StrContains(*metrics, "tracehealth_host_risk{host=\"db-1\"} 3\n"));
+  EXPECT_FALSE(absl::StrContains(*metrics, "web-1")) << *metrics;
+  EXPECT_TRUE(absl::StrContains(
+      *metrics, "tracehealth_fleet_hosts{risk=\"warning\"} 1\n"));
+  EXPECT_TRUE(
+      absl::StrContains(*metrics, "tracehealth_metrics_host_series_hosts 1\n"));
   EXPECT_TRUE(absl::StrContains(*metrics, "tracehealth_query_requests_total{"));
 
   // The index is rebuilt from SQLite after a restart.

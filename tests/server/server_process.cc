@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -72,6 +73,15 @@ std::string VmRssLine(int pid) {
       return status->substr(at, status->find('\n', at) - at);
   }
   return "VmRSS: unknown";
+}
+
+int64_t StatusKb(int pid, const std::string& field) {
+  absl::StatusOr<std::string> status =
+      ReadFile(absl::StrCat("/proc/", pid, "/status"));
+  if (!status.ok()) return -1;
+  size_t at = status->find(field + ":");
+  if (at == std::string::npos) return -1;
+  return std::strtoll(status->c_str() + at + field.size() + 1, nullptr, 10);
 }
 
 namespace {

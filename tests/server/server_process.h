@@ -47,6 +47,8 @@ absl::StatusOr<ServerProcess> StartServer(
 
 // The "VmRSS:" line of /proc/PID/status ("VmRSS: unknown" when unreadable).
 std::string VmRssLine(int pid);
+// A "FIELD:" of /proc/PID/status in kB (VmRSS, VmHWM), -1 when unreadable.
+int64_t StatusKb(int pid, const std::string& field);
 
 // User + system CPU time `pid` has used so far (from /proc/PID/stat), in
 // seconds; 0 when unreadable.

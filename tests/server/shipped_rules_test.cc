@@ -122,7 +122,8 @@ TEST(ShippedRulesTest, EveryRuleRendersTheRightFigures) {
     previous.mutable_health()->set_spool_dropped_total(0);
     engine.OnReport(growing, &previous, now);
     // 50 s without a report at a 15 s interval: 3.333 intervals.
-    engine.Tick(now + absl::Seconds(50), {{host, &growing, now}});
+    engine.Tick(now + absl::Seconds(50),
+                {{host, growing.interval_seconds(), now, server::LabelSet()}});
     Rendered got = Annotations(engine, host);
     EXPECT_EQ(got["TracehealthStackDepotBudgetHigh"]["summary"],
               host + ": stack depot uses 97% of its pool budget");

@@ -85,6 +85,33 @@ TEST(TracehealthctlTest, TablesJsonAndErrors) {
   ASSERT_EQ(resp.answers_size(), 1);
   EXPECT_EQ(resp.answers(0).prediction().threads_total(), 300000u);
 
+  // A rollout plan: 300,000 threads on PREEMPT_NONE walk for minutes (a
+  // lockup risk); on a preemptible kernel the same walk is over a 2 s
+  // budget.
+  CtlRun plan = Ctl(dir, {server, token, "plan", "--probe=kprobe_multi_return",
+                          "--max_latency=2s"});
+  EXPECT_EQ(plan.code, 0) << plan.out;
+  EXPECT_TRUE(absl::StrContains(
+      plan.out,
+      "kprobe_multi_return on 1 host(s), at most 2.00 s an attach: 0 safe, 0 "
+      "over budget, 1 lockup risk, 0 unknown"))
+      << plan.out;
+  EXPECT_TRUE(absl::StrContains(plan.out, "wave 1: ctl-host\n")) << plan.out;
+  CtlRun lazy = Ctl(dir, {server, token, "--json", "plan", "--max_latency=2s",
+                          "--preempt=lazy"});
+  ASSERT_EQ(lazy.code, 0) << lazy.out;
+  v1::PredictAttachResponse planned;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(lazy.out, &planned).ok())
+      << lazy.out;
+  EXPECT_EQ(planned.plan().over_budget(), 1u);
+  ASSERT_EQ(planned.answers_size(), 1);
+  EXPECT_EQ(planned.answers(0).plan_class(), v1::PLAN_CLASS_OVER_BUDGET);
+  CtlRun no_budget = Ctl(dir, {server, token, "plan"});
+  EXPECT_EQ(no_budget.code, 2);
+  EXPECT_TRUE(absl::StrContains(no_budget.out, "--max_latency is required"))
+      << no_budget.out;
+
   for (const std::vector<std::string>& cmd :
        {std::vector<std::string>{"hosts", "--sort=host"},
         {"host", "ctl-host"},
@@ -130,9 +157,9 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
     CtlRun help = Ctl(dir, args);
     EXPECT_EQ(help.code, 0) << args[0] << "\n" << help.out;
     for (const char* command :
-         {"  predict [", "  hosts [", "  host HOST_ID", "  summary [",
-          "  alerts [", "  model fgraph|stackdepot|vmap", "  gate [",
-          "  help ["}) {
+         {"  predict [", "  plan --max_latency=", "  hosts [", "  host HOST_ID",
+          "  summary [", "  alerts [", "  model fgraph|stackdepot|vmap",
+          "  gate [", "  help ["}) {
       EXPECT_TRUE(absl::StrContains(help.out, command)) << command;
     }
     EXPECT_TRUE(absl::StrContains(help.out, "  --server=127.0.0.1:7443\n"));
@@ -144,6 +171,10 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
         "  --threads=-1\n", "  --null_threads=-1\n", "  --batch=-1\n",
         "  --preempt\n", "  --kernel\n", "  --fgraph_active\n",
         "  --c_visit_ns=-1\n", "  --latency_budget=-1\n", "  --selector\n"}},
+      {"plan",
+       {"usage: tracehealthctl [flags] plan ", "  --max_latency=0\n",
+        "  --wave_hosts=20\n", "  --threads=-1\n", "  --preempt\n",
+        "  --selector\n", "  --limit=0\n"}},
       {"hosts",
        {"usage: tracehealthctl [flags] hosts ", "  --min_risk\n",
         "  --sort=risk\n"}},
@@ -166,10 +197,9 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
   CtlRun unknown = Ctl(dir, {"help", "frobnicate"});
   EXPECT_EQ(unknown.code, 2);
   EXPECT_EQ(unknown.out,
-            "tracehealthctl: unknown command \"frobnicate\" (predict, hosts, "
-            "host, summary, alerts, events, model, gate, help; see "
-            "tracehealthctl "
-            "--help)\n");
+            "tracehealthctl: unknown command \"frobnicate\" (predict, plan, "
+            "hosts, host, summary, alerts, events, model, gate, help; see "
+            "tracehealthctl --help)\n");
 }
 
 // Flags a command cannot use are errors that list the values they take,

@@ -1,5 +1,7 @@
 #include "tools/loadgen/loadgen.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <deque>
 #include <vector>
@@ -78,6 +80,12 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
     mu_.Await(absl::Condition(&done_));
   }
 
+  // Sends what is due (a paced host's next report).
+  void Nudge() {
+    absl::MutexLock lock(&mu_);
+    MaybeWriteLocked();
+  }
+
   // Stops sending; the stream is half-closed once writes drain.
   void Stop() {
     absl::MutexLock lock(&mu_);
@@ -112,7 +120,10 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
     if (writing_ || closed_ || write_failed_) return;
     bool out_of_reports =
         opts_.reports_per_host > 0 && sent_ >= opts_.reports_per_host;
-    if (stopping_ || out_of_reports || absl::Now() >= deadline_) {
+    const bool past = absl::Now() >= deadline_;
+    // An agent between reports: the stream stays open, idle.
+    if (out_of_reports && opts_.hold_open && !stopping_ && !past) return;
+    if (stopping_ || out_of_reports || past) {
       // Half-close once every sent report is acked.
       if (inflight_.empty()) {
         closed_ = true;
@@ -122,6 +133,8 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
     }
     if (inflight_.size() >= static_cast<size_t>(opts_.window)) return;
     absl::Time now = absl::Now();
+    if (now < next_send_) return;
+    next_send_ = now + opts_.report_interval;
     v1::HostReport tail;
     tail.set_seq(next_seq_);
     int64_t ns = absl::ToUnixNanos(now);
@@ -148,6 +161,7 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
   std::string bytes_ ABSL_GUARDED_BY(mu_);  // the report being written
   grpc::ByteBuffer out_ ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_);
+  absl::Time next_send_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::deque<std::pair<uint64_t, absl::Time>> inflight_ ABSL_GUARDED_BY(mu_);
   std::vector<int64_t> latencies_ ABSL_GUARDED_BY(mu_);
   uint64_t sent_ ABSL_GUARDED_BY(mu_) = 0;
@@ -169,6 +183,16 @@ absl::Duration Percentile(std::vector<int64_t>& us, double q) {
 }
 
 }  // namespace
+
+uint64_t RaiseOpenFileLimit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &lim);
+  }
+  return lim.rlim_max;
+}
 
 absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
   if (opts.hosts <= 0 || opts.window <= 0 || opts.channels <= 0) {
@@ -205,12 +229,21 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
   }
   // Streams stop themselves at the deadline when an ack or write completes;
   // nudge idle ones.
+  bool all_acked = false;
   while (absl::Now() < deadline) {
     absl::SleepFor(std::min(absl::Milliseconds(100), deadline - absl::Now()));
-    if (opts.reports_per_host > 0) {
+    if (opts.stop != nullptr && opts.stop->load()) break;
+    if (opts.report_interval > absl::ZeroDuration()) {
+      for (auto& s : streams) s->Nudge();
+    }
+    if (opts.reports_per_host > 0 && !all_acked) {
       bool all = true;
       for (auto& s : streams) all = all && s->acked() >= opts.reports_per_host;
-      if (all) break;
+      if (all) {
+        all_acked = true;
+        if (opts.on_all_acked) opts.on_all_acked();
+        if (!opts.hold_open) break;
+      }
     }
   }
   for (auto& s : streams) s->Stop();

@@ -7,7 +7,9 @@
 #ifndef TRACEHEALTH_TOOLS_LOADGEN_LOADGEN_H_
 #define TRACEHEALTH_TOOLS_LOADGEN_LOADGEN_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,7 +33,23 @@ struct LoadOptions {
   int window = 64;
   // gRPC channels the streams are spread over.
   int channels = 4;
+  // Each host sends a report at most this often (zero: as fast as the
+  // window allows), like an agent's interval.
+  absl::Duration report_interval = absl::ZeroDuration();
+  // After reports_per_host, keep the stream open (idle) until `duration`
+  // ends instead of closing it: an agent between reports.
+  bool hold_open = false;
+  // When set, RunLoad ends early once it reads true (checked every 100 ms).
+  const std::atomic<bool>* stop = nullptr;
+  // Called once every host's reports_per_host were acked (with hold_open:
+  // while the streams stay open).
+  std::function<void()> on_all_acked;
 };
+
+// Raises the soft RLIMIT_NOFILE to the hard limit (each simulated host on
+// its own channel holds a descriptor). Returns the hard limit, or 0 when it
+// cannot be read.
+uint64_t RaiseOpenFileLimit();
 
 struct LoadResult {
   uint64_t sent = 0;

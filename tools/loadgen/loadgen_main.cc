@@ -21,7 +21,15 @@ ABSL_FLAG(double, seconds, 10, "How long to stream");
 ABSL_FLAG(uint64_t, reports_per_host, 0,
           "Stop each host after this many (0: no limit)");
 ABSL_FLAG(int32_t, window, 64, "Unacked reports in flight per stream");
-ABSL_FLAG(int32_t, channels, 4, "gRPC connections the streams share");
+ABSL_FLAG(int32_t, channels, 4,
+          "gRPC connections the streams share (one per host: --channels equal "
+          "to --hosts; the open-file limit is raised to its hard limit)");
+ABSL_FLAG(absl::Duration, report_interval, absl::ZeroDuration(),
+          "Each host sends at most one report this often (0: as fast as "
+          "--window allows)");
+ABSL_FLAG(bool, hold_open, false,
+          "After --reports_per_host, keep each stream open, idle, until "
+          "--seconds end");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA of the server certificate (enables TLS)");
 ABSL_FLAG(std::string, tls_cert, "",
@@ -69,6 +77,16 @@ int main(int argc, char** argv) {
   o.reports_per_host = absl::GetFlag(FLAGS_reports_per_host);
   o.window = absl::GetFlag(FLAGS_window);
   o.channels = absl::GetFlag(FLAGS_channels);
+  o.report_interval = absl::GetFlag(FLAGS_report_interval);
+  o.hold_open = absl::GetFlag(FLAGS_hold_open);
+  const uint64_t hard = tracehealth::server::RaiseOpenFileLimit();
+  if (o.channels > 0 && static_cast<uint64_t>(o.channels) + 64 > hard) {
+    std::fprintf(stderr,
+                 "tracehealth-loadgen: %d channels need more descriptors than "
+                 "the hard open-file limit %llu\n",
+                 o.channels, static_cast<unsigned long long>(hard));
+    return 2;
+  }
   auto r = tracehealth::server::RunLoad(o);
   if (!r.ok()) {
     std::fprintf(stderr, "tracehealth-loadgen: %s\n",

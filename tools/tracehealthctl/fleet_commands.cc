@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -21,27 +20,22 @@
 #include "google/protobuf/util/json_util.h"
 #include "tools/tracehealthctl/events_table.h"
 #include "tools/tracehealthctl/model_request.h"
+#include "tools/tracehealthctl/plan_command.h"
 #include "tools/tracehealthctl/table.h"
-
-// Shared with `model` (defined in tools/tracehealthctl/model_request.cc).
-ABSL_DECLARE_FLAG(std::string, kernel);
-ABSL_DECLARE_FLAG(int64_t, threads);
-ABSL_DECLARE_FLAG(int64_t, null_threads);
-ABSL_DECLARE_FLAG(std::string, fgraph_active);
-ABSL_DECLARE_FLAG(int64_t, batch);
-ABSL_DECLARE_FLAG(double, c_visit_ns);
-ABSL_DECLARE_FLAG(double, latency_budget);
+#include "tools/tracehealthctl/what_if_flags.h"
 
 ABSL_FLAG(std::string, hosts, "",
-          "predict, hosts, summary: comma-separated host ids");
+          "predict, plan, hosts, summary: comma-separated host ids");
 ABSL_FLAG(std::string, selector, "",
-          "predict, hosts, summary: label selector, e.g. role=db,zone=~us-.*");
+          "predict, plan, hosts, summary: label selector, e.g. "
+          "role=db,zone=~us-.*");
 ABSL_FLAG(std::string, min_risk, "",
           "hosts: only hosts at least this risky: none|latency|warning|stall");
 ABSL_FLAG(std::string, sort, "risk",
           "hosts: order by risk|host|last_seen|latency");
 ABSL_FLAG(int32_t, limit, 0,
-          "At most this many rows (0: the server's default, 100)");
+          "At most this many rows (0: the server's default, 100; plan: the "
+          "worst 10 hosts)");
 ABSL_FLAG(std::string, state, "",
           "alerts: pending|firing|resolved (default: pending and firing)");
 ABSL_FLAG(std::string, predicted, "",
@@ -91,41 +85,6 @@ absl::Status SelectHostsAndProbe(Request* req) {
   if (!probe.ok()) return probe.status();
   req->set_probe_kind(probe->value_or(v1::PROBE_KIND_KPROBE_MULTI_RETURN));
   return absl::OkStatus();
-}
-
-// predict's what-if flags, each -1 ("" for text) when not given.
-absl::StatusOr<v1::WhatIf> WhatIfFromFlags() {
-  if (absl::Status st = CheckModelFlagRanges(); !st.ok()) return st;
-  v1::WhatIf w;
-  if (int64_t v = absl::GetFlag(FLAGS_threads); v >= 0) w.set_threads(v);
-  if (int64_t v = absl::GetFlag(FLAGS_null_threads); v >= 0)
-    w.set_null_threads(v);
-  if (int64_t v = absl::GetFlag(FLAGS_batch); v >= 0) {
-    if (v == 0 || v > (1 << 20)) {
-      return absl::InvalidArgumentError("--batch must be in 1..1048576");
-    }
-    w.set_batch(static_cast<uint32_t>(v));
-  }
-  absl::StatusOr<std::optional<v1::PreemptMode>> mode = PreemptFlag();
-  if (!mode.ok()) return mode.status();
-  if (mode->has_value()) w.set_preempt_mode(**mode);
-  if (!absl::GetFlag(FLAGS_kernel).empty())
-    w.set_kernel_release(absl::GetFlag(FLAGS_kernel));
-  if (double v = absl::GetFlag(FLAGS_c_visit_ns); v >= 0) {
-    if (v == 0) return absl::InvalidArgumentError("--c_visit_ns must be > 0");
-    w.set_c_visit_seconds(v * 1e-9);
-  }
-  if (double v = absl::GetFlag(FLAGS_latency_budget); v >= 0) {
-    if (v == 0) {
-      return absl::InvalidArgumentError("--latency_budget must be > 0");
-    }
-    w.set_latency_budget_seconds(v);
-  }
-  absl::StatusOr<std::optional<bool>> active =
-      BoolFlag("fgraph_active", absl::GetFlag(FLAGS_fgraph_active));
-  if (!active.ok()) return active.status();
-  if (active->has_value()) w.set_fgraph_active(**active);
-  return w;
 }
 
 // Looks `text` up in `names` (value, name) pairs.
@@ -237,6 +196,25 @@ int FleetCommands::Predict() {
       unknown.push_back(EscapeText(id));
     out_ << "unknown: " << absl::StrJoin(unknown, ", ") << "\n";
   }
+  return 0;
+}
+
+int FleetCommands::Plan() {
+  v1::PredictAttachRequest req;
+  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
+  if (absl::Status st = PlanRequestFromFlags(&req); !st.ok()) {
+    return Usage(std::string(st.message()));
+  }
+  const int32_t limit = absl::GetFlag(FLAGS_limit);
+  req.set_limit(limit > 0 ? limit : 10);
+  v1::PredictAttachResponse resp;
+  if (int rc = Call(&v1::FleetQuery::Stub::PredictAttach, req, &resp);
+      rc >= 0) {
+    return rc;
+  }
+  PrintPlan(req, resp, out_);
   return 0;
 }
 

@@ -1,7 +1,7 @@
-// The FleetQuery commands of tracehealthctl: predict, hosts, host, summary,
-// alerts, events. Each reads its flags (defined in fleet_commands.cc and
-// model_request.cc), calls the server, and prints a table (cells escaped:
-// table.h) or, with --json, the response as protobuf JSON.
+// The FleetQuery commands of tracehealthctl: predict, plan, hosts, host,
+// summary, alerts, events. Each reads its flags (defined in fleet_commands.cc,
+// plan_command.cc and model_request.cc), calls the server, and prints a table
+// (cells escaped: table.h) or, with --json, the response as protobuf JSON.
 //
 // Exit codes: 0 on success; 1 when the call failed (the gRPC code's name
 // and the server's message, escaped, on `err`); 2 for a flag the command
@@ -38,6 +38,7 @@ class FleetCommands {
         err_(err) {}
 
   int Predict();
+  int Plan();  // plan_command.h
   int Hosts();
   int Host(const std::string& id);
   int Summary();

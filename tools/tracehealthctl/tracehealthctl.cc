@@ -110,6 +110,7 @@ int RunFleetCommand(const std::string& cmd,
     return kUsageError;
   }
   if (cmd == "predict") return ctl.Predict();
+  if (cmd == "plan") return ctl.Plan();
   if (cmd == "hosts") return ctl.Hosts();
   if (cmd == "summary") return ctl.Summary();
   if (cmd == "alerts") return ctl.Alerts();
@@ -142,8 +143,8 @@ int main(int argc, char** argv) {
     return tracehealth::RunGateMain(argc, argv, std::cout, std::cerr);
   }
   absl::SetProgramUsageMessage(
-      "tracehealthctl [flags] predict|hosts|host ID|summary|alerts|events "
-      "[ID]|model KIND|gate|help (see tracehealthctl --help)");
+      "tracehealthctl [flags] predict|plan|hosts|host ID|summary|alerts|"
+      "events [ID]|model KIND|gate|help (see tracehealthctl --help)");
   const bool help = tracehealth::WantsHelp(argc, argv);
   std::vector<char*> rest = tracehealth::WithoutHelp(argc, argv);
   std::vector<char*> parsed =

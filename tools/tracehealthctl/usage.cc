@@ -23,6 +23,17 @@ const std::vector<Command>& Commands() {
        {"probe", "hosts", "selector", "threads", "null_threads", "batch",
         "preempt", "kernel", "fgraph_active", "c_visit_ns", "latency_budget",
         "limit"}},
+      {"plan",
+       "plan --max_latency=DURATION [--probe=KIND] [--hosts=a,b | "
+       "--selector=SEL] [what-if flags] [--wave_hosts=N]",
+       "A rollout plan for a probe kind over the selected hosts: each host "
+       "safe, over the --max_latency budget, a lockup risk or unknown; the "
+       "waves (safe first, then over budget, then lockup risk after "
+       "mitigation; unknown held back) with the first --wave_hosts hosts of "
+       "each, and the worst --limit hosts (default 10).",
+       {"max_latency", "wave_hosts", "probe", "hosts", "selector", "threads",
+        "null_threads", "batch", "preempt", "kernel", "fgraph_active",
+        "c_visit_ns", "latency_budget", "limit"}},
       {"hosts",
        "hosts [--hosts=a,b | --selector=SEL] [--min_risk=R] [--sort=S]",
        "Every selected host with its worst risk, attach latency, threads, "

@@ -82,6 +82,18 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       SqliteLedger::Open(write_db_, options.ledger_checkpoint_rows);
   if (!ledger.ok()) return Annotate(ledger.status(), path_);
   ledger_ = *std::move(ledger);
+  absl::flat_hash_map<std::string, NewestRows> newest;
+  newest.reserve(ledger_->hosts().size());
+  ledger_->hosts().ForEach(
+      [&newest](const std::string& host, const LedgerEntry& e) {
+        NewestRows& n = newest[host];
+        n.seq = e.latest_seq;
+        n.rowid = e.latest_rowid;
+      });
+  {
+    absl::MutexLock rows_lock(&rows_mu_);
+    newest_rows_ = std::move(newest);
+  }
   if (!options.background_checkpoint) return absl::OkStatus();
   WalCheckpointer::Options copts;
   copts.interval = options.checkpoint_interval;
@@ -154,7 +166,9 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
     return st;
   };
   SqliteStatement& ins = *insert_report_;
-  for (const ReportRow& r : rows) {
+  std::vector<int64_t> rowids(rows.size(), 0);  // of the rows stored
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ReportRow& r = rows[i];
     absl::StatusOr<bool> stored = ledger.Stored(r.host_id, r.seq);
     if (!stored.ok()) return rollback(stored.status());
     if (*stored) {
@@ -176,8 +190,9 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
       ins.Reset();
       return rollback(st);
     }
-    if (absl::Status st = ledger.Record(r.host_id, r.seq, r.received_at_ns,
-                                        sqlite3_last_insert_rowid(db));
+    rowids[i] = sqlite3_last_insert_rowid(db);
+    if (absl::Status st =
+            ledger.Record(r.host_id, r.seq, r.received_at_ns, rowids[i]);
         !st.ok()) {
       return rollback(st);
     }
@@ -193,6 +208,18 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   }
   if (checkpoint) ledger.Saved();
   if (checkpointer_ != nullptr) checkpointer_->AfterCommit();
+  {
+    absl::MutexLock rows_lock(&rows_mu_);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rowids[i] == 0) continue;  // a duplicate
+      NewestRows& n = newest_rows_[rows[i].host_id];
+      if (rows[i].seq <= n.seq) continue;  // a replay of an older seq
+      n.previous_seq = n.seq;
+      n.previous_rowid = n.rowid;
+      n.seq = rows[i].seq;
+      n.rowid = rowids[i];
+    }
+  }
   return out;
 }
 
@@ -229,6 +256,8 @@ absl::Status SqliteStorage::LoadLatest(
     if (rc != SQLITE_ROW) return SqliteError(read_db_, "load latest report");
     row.blob = stmt->Blob(0);
     fn(row);
+    // One host's bytes at a time, not the whole fleet's at the end.
+    std::string().swap(row.blob);
   }
   return absl::OkStatus();
 }
@@ -342,9 +371,38 @@ absl::StatusOr<int64_t> SqliteStorage::CountReports(
   return stmt->Int(0);
 }
 
+std::optional<int64_t> SqliteStorage::RowOf(const std::string& host_id,
+                                            uint64_t seq) {
+  absl::MutexLock lock(&rows_mu_);
+  auto it = newest_rows_.find(host_id);
+  if (it == newest_rows_.end()) return std::nullopt;
+  if (it->second.seq == seq) return it->second.rowid;
+  if (it->second.previous_seq == seq && seq != 0)
+    return it->second.previous_rowid;
+  return std::nullopt;
+}
+
 absl::StatusOr<std::string> SqliteStorage::GetReport(const std::string& host_id,
                                                      uint64_t seq) {
+  const std::optional<int64_t> rowid = RowOf(host_id, seq);
   absl::MutexLock lock(&read_mu_);
+  if (rowid.has_value()) {
+    TH_ASSIGN_OR_RETURN(
+        auto by_id,
+        SqliteStatement::Prepare(
+            read_db_,
+            "SELECT report, host_id, seq FROM reports WHERE id = ?1"));
+    by_id->BindInt(1, *rowid);
+    int rc = by_id->Step();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+      return SqliteError(read_db_, "get report");
+    }
+    // The row is checked: retention may have deleted the previous one.
+    if (rc == SQLITE_ROW && by_id->Text(1) == host_id &&
+        static_cast<uint64_t>(by_id->Int(2)) == seq) {
+      return by_id->Blob(0);
+    }
+  }
   TH_ASSIGN_OR_RETURN(
       auto stmt,
       SqliteStatement::Prepare(

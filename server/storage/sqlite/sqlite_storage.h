@@ -24,10 +24,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/storage/alert_store.h"
@@ -102,6 +104,8 @@ class SqliteStorage : public ReportStore,
   absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
       int64_t received_before_ns) override;
   absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
+  // A host's newest committed report, and the one before it, are found by
+  // row id (see newest_rows_); other seqs by a scan of the host's rows.
   absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                         uint64_t seq) override;
   // A scan of the host's rows in the reports table (there is no index by
@@ -157,6 +161,22 @@ class SqliteStorage : public ReportStore,
   // name -> (holder, expiry)
   std::map<std::string, std::pair<std::string, absl::Time>> leases_
       ABSL_GUARDED_BY(lease_mu_);
+
+  // Where each host's newest committed report (and the one before it) is:
+  // the index reads a host's newest report by (host, seq) for GetHost and
+  // explanations, and the reports table has no index by host. Updated after
+  // each commit, so a reader never waits for a write transaction.
+  struct NewestRows {
+    uint64_t seq = 0;
+    int64_t rowid = 0;
+    uint64_t previous_seq = 0;
+    int64_t previous_rowid = 0;
+  };
+  // The row id of (host_id, seq) when newest_rows_ has it.
+  std::optional<int64_t> RowOf(const std::string& host_id, uint64_t seq);
+  absl::Mutex rows_mu_;
+  absl::flat_hash_map<std::string, NewestRows> newest_rows_
+      ABSL_GUARDED_BY(rows_mu_);
 };
 
 }  // namespace tracehealth::server

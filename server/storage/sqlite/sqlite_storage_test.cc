@@ -99,6 +99,46 @@ TEST(SqliteStorageTest, DataSurvivesReopen) {
                                                WriteOutcome::kStored}));
 }
 
+TEST(SqliteStorageTest, GetReportFindsEveryStoredSeq) {
+  const std::string path = NewDbPath();
+  {
+    auto s = SqliteStorage::Open(path);
+    ASSERT_TRUE(s.ok());
+    // Seqs 1..5 of h in one batch, then 6 and 7 in two more, with h2 between.
+    std::vector<ReportRow> rows;
+    for (uint64_t i = 1; i <= 5; ++i) rows.push_back(TestRow("h", i, i));
+    ASSERT_TRUE((*s)->WriteBatch(rows).ok());
+    ASSERT_TRUE(
+        (*s)->WriteBatch({TestRow("h", 6, 6), TestRow("h2", 1, 6)}).ok());
+    // A replay of an older seq with the newest: stored once, nothing moves.
+    ASSERT_TRUE(
+        (*s)->WriteBatch({TestRow("h", 7, 7), TestRow("h", 3, 7)}).ok());
+    // Newest (7), the one before (6), older ones (1, 5) and another host.
+    for (uint64_t seq : {7, 6, 5, 1}) {
+      auto r = (*s)->GetReport("h", seq);
+      ASSERT_TRUE(r.ok()) << seq << ": " << r.status();
+      EXPECT_EQ(*r, absl::StrCat("blob", seq));
+    }
+    EXPECT_EQ(*(*s)->GetReport("h2", 1), "blob1");
+    EXPECT_TRUE(absl::IsNotFound((*s)->GetReport("h", 8).status()));
+    EXPECT_TRUE(absl::IsNotFound((*s)->GetReport("h", 0).status()));
+    EXPECT_TRUE(absl::IsNotFound((*s)->GetReport("nope", 7).status()));
+    // Retention deletes everything but each host's newest: the one before
+    // is gone, though its row was remembered.
+    ASSERT_TRUE((*s)->DeleteReportsReceivedBefore(int64_t{1} << 62).ok());
+    EXPECT_EQ(*(*s)->GetReport("h", 7), "blob7");
+    EXPECT_TRUE(absl::IsNotFound((*s)->GetReport("h", 6).status()));
+  }
+  // After a restart the newest rows are known from the ledger.
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(*(*s)->GetReport("h", 7), "blob7");
+  EXPECT_EQ(*(*s)->GetReport("h2", 1), "blob1");
+  ASSERT_TRUE((*s)->WriteBatch({TestRow("h", 8, 8)}).ok());
+  EXPECT_EQ(*(*s)->GetReport("h", 8), "blob8");
+  EXPECT_EQ(*(*s)->GetReport("h", 7), "blob7");
+}
+
 TEST(SqliteStorageTest, RetentionOverManyChunksDeletesExactlyTheOldRows) {
   auto s = SqliteStorage::Open(NewDbPath());
   ASSERT_TRUE(s.ok());
