@@ -19,6 +19,9 @@ PACKAGES=(
   libpq-dev postgresql-15 patroni etcd-server etcd-client haproxy
   # The fleet page in a real browser (tests/web/)
   chromium chromium-driver python3-selenium
+  # The kernel lab (tests/lab/): qemu boots Debian's cloud kernel (fetched with
+  # apt-get download, never installed) with a busybox initramfs
+  qemu-system-x86 busybox-static cpio
   # Debian packages and container images (deploy/package.sh, tests/packaging/)
   dpkg-dev debhelper lintian umoci skopeo docker-registry jq systemd
 )

@@ -10,11 +10,16 @@
 #      this machine (tests/packaging/install_test.sh), pushed to a local
 #      registry, pulled and run as deploy/k8s/ runs them
 #      (tests/packaging/image_test.sh); TRACEHEALTH_PACKAGING=0 skips;
-#   4. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
+#   4. the kernel lab (tests/lab/run_lab.sh): Debian's cloud kernel under
+#      qemu, the fgraph prediction calibrated and compared with timed
+#      function_graph enables, and a real soft lockup reported and counted
+#      as predicted; skipped (with the reason) without qemu or the kernel
+#      package; TRACEHEALTH_LAB=0 skips.
+#   5. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
-#   5. ThreadSanitizer over the server's concurrent code
+#   6. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
-#   5. style: every C++ file formatted with .clang-format
+#   7. style: every C++ file formatted with .clang-format
 #      (tests/style/check_format.sh), and clang's thread-safety analysis of
 #      the ABSL_GUARDED_BY annotations over the whole tree
 #      (tests/style/check_thread_safety.sh, own output base;
@@ -73,6 +78,19 @@ if [[ ${TRACEHEALTH_PACKAGING:-1} != 0 ]]; then
     extra_failed=$((extra_failed + 1)); status=1
   fi
   rm -rf "$pkg_out"
+fi
+
+if [[ ${TRACEHEALTH_LAB:-1} != 0 ]]; then
+  echo "== kernel lab (tests/lab/run_lab.sh)"
+  lab_out=$(mktemp -d -t tracehealth-lab.XXXXXX)
+  lab_log=$(mktemp)
+  if bash tests/lab/run_lab.sh --out "$lab_out" 2>&1 | tee "$lab_log"; then
+    # A skip (no qemu, no kernel package) is no pass.
+    grep -q '^lab: SKIPPED' "$lab_log" || extra_passed=$((extra_passed + 1))
+  else
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+  rm -rf "$lab_out" "$lab_log"
 fi
 
 # Stop the Bazel server this run started (CI must leave nothing running).

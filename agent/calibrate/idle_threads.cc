@@ -15,8 +15,20 @@ constexpr size_t kIdleStackBytes = 64 << 10;
 IdleThreads::~IdleThreads() { Stop(); }
 
 void* IdleThreads::Idle(void* self) {
-  static_cast<IdleThreads*>(self)->done_.WaitForNotification();
+  IdleThreads* t = static_cast<IdleThreads*>(self);
+  {
+    absl::MutexLock l(&t->mu_);
+    ++t->arrived_;
+  }
+  t->done_.WaitForNotification();
   return nullptr;
+}
+
+bool IdleThreads::AllArrived() const { return arrived_ >= threads_.size(); }
+
+uint64_t IdleThreads::waiting() const {
+  absl::MutexLock l(&mu_);
+  return arrived_;
 }
 
 absl::Status IdleThreads::Start(uint64_t k) {
@@ -32,7 +44,12 @@ absl::Status IdleThreads::Start(uint64_t k) {
     threads_.push_back(t);
   }
   pthread_attr_destroy(&attr);
-  if (err == 0) return absl::OkStatus();
+  if (err == 0) {
+    // Every thread has had its first run before the caller times anything.
+    absl::MutexLock l(&mu_);
+    mu_.Await(absl::Condition(this, &IdleThreads::AllArrived));
+    return absl::OkStatus();
+  }
   const size_t started = threads_.size();
   Stop();
   return absl::ResourceExhaustedError(absl::StrCat(

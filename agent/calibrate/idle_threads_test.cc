@@ -25,6 +25,8 @@ TEST(IdleThreadsTest, StartsAndEndsThem) {
     IdleThreads t;
     ASSERT_TRUE(t.Start(25).ok());
     EXPECT_EQ(t.running(), 25u);
+    // Each has had its first run: none is left to run in a timed enable.
+    EXPECT_EQ(t.waiting(), 25u);
     EXPECT_EQ(ThreadsNow(), before + 25);
     t.Stop();
     EXPECT_EQ(t.running(), 0u);

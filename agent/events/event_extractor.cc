@@ -71,6 +71,13 @@ void EventExtractor::Add(const KmsgRecord& record,
         o.event.add_frames(PrintableAscii(f->frame, kMaxFrameBytes));
       }
     }
+  } else if (std::optional<KmsgFrame> rip = ParseKmsgRipFrame(text)) {
+    // The interrupted function: the backtrace under a soft lockup's
+    // register dump starts at its caller, so this may be the only mention
+    // of the function that was stuck.
+    if (o.symbols.size() < limits_.max_symbols) {
+      o.symbols.emplace_back(rip->symbol);
+    }
   } else if (IsKmsgStackMarker(text)) {
     o.frames_started = true;
     if (IsTaskEnd(text)) {

@@ -150,6 +150,55 @@ TEST(EventExtractorTest, ASoftLockupAndAHungTask) {
   EXPECT_EQ(hung.frames_size(), 3);
 }
 
+TEST(EventExtractorTest, TheStuckFunctionOnlyInTheRegisterDump) {
+  // Debian's 6.1.0-57-cloud-amd64 under qemu, preempt=none, writing
+  // function_graph to current_tracer with 49152 idle threads (tests/lab):
+  // alloc_retstack_tasklist and start_graph_tracing are inlined into
+  // register_ftrace_graph, which only the RIP line names; the trace starts
+  // at its caller.
+  const std::string log =
+      "0,1210,44399671,-;watchdog: BUG: soft lockup - CPU#0 stuck for 3s! "
+      "[lab_threads:49456]\n"
+      "4,1211,44400407,-;Modules linked in:\n"
+      "4,1212,44400554,-;CPU: 0 PID: 49456 Comm: lab_threads Not tainted "
+      "6.1.0-57-cloud-amd64 #1  Debian 6.1.192-3\n"
+      "4,1213,44400640,-;Hardware name: QEMU Standard PC (i440FX + PIIX, "
+      "1996), BIOS 1.16.2-debian-1.16.2-1 04/01/2014\n"
+      "4,1214,44400720,-;RIP: 0010:register_ftrace_graph+0x134/0x300\n"
+      "4,1215,44401060,-;RSP: 0018:ffffc928e05b3bd8 EFLAGS: 00000286\n"
+      "4,1216,44401083,-;RAX: ffff8910ca5e8000 RBX: 0000000000000000 RCX: "
+      "ffff8910c19df180\n"
+      "4,1217,44401336,-;Call Trace:\n"
+      "4,1218,44401786,-; <TASK>\n"
+      "4,1219,44401898,-; graph_trace_init+0x43/0x50\n"
+      "4,1220,44401972,-; tracing_set_tracer+0x15c/0x270\n"
+      "4,1221,44401985,-; tracing_set_trace_write+0x9f/0xe0\n"
+      "4,1222,44402002,-; vfs_write+0xc7/0x3f0\n"
+      "4,1223,44402023,-; ? __rseq_handle_notify_resume+0xa9/0x480\n"
+      "4,1224,44402052,-; ksys_write+0x6b/0xf0\n"
+      "4,1225,44402061,-; do_syscall_64+0x5d/0x90\n"
+      "4,1226,44402178,-; entry_SYSCALL_64_after_hwframe+0x6e/0xd8\n"
+      "4,1227,44402270,-;RIP: 0033:0x43c4d0\n"
+      "4,1228,44402545,-; </TASK>\n";
+  EventExtractor x;
+  std::vector<v1::ObservedEvent> got = Extract(x, log);
+  ASSERT_EQ(got.size(), 1u);
+  const v1::ObservedEvent& e = got[0];
+  EXPECT_EQ(e.kind(), v1::OBSERVED_EVENT_KIND_SOFT_LOCKUP);
+  EXPECT_EQ(e.seconds(), 3u);
+  EXPECT_EQ(e.cpu(), 0u);
+  EXPECT_EQ(e.comm(), "lab_threads");
+  EXPECT_EQ(e.model(), v1::EVENT_MODEL_FGRAPH_ATTACH);
+  EXPECT_EQ(e.matched_symbol(), "register_ftrace_graph");
+  EXPECT_EQ(std::vector<int>(e.probe_kinds().begin(), e.probe_kinds().end()),
+            (std::vector<int>{v1::PROBE_KIND_FUNCTION_GRAPH_TRACER}));
+  // The frames are the trace's: 8 lines, 7 of them reliable; the RIP line
+  // is no frame.
+  EXPECT_EQ(e.frames_total(), 8u);
+  ASSERT_EQ(e.frames_size(), 7);
+  EXPECT_EQ(e.frames(0), "graph_trace_init+0x43/0x50");
+}
+
 TEST(EventExtractorTest, TheNextHeaderEndsAnEventWithoutItsEnd) {
   // arm64 prints no <TASK> markers; a second lockup follows the first.
   const std::string log =

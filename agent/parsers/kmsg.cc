@@ -125,11 +125,10 @@ absl::StatusOr<KmsgRecord> ParseKmsgRecord(absl::string_view record) {
   return r;
 }
 
-std::optional<KmsgFrame> ParseKmsgFrame(absl::string_view text) {
-  if (!absl::StartsWith(text, " ") && !absl::StartsWith(text, kEscapedTab)) {
-    return std::nullopt;
-  }
-  absl::string_view s = StripIndent(text);
+namespace {
+
+// "sym+0x10/0x20" or "sym+0x10/0x20 [mod]", after any "? " and "[<addr>] ".
+std::optional<KmsgFrame> ParseFrameText(absl::string_view s) {
   KmsgFrame f;
   // "[<address>] " (older kernels) and "? " in either order.
   for (int i = 0; i < 2; ++i) {
@@ -160,6 +159,27 @@ std::optional<KmsgFrame> ParseKmsgFrame(absl::string_view text) {
   f.symbol = symbol.substr(0, symbol.find('.'));
   if (f.symbol.empty()) return std::nullopt;
   f.frame = s;
+  return f;
+}
+
+}  // namespace
+
+std::optional<KmsgFrame> ParseKmsgFrame(absl::string_view text) {
+  if (!absl::StartsWith(text, " ") && !absl::StartsWith(text, kEscapedTab)) {
+    return std::nullopt;
+  }
+  return ParseFrameText(StripIndent(text));
+}
+
+std::optional<KmsgFrame> ParseKmsgRipFrame(absl::string_view text) {
+  absl::string_view s = text;
+  if (!absl::ConsumePrefix(&s, "RIP: ")) return std::nullopt;
+  // The code segment: 0010 (__KERNEL_CS); user mode (0033, 0023) prints an
+  // address, no symbol.
+  if (!absl::ConsumePrefix(&s, "0010:")) return std::nullopt;
+  std::optional<KmsgFrame> f = ParseFrameText(s);
+  // The instruction pointer itself: no guess, no "? ".
+  if (f.has_value() && !f->reliable) return std::nullopt;
   return f;
 }
 

@@ -52,6 +52,15 @@ struct KmsgFrame {
 };
 std::optional<KmsgFrame> ParseKmsgFrame(absl::string_view text);
 
+// The function an x86 register dump's instruction pointer is in, for a
+// kernel-mode one: "RIP: 0010:register_ftrace_graph+0x134/0x300". The
+// backtrace under it starts at the caller (graph_trace_init+0x43/0x50 on
+// Debian's 6.1, where alloc_retstack_tasklist and start_graph_tracing are
+// inlined into register_ftrace_graph), so this is the only place the
+// stuck function is named. Nullopt for user mode ("RIP: 0033:0x43c4d0")
+// and anything else.
+std::optional<KmsgFrame> ParseKmsgRipFrame(absl::string_view text);
+
 // Whether `text` is a backtrace marker: "<IRQ>", "</IRQ>", "<TASK>",
 // "</TASK>", "<NMI>", "</NMI>", "<SOFTIRQ>", "</SOFTIRQ>", "<EOI>"
 // (indented).

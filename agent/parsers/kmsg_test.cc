@@ -163,6 +163,31 @@ TEST(KmsgFrameTest, OtherLinesAreNotFrames) {
   }
 }
 
+TEST(KmsgFrameTest, TheKernelInstructionPointerOfARegisterDump) {
+  std::optional<KmsgFrame> f =
+      ParseKmsgRipFrame("RIP: 0010:register_ftrace_graph+0x134/0x300");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->symbol, "register_ftrace_graph");
+  EXPECT_EQ(f->frame, "register_ftrace_graph+0x134/0x300");
+  EXPECT_TRUE(f->reliable);
+  f = ParseKmsgRipFrame("RIP: 0010:__purge_vmap_area_lazy.cold+0x5/0x9 [mod]");
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->symbol, "__purge_vmap_area_lazy");
+  for (const char* not_rip : {
+           "RIP: 0033:0x43c4d0",            // user mode: an address
+           "RIP: 0033:foo+0x1/0x2",         // user code segment
+           "RIP: 0010:",                    // nothing after the segment
+           "RIP: 0010:0xffffffff81000000",  // no symbol
+           "RIP: 0010:foo",                 // no offset
+           "RIP: 0010:? foo+0x1/0x2",       // a guess is no IP
+           " RIP: 0010:foo+0x1/0x2",        // indented
+           "RSP: 0018:ffffc928e05b3bd8 EFLAGS: 00000286",
+           " graph_trace_init+0x43/0x50",  // a frame, not a dump
+       }) {
+    EXPECT_FALSE(ParseKmsgRipFrame(not_rip).has_value()) << not_rip;
+  }
+}
+
 TEST(KmsgFrameTest, StackMarkers) {
   for (const char* m : {" <IRQ>", " </IRQ>", " <TASK>", " </TASK>", " <NMI>",
                         " </NMI>", "  <SOFTIRQ>", " </SOFTIRQ>", " <EOI>"}) {

@@ -68,14 +68,12 @@ ReportMaker::ReportMaker(Collector* collector, ReportOptions options,
       clock_(std::move(clock)) {}
 
 v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
-  const absl::Time start = clock_();
   const absl::Time wall_start = absl::Now();
   const double cpu_start = ThreadCpuSeconds();
 
   v1::HostReport r;
   r.set_host_id(options_.host_id);
   if (seq > 0) r.set_seq(seq);
-  *r.mutable_observed_at() = ToProto(start);
   r.set_agent_version(kAgentVersion);
   r.set_model_version(kModelVersion);
   for (const auto& [k, v] : options_.labels) (*r.mutable_labels())[k] = v;
@@ -85,6 +83,12 @@ v1::HostReport ReportMaker::Make(uint64_t seq, const v1::AgentHealth& health) {
     *r.mutable_feature_table_override() = *options_.feature_table_override;
   }
   *r.mutable_snapshot() = collector_->Collect();
+  // Observed when the last input was read: a read can block for as long as
+  // an attach holds its lock (trace_types_lock, ftrace_lock), and the
+  // snapshot then shows the host after the attach, not before it. The
+  // server compares a kernel event logged during that wait with the report
+  // current before it (server/events/event_recorder.h).
+  *r.mutable_observed_at() = ToProto(clock_());
   PredictAllInto(r.snapshot(), options_.models, r.mutable_predictions());
 
   if (!trimmed_) {

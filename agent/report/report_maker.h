@@ -50,6 +50,8 @@ class ReportMaker {
 
   // Runs one cycle. `health` carries the spool/ack fields; cycle time, CPU
   // and RSS are filled in here. `seq` 0 leaves the seq unset (one-shot use).
+  // observed_at is the clock once the snapshot is collected (after its last
+  // read), not when the cycle began.
   v1::HostReport Make(uint64_t seq, const v1::AgentHealth& health);
 
  private:

@@ -41,6 +41,26 @@ TEST(ReportMakerTest, WrapsSnapshotPredictionsAndHealth) {
   EXPECT_EQ(maker.Make(0, {}).seq(), 0u);
 }
 
+// A cycle whose reads blocked (an attach holding trace_types_lock for 28 s)
+// is observed when its snapshot was complete: 1800000000 + 28.
+TEST(ReportMakerTest, ObservedWhenTheSnapshotIsComplete) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "6.16.0\n");
+  t.Write("/proc/loadavg", "0.00 0.00 0.00 1/1234 99\n");
+  HostFs fs(t.root());
+  const absl::Time start = absl::FromUnixSeconds(1800000000);
+  absl::Time now = start;
+  // The collector's clock is read during the collection: the blocked read
+  // has ended by then.
+  Collector c(&fs, CollectorOptions(), [&] {
+    now = start + absl::Seconds(28);
+    return now;
+  });
+  ReportMaker maker(&c, ReportOptions(), [&] { return now; });
+  v1::HostReport r = maker.Make(1, {});
+  EXPECT_EQ(r.observed_at().seconds(), 1800000028);
+}
+
 // What each input cost, per cycle: the inputs fixed for a boot only in the
 // first cycle's report.
 TEST(ReportMakerTest, ReportsWhatEachInputCost) {

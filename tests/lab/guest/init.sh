@@ -1,0 +1,61 @@
+#!/bin/busybox sh
+# The lab guest's /init. Reads its scenario from the kernel command line
+# (lab.scenario=smoke|A|B and the lab.* parameters below), prints results as
+# "LAB key=value ..." lines on the serial console and powers off.
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t debugfs debugfs /sys/kernel/debug
+ip link set lo up
+# Room for 32k+ threads: pid_max and threads-max default to 32768 and a
+# share of memory; each thread stack is one mapping.
+echo 4194304 > /proc/sys/kernel/pid_max
+echo 1000000 > /proc/sys/kernel/threads-max
+echo 1000000 > /proc/sys/vm/max_map_count
+
+param() {  # param NAME DEFAULT: lab.NAME=VALUE from /proc/cmdline
+  v=$(tr ' ' '\n' < /proc/cmdline | sed -n "s/^lab\.$1=//p" | tail -n 1)
+  echo "${v:-$2}"
+}
+lab() { echo "LAB $*"; }
+finish() { lab "done rc=$1"; sync; poweroff -f; }
+
+SCENARIO=$(param scenario smoke)
+FILTER=$(param filter "")
+lab "boot scenario=$SCENARIO kernel=$(uname -r) cpus=$(nproc)" \
+  "preempt=$(cat /sys/kernel/debug/sched/preempt 2>/dev/null | tr ' ' ,)" \
+  "watchdog_thresh=$(cat /proc/sys/kernel/watchdog_thresh)"
+
+# hold N: starts N idle threads in the background, waits until they run;
+# HOLD_PID is the holding process.
+hold() {
+  rm -f /tmp/ready
+  lab_threads hold "$1" /tmp/ready &
+  HOLD_PID=$!
+  while [ ! -f /tmp/ready ]; do
+    if ! kill -0 "$HOLD_PID" 2>/dev/null; then lab "error hold $1 failed"; finish 1; fi
+    sleep 0.2
+  done
+}
+# The threads have exited and their tasks are freed (RCU) before what
+# follows is timed.
+release() { kill "$HOLD_PID"; wait "$HOLD_PID" 2>/dev/null; sleep 1; }
+
+case "$SCENARIO" in
+  smoke)
+    n=$(param n 4096)
+    t0=$(date +%s)
+    hold "$n"
+    lab "threads n=$n start_s=$(( $(date +%s) - t0 )) total=$(awk '{split($4,a,"/"); print a[2]}' /proc/loadavg)"
+    lab "$(lab_threads enable "$FILTER") n=$n"
+    release
+    finish 0
+    ;;
+  *)
+    . /bin/lab_scenarios.sh
+    ;;
+esac

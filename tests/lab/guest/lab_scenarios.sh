@@ -1,0 +1,152 @@
+# Scenarios A and B of the lab guest, sourced by /init (which defines
+# param, lab, finish, hold, release, SCENARIO and FILTER).
+#
+# A: the agent's fgraph prediction for the first function_graph enable with
+#    set_ftrace_filter limited to FILTER, before calibration (state dir
+#    /tmp/uncal, never calibrated) and after one --calibrate at lab.cal
+#    threads (state dir /tmp/cal), against the enable lab_threads times, at
+#    each N of lab.ns, with fresh threads each time.
+# B: (boot with preempt=none watchdog_thresh=1) the agent as a daemon
+#    reporting to a server in the guest every second, lab.b_threads idle
+#    threads, one function_graph enable; prints the events the server holds
+#    and its observed-events metric.
+
+AGENT=tracehealth-agent
+
+# predict STATE_DIR N: one report; prints the function_graph tracer entry's
+# fields as "pred_<field>=VALUE".
+predict() {
+  $AGENT --once --format=json --host_id=lab --state_dir="$1" --kernel_log=false \
+      > /tmp/report.json 2> /tmp/agent.err || {
+    lab "error agent --once: $(tail -n 3 /tmp/agent.err | tr '\n' ' ')"; finish 1; }
+  tr -d ' \n' < /tmp/report.json \
+    | grep -o '"probe_kind":"PROBE_KIND_FUNCTION_GRAPH_TRACER"[^}]*' | head -n 1 \
+    | tr ',' '\n' | tr -d '"' \
+    | sed -n 's/^\(threads_total\|null_threads\|passes\|visits\|latency_seconds\|walk_seconds\|patch_seconds\):/\1=/p' \
+    | tr '\n' ' '
+}
+
+# calibrate STATE_DIR K: one --calibrate with K threads of the agent's own;
+# prints its output line (or the reason it could not).
+calibrate() {
+  $AGENT --calibrate --calibrate_threads="$2" --calibrate_budget=30s \
+      --state_dir="$1" --host_id=lab > /tmp/calibrate.out 2>&1
+  rc=$?
+  lab "calibrate k=$2 rc=$rc $(grep -m1 -E 'calibrated:|refused|error|unknown' /tmp/calibrate.out | tr -s ' ')"
+  return $rc
+}
+
+set_filter() {
+  echo nop > /sys/kernel/tracing/current_tracer
+  echo "$FILTER" > /sys/kernel/tracing/set_ftrace_filter || {
+    lab "error set_ftrace_filter=$FILTER refused"; finish 1; }
+}
+
+# min_enable FILTER REPS N: REPS timed enables, each with N fresh threads
+# (held before the first; new ones for each later one); prints the one with
+# the shortest first enable and all first enables in MEASURED (no
+# subshell: HOLD_PID stays the holding process). Interference (the host
+# running other work beside the emulator) only adds time, so the shortest
+# is the estimate of the enable itself.
+min_enable() {
+  best="" all=""
+  for i in $(seq 1 "$2"); do
+    [ "$i" = 1 ] || { release; hold "$3"; }
+    m=$(lab_threads enable "$1") || { lab "error enable at n=$3"; finish 1; }
+    f=$(echo "$m" | sed -n 's/.*first_ms=\([0-9.]*\).*/\1/p')
+    all="$all${all:+,}$f"
+    if [ -z "$best" ] || awk -v a="$f" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+      best=$f bestline=$m
+    fi
+  done
+  MEASURED="$bestline all_first_ms=$all"
+}
+
+scenario_a() {
+  cal=$(param cal 4096)
+  ns=$(param ns 8192,16384,32768)
+  reps=$(param reps 3)
+  set_filter
+  mkdir -p /tmp/uncal /tmp/cal
+  hold "$cal"
+  lab "row n=$cal role=calibration uncal: $(predict /tmp/uncal)"
+  release
+  # REPS calibrations, each in its own state dir; the lowest c_visit (the
+  # least disturbed) is the one the predictions use.
+  best=""
+  for i in $(seq 1 "$reps"); do
+    set_filter
+    mkdir -p "/tmp/cal$i"
+    calibrate "/tmp/cal$i" "$cal" || continue
+    v=$(sed -n 's/.*c_visit=\([0-9.]*\) ns.*/\1/p' /tmp/calibrate.out)
+    if [ -n "$v" ] && { [ -z "$best" ] || awk -v a="$v" -v b="$best" 'BEGIN { exit !(a < b) }'; }; then
+      best=$v; rm -rf /tmp/cal; cp -r "/tmp/cal$i" /tmp/cal
+    fi
+  done
+  if [ -n "$best" ]; then
+    lab "calibration used c_visit=$best ns (lowest of $reps)"
+  else
+    lab "note calibration unavailable: after-calibration column empty"
+  fi
+  for n in $(echo "$ns" | tr ',' ' '); do
+    set_filter
+    t0=$(date +%s)
+    hold "$n"
+    lab "threads n=$n start_s=$(( $(date +%s) - t0 ))"
+    u=$(predict /tmp/uncal)
+    c=$(predict /tmp/cal)
+    min_enable "$FILTER" "$(param mreps 2)" "$n"
+    lab "row n=$n role=measured uncal: $u cal: $c measured: $MEASURED"
+    release
+  done
+  finish 0
+}
+
+scenario_b() {
+  n=$(param b_threads 49152)
+  cal=$(param cal 4096)
+  mkdir -p /tmp/srv /tmp/state
+  tracehealth-server --data_dir=/tmp/srv --listen=127.0.0.1:7443 \
+      --metrics_listen=127.0.0.1:9464 > /tmp/server.log 2>&1 &
+  srv=$!
+  sleep 1
+  set_filter
+  if [ "$(param b_calibrate 1)" = 1 ]; then
+    calibrate /tmp/state "$cal" || lab "note calibration unavailable: seed constants"
+  fi
+  set_filter
+  t0=$(date +%s)
+  hold "$n"
+  lab "threads n=$n start_s=$(( $(date +%s) - t0 ))"
+  $AGENT --host_id=lab --state_dir=/tmp/state --server=127.0.0.1:7443 --interval=1s \
+      > /tmp/agent.log 2>&1 &
+  agent=$!
+  lab "row n=$n role=lockup pred: $(predict /tmp/state)"
+  sleep 3   # two reports with these threads reach the server first
+  ( while :; do
+      lab "poll $(date +%T) $(tracehealthctl hosts --server=127.0.0.1:7443 2>&1 | tail -n 1)"
+      sleep 1
+    done ) &
+  poll=$!
+  lab "enable at $(date +%T)"
+  m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
+  lab "lockup n=$n measured: $m at $(date +%T)"
+  sleep 4   # the agent reads the kernel log and reports it
+  kill "$poll"
+  # The first lockup's records, as the agent read them from /dev/kmsg.
+  timeout 1 cat /dev/kmsg | sed -n '/soft lockup/,/; <\/TASK>/p' | head -n 60 \
+    | sed 's/^/LAB kmsg /'
+  tail -n 20 /tmp/agent.log | sed 's/^/LAB agentlog /'
+  tracehealthctl events lab --server=127.0.0.1:7443 2>&1 | sed 's/^/LAB events /'
+  wget -qO- http://127.0.0.1:9464/metrics | grep '^tracehealth_observed_events_total' \
+    | sed 's/^/LAB metric /'
+  kill "$agent" "$srv"
+  release
+  finish 0
+}
+
+case "$SCENARIO" in
+  A) scenario_a ;;
+  B) scenario_b ;;
+  *) lab "error unknown scenario $SCENARIO"; finish 1 ;;
+esac
