@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status.h"
+#include "server/storage/alert_transitions.h"
 #include "server/storage/labels_json.h"
 #include "server/storage/sqlite/connection.h"
 #include "server/storage/sqlite/statement.h"
@@ -109,6 +110,41 @@ absl::Status DeleteAlertRow(sqlite3* db, const std::string& rule,
   stmt->BindInt(3, active_since_ns);
   if (stmt->Step() != SQLITE_DONE) return SqliteError(db, "delete alert");
   return absl::OkStatus();
+}
+
+absl::StatusOr<TransitionResult> TransitionAlertRow(
+    sqlite3* db, const std::optional<AlertEpisode>& expected,
+    const AlertRow& next) {
+  TH_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE"));
+  auto fail = [db](absl::Status st) {
+    (void)Exec(db, "ROLLBACK");
+    return st;
+  };
+  TransitionResult result;
+  absl::StatusOr<std::optional<AlertRow>> current =
+      CurrentAlertRow(db, next.rule, next.host_id);
+  if (!current.ok()) return fail(current.status());
+  result.current = *std::move(current);
+  if (IsExpectedEpisode(expected, result.current) &&
+      IsAllowedTransition(result.current, next)) {
+    result.applied = true;
+    absl::Status st;
+    if (next.state != 0) {
+      st = PutAlertRow(db, next);
+      result.current = next;
+    } else if (result.current.has_value()) {
+      st = DeleteAlertRow(db, next.rule, next.host_id,
+                          result.current->active_since_ns);
+      if (st.ok()) {
+        current = CurrentAlertRow(db, next.rule, next.host_id);
+        st = current.status();
+        if (st.ok()) result.current = *std::move(current);
+      }
+    }
+    if (!st.ok()) return fail(st);
+  }
+  if (absl::Status st = Exec(db, "COMMIT"); !st.ok()) return fail(st);
+  return result;
 }
 
 }  // namespace tracehealth::server

@@ -2,8 +2,8 @@
 // connection. Labels and annotations are stored as JSON objects.
 //
 // Thread safety: the functions use only the connection passed in, which
-// the caller serializes (PutAlert: the write connection, ListAlerts: the
-// read connection).
+// the caller serializes (PutAlert, TransitionAlert: the write connection,
+// ListAlerts: the read connection).
 #ifndef TRACEHEALTH_SERVER_STORAGE_SQLITE_ALERTS_H_
 #define TRACEHEALTH_SERVER_STORAGE_SQLITE_ALERTS_H_
 
@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/storage/alert_store.h"
+#include "server/storage/alert_transitions.h"
 
 struct sqlite3;
 
@@ -35,6 +36,13 @@ absl::StatusOr<std::optional<AlertRow>> CurrentAlertRow(
 absl::Status DeleteAlertRow(sqlite3* db, const std::string& rule,
                             const std::string& host_id,
                             int64_t active_since_ns);
+
+// AlertStore::TransitionAlert in one IMMEDIATE transaction on `db`: applies
+// `next` only when the current episode is `expected` and the step is allowed
+// (alert_transitions.h); rolls back on any error.
+absl::StatusOr<TransitionResult> TransitionAlertRow(
+    sqlite3* db, const std::optional<AlertEpisode>& expected,
+    const AlertRow& next);
 
 }  // namespace tracehealth::server
 

@@ -17,6 +17,7 @@
 #include "server/storage/sqlite/events.h"
 #include "server/storage/sqlite/ledger.h"
 #include "server/storage/sqlite/migrations.h"
+#include "server/storage/sqlite/retention_search.h"
 #include "server/storage/sqlite/statement.h"
 #include "server/storage/sqlite/wal_checkpointer.h"
 
@@ -263,48 +264,6 @@ absl::Status SqliteStorage::LoadLatest(
   return absl::OkStatus();
 }
 
-namespace {
-
-// The first row id at or after which rows were received at or after
-// `received_before_ns`; nullopt when the table is empty. Rows are appended
-// in commit order, so received_at_ns grows with the id (up to the few
-// milliseconds one batch spans): a binary search over ids finds the end of
-// the old rows without an index. Invariant: every row below `lo` is old and
-// every row at or above `hi` is not.
-absl::StatusOr<std::optional<int64_t>> FindRetentionEnd(
-    sqlite3* db, int64_t received_before_ns) {
-  TH_ASSIGN_OR_RETURN(
-      auto bounds,
-      SqliteStatement::Prepare(db, "SELECT min(id), max(id) FROM reports"));
-  if (bounds->Step() != SQLITE_ROW) return SqliteError(db, "retention bounds");
-  if (bounds->IsNull(0)) return std::nullopt;  // no rows
-  int64_t lo = bounds->Int(0);
-  int64_t hi = bounds->Int(1) + 1;
-  TH_ASSIGN_OR_RETURN(
-      auto probe,
-      SqliteStatement::Prepare(db,
-                               "SELECT id, received_at_ns FROM reports WHERE "
-                               "id >= ?1 ORDER BY id LIMIT 1"));
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    probe->Reset();
-    probe->BindInt(1, mid);
-    int rc = probe->Step();
-    if (rc == SQLITE_ROW && probe->Int(0) < hi &&
-        probe->Int(1) < received_before_ns) {
-      lo = probe->Int(0) + 1;
-    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
-      hi = mid;
-    } else {
-      return SqliteError(db, "retention search");
-    }
-  }
-  probe->Reset();
-  return lo;
-}
-
-}  // namespace
-
 absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
     int64_t received_before_ns) {
   int64_t lo = 0;
@@ -496,36 +455,7 @@ absl::StatusOr<std::vector<CalibrationRow>> SqliteStorage::ListCalibrations() {
 absl::StatusOr<TransitionResult> SqliteStorage::TransitionAlert(
     const std::optional<AlertEpisode>& expected, const AlertRow& next) {
   absl::MutexLock lock(&write_mu_);
-  TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
-  auto fail = [this](absl::Status st) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) {
-    (void)Exec(write_db_, "ROLLBACK");
-    return st;
-  };
-  TransitionResult result;
-  absl::StatusOr<std::optional<AlertRow>> current =
-      CurrentAlertRow(write_db_, next.rule, next.host_id);
-  if (!current.ok()) return fail(current.status());
-  result.current = *std::move(current);
-  if (IsExpectedEpisode(expected, result.current) &&
-      IsAllowedTransition(result.current, next)) {
-    result.applied = true;
-    absl::Status st;
-    if (next.state != 0) {
-      st = PutAlertRow(write_db_, next);
-      result.current = next;
-    } else if (result.current.has_value()) {
-      st = DeleteAlertRow(write_db_, next.rule, next.host_id,
-                          result.current->active_since_ns);
-      if (st.ok()) {
-        current = CurrentAlertRow(write_db_, next.rule, next.host_id);
-        st = current.status();
-        if (st.ok()) result.current = *std::move(current);
-      }
-    }
-    if (!st.ok()) return fail(st);
-  }
-  if (absl::Status st = Exec(write_db_, "COMMIT"); !st.ok()) return fail(st);
-  return result;
+  return TransitionAlertRow(write_db_, expected, next);
 }
 
 absl::StatusOr<bool> SqliteStorage::AcquireLease(const std::string& name,
