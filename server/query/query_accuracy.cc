@@ -14,6 +14,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/calibration/calibrated_report.h"
 #include "server/query/query_service.h"
+#include "server/query/query_util.h"
 
 namespace tracehealth::server {
 namespace {
@@ -21,7 +22,6 @@ namespace {
 using google::protobuf::util::TimeUtil;
 
 constexpr uint32_t kDefaultEvents = 1000;
-constexpr uint32_t kMaxEvents = 10000;
 
 // The stretch `ev` measures in `p` (see EventAccuracy in query.proto);
 // nullopt for an unattributed event or a missing prediction.
@@ -114,30 +114,12 @@ void SetMedians(v1::ClassAccuracy* c) {
 
 grpc::Status QueryService::DoAccuracy(const v1::AccuracyRequest& req,
                                       v1::AccuracyResponse* resp) const {
-  if (req.limit() > kMaxEvents) {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("limit ", req.limit(), " is over ", kMaxEvents));
-  }
-  EventFilter f;
-  f.to_ns = req.has_to() ? TimeUtil::TimestampToNanoseconds(req.to())
-                         : absl::ToUnixNanos(options_.now());
-  f.from_ns = req.has_from()
-                  ? TimeUtil::TimestampToNanoseconds(req.from())
-                  : f.to_ns - absl::ToInt64Nanoseconds(absl::Hours(24 * 7));
-  if (f.from_ns > f.to_ns) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "from is after to");
-  }
-  f.limit = req.limit() == 0 ? kDefaultEvents : req.limit();
-  if (options_.events == nullptr) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        "no event store on this server");
-  }
-  absl::StatusOr<std::vector<EventRow>> rows = options_.events->ListEvents(f);
-  if (!rows.ok()) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                        std::string(rows.status().message()));
-  }
+  std::vector<EventRow> event_rows;
+  grpc::Status st = ReadEventWindow(
+      options_.events, req.has_from() ? &req.from() : nullptr,
+      req.has_to() ? &req.to() : nullptr, req.limit(), kDefaultEvents,
+      options_.now(), EventFilter{}, &event_rows);
+  if (!st.ok()) return st;
   std::map<std::string, v1::ClassAccuracy> classes;
   if (options_.classes != nullptr) {
     for (const ClassConstants& k : options_.classes->All()) {
@@ -162,7 +144,7 @@ grpc::Status QueryService::DoAccuracy(const v1::AccuracyRequest& req,
     c.set_hardware_class(cls);
     c.set_hosts(c.hosts() + 1);
   });
-  for (const EventRow& row : *rows) {
+  for (const EventRow& row : event_rows) {
     v1::StoredEvent ev;
     if (!ev.ParseFromString(row.blob)) {
       return grpc::Status(
