@@ -37,6 +37,20 @@ std::optional<CalibratedConstants> ReportCalibration(const v1::HostReport& r) {
   return k;
 }
 
+ModelOptions HostModelOptions(const v1::HostReport& r,
+                              std::optional<FeatureTable>* table) {
+  ModelOptions options;
+  options.calibration = ReportCalibration(r);
+  if (!r.has_feature_table_override()) return options;
+  absl::StatusOr<FeatureTable> t =
+      FeatureTableFromOverride(r.feature_table_override());
+  if (t.ok()) {
+    table->emplace(*std::move(t));
+    options.features = &**table;
+  }
+  return options;
+}
+
 std::shared_ptr<const v1::HostReport> WithClassCalibration(
     std::shared_ptr<const v1::HostReport> r, const ClassCalibrations* classes) {
   if (classes == nullptr || r->has_calibration()) return r;
@@ -50,16 +64,8 @@ std::shared_ptr<const v1::HostReport> WithClassCalibration(
   c->set_class_canaries(k->canaries);
   c->set_c_visit_seconds(k->c_visit_median);
   c->set_fixed_seconds(k->fixed_median);
-  ModelOptions options;
   std::optional<FeatureTable> table;
-  if (out->has_feature_table_override()) {
-    absl::StatusOr<FeatureTable> t =
-        FeatureTableFromOverride(out->feature_table_override());
-    if (t.ok()) {
-      table.emplace(*std::move(t));
-      options.features = &*table;
-    }
-  }
+  ModelOptions options = HostModelOptions(*out, &table);
   options.calibration = k->Constants();
   PredictAllInto(out->snapshot(), options, out->mutable_predictions());
   return out;

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "common/kernel/feature_table.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/calibration.pb.h"
 #include "proto/tracehealth/v1/report.pb.h"
@@ -32,6 +33,12 @@ std::string ReportHardwareClass(const v1::HostReport& r);
 // default), named as the basis names them: "this host's calibration
 // <measured_at>" or "N canaries of class X".
 std::optional<CalibratedConstants> ReportCalibration(const v1::HostReport& r);
+
+// The models' options for the host that sent `r`: its constants
+// (ReportCalibration) and the feature table its agent used (the report's
+// override rows, kept in `*table`; ingest refused rows that do not parse).
+ModelOptions HostModelOptions(const v1::HostReport& r,
+                              std::optional<FeatureTable>* table);
 
 // `r`, or (see above) a copy with the class's calibration and predictions.
 // `classes` may be null (no classes).

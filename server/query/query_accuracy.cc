@@ -8,7 +8,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
 #include "common/models/fgraph/hardware_class.h"
 #include "google/protobuf/util/time_util.h"
@@ -81,16 +80,8 @@ void Compare(const v1::StoredEvent& ev, const v1::HostReport* then,
   if (p) s->set_predicted_seconds(*p);
   if (p && *p > 0 && seconds) s->set_ratio(ev.event().seconds() / *p);
   if (!now) return;
-  ModelOptions options;
   std::optional<FeatureTable> table;
-  if (then->has_feature_table_override()) {
-    absl::StatusOr<FeatureTable> t =
-        FeatureTableFromOverride(then->feature_table_override());
-    if (t.ok()) {
-      table.emplace(*std::move(t));
-      options.features = &*table;
-    }
-  }
+  ModelOptions options = HostModelOptions(*then, &table);
   options.calibration = now;
   const v1::Predictions repriced = PredictAll(then->snapshot(), options);
   std::optional<double> c = PredictedStretch(repriced, ev);

@@ -10,7 +10,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/escape.h"
-#include "common/kernel/feature_table_override.h"
 #include "common/models/explain.h"
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
@@ -21,20 +20,6 @@
 #include "server/query/query_util.h"
 
 namespace tracehealth::server {
-
-ModelOptions HostModelOptions(const v1::HostReport& r,
-                              std::optional<FeatureTable>* table) {
-  ModelOptions options;
-  options.calibration = ReportCalibration(r);
-  if (!r.has_feature_table_override()) return options;
-  absl::StatusOr<FeatureTable> t =
-      FeatureTableFromOverride(r.feature_table_override());
-  if (t.ok()) {
-    table->emplace(*std::move(t));
-    options.features = &**table;
-  }
-  return options;
-}
 
 const v1::AttachPrediction* StoredPrediction(const v1::HostReport& r,
                                              v1::ProbeKind kind) {

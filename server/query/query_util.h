@@ -17,6 +17,7 @@
 #include "grpcpp/support/status.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/report.pb.h"
+#include "server/calibration/calibrated_report.h"  // HostModelOptions
 #include "server/storage/event_store.h"
 
 namespace tracehealth::server {
@@ -39,12 +40,6 @@ inline grpc::Status ToGrpc(const absl::Status& st) {
   return grpc::Status(static_cast<grpc::StatusCode>(st.code()),
                       std::string(st.message()));
 }
-
-// The models' options for the host that sent `r`: the feature table its
-// agent used (the report's override rows; ingest refused rows that do not
-// parse), kept in `*table`.
-ModelOptions HostModelOptions(const v1::HostReport& r,
-                              std::optional<FeatureTable>* table);
 
 // The stored events a ListEvents or Accuracy request selects into `*rows`:
 // `f`'s host and prediction filters over [from, to] (to: `now` when null;
