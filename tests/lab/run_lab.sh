@@ -9,8 +9,8 @@
 # 2*CAL <= N < 3*CAL is off the measurement by more than 25 % (rows at
 # N >= 3*CAL are printed, not checked; a row whose MREPS enables differ by
 # more than 25 % from each other is printed as not judged). Scenario B
-# (preempt=none watchdog_thresh=1, B_THREADS idle threads, calibrated at
-# B_CAL): the enable's soft lockup must reach the server, attributed to
+# (preempt=none watchdog_thresh=1 rcupdate.rcu_cpu_stall_timeout=120,
+# B_THREADS idle threads, calibrated at B_CAL): the enable's soft lockup must reach the server, attributed to
 # fgraph and counted as predicted.
 # Skips (exit 0, "lab: SKIPPED: reason") without qemu-system-x86_64, a
 # static busybox, gcc or the kernel package. Environment:
@@ -188,7 +188,7 @@ fi
 b0=$(date +%s)
 if [[ $scenarios != *B* ]]; then
   :
-elif boot "$out/b.log" 420 6G "$accel" preempt=none watchdog_thresh=1 \
+elif boot "$out/b.log" 420 6G "$accel" preempt=none watchdog_thresh=1 rcupdate.rcu_cpu_stall_timeout=120 \
     lab.scenario=B lab.cal="$b_cal" lab.b_threads="$b_threads"; then
   echo "lab: scenario B $(( $(date +%s) - b0 )) s"
   grep "^LAB \(boot\|calibrate\|note\|threads\|row\|enable\|poll\|lockup\|kmsg\|agentlog\|events\|metric\)" "$out/b.log.txt"
