@@ -8,6 +8,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 #include "server/query/query_service.h"
+#include "server/query/single_what_ifs.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
@@ -247,21 +248,7 @@ TEST_F(PlanQueryTest, AWhatIfReplansEveryHost) {
 // one does (what_if_test): each override alone is listed OVERRIDDEN in the
 // answer's basis, the host's other inputs keep their own source.
 TEST_F(PlanQueryTest, EachOverriddenInputIsListedAsOverridden) {
-  struct One {
-    const char* input;
-    void (*set)(v1::WhatIf&);
-  };
-  const One each[] = {
-      {"threads.total", [](v1::WhatIf& w) { w.set_threads(400000); }},
-      {"fgraph.null_threads_bound",
-       [](v1::WhatIf& w) { w.set_null_threads(5); }},
-      {"kernel.preempt_mode",
-       [](v1::WhatIf& w) { w.set_preempt_mode(v1::PREEMPT_MODE_FULL); }},
-      {"kernel.release", [](v1::WhatIf& w) { w.set_kernel_release("6.19.1"); }},
-      {"fgraph.active", [](v1::WhatIf& w) { w.set_fgraph_active(false); }},
-      {"batch", [](v1::WhatIf& w) { w.set_batch(1024); }},
-  };
-  for (const One& one : each) {
+  for (const SingleWhatIf& one : kSingleWhatIfs) {
     SCOPED_TRACE(one.input);
     v1::PredictAttachRequest req;
     req.set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);

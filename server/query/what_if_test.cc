@@ -7,6 +7,7 @@
 #include "common/models/evaluate.h"
 #include "common/models/explain.h"
 #include "gtest/gtest.h"
+#include "server/query/single_what_ifs.h"
 
 namespace tracehealth::server {
 namespace {
@@ -110,21 +111,7 @@ TEST(WhatIfTest, EveryOverriddenInputIsListedAsOverridden) {
   EXPECT_EQ(stored["batch"], v1::INPUT_SOURCE_DERIVED);
 
   // Each override alone: that input, and only it, is OVERRIDDEN.
-  struct One {
-    const char* input;
-    void (*set)(v1::WhatIf&);
-  };
-  const One each[] = {
-      {"threads.total", [](v1::WhatIf& w) { w.set_threads(400000); }},
-      {"fgraph.null_threads_bound",
-       [](v1::WhatIf& w) { w.set_null_threads(5); }},
-      {"kernel.preempt_mode",
-       [](v1::WhatIf& w) { w.set_preempt_mode(v1::PREEMPT_MODE_FULL); }},
-      {"kernel.release", [](v1::WhatIf& w) { w.set_kernel_release("6.19.1"); }},
-      {"fgraph.active", [](v1::WhatIf& w) { w.set_fgraph_active(false); }},
-      {"batch", [](v1::WhatIf& w) { w.set_batch(1024); }},
-  };
-  for (const One& one : each) {
+  for (const SingleWhatIf& one : kSingleWhatIfs) {
     SCOPED_TRACE(one.input);
     v1::WhatIf w;
     one.set(w);
