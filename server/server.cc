@@ -214,15 +214,23 @@ absl::Status Server::OpenBackend() {
 
 absl::Status Server::LoadIndex() {
   absl::Time load_start = absl::Now();
-  absl::Status loaded = index_.LoadFrom(
-      *reports_, [this](const v1::HostReport& r) { alerting_->Remember(r); });
+  HostIndex::LoadStats stats;
+  absl::Status loaded = index_.LoadFrom(*reports_, &stats);
   if (absl::IsDataLoss(loaded)) {
     env_.log(absl::StrCat(loaded.ToString(), " (host skipped)"));
   } else if (!loaded.ok()) {
     return loaded;
   }
-  env_.log(absl::StrFormat("%zu hosts loaded in %s", index_.size(),
-                           absl::FormatDuration(absl::Now() - load_start)));
+  env_.log(absl::StrFormat(
+      "%zu hosts loaded in %s: %zu from stored records, %zu rebuilt from "
+      "reports (%zu stored without a record, %zu with a record not usable)",
+      index_.size(), absl::FormatDuration(absl::Now() - load_start),
+      stats.from_records, stats.from_reports, stats.without_record,
+      stats.unusable_records));
+  if (!stats.first_unusable.ok()) {
+    env_.log(absl::StrCat("first unusable record: ",
+                          stats.first_unusable.ToString()));
+  }
   absl::Status classes = classes_.LoadFrom(*calibrations_);
   if (absl::IsDataLoss(classes)) {
     env_.log(absl::StrCat(classes.ToString(), " (skipped)"));
@@ -254,6 +262,7 @@ absl::Status Server::MakeAlerting() {
   Alerting::Options aopts;
   aopts.eval_interval = config_.alert_eval_interval;
   aopts.transitions = transitions_;
+  aopts.reports = reports_;
   // Several URLs, comma-separated: every instance of an Alertmanager
   // cluster, each posted to.
   for (absl::string_view url :

@@ -131,11 +131,14 @@ Alerting::Values Alerting::ValuesOf(const v1::HostReport& report) const {
   return v;
 }
 
-void Alerting::Remember(const v1::HostReport& report) {
-  if (increase_rules_.empty()) return;
-  Values v = ValuesOf(report);
-  absl::MutexLock lock(&values_mu_);
-  previous_.insert_or_assign(report.host_id(), std::move(v));
+Alerting::Values Alerting::StoredValues(const std::string& host,
+                                        uint64_t seq) const {
+  if (options_.reports != nullptr && seq > 0) {
+    absl::StatusOr<std::string> blob = options_.reports->GetReport(host, seq);
+    v1::HostReport report;
+    if (blob.ok() && report.ParseFromString(*blob)) return ValuesOf(report);
+  }
+  return Values(increase_rules_.size());
 }
 
 Alerting::~Alerting() { Stop(); }
@@ -201,15 +204,21 @@ void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
       c1 = engine_.OnReport(r, it->second, c.received_at);
     } else {
       // A replayed older report says nothing about the host's state now.
-      if (index_->LatestSeq(r.host_id()) >= r.seq()) continue;
+      const uint64_t newest = index_->LatestSeq(r.host_id());
+      if (newest >= r.seq()) continue;
       std::fill(before.begin(), before.end(), std::nullopt);
       if (!increase_rules_.empty()) {
-        absl::MutexLock lock(&values_mu_);
-        auto v = previous_.find(r.host_id());
-        if (v != previous_.end()) {
-          for (size_t k = 0; k < increase_rules_.size(); ++k)
-            before[increase_rules_[k]] = v->second[k];
+        std::optional<Values> kept;
+        {
+          absl::MutexLock lock(&values_mu_);
+          auto v = previous_.find(r.host_id());
+          if (v != previous_.end()) kept = v->second;
         }
+        // Not seen since the start: its newest stored report, read once
+        // (the value is kept below).
+        if (!kept.has_value()) kept = StoredValues(r.host_id(), newest);
+        for (size_t k = 0; k < increase_rules_.size(); ++k)
+          before[increase_rules_[k]] = (*kept)[k];
       }
       c1 = engine_.OnReport(r, before, c.received_at);
     }

@@ -5,8 +5,10 @@
 //   thread ("ingest-publish"), before the host index takes the reports (a
 //   replayed older seq is told from the index's newest). `increased` rules
 //   compare with the host's previous report through the value they read of
-//   it, kept per host (only with such rules) and seeded at start from the
-//   stored newest reports (Remember).
+//   it, kept per host (only with such rules). For a host without a kept
+//   value (its first report since the server started) it is read once from
+//   the host's stored newest report (Options::reports, with the index's
+//   seq: OnCommitted runs before the index applies the batch).
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
 //   changed alert and hands it to each Alertmanager notifier configured.
@@ -54,6 +56,7 @@
 #include "server/report/committed_report.h"
 #include "server/storage/alert_store.h"
 #include "server/storage/alert_transitions.h"
+#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
@@ -66,6 +69,10 @@ class Alerting {
     std::vector<AlertmanagerNotifier::Options> alertmanagers;
     // Not owned; null: changes are stored with PutAlert.
     AlertTransitions* transitions = nullptr;
+    // Not owned; where `increased` rules read a host's previous report
+    // when they have no value of it yet. Null: such a host's first report
+    // is compared with nothing.
+    ReportStore* reports = nullptr;
   };
 
   // `storage` and `index` are not owned and must outlive this object.
@@ -85,10 +92,6 @@ class Alerting {
 
   void OnCommitted(absl::Span<const CommittedReport> reports);
 
-  // Keeps what `increased` rules will compare the host's next report with;
-  // the server calls it for each stored newest report at start.
-  void Remember(const v1::HostReport& report);
-
   std::vector<v1::Alert> Alerts() const { return engine_.Alerts(); }
 
   std::shared_ptr<prometheus::Collectable> collector() const;
@@ -99,6 +102,9 @@ class Alerting {
   // its newest report.
   using Values = absl::InlinedVector<std::optional<double>, 1>;
   Values ValuesOf(const v1::HostReport& report) const;
+  // The values of `host`'s report `seq` read from Options::reports; none
+  // (all nullopt) when there is no store or the report cannot be read.
+  Values StoredValues(const std::string& host, uint64_t seq) const;
   void Run();
   // Stores and notifies `changed`.
   void Publish(const std::vector<v1::Alert>& changed);

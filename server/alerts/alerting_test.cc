@@ -110,40 +110,58 @@ TEST(AlertingTest, IncreasedComparesAcrossBatchesAndRestarts) {
   ASSERT_TRUE(storage.ok()) << storage.status();
   HostIndex index;
   const absl::Time t0 = absl::Now();
-  auto commit = [&](Alerting& a, CommittedReport c) {
+  // As the writer hook has it: the report is stored, alerting sees it, then
+  // the index.
+  auto commit = [&](Alerting& a, HostIndex& idx, CommittedReport c) {
+    ReportRow row;
+    row.host_id = c.report->host_id();
+    row.seq = c.report->seq();
+    row.blob = c.report->report()->SerializeAsString();
+    ASSERT_TRUE((*storage)->WriteBatch({row}).ok());
     std::vector<CommittedReport> batch = {std::move(c)};
     a.OnCommitted(batch);
-    index.Apply(batch);
+    idx.Apply(batch);
   };
   {
     Alerting alerting(Rules(), storage->get(), &index,
-                      {absl::Milliseconds(50), {}});
+                      {absl::Milliseconds(50), {}, nullptr, storage->get()});
     ASSERT_TRUE(alerting.Start().ok());
-    commit(alerting, Report("h3", 1, 1, 5, t0));
-    commit(alerting, Report("h3", 2, 1, 5, t0));  // 5 -> 5
+    commit(alerting, index, Report("h3", 1, 1, 5, t0));
+    commit(alerting, index, Report("h3", 2, 1, 5, t0));  // 5 -> 5
+    commit(alerting, index, Report("h4", 1, 1, 6, t0));
     absl::SleepFor(absl::Milliseconds(200));
     EXPECT_TRUE(alerting.Alerts().empty());
-    commit(alerting, Report("h3", 3, 1, 6, t0));  // 5 -> 6, another batch
+    commit(alerting, index, Report("h3", 3, 1, 6, t0));  // 5 -> 6
     std::vector<AlertRow> rows = WaitStored(storage->get(), 1);
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].rule, "Dropping");
+    EXPECT_EQ(rows[0].host_id, "h3");
   }
-  // After a restart the host's stored newest report (6 dropped) is what the
-  // next one is compared with: 6 -> 6 resolves, 6 -> 8 would fire.
-  Alerting restarted(Rules(), storage->get(), &index,
-                     {absl::Milliseconds(50), {}});
-  v1::HostReport newest;
-  newest.set_host_id("h3");
-  newest.set_seq(3);
-  newest.mutable_health()->set_spool_dropped_total(6);
-  restarted.Remember(newest);
+  // A restarted server: its index loaded from the store, no values kept.
+  // Each host's first report is compared with its stored newest one (6
+  // dropped each): h3 6 -> 6 stays quiet (its restored alert resolves), h4
+  // 6 -> 9 fires. Without the stored value h4 would be compared with
+  // nothing and stay quiet.
+  HostIndex reloaded;
+  ASSERT_TRUE(reloaded.LoadFrom(**storage).ok());
+  ASSERT_EQ(reloaded.LatestSeq("h4"), 1u);
+  Alerting restarted(Rules(), storage->get(), &reloaded,
+                     {absl::Milliseconds(50), {}, nullptr, storage->get()});
   ASSERT_TRUE(restarted.Start().ok());
-  commit(restarted, Report("h3", 4, 1, 6, t0 + absl::Seconds(15)));
+  commit(restarted, reloaded, Report("h3", 4, 1, 6, t0 + absl::Seconds(15)));
   EXPECT_TRUE(WaitStored(storage->get(), 0).empty());
-  commit(restarted, Report("h3", 5, 1, 8, t0 + absl::Seconds(30)));
+  commit(restarted, reloaded, Report("h4", 2, 1, 9, t0 + absl::Seconds(15)));
   std::vector<AlertRow> again = WaitStored(storage->get(), 1);
   ASSERT_EQ(again.size(), 1u);
-  EXPECT_EQ(again[0].value, 8);
+  EXPECT_EQ(again[0].host_id, "h4");
+  EXPECT_EQ(again[0].value, 9);
+  // Then from the kept value: h4 9 -> 9 resolves, h3 6 -> 7 fires.
+  commit(restarted, reloaded, Report("h4", 3, 1, 9, t0 + absl::Seconds(30)));
+  commit(restarted, reloaded, Report("h3", 5, 1, 7, t0 + absl::Seconds(30)));
+  again = WaitStored(storage->get(), 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].host_id, "h3");
+  EXPECT_EQ(again[0].value, 7);
 }
 
 TEST(AlertRowTest, RoundTrips) {

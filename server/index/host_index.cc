@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "common/models/fgraph/hardware_class.h"
+#include "common/status.h"
 #include "server/calibration/calibrated_report.h"
+#include "server/index/host_record_codec.h"
 
 namespace tracehealth::server {
 namespace {
@@ -23,38 +27,89 @@ HostIndex::Shard& HostIndex::ShardOf(absl::string_view host_id) {
   return shards_[absl::Hash<absl::string_view>()(host_id) % kShards];
 }
 
-absl::Status HostIndex::LoadFrom(
-    ReportStore& storage,
-    const std::function<void(const v1::HostReport&)>& also) {
+absl::Status HostIndex::LoadFrom(ReportStore& storage, LoadStats* stats) {
   std::array<absl::node_hash_map<std::string, HostEntry>, kShards> loaded;
+  LoadStats counts;
   absl::Status first_error;
-  // One message, parsed into again and again: its memory is reused.
-  v1::HostReport report;
-  absl::Status st = storage.LoadLatest([&](LatestRow& row) {
-    if (!report.ParseFromString(row.blob)) {
-      if (first_error.ok()) {
-        first_error = absl::DataLossError(
-            absl::StrCat("stored report ", row.host_id, "/", row.latest_seq,
-                         " does not parse"));
-      }
-      return;
-    }
-    if (also) also(report);
+  auto fail = [&first_error](absl::Status st) {
+    if (first_error.ok()) first_error = std::move(st);
+  };
+  auto keep = [&loaded](LatestRow& row, HostRecord record) {
     HostEntry e;
-    e.record = RecordOf(report);
+    e.record = std::move(record);
     e.record.seq = row.latest_seq;
     e.first_seen = absl::FromUnixNanos(row.first_seen_ns);
     e.last_seen = absl::FromUnixNanos(row.last_seen_ns);
     e.reports = row.reports;
     const size_t shard = absl::Hash<absl::string_view>()(row.host_id) % kShards;
     loaded[shard].insert_or_assign(std::move(row.host_id), std::move(e));
+  };
+  // One message, parsed into again and again: its memory is reused.
+  v1::HostReport report;
+  auto rebuild = [&](LatestRow& row, absl::string_view blob) {
+    if (!report.ParseFromArray(blob.data(), static_cast<int>(blob.size()))) {
+      fail(
+          absl::DataLossError(absl::StrCat("stored report ", row.host_id, "/",
+                                           row.latest_seq, " does not parse")));
+      return;
+    }
+    counts.from_reports++;
+    keep(row, RecordOf(report));
+  };
+  // Hosts whose record is not usable: their reports are read after the
+  // scan (the store is not called back from inside it).
+  std::vector<LatestRow> unusable;
+  absl::Status st = storage.LoadLatest([&](LatestRow& row) {
+    if (row.record.empty()) {
+      counts.without_record++;
+      rebuild(row, row.blob);
+      return;
+    }
+    absl::StatusOr<HostRecord> record =
+        DecodeHostRecord(row.record, tables_, &identities_);
+    if (!record.ok()) {
+      if (counts.first_unusable.ok()) counts.first_unusable = record.status();
+      std::string().swap(row.record);
+      unusable.push_back(std::move(row));
+      return;
+    }
+    if (ClassWouldPrice(*record)) {
+      // Its predictions are recomputed with the class's constants from the
+      // whole report (RecordOf).
+      counts.class_priced++;
+      std::string().swap(row.record);
+      unusable.push_back(std::move(row));
+      return;
+    }
+    counts.from_records++;
+    keep(row, *std::move(record));
   });
   if (!st.ok()) return st;
+  counts.unusable_records = unusable.size() - counts.class_priced;
+  for (LatestRow& row : unusable) {
+    absl::StatusOr<std::string> blob =
+        storage.GetReport(row.host_id, row.latest_seq);
+    if (!blob.ok()) {
+      fail(blob.status());
+      continue;
+    }
+    rebuild(row, *blob);
+  }
   for (int i = 0; i < kShards; ++i) {
     absl::MutexLock lock(&shards_[i].mu);
     shards_[i].hosts = std::move(loaded[i]);
   }
+  if (stats != nullptr) *stats = std::move(counts);
   return first_error;
+}
+
+bool HostIndex::ClassWouldPrice(const HostRecord& record) const {
+  if (classes_ == nullptr || record.calibration != nullptr) return false;
+  const std::string cls = HardwareClass(record.inputs.identity->cpu_model,
+                                        record.inputs.identity->release);
+  if (cls.empty()) return false;
+  std::optional<ClassConstants> k = classes_->Of(cls);
+  return k.has_value() && k->c_visit_median > 0;
 }
 
 HostRecord HostIndex::RecordOf(const v1::HostReport& report) {
@@ -96,14 +151,7 @@ void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
 }
 
 absl::Status HostIndex::Merge(LatestRow& row) {
-  // One message per thread, parsed into again and again.
-  thread_local v1::HostReport report;
-  if (!report.ParseFromString(row.blob)) {
-    return absl::DataLossError(
-        absl::StrCat("report ", row.host_id, "/", row.latest_seq,
-                     " from the change feed does not parse"));
-  }
-  HostRecord record = RecordOf(report);
+  TH_ASSIGN_OR_RETURN(HostRecord record, MergedRecord(row));
   record.seq = row.latest_seq;
   const absl::Time first = absl::FromUnixNanos(row.first_seen_ns);
   const absl::Time last = absl::FromUnixNanos(row.last_seen_ns);
@@ -116,6 +164,20 @@ absl::Status HostIndex::Merge(LatestRow& row) {
   e.last_seen = inserted ? last : std::max(e.last_seen, last);
   e.reports = std::max(e.reports, row.reports);
   return absl::OkStatus();
+}
+
+absl::StatusOr<HostRecord> HostIndex::MergedRecord(const LatestRow& row) {
+  if (row.blob.empty() && !row.record.empty()) {
+    return DecodeHostRecord(row.record, tables_, &identities_);
+  }
+  // One message per thread, parsed into again and again.
+  thread_local v1::HostReport report;
+  if (!report.ParseFromString(row.blob)) {
+    return absl::DataLossError(
+        absl::StrCat("report ", row.host_id, "/", row.latest_seq,
+                     " from the change feed does not parse"));
+  }
+  return RecordOf(report);
 }
 
 std::optional<HostEntry> HostIndex::Get(const std::string& host_id) const {

@@ -27,6 +27,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -63,14 +64,27 @@ class HostIndex {
   HostIndex(const HostIndex&) = delete;
   HostIndex& operator=(const HostIndex&) = delete;
 
-  // Loads every host's newest report from `storage` (replacing what the
-  // index holds), calling `also` with each parsed report (when set) before
-  // it is dropped. Errors: the storage's, or DataLoss for a blob that does
-  // not parse (that host is skipped; the first such error is returned after
-  // loading the rest).
-  absl::Status LoadFrom(
-      ReportStore& storage,
-      const std::function<void(const v1::HostReport&)>& also = nullptr);
+  // How LoadFrom built the records.
+  struct LoadStats {
+    size_t from_records = 0;      // decoded from the stored record
+    size_t from_reports = 0;      // rebuilt from the report (the next three)
+    size_t without_record = 0;    // stored without one (before the store
+                                  // kept records)
+    size_t unusable_records = 0;  // of another format or model version, or
+                                  // not decoding
+    absl::Status first_unusable;  // why the first of those was refused
+    // Of a host without its own calibration whose hardware class has
+    // constants: rebuilt from the report, priced with them.
+    size_t class_priced = 0;
+  };
+
+  // Loads every host's newest record from `storage` (replacing what the
+  // index holds): the stored record where it is usable, else the record of
+  // the stored report (its hardware class's calibration applied as in
+  // Apply). Errors: the storage's, or DataLoss for a report that does not
+  // parse or cannot be read (that host is skipped; the first such error is
+  // returned after loading the rest). `stats` (optional) gets the counts.
+  absl::Status LoadFrom(ReportStore& storage, LoadStats* stats = nullptr);
 
   // Applies newly committed reports: a host's record is replaced only by a
   // report with a higher seq; last_seen and the count always advance. Each
@@ -109,6 +123,12 @@ class HostIndex {
     mutable absl::Mutex mu;
     absl::node_hash_map<std::string, HostEntry> hosts ABSL_GUARDED_BY(mu);
   };
+  // The record of a change-feed row: its report's when it carries one, else
+  // its stored record's.
+  absl::StatusOr<HostRecord> MergedRecord(const LatestRow& row);
+  // Whether RecordOf would price the host of `record` with its class's
+  // constants (a record decoded from the store is not priced).
+  bool ClassWouldPrice(const HostRecord& record) const;
   // MakeHostRecord of `report`, with the class's calibration applied.
   HostRecord RecordOf(const v1::HostReport& report);
   const Shard& ShardOf(absl::string_view host_id) const;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "gtest/gtest.h"
+#include "server/index/host_record_codec.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/subprocess.h"
 
@@ -85,13 +86,12 @@ TEST(HostIndexTest, RebuildsFromStorage) {
   }
   ASSERT_TRUE((*storage)->WriteBatch(rows).ok());
   HostIndex index;
-  std::vector<uint64_t> seen;
-  ASSERT_TRUE(
-      index
-          .LoadFrom(**storage,
-                    [&](const v1::HostReport& r) { seen.push_back(r.seq()); })
-          .ok());
-  EXPECT_EQ(seen, std::vector<uint64_t>{3});
+  HostIndex::LoadStats stats;
+  ASSERT_TRUE(index.LoadFrom(**storage, &stats).ok());
+  // Stored without records: rebuilt from the newest report.
+  EXPECT_EQ(stats.from_records, 0u);
+  EXPECT_EQ(stats.from_reports, 1u);
+  EXPECT_EQ(stats.without_record, 1u);
   auto e = index.Get("h1");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->record.seq, 3u);
@@ -99,6 +99,64 @@ TEST(HostIndexTest, RebuildsFromStorage) {
   EXPECT_EQ(e->reports, 3u);
   EXPECT_EQ(e->first_seen, absl::FromUnixSeconds(1));
   EXPECT_EQ(e->last_seen, absl::FromUnixSeconds(3));
+}
+
+// A row whose blob is `host`'s report with role "report" and whose record
+// (unless empty) is given.
+ReportRow RowWithRecord(const std::string& host, std::string record) {
+  ReportRow row;
+  row.host_id = host;
+  row.seq = 5;
+  row.received_at_ns = 5000000000;
+  row.blob = Report(host, 5, "report").SerializeAsString();
+  row.record = std::move(record);
+  return row;
+}
+
+TEST(HostIndexTest, LoadsStoredRecordsAndRebuildsTheOthersFromReports) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("idx") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  // The records say role "record", the reports "report": which one a host
+  // was loaded from shows in its labels.
+  const v1::HostReport recorded = Report("x", 5, "record");
+  v1::StoredHostRecord other_format = ToStoredRecord(recorded);
+  other_format.set_format_version(kHostRecordFormatVersion + 1);
+  v1::StoredHostRecord other_model = ToStoredRecord(recorded);
+  other_model.set_made_under_model_version("0.0.1");
+  ASSERT_TRUE(
+      (*storage)
+          ->WriteBatch(
+              {RowWithRecord("good", EncodeHostRecord(recorded)),
+               RowWithRecord("none", ""),
+               RowWithRecord("format", other_format.SerializeAsString()),
+               RowWithRecord("model", other_model.SerializeAsString()),
+               RowWithRecord("corrupt", "\x12\x64x")})
+          .ok());
+  HostIndex index;
+  HostIndex::LoadStats stats;
+  ASSERT_TRUE(index.LoadFrom(**storage, &stats).ok());
+  EXPECT_EQ(index.size(), 5u);
+  EXPECT_EQ(stats.from_records, 1u);
+  EXPECT_EQ(stats.from_reports, 4u);
+  EXPECT_EQ(stats.without_record, 1u);
+  EXPECT_EQ(stats.unusable_records, 3u);
+  EXPECT_EQ(stats.class_priced, 0u);
+  EXPECT_FALSE(stats.first_unusable.ok());
+  auto role = [&index](const std::string& host) {
+    auto e = index.Get(host);
+    EXPECT_TRUE(e.has_value()) << host;
+    if (!e.has_value()) return std::string("missing");
+    EXPECT_EQ(e->record.seq, 5u) << host;
+    EXPECT_EQ(e->reports, 1u) << host;
+    EXPECT_EQ(e->last_seen, absl::FromUnixSeconds(5)) << host;
+    EXPECT_EQ(e->record.threads(), 5000u) << host;  // 1000 * seq
+    return std::string(e->record.labels.Find("role").value_or("none"));
+  };
+  EXPECT_EQ(role("good"), "record");
+  EXPECT_EQ(role("none"), "report");
+  EXPECT_EQ(role("format"), "report");
+  EXPECT_EQ(role("model"), "report");
+  EXPECT_EQ(role("corrupt"), "report");
 }
 
 TEST(HostIndexTest, UnparsableBlobIsReportedAndSkipped) {

@@ -235,14 +235,19 @@ const StoredAttach* HostRecord::Attach(v1::ProbeKind kind) const {
 std::shared_ptr<const FeatureTable> FeatureTableCache::Get(
     const v1::HostReport& report) {
   if (!report.has_feature_table_override()) return nullptr;
-  std::string key = report.feature_table_override().SerializeAsString();
+  return Get(report.feature_table_override());
+}
+
+std::shared_ptr<const FeatureTable> FeatureTableCache::Get(
+    const v1::FeatureTableOverride& override_table) {
+  std::string key = override_table.SerializeAsString();
   absl::MutexLock lock(&mu_);
   auto it = tables_.find(key);
   if (it != tables_.end()) {
     if (std::shared_ptr<const FeatureTable> t = it->second.lock()) return t;
   }
   absl::StatusOr<FeatureTable> parsed =
-      FeatureTableFromOverride(report.feature_table_override());
+      FeatureTableFromOverride(override_table);
   if (!parsed.ok()) return nullptr;
   auto table = std::make_shared<const FeatureTable>(*std::move(parsed));
   tables_.insert_or_assign(std::move(key), table);

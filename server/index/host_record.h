@@ -174,6 +174,9 @@ class FeatureTableCache {
   // The table of `report`'s override; nullptr without one, or for rows that
   // do not parse (ingest refuses those; only an altered store has them).
   std::shared_ptr<const FeatureTable> Get(const v1::HostReport& report);
+  // The same for an override itself (a stored record's).
+  std::shared_ptr<const FeatureTable> Get(
+      const v1::FeatureTableOverride& override_table);
 
  private:
   absl::Mutex mu_;

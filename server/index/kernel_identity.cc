@@ -50,7 +50,10 @@ const std::shared_ptr<const KernelIdentity>& KernelIdentity::Empty() {
 
 std::shared_ptr<const KernelIdentity> KernelIdentityCache::Get(
     const v1::HostSnapshot& snapshot) {
-  K id = K::Of(snapshot);
+  return Intern(K::Of(snapshot));
+}
+
+std::shared_ptr<const KernelIdentity> KernelIdentityCache::Intern(K id) {
   if (id.present == 0) return K::Empty();
   absl::MutexLock lock(&mu_);
   auto it = identities_.find(id);

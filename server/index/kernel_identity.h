@@ -63,6 +63,8 @@ struct KernelIdentity {
 class KernelIdentityCache {
  public:
   std::shared_ptr<const KernelIdentity> Get(const v1::HostSnapshot& snapshot);
+  // The shared identity equal to `id` (a stored record's).
+  std::shared_ptr<const KernelIdentity> Intern(KernelIdentity id);
 
  private:
   absl::Mutex mu_;

@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "proto/tracehealth/v1/report.pb.h"
+#include "server/index/host_record_codec.h"
+
 namespace tracehealth::server {
 
 ReportRow MakeReportRow(const ReportHead& head, std::string blob,
@@ -16,6 +19,10 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
   row.attach_latency_seconds = head.attach_latency_seconds;
   row.pool_budget_ratio = head.pool_budget_ratio;
   row.purge_seconds = head.purge_seconds;
+  // The record a restart loads (host_record_codec.h), built from the whole
+  // report: ingest otherwise reads only its head.
+  thread_local v1::HostReport report;
+  if (report.ParseFromString(blob)) row.record = EncodeHostRecord(report);
   row.blob = std::move(blob);
   return row;
 }

@@ -1,5 +1,6 @@
-// Builds the storage row of a validated report: key prediction columns plus
-// the serialized report.
+// Builds the storage row of a validated report: key prediction columns, the
+// serialized report and its stored record (server/index/host_record_codec.h:
+// the report is parsed for it; a blob that does not parse gets none).
 #ifndef TRACEHEALTH_SERVER_INGEST_REPORT_ROW_H_
 #define TRACEHEALTH_SERVER_INGEST_REPORT_ROW_H_
 

@@ -2,6 +2,7 @@
 
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/report.pb.h"
+#include "server/index/host_record_codec.h"
 
 namespace tracehealth::server {
 namespace {
@@ -32,6 +33,30 @@ TEST(ReportRowTest, ExtractsKeyColumns) {
   EXPECT_DOUBLE_EQ(*row.attach_latency_seconds, 7.5);
   EXPECT_DOUBLE_EQ(*row.pool_budget_ratio, 0.25);
   EXPECT_FALSE(row.purge_seconds.has_value());
+  EXPECT_EQ(row.blob, wire);
+  // The report's stored record, with its seq and attach numbers.
+  v1::StoredHostRecord rec;
+  ASSERT_TRUE(rec.ParseFromString(row.record));
+  EXPECT_EQ(rec.SerializeAsString(), ToStoredRecord(r).SerializeAsString());
+  EXPECT_EQ(rec.seq(), 9u);
+  ASSERT_EQ(rec.attach_size(), 2);
+  EXPECT_EQ(rec.attach(1).probe_kind(), v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  EXPECT_EQ(rec.attach(1).latency_seconds(), 7.5);
+  EXPECT_EQ(rec.pool_budget_ratio(), 0.25);
+}
+
+TEST(ReportRowTest, BlobThatDoesNotParseGetsNoRecord) {
+  v1::HostReport r;
+  r.set_host_id("h");
+  r.set_seq(9);
+  std::string wire = r.SerializeAsString();
+  absl::StatusOr<ReportHead> head = DecodeReportHead(wire);
+  ASSERT_TRUE(head.ok()) << head.status();
+  // A truncated field after the head: 0x62 = field 12, length-delimited,
+  // claiming 100 bytes.
+  wire += std::string("\x62\x64", 2);
+  ReportRow row = MakeReportRow(*head, wire, absl::FromUnixSeconds(200));
+  EXPECT_TRUE(row.record.empty());
   EXPECT_EQ(row.blob, wire);
 }
 

@@ -39,6 +39,10 @@ struct ReportRow {
   std::optional<double> purge_seconds;
   // The serialized tracehealth.v1.HostReport.
   std::string blob;
+  // The serialized tracehealth.v1.StoredHostRecord of the report (what a
+  // restart loads instead of the report: server/index/host_record_codec.h);
+  // empty: none (stored as none).
+  std::string record;
 };
 
 enum class WriteOutcome {
@@ -53,7 +57,12 @@ struct LatestRow {
   int64_t last_seen_ns = 0;   // receive time of its last stored report
   uint64_t reports = 0;       // reports stored (retention does not lower it)
   uint64_t latest_seq = 0;    // the highest stored seq
-  std::string blob;           // serialized HostReport of latest_seq
+  // The stored record of latest_seq (ReportRow::record); empty when it was
+  // stored without one.
+  std::string record;
+  // The serialized HostReport of latest_seq: only when `record` is empty
+  // (a reader that cannot use the record reads the report with GetReport).
+  std::string blob;
 };
 
 // A host's reports over a time window (ReportStore::ReadHostHistory).
@@ -74,8 +83,9 @@ class ReportStore {
   virtual absl::StatusOr<std::vector<WriteOutcome>> WriteBatch(
       absl::Span<const ReportRow> rows) = 0;
 
-  // Calls `fn` once per host with its newest (highest seq) report (`fn`
-  // may move from the row).
+  // Calls `fn` once per host with its newest (highest seq) report's record,
+  // or the report itself when it was stored without one (`fn` may move from
+  // the row). `fn` must not call back into the store.
   virtual absl::Status LoadLatest(
       const std::function<void(LatestRow&)>& fn) = 0;
 

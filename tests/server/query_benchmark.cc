@@ -27,6 +27,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -50,6 +51,24 @@ ABSL_FLAG(std::string, store, "sqlite", "sqlite or postgres");
 
 namespace tracehealth {
 namespace {
+
+// Prints the server's start log lines about loading its index (the last
+// start's: the log is appended to).
+void PrintLoadLog(const std::string& log_path) {
+  absl::StatusOr<std::string> log = testing::ReadFile(log_path);
+  if (!log.ok()) return;
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(*log, '\n')) {
+    if (absl::StrContains(line, "hosts loaded") ||
+        absl::StrContains(line, "unusable record")) {
+      lines.emplace_back(line);
+    }
+  }
+  const size_t from = lines.empty() ? 0 : lines.size() - 1;
+  for (size_t i = from; i < lines.size(); ++i) {
+    std::printf("  server: %s\n", lines[i].c_str());
+  }
+}
 
 void Report(const char* what, std::vector<double>& us) {
   if (us.empty()) return;
@@ -339,6 +358,7 @@ int Main() {
         testing::StatusKb(sp->process->pid(), "VmRSS") / 1024.0,
         (testing::StatusKb(sp->process->pid(), "VmRSS") - empty_kb) * 1024.0 /
             hosts);
+    PrintLoadLog(sp->log_path);
     if (!st.ok() || summary.hosts() != static_cast<uint32_t>(hosts)) return 1;
   }
   (void)sp->process->Signal(SIGTERM);

@@ -207,6 +207,42 @@ TEST_P(ReportStoreConformance, LoadLatestGivesEachHostsHighestSeq) {
   EXPECT_EQ(latest["b"].last_seen_ns, 151);
 }
 
+TEST_P(ReportStoreConformance, LoadLatestGivesTheRecordWhereOneIsStored) {
+  // Records "rec<seq>" on a@1, a@3 and c@2; none on b@1 and c@3.
+  auto with_record = [](ReportRow r) {
+    r.record = "rec" + std::to_string(r.seq);
+    return r;
+  };
+  ASSERT_TRUE(
+      store()
+          .WriteBatch({with_record(TestRow("a", 1, 100)), TestRow("b", 1, 150),
+                       with_record(TestRow("a", 3, 300)),
+                       with_record(TestRow("c", 2, 310)), TestRow("c", 3, 320)})
+          .ok());
+  std::map<std::string, LatestRow> latest = Latest(store());
+  ASSERT_EQ(latest.size(), 3u);
+  // a's newest has a record: the record, not the report.
+  EXPECT_EQ(latest["a"].latest_seq, 3u);
+  EXPECT_EQ(latest["a"].record, "rec3");
+  EXPECT_EQ(latest["a"].blob, "");
+  EXPECT_EQ(latest["a"].reports, 2u);
+  // b's and c's newest have none: the report (c's older record is not it).
+  EXPECT_EQ(latest["b"].record, "");
+  EXPECT_EQ(latest["b"].blob, "blob1");
+  EXPECT_EQ(latest["c"].latest_seq, 3u);
+  EXPECT_EQ(latest["c"].record, "");
+  EXPECT_EQ(latest["c"].blob, "blob3");
+  // The reports themselves are still there.
+  EXPECT_EQ(*store().GetReport("a", 3), "blob3");
+  EXPECT_EQ(*store().GetReport("c", 2), "blob2");
+  // Retention keeps the newest rows' records.
+  ASSERT_TRUE(store().DeleteReportsReceivedBefore(1000).ok());
+  EXPECT_EQ(*store().CountReports(""), 3);
+  latest = Latest(store());
+  EXPECT_EQ(latest["a"].record, "rec3");
+  EXPECT_EQ(latest["c"].blob, "blob3");
+}
+
 TEST_P(ReportStoreConformance, RetentionKeepsEachHostsNewestReport) {
   // In receive order, as the writer stores them; received = observed + 1:
   // old@1 51, old@2 61, a@1 101, a@2 201, a@3 901.

@@ -73,7 +73,7 @@ std::string CopyBinary::Finish() {
 }
 
 void AddReportRow(CopyBinary& copy, const ReportRow& r, int64_t seq) {
-  copy.BeginRow(9);
+  copy.BeginRow(10);
   copy.AddBytes(r.host_id);
   copy.AddInt8(seq);
   copy.AddInt8(r.observed_at_ns);
@@ -83,6 +83,11 @@ void AddReportRow(CopyBinary& copy, const ReportRow& r, int64_t seq) {
   copy.AddOptFloat8(r.pool_budget_ratio);
   copy.AddOptFloat8(r.purge_seconds);
   copy.AddBytes(r.blob);
+  if (r.record.empty()) {
+    copy.AddNull();
+  } else {
+    copy.AddBytes(r.record);
+  }
 }
 
 }  // namespace tracehealth::server

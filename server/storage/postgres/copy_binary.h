@@ -43,7 +43,8 @@ class CopyBinary {
 // stands for row.seq, so a benchmark can reuse a row).
 inline constexpr char kCopyReports[] =
     "COPY reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, "
-    "attach_latency_seconds, pool_budget_ratio, purge_seconds, report) FROM "
+    "attach_latency_seconds, pool_budget_ratio, purge_seconds, report, "
+    "record) FROM "
     "STDIN (FORMAT binary)";
 void AddReportRow(CopyBinary& copy, const ReportRow& row, int64_t seq);
 

@@ -96,6 +96,12 @@ CREATE TABLE calibrations (
   PRIMARY KEY (host_id, measured_at_ns)
 );
 )sql",
+    // 4: each report's stored record (ReportRow::record): a restart and the
+    // change feed read it instead of the report (which TOAST keeps apart,
+    // so it is not read with it). NULL for rows stored before.
+    R"sql(
+ALTER TABLE reports ADD COLUMN record bytea;
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

@@ -23,7 +23,8 @@ namespace {
 // (see RowToLatest).
 constexpr char kLatestSelect[] =
     "SELECT h.host_id, h.first_seen_ns, h.last_seen_ns, h.reports, "
-    "h.latest_seq, r.report FROM hosts h JOIN reports r ON r.host_id = "
+    "h.latest_seq, r.record, CASE WHEN r.record IS NULL THEN r.report END "
+    "FROM hosts h JOIN reports r ON r.host_id = "
     "h.host_id AND r.seq = h.latest_seq AND r.received_at_ns = "
     "h.latest_received_ns";
 
@@ -34,7 +35,8 @@ LatestRow RowToLatest(const PgResult& r, int i) {
   row.last_seen_ns = r.Int(i, 2);
   row.reports = static_cast<uint64_t>(r.Int(i, 3));
   row.latest_seq = static_cast<uint64_t>(r.Int(i, 4));
-  row.blob = r.Text(i, 5);
+  if (!r.IsNull(i, 5)) row.record = r.Text(i, 5);
+  if (!r.IsNull(i, 6)) row.blob = r.Text(i, 6);
   return row;
 }
 

@@ -65,6 +65,52 @@ INSERT INTO hosts VALUES ('a', 11, 71, 5, 7), ('b', 26, 26, 1, 4);
   }
 }
 
+TEST(MigrationsTest, RowsFromBeforeRecordsLoadTheirReports) {
+  // A store at schema 7 (before the records table), its rows as that
+  // server wrote them (the ledger checkpoint covers none of them: they are
+  // replayed from reports).
+  std::string path = NewDbPath();
+  {
+    SqliteOptions old;
+    old.max_schema_version = 7;
+    auto s = SqliteStorage::Open(path, old);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(*(*s)->SchemaVersion(), 7);
+  }
+  Sql(path, R"sql(
+INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, report) VALUES
+  ('a', 1, 10, 11, 1, 'a1'), ('b', 1, 20, 21, 1, 'b1'), ('a', 2, 30, 31, 1, 'a2');
+)sql");
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(LatestSchemaVersion(), 8);
+  EXPECT_EQ(*(*s)->SchemaVersion(), 8);
+  EXPECT_EQ((*s)->ledger_rows_replayed(), 3);
+  auto load = [&s] {
+    std::map<std::string, LatestRow> latest;
+    EXPECT_TRUE(
+        (*s)->LoadLatest([&](const LatestRow& r) { latest[r.host_id] = r; })
+            .ok());
+    return latest;
+  };
+  std::map<std::string, LatestRow> latest = load();
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest["a"].latest_seq, 2u);
+  EXPECT_EQ(latest["a"].record, "");
+  EXPECT_EQ(latest["a"].blob, "a2");
+  EXPECT_EQ(latest["b"].blob, "b1");
+  // A report stored now has its record, which a load gives instead.
+  ReportRow a3 = TestRow("a", 3, 40);
+  a3.record = "rec-a3";
+  ASSERT_TRUE((*s)->WriteBatch({a3}).ok());
+  latest = load();
+  EXPECT_EQ(latest["a"].latest_seq, 3u);
+  EXPECT_EQ(latest["a"].record, "rec-a3");
+  EXPECT_EQ(latest["a"].blob, "");
+  EXPECT_EQ(latest["b"].blob, "b1");
+  EXPECT_EQ(*(*s)->GetReport("a", 3), "blob3");
+}
+
 TEST(MigrationsTest, RefusesNewerSchema) {
   std::string path = NewDbPath();
   {

@@ -80,6 +80,10 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
           "worst_risk, attach_latency_seconds, pool_budget_ratio, "
           "purge_seconds, report) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
           "?9)"));
+  TH_ASSIGN_OR_RETURN(
+      insert_record_,
+      SqliteStatement::Prepare(
+          write_db_, "INSERT INTO records (id, record) VALUES (?1, ?2)"));
   absl::StatusOr<std::unique_ptr<SqliteLedger>> ledger =
       SqliteLedger::Open(write_db_, options.ledger_checkpoint_rows);
   if (!ledger.ok()) return Annotate(ledger.status(), path_);
@@ -126,6 +130,7 @@ SqliteStorage::~SqliteStorage() {
     absl::MutexLock lock(&write_mu_);
     // Statements first: a connection with live statements does not close.
     insert_report_.reset();
+    insert_record_.reset();
     ledger_.reset();
     sqlite3_close(write_db_);
   }
@@ -193,6 +198,15 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
       return rollback(st);
     }
     rowids[i] = sqlite3_last_insert_rowid(db);
+    if (!r.record.empty()) {
+      SqliteStatement& rec = *insert_record_;
+      rec.Reset();
+      rec.BindInt(1, rowids[i]);
+      rec.BindBlob(2, r.record);
+      const int rc = rec.Step();
+      rec.Reset();
+      if (rc != SQLITE_DONE) return rollback(SqliteError(db, "insert record"));
+    }
     if (absl::Status st =
             ledger.Record(r.host_id, r.seq, r.received_at_ns, rowids[i]);
         !st.ok()) {
@@ -243,22 +257,42 @@ absl::Status SqliteStorage::LoadLatest(
       latest.emplace_back(std::move(row), e.latest_rowid);
     });
   }
+  // In row order: the newest rows of a fleet lie close together (the last
+  // interval's reports), so consecutive lookups read neighbouring pages.
+  std::sort(latest.begin(), latest.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
   // Retention keeps each host's newest row, so every lookup finds one
   // unless the file was edited by hand: such a host is left out, as the
-  // join of earlier versions left it out.
+  // join of earlier versions left it out. The record is read where there is
+  // one; the report only for a row stored without (before schema 8).
   absl::MutexLock lock(&read_mu_);
   TH_ASSIGN_OR_RETURN(
-      auto stmt, SqliteStatement::Prepare(
-                     read_db_, "SELECT report FROM reports WHERE id = ?1"));
+      auto record_stmt,
+      SqliteStatement::Prepare(read_db_,
+                               "SELECT record FROM records WHERE id = ?1"));
+  TH_ASSIGN_OR_RETURN(
+      auto report_stmt,
+      SqliteStatement::Prepare(read_db_,
+                               "SELECT report FROM reports WHERE id = ?1"));
   for (auto& [row, rowid] : latest) {
-    stmt->Reset();
-    stmt->BindInt(1, rowid);
-    int rc = stmt->Step();
-    if (rc == SQLITE_DONE) continue;
-    if (rc != SQLITE_ROW) return SqliteError(read_db_, "load latest report");
-    row.blob = stmt->Blob(0);
+    record_stmt->Reset();
+    record_stmt->BindInt(1, rowid);
+    int rc = record_stmt->Step();
+    if (rc == SQLITE_ROW) {
+      row.record = record_stmt->Blob(0);
+    } else if (rc != SQLITE_DONE) {
+      return SqliteError(read_db_, "load latest record");
+    } else {
+      report_stmt->Reset();
+      report_stmt->BindInt(1, rowid);
+      rc = report_stmt->Step();
+      if (rc == SQLITE_DONE) continue;
+      if (rc != SQLITE_ROW) return SqliteError(read_db_, "load latest report");
+      row.blob = report_stmt->Blob(0);
+    }
     fn(row);
     // One host's bytes at a time, not the whole fleet's at the end.
+    std::string().swap(row.record);
     std::string().swap(row.blob);
   }
   return absl::OkStatus();
@@ -306,12 +340,35 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
             "DELETE FROM reports WHERE id >= ?1 AND id < ?2 AND seq < "
             "(SELECT h.latest_seq FROM hosts h WHERE h.host_id = "
             "reports.host_id)"));
+    // The records of the reports just deleted: those of the chunk whose
+    // report is gone.
+    TH_ASSIGN_OR_RETURN(
+        auto records,
+        SqliteStatement::Prepare(
+            write_db_,
+            "DELETE FROM records WHERE id >= ?1 AND id < ?2 AND NOT EXISTS "
+            "(SELECT 1 FROM reports r WHERE r.id = records.id)"));
+    TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
+    int64_t chunk_deleted = 0;
+    absl::Status st;
     stmt->BindInt(1, start);
     stmt->BindInt(2, end);
     if (stmt->Step() != SQLITE_DONE) {
-      return SqliteError(write_db_, "delete old reports");
+      st = SqliteError(write_db_, "delete old reports");
+    } else {
+      chunk_deleted = sqlite3_changes(write_db_);
+      records->BindInt(1, start);
+      records->BindInt(2, end);
+      if (records->Step() != SQLITE_DONE) {
+        st = SqliteError(write_db_, "delete old records");
+      }
     }
-    deleted += sqlite3_changes(write_db_);
+    if (st.ok()) st = Exec(write_db_, "COMMIT");
+    if (!st.ok()) {
+      (void)Exec(write_db_, "ROLLBACK");
+      return st;
+    }
+    deleted += chunk_deleted;
     start = end;
   }
   return deleted;

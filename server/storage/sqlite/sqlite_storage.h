@@ -155,6 +155,7 @@ class SqliteStorage : public ReportStore,
   absl::Mutex write_mu_;
   sqlite3* const write_db_ ABSL_GUARDED_BY(write_mu_);
   std::unique_ptr<SqliteStatement> insert_report_ ABSL_GUARDED_BY(write_mu_);
+  std::unique_ptr<SqliteStatement> insert_record_ ABSL_GUARDED_BY(write_mu_);
   // Null on an old schema, or until loaded.
   std::unique_ptr<SqliteLedger> ledger_ ABSL_GUARDED_BY(write_mu_);
   // Null: SQLite checkpoints inside commits.
