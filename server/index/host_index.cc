@@ -127,10 +127,10 @@ HostRecord HostIndex::RecordOf(const v1::HostReport& report) {
 void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
   for (const CommittedReport& c : reports) {
     const std::string& host = c.report->host_id();
-    // Outside the lock: the parse (shared with alert rules, which may have
-    // done it) and building the record.
-    std::shared_ptr<const v1::HostReport> parsed = c.report->report();
-    HostRecord record = RecordOf(*parsed);
+    // Outside the lock: building the record, from the one stored with the
+    // report where it is usable, else from the parse (shared with alert
+    // rules, which may have done it).
+    HostRecord record = CommittedRecord(c);
     record.seq = c.report->seq();
     Shard& shard = ShardOf(host);
     absl::MutexLock lock(&shard.mu);
@@ -164,6 +164,15 @@ absl::Status HostIndex::Merge(LatestRow& row) {
   e.last_seen = inserted ? last : std::max(e.last_seen, last);
   e.reports = std::max(e.reports, row.reports);
   return absl::OkStatus();
+}
+
+HostRecord HostIndex::CommittedRecord(const CommittedReport& c) {
+  if (!c.record.empty()) {
+    absl::StatusOr<HostRecord> record =
+        DecodeHostRecord(c.record, tables_, &identities_);
+    if (record.ok() && !ClassWouldPrice(*record)) return *std::move(record);
+  }
+  return RecordOf(*c.report->report());
 }
 
 absl::StatusOr<HostRecord> HostIndex::MergedRecord(const LatestRow& row) {

@@ -87,8 +87,10 @@ class HostIndex {
   absl::Status LoadFrom(ReportStore& storage, LoadStats* stats = nullptr);
 
   // Applies newly committed reports: a host's record is replaced only by a
-  // report with a higher seq; last_seen and the count always advance. Each
-  // report is parsed here unless someone has already (StoredReport).
+  // report with a higher seq; last_seen and the count always advance. The
+  // record is the one stored with the report (CommittedReport::record);
+  // a report without a usable one, or whose class prices it, is parsed here
+  // unless someone has already (StoredReport).
   void Apply(absl::Span<const CommittedReport> reports);
 
   // Takes a host's state as another replica stored it (ChangeFeed): its
@@ -123,6 +125,9 @@ class HostIndex {
     mutable absl::Mutex mu;
     absl::node_hash_map<std::string, HostEntry> hosts ABSL_GUARDED_BY(mu);
   };
+  // The record of a committed report: its stored record's when usable, else
+  // RecordOf its report.
+  HostRecord CommittedRecord(const CommittedReport& c);
   // The record of a change-feed row: its report's when it carries one, else
   // its stored record's.
   absl::StatusOr<HostRecord> MergedRecord(const LatestRow& row);

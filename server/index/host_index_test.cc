@@ -159,6 +159,34 @@ TEST(HostIndexTest, LoadsStoredRecordsAndRebuildsTheOthersFromReports) {
   EXPECT_EQ(role("corrupt"), "report");
 }
 
+TEST(HostIndexTest, ApplyTakesTheRecordStoredWithTheReport) {
+  HostIndex index;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  // The report says role "report", the record "record".
+  auto committed = [&](const std::string& host, std::string record) {
+    CommittedReport c = Committed(Report(host, 5, "report"), t0);
+    c.record = std::move(record);
+    return c;
+  };
+  v1::StoredHostRecord other_format = ToStoredRecord(Report("x", 5, "record"));
+  other_format.set_format_version(kHostRecordFormatVersion + 1);
+  index.Apply({committed("good", EncodeHostRecord(Report("x", 5, "record"))),
+               committed("none", ""),
+               committed("format", other_format.SerializeAsString()),
+               committed("corrupt", "\x12\x64x")});
+  auto role = [&index](const std::string& host) {
+    auto e = index.Get(host);
+    EXPECT_TRUE(e.has_value()) << host;
+    if (!e.has_value()) return std::string("missing");
+    EXPECT_EQ(e->record.seq, 5u) << host;
+    return std::string(e->record.labels.Find("role").value_or("none"));
+  };
+  EXPECT_EQ(role("good"), "record");
+  EXPECT_EQ(role("none"), "report");
+  EXPECT_EQ(role("format"), "report");
+  EXPECT_EQ(role("corrupt"), "report");
+}
+
 TEST(HostIndexTest, UnparsableBlobIsReportedAndSkipped) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("idx") + "/t.db");
   ASSERT_TRUE(storage.ok());

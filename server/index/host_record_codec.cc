@@ -117,10 +117,12 @@ absl::Status GetPredictions(const Stored& s, HostRecord* h) {
 
 }  // namespace
 
-v1::StoredHostRecord ToStoredRecord(const v1::HostReport& report) {
-  // The override is copied as it is; the record's parsed table is not
-  // needed to encode it.
+void FillStoredRecord(const v1::HostReport& report, v1::StoredHostRecord* s) {
+  // The override is copied as it is: the record's parsed table is not
+  // needed to encode it. Identities are interned per thread, so a fleet of
+  // a few kernels does not allocate their strings for every report.
   static FeatureTableCache* const no_tables = new FeatureTableCache;
+  thread_local KernelIdentityCache identities;
   v1::HostReport without_override;
   const v1::HostReport* source = &report;
   if (report.has_feature_table_override()) {
@@ -129,34 +131,42 @@ v1::StoredHostRecord ToStoredRecord(const v1::HostReport& report) {
     without_override.clear_feature_table_override();
     source = &without_override;
   }
-  const HostRecord h = MakeHostRecord(*source, *no_tables);
-  Stored s;
-  s.set_format_version(kHostRecordFormatVersion);
-  s.set_made_under_model_version(kModelVersion);
-  s.set_report_model_version(report.model_version());
-  s.set_seq(h.seq);
-  s.set_has_observed_at(h.has_observed_at);
-  s.set_observed_at_seconds(h.observed_at_seconds);
-  s.set_observed_at_nanos(h.observed_at_nanos);
-  s.set_interval_seconds(h.interval_seconds);
-  s.set_spool_dropped_total(h.spool_dropped_total);
-  *s.mutable_labels() = report.labels();
+  const HostRecord h = MakeHostRecord(*source, *no_tables, &identities);
+  s->Clear();
+  s->set_format_version(kHostRecordFormatVersion);
+  s->set_made_under_model_version(kModelVersion);
+  s->set_report_model_version(report.model_version());
+  s->set_seq(h.seq);
+  s->set_has_observed_at(h.has_observed_at);
+  s->set_observed_at_seconds(h.observed_at_seconds);
+  s->set_observed_at_nanos(h.observed_at_nanos);
+  s->set_interval_seconds(h.interval_seconds);
+  s->set_spool_dropped_total(h.spool_dropped_total);
+  *s->mutable_labels() = report.labels();
   if (report.has_feature_table_override()) {
-    *s.mutable_feature_table_override() = report.feature_table_override();
+    *s->mutable_feature_table_override() = report.feature_table_override();
   }
   if (h.calibration != nullptr) {
-    Stored::Calibration* c = s.mutable_calibration();
+    Stored::Calibration* c = s->mutable_calibration();
     c->set_c_visit_seconds(h.calibration->c_visit_seconds);
     c->set_fixed_seconds(h.calibration->fixed_seconds);
     c->set_source(h.calibration->source);
   }
-  PutInputs(h.inputs, &s);
-  PutPredictions(h, &s);
+  PutInputs(h.inputs, s);
+  PutPredictions(h, s);
+}
+
+v1::StoredHostRecord ToStoredRecord(const v1::HostReport& report) {
+  Stored s;
+  FillStoredRecord(report, &s);
   return s;
 }
 
 std::string EncodeHostRecord(const v1::HostReport& report) {
-  return ToStoredRecord(report).SerializeAsString();
+  // One message per thread, filled again and again: its memory is reused.
+  thread_local Stored s;
+  FillStoredRecord(report, &s);
+  return s.SerializeAsString();
 }
 
 absl::StatusOr<HostRecord> DecodeHostRecord(absl::string_view bytes,

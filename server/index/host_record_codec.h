@@ -32,6 +32,8 @@ inline constexpr uint32_t kHostRecordFormatVersion = 1;
 // version and feature-table override, made under this server's model
 // version.
 v1::StoredHostRecord ToStoredRecord(const v1::HostReport& report);
+// The same into `*s` (cleared first).
+void FillStoredRecord(const v1::HostReport& report, v1::StoredHostRecord* s);
 // ToStoredRecord serialized.
 std::string EncodeHostRecord(const v1::HostReport& report);
 

@@ -145,7 +145,7 @@ void ReportWriter::Publish(Committed& c) {
         committed.push_back(
             {std::make_shared<StoredReport>(std::move(row.host_id), row.seq,
                                             std::move(row.blob)),
-             absl::FromUnixNanos(row.received_at_ns)});
+             absl::FromUnixNanos(row.received_at_ns), std::move(row.record)});
       } else {
         stats.duplicates++;
       }

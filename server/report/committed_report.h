@@ -6,6 +6,7 @@
 #define TRACEHEALTH_SERVER_REPORT_COMMITTED_REPORT_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/time/time.h"
 #include "server/report/stored_report.h"
@@ -15,6 +16,10 @@ namespace tracehealth::server {
 struct CommittedReport {
   std::shared_ptr<const StoredReport> report;  // never null
   absl::Time received_at;
+  // The report's stored record as written with it (ReportRow::record,
+  // server/index/host_record_codec.h): the index takes it instead of
+  // parsing the report. Empty: none.
+  std::string record;
 };
 
 }  // namespace tracehealth::server
