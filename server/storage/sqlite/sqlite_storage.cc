@@ -15,6 +15,7 @@
 #include "server/storage/sqlite/calibrations.h"
 #include "server/storage/sqlite/connection.h"
 #include "server/storage/sqlite/events.h"
+#include "server/storage/sqlite/latest_rows.h"
 #include "server/storage/sqlite/ledger.h"
 #include "server/storage/sqlite/migrations.h"
 #include "server/storage/sqlite/retention_search.h"
@@ -257,45 +258,8 @@ absl::Status SqliteStorage::LoadLatest(
       latest.emplace_back(std::move(row), e.latest_rowid);
     });
   }
-  // In row order: the newest rows of a fleet lie close together (the last
-  // interval's reports), so consecutive lookups read neighbouring pages.
-  std::sort(latest.begin(), latest.end(),
-            [](const auto& a, const auto& b) { return a.second < b.second; });
-  // Retention keeps each host's newest row, so every lookup finds one
-  // unless the file was edited by hand: such a host is left out, as the
-  // join of earlier versions left it out. The record is read where there is
-  // one; the report only for a row stored without (before schema 8).
   absl::MutexLock lock(&read_mu_);
-  TH_ASSIGN_OR_RETURN(
-      auto record_stmt,
-      SqliteStatement::Prepare(read_db_,
-                               "SELECT record FROM records WHERE id = ?1"));
-  TH_ASSIGN_OR_RETURN(
-      auto report_stmt,
-      SqliteStatement::Prepare(read_db_,
-                               "SELECT report FROM reports WHERE id = ?1"));
-  for (auto& [row, rowid] : latest) {
-    record_stmt->Reset();
-    record_stmt->BindInt(1, rowid);
-    int rc = record_stmt->Step();
-    if (rc == SQLITE_ROW) {
-      row.record = record_stmt->Blob(0);
-    } else if (rc != SQLITE_DONE) {
-      return SqliteError(read_db_, "load latest record");
-    } else {
-      report_stmt->Reset();
-      report_stmt->BindInt(1, rowid);
-      rc = report_stmt->Step();
-      if (rc == SQLITE_DONE) continue;
-      if (rc != SQLITE_ROW) return SqliteError(read_db_, "load latest report");
-      row.blob = report_stmt->Blob(0);
-    }
-    fn(row);
-    // One host's bytes at a time, not the whole fleet's at the end.
-    std::string().swap(row.record);
-    std::string().swap(row.blob);
-  }
-  return absl::OkStatus();
+  return ReadLatestRows(read_db_, latest, fn);
 }
 
 absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
@@ -333,41 +297,8 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
   while (start < lo) {
     const int64_t end = std::min(lo, start + kChunkRows);
     absl::MutexLock lock(&write_mu_);
-    TH_ASSIGN_OR_RETURN(
-        auto stmt,
-        SqliteStatement::Prepare(
-            write_db_,
-            "DELETE FROM reports WHERE id >= ?1 AND id < ?2 AND seq < "
-            "(SELECT h.latest_seq FROM hosts h WHERE h.host_id = "
-            "reports.host_id)"));
-    // The records of the reports just deleted: those of the chunk whose
-    // report is gone.
-    TH_ASSIGN_OR_RETURN(
-        auto records,
-        SqliteStatement::Prepare(
-            write_db_,
-            "DELETE FROM records WHERE id >= ?1 AND id < ?2 AND NOT EXISTS "
-            "(SELECT 1 FROM reports r WHERE r.id = records.id)"));
-    TH_RETURN_IF_ERROR(Exec(write_db_, "BEGIN IMMEDIATE"));
-    int64_t chunk_deleted = 0;
-    absl::Status st;
-    stmt->BindInt(1, start);
-    stmt->BindInt(2, end);
-    if (stmt->Step() != SQLITE_DONE) {
-      st = SqliteError(write_db_, "delete old reports");
-    } else {
-      chunk_deleted = sqlite3_changes(write_db_);
-      records->BindInt(1, start);
-      records->BindInt(2, end);
-      if (records->Step() != SQLITE_DONE) {
-        st = SqliteError(write_db_, "delete old records");
-      }
-    }
-    if (st.ok()) st = Exec(write_db_, "COMMIT");
-    if (!st.ok()) {
-      (void)Exec(write_db_, "ROLLBACK");
-      return st;
-    }
+    TH_ASSIGN_OR_RETURN(const int64_t chunk_deleted,
+                        DeleteOldRows(write_db_, start, end));
     deleted += chunk_deleted;
     start = end;
   }

@@ -152,15 +152,18 @@ TEST(SqliteStorageTest, GetReportFindsEveryStoredSeq) {
 }
 
 TEST(SqliteStorageTest, RetentionOverManyChunksDeletesExactlyTheOldRows) {
-  auto s = SqliteStorage::Open(NewDbPath());
+  const std::string path = NewDbPath();
+  auto s = SqliteStorage::Open(path);
   ASSERT_TRUE(s.ok());
   // 100 hosts, 700 reports each, received one per time unit in order:
-  // 70,000 rows, several deletion chunks of 20,000.
+  // 70,000 rows, several deletion chunks of 20,000. Every row has a record
+  // (which goes with its report).
   int64_t t = 0;
   for (uint64_t seq = 1; seq <= 700; ++seq) {
     std::vector<ReportRow> rows;
     for (int h = 0; h < 100; ++h) {
       rows.push_back(TestRow("h" + std::to_string(h), seq, ++t, "b"));
+      rows.back().record = "r" + std::to_string(seq);
     }
     ASSERT_TRUE((*s)->WriteBatch(rows).ok());
   }
@@ -170,11 +173,17 @@ TEST(SqliteStorageTest, RetentionOverManyChunksDeletesExactlyTheOldRows) {
   EXPECT_EQ(*deleted, 45000);
   EXPECT_EQ(*(*s)->CountReports(""), 25000);
   EXPECT_EQ(*(*s)->CountReports("h7"), 250);
+  EXPECT_EQ(SqlInt(path, "SELECT count(*) FROM records"), 25000);
+  EXPECT_EQ(SqlInt(path,
+                   "SELECT count(*) FROM records c JOIN reports r ON r.id = "
+                   "c.id AND CAST(c.record AS TEXT) = 'r' || r.seq"),
+            25000);
   // Nothing is left to delete at the same cutoff; everything old goes with
   // a later one, except each host's newest report.
   EXPECT_EQ(*(*s)->DeleteReportsReceivedBefore(45002), 0);
   EXPECT_EQ(*(*s)->DeleteReportsReceivedBefore(int64_t{1} << 62), 24900);
   EXPECT_EQ(*(*s)->CountReports(""), 100);
+  EXPECT_EQ(SqlInt(path, "SELECT count(*) FROM records"), 100);
   EXPECT_TRUE((*s)->GetReport("h42", 700).ok());
 }
 

@@ -14,6 +14,10 @@ std::string NewDbPath();
 // operator or another process would); a failure fails the test.
 void Sql(const std::string& path, const std::string& sql);
 
+// The integer the one-row, one-column `query` gives on the file at `path`
+// (-1 and a failed test when it does not).
+int64_t SqlInt(const std::string& path, const std::string& query);
+
 // Size of the file at `path`; -1 when it does not exist.
 int64_t FileBytes(const std::string& path);
 
