@@ -266,7 +266,7 @@ class ReportReactor
     }
     const uint64_t seq = head->seq;
     WriteRequest req;
-    req.row = MakeReportRow(*head, std::move(blob), now);
+    req.row = MakeReportRow(*head, std::move(blob), now, &req.parsed);
     req.done = [this, seq](absl::StatusOr<WriteOutcome> outcome) {
       OnCommitted(seq, outcome.status());
     };

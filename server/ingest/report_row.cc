@@ -4,11 +4,13 @@
 
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/index/host_record_codec.h"
+#include "server/report/stored_report.h"
 
 namespace tracehealth::server {
 
 ReportRow MakeReportRow(const ReportHead& head, std::string blob,
-                        absl::Time received_at) {
+                        absl::Time received_at,
+                        std::shared_ptr<const v1::HostReport>* parsed) {
   ReportRow row;
   row.host_id = std::string(head.host_id);
   row.seq = head.seq;
@@ -19,10 +21,16 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
   row.attach_latency_seconds = head.attach_latency_seconds;
   row.pool_budget_ratio = head.pool_budget_ratio;
   row.purge_seconds = head.purge_seconds;
-  // The record a restart loads (host_record_codec.h), built from the whole
-  // report: ingest otherwise reads only its head.
-  thread_local v1::HostReport report;
-  if (report.ParseFromString(blob)) row.record = EncodeHostRecord(report);
+  // The record a restart and the index load (host_record_codec.h), built
+  // from the whole report.
+  if (parsed != nullptr) {
+    bool ok = false;
+    *parsed = ParseStoredReport(row.host_id, row.seq, blob, &ok);
+    if (ok) row.record = EncodeHostRecord(**parsed);
+  } else {
+    thread_local v1::HostReport report;
+    if (report.ParseFromString(blob)) row.record = EncodeHostRecord(report);
+  }
   row.blob = std::move(blob);
   return row;
 }

@@ -4,18 +4,23 @@
 #ifndef TRACEHEALTH_SERVER_INGEST_REPORT_ROW_H_
 #define TRACEHEALTH_SERVER_INGEST_REPORT_ROW_H_
 
+#include <memory>
 #include <string>
 
 #include "absl/time/time.h"
+#include "proto/tracehealth/v1/report.pb.h"
 #include "server/report/report_head.h"
 #include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
 // `head` is DecodeReportHead(blob); its views are read before `blob` moves
-// into the row.
-ReportRow MakeReportRow(const ReportHead& head, std::string blob,
-                        absl::Time received_at);
+// into the row. When `parsed` is given it gets the parsed report (never
+// null: a blob that does not parse gives one with just host_id and seq), for
+// StoredReport.
+ReportRow MakeReportRow(
+    const ReportHead& head, std::string blob, absl::Time received_at,
+    std::shared_ptr<const v1::HostReport>* parsed = nullptr);
 
 }  // namespace tracehealth::server
 

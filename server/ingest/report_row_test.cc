@@ -45,6 +45,30 @@ TEST(ReportRowTest, ExtractsKeyColumns) {
   EXPECT_EQ(rec.pool_budget_ratio(), 0.25);
 }
 
+TEST(ReportRowTest, HandsOnTheParse) {
+  v1::HostReport r;
+  r.set_host_id("h");
+  r.set_seq(9);
+  r.mutable_health()->set_spool_dropped_total(4);
+  const std::string wire = r.SerializeAsString();
+  absl::StatusOr<ReportHead> head = DecodeReportHead(wire);
+  ASSERT_TRUE(head.ok()) << head.status();
+  std::shared_ptr<const v1::HostReport> parsed;
+  ReportRow row = MakeReportRow(*head, wire, absl::Now(), &parsed);
+  ASSERT_NE(parsed, nullptr);
+  EXPECT_EQ(parsed->SerializeAsString(), wire);
+  EXPECT_EQ(row.record, EncodeHostRecord(r));
+  // Bytes that do not parse (a truncated field after the head): a stand-in
+  // report, no record.
+  const std::string bad = wire + std::string("\x62\x64", 2);
+  row = MakeReportRow(*head, bad, absl::Now(), &parsed);
+  ASSERT_NE(parsed, nullptr);
+  EXPECT_EQ(parsed->host_id(), "h");
+  EXPECT_EQ(parsed->seq(), 9u);
+  EXPECT_FALSE(parsed->has_health());
+  EXPECT_TRUE(row.record.empty());
+}
+
 TEST(ReportRowTest, BlobThatDoesNotParseGetsNoRecord) {
   v1::HostReport r;
   r.set_host_id("h");

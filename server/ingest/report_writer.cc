@@ -142,9 +142,13 @@ void ReportWriter::Publish(Committed& c) {
       if ((*c.outcomes)[i] == WriteOutcome::kStored) {
         stats.stored++;
         ReportRow& row = c.rows[i];
+        std::shared_ptr<const v1::HostReport>& parsed = c.batch[i].parsed;
         committed.push_back(
-            {std::make_shared<StoredReport>(std::move(row.host_id), row.seq,
-                                            std::move(row.blob)),
+            {parsed != nullptr
+                 ? std::make_shared<StoredReport>(std::move(row.host_id),
+                                                  row.seq, std::move(parsed))
+                 : std::make_shared<StoredReport>(std::move(row.host_id),
+                                                  row.seq, std::move(row.blob)),
              absl::FromUnixNanos(row.received_at_ns), std::move(row.record)});
       } else {
         stats.duplicates++;

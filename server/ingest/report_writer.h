@@ -40,15 +40,19 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "proto/tracehealth/v1/report.pb.h"
 #include "server/report/committed_report.h"
 #include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
 struct WriteRequest {
-  // Handed to the commit hook as a StoredReport (the blob moves into it)
-  // once stored.
+  // Handed to the commit hook as a StoredReport (the blob moves into it,
+  // or `parsed` when set) once stored.
   ReportRow row;
+  // Optional: the parsed report of row.blob (MakeReportRow's), so that the
+  // commit hook does not parse it again.
+  std::shared_ptr<const v1::HostReport> parsed;
   // Called once: on the publisher thread after its batch's commit (with the
   // outcome) or failed commit (with the error), after the commit hook; or,
   // for a cancelled request, on the writer thread with Aborted.

@@ -39,6 +39,36 @@ bool Put(ReportWriter& writer, WriteRequest req) {
   return writer.Enqueue(std::move(req), &full);
 }
 
+TEST(ReportWriterTest, HandsOnTheParseAndTheRecord) {
+  auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  auto parsed = std::make_shared<v1::HostReport>();
+  parsed->set_host_id("h");
+  parsed->set_seq(1);
+  const v1::HostReport* given = parsed.get();
+  absl::Notification hooked;
+  const v1::HostReport* seen = nullptr;
+  std::string record;
+  {
+    ReportWriter writer(
+        storage->get(), {},
+        [&](absl::Span<const CommittedReport> c, const BatchStats&) {
+          if (c.empty()) return;
+          seen = c[0].report->report().get();
+          record = c[0].record;
+          hooked.Notify();
+        });
+    WriteRequest req = Req("h", 1, nullptr);
+    req.row.record = "rec";
+    req.parsed = std::move(parsed);
+    ASSERT_TRUE(Put(writer, std::move(req)));
+    ASSERT_TRUE(hooked.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  }
+  // The same message, not a parse of the stored bytes.
+  EXPECT_EQ(seen, given);
+  EXPECT_EQ(record, "rec");
+}
+
 TEST(ReportWriterTest, GroupCommitsFromManyThreadsAndDetectsDuplicates) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("w") + "/t.db");
   ASSERT_TRUE(storage.ok());

@@ -16,24 +16,39 @@ std::shared_ptr<const StoredReport> StoredReport::Of(
                                         report.SerializeAsString());
 }
 
+StoredReport::StoredReport(std::string host_id, uint64_t seq,
+                           std::shared_ptr<const v1::HostReport> parsed)
+    : host_id_(std::move(host_id)), seq_(seq) {
+  parsed_ = std::move(parsed);
+  // Nothing left to parse.
+  absl::call_once(parse_once_, [] {});
+}
+
+std::shared_ptr<const v1::HostReport> ParseStoredReport(
+    const std::string& host_id, uint64_t seq, const std::string& blob,
+    bool* parsed) {
+  // One arena per report: one or two block allocations instead of one per
+  // string and sub-message, released with the last holder. A parsed report
+  // takes about 4x its wire size.
+  google::protobuf::ArenaOptions opts;
+  opts.start_block_size =
+      std::clamp<size_t>(blob.size() * 5, 4 << 10, 256 << 10);
+  opts.max_block_size = 256 << 10;
+  auto arena = std::make_shared<google::protobuf::Arena>(opts);
+  auto* r = google::protobuf::Arena::CreateMessage<v1::HostReport>(arena.get());
+  const bool ok = r->ParseFromString(blob);
+  if (parsed != nullptr) *parsed = ok;
+  if (!ok) {
+    r->Clear();
+    r->set_host_id(host_id);
+    r->set_seq(seq);
+  }
+  return std::shared_ptr<const v1::HostReport>(std::move(arena), r);
+}
+
 std::shared_ptr<const v1::HostReport> StoredReport::report() const {
   absl::call_once(parse_once_, [this] {
-    // One arena per report: one or two block allocations instead of one per
-    // string and sub-message, released with the last holder. A parsed
-    // report takes about 4x its wire size.
-    google::protobuf::ArenaOptions opts;
-    opts.start_block_size =
-        std::clamp<size_t>(blob_.size() * 5, 4 << 10, 256 << 10);
-    opts.max_block_size = 256 << 10;
-    auto arena = std::make_shared<google::protobuf::Arena>(opts);
-    auto* r =
-        google::protobuf::Arena::CreateMessage<v1::HostReport>(arena.get());
-    if (!r->ParseFromString(blob_)) {
-      r->Clear();
-      r->set_host_id(host_id_);
-      r->set_seq(seq_);
-    }
-    parsed_ = std::shared_ptr<const v1::HostReport>(std::move(arena), r);
+    parsed_ = ParseStoredReport(host_id_, seq_, blob_);
     std::string().swap(blob_);
   });
   return parsed_;

@@ -2,10 +2,12 @@
 // identity plus the wire bytes, parsed into a v1::HostReport the first time
 // someone reads it.
 //
-// Under load most reports are superseded by their host's next one before
-// any query, scrape or alert rule reads them, so ingest never parses a
-// report: it checks the bytes (CheckReportWire) and decodes the few fields
-// it needs (DecodeReportHead). Once parsed, the bytes are dropped.
+// Ingest checks the bytes (CheckReportWire), decodes the few fields it
+// needs (DecodeReportHead) and parses the report once, to build its stored
+// record (server/ingest/report_row.h); that parse is handed on here (the
+// second constructor), so the post-commit steps do not parse it again. A
+// report read back from the store is parsed when first read; once parsed,
+// the bytes are dropped.
 //
 // Thread safety: immutable to its users; report() may be called from any
 // number of threads (the first call parses, the others wait for it).
@@ -25,6 +27,10 @@ class StoredReport {
  public:
   // `blob` is the serialized report named by host_id and seq.
   StoredReport(std::string host_id, uint64_t seq, std::string blob);
+  // A report someone has parsed already (ingest, for its stored record):
+  // `parsed` is never null.
+  StoredReport(std::string host_id, uint64_t seq,
+               std::shared_ptr<const v1::HostReport> parsed);
   StoredReport(const StoredReport&) = delete;
   StoredReport& operator=(const StoredReport&) = delete;
 
@@ -47,6 +53,13 @@ class StoredReport {
   mutable std::string blob_;  // cleared once parsed
   mutable std::shared_ptr<const v1::HostReport> parsed_;
 };
+
+// The report of `blob`, parsed into an arena it shares ownership of; bytes
+// that do not parse give a report with just host_id and seq (`*parsed`, when
+// given, says which).
+std::shared_ptr<const v1::HostReport> ParseStoredReport(
+    const std::string& host_id, uint64_t seq, const std::string& blob,
+    bool* parsed = nullptr);
 
 }  // namespace tracehealth::server
 
