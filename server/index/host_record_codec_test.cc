@@ -61,16 +61,6 @@ void ExpectSameRecord(const HostRecord& got, const HostRecord& want) {
   }
 }
 
-v1::ThresholdCheck* AddCheck(
-    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks,
-    v1::ThresholdCheck::Kind kind, double margin, bool applies) {
-  v1::ThresholdCheck* c = checks->Add();
-  c->set_kind(kind);
-  c->set_margin(margin);
-  c->set_applies(applies);
-  return c;
-}
-
 // A report with every field a record keeps set to a value of its own.
 v1::HostReport FullReport() {
   v1::HostReport r = SampleReport(FleetHost(3), 42, absl::FromUnixSeconds(1));

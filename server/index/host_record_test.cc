@@ -8,16 +8,6 @@
 namespace tracehealth::server {
 namespace {
 
-v1::ThresholdCheck* AddCheck(
-    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks,
-    v1::ThresholdCheck::Kind kind, double margin, bool applies) {
-  v1::ThresholdCheck* c = checks->Add();
-  c->set_kind(kind);
-  c->set_margin(margin);
-  c->set_applies(applies);
-  return c;
-}
-
 TEST(HostRecordTest, WorstMarginIsTheLargestApplyingCheckOfAnyPrediction) {
   v1::Predictions p;
   EXPECT_FALSE(WorstMargin(p).has_value());

@@ -105,4 +105,14 @@ SampleHost FleetHost(int i) {
   return h;
 }
 
+v1::ThresholdCheck* AddCheck(
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks,
+    v1::ThresholdCheck::Kind kind, double margin, bool applies) {
+  v1::ThresholdCheck* c = checks->Add();
+  c->set_kind(kind);
+  c->set_margin(margin);
+  c->set_applies(applies);
+  return c;
+}
+
 }  // namespace tracehealth::server

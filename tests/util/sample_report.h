@@ -32,6 +32,12 @@ v1::HostSnapshot SampleSnapshot(const SampleHost& host);
 v1::HostReport SampleReport(const SampleHost& host, uint64_t seq,
                             absl::Time observed_at);
 
+// Appends a threshold check of `kind` with `margin` (and whether it
+// applies) to `checks`; returns it.
+v1::ThresholdCheck* AddCheck(
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks,
+    v1::ThresholdCheck::Kind kind, double margin, bool applies);
+
 // The `i`-th host of a synthetic fleet ("host-000042"), with threads, kernel,
 // preemption and role varied deterministically by `i`.
 SampleHost FleetHost(int i);
