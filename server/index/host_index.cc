@@ -176,8 +176,12 @@ HostRecord HostIndex::CommittedRecord(const CommittedReport& c) {
 }
 
 absl::StatusOr<HostRecord> HostIndex::MergedRecord(const LatestRow& row) {
-  if (row.blob.empty() && !row.record.empty()) {
-    return DecodeHostRecord(row.record, tables_, &identities_);
+  if (!row.record.empty()) {
+    absl::StatusOr<HostRecord> record =
+        DecodeHostRecord(row.record, tables_, &identities_);
+    if (record.ok() && (row.blob.empty() || !ClassWouldPrice(*record))) {
+      return record;
+    }
   }
   // One message per thread, parsed into again and again.
   thread_local v1::HostReport report;

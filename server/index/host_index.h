@@ -128,8 +128,8 @@ class HostIndex {
   // The record of a committed report: its stored record's when usable, else
   // RecordOf its report.
   HostRecord CommittedRecord(const CommittedReport& c);
-  // The record of a change-feed row: its report's when it carries one, else
-  // its stored record's.
+  // The record of a change-feed row: its stored record when usable and not
+  // priced by the host's class, else its report's.
   absl::StatusOr<HostRecord> MergedRecord(const LatestRow& row);
   // Whether RecordOf would price the host of `record` with its class's
   // constants (a record decoded from the store is not priced).

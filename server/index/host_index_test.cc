@@ -187,6 +187,83 @@ TEST(HostIndexTest, ApplyTakesTheRecordStoredWithTheReport) {
   EXPECT_EQ(role("corrupt"), "report");
 }
 
+// A host of class "CPU X / 6.16" without its own calibration: its record
+// is the report's priced with the class's constants, so a stored record
+// (never priced) is not taken for it.
+TEST(HostIndexTest, HostPricedByItsClassIsRebuiltFromItsReport) {
+  ClassCalibrations classes;
+  v1::Calibration canary;
+  canary.set_host_id("canary");
+  canary.set_hardware_class("CPU X / 6.16");
+  canary.set_c_visit_seconds(200e-9);
+  classes.Add(canary);
+  auto report = [](const std::string& host, const std::string& cpu,
+                   const std::string& role) {
+    v1::HostReport r = Report(host, 5, role);
+    r.mutable_snapshot()->mutable_kernel()->set_release("6.16.3");
+    r.mutable_snapshot()->mutable_cpus()->set_model_name(cpu);
+    return r;
+  };
+  const std::string source = "1 canary of class CPU X / 6.16";
+  auto check = [&](HostIndex& index, const std::string& priced_role) {
+    auto priced = index.Get("priced");
+    ASSERT_TRUE(priced.has_value());
+    EXPECT_EQ(priced->record.labels.Find("role"),
+              absl::string_view(priced_role));
+    ASSERT_NE(priced->record.calibration, nullptr);
+    EXPECT_EQ(priced->record.calibration->source, source);
+    // Another CPU: no class constants, the stored record is taken.
+    auto other = index.Get("other");
+    ASSERT_TRUE(other.has_value());
+    EXPECT_EQ(other->record.labels.Find("role"), absl::string_view("record"));
+    EXPECT_EQ(other->record.calibration, nullptr);
+  };
+  // After a commit.
+  {
+    HostIndex index(&classes);
+    CommittedReport p = Committed(report("priced", "CPU X", "report"),
+                                  absl::FromUnixSeconds(5));
+    p.record = EncodeHostRecord(report("priced", "CPU X", "record"));
+    CommittedReport o =
+        Committed(report("other", "CPU Y", "report"), absl::FromUnixSeconds(5));
+    o.record = EncodeHostRecord(report("other", "CPU Y", "record"));
+    index.Apply({p, o});
+    check(index, "report");
+  }
+  // At start.
+  auto storage = SqliteStorage::Open(testing::NewTempDir("idx") + "/t.db");
+  ASSERT_TRUE(storage.ok());
+  ReportRow p = RowWithRecord(
+      "priced", EncodeHostRecord(report("priced", "CPU X", "record")));
+  p.blob = report("priced", "CPU X", "report").SerializeAsString();
+  ReportRow o = RowWithRecord(
+      "other", EncodeHostRecord(report("other", "CPU Y", "record")));
+  ASSERT_TRUE((*storage)->WriteBatch({p, o}).ok());
+  {
+    HostIndex index(&classes);
+    HostIndex::LoadStats stats;
+    ASSERT_TRUE(index.LoadFrom(**storage, &stats).ok());
+    EXPECT_EQ(stats.class_priced, 1u);
+    EXPECT_EQ(stats.from_records, 1u);
+    EXPECT_EQ(stats.from_reports, 1u);
+    check(index, "report");
+  }
+  // From the change feed (record and report).
+  {
+    HostIndex index(&classes);
+    for (const ReportRow& r : {p, o}) {
+      LatestRow row;
+      row.host_id = r.host_id;
+      row.latest_seq = r.seq;
+      row.reports = 1;
+      row.record = r.record;
+      row.blob = r.blob;
+      ASSERT_TRUE(index.Merge(row).ok());
+    }
+    check(index, "report");
+  }
+}
+
 TEST(HostIndexTest, UnparsableBlobIsReportedAndSkipped) {
   auto storage = SqliteStorage::Open(testing::NewTempDir("idx") + "/t.db");
   ASSERT_TRUE(storage.ok());

@@ -9,7 +9,9 @@
 // - Poll delivers the current state of every host whose state another store
 //   (another replica, on the same database) changed since the previous Poll,
 //   or since the store was opened for the first Poll. The state is that of
-//   LoadLatest: the host's newest report and its bookkeeping.
+//   LoadLatest (the host's newest report's stored record and its
+//   bookkeeping), except that the report's bytes (LatestRow::blob) are
+//   always there.
 // - Changes made through this store are not delivered.
 // - A host may be delivered again although nothing changed (a change that
 //   was still being committed at the previous Poll); what is delivered is

@@ -116,12 +116,17 @@ TEST_P(ReplicaConformance, FeedDeliversAnotherStoresWritesWithTheirState) {
   EXPECT_EQ(got["g"].last_seen_ns, 151);
   // Nothing changed since: nothing delivered.
   EXPECT_TRUE(PollAll(*b.feed).empty());
-  // The other way round: B's write reaches A, not B.
-  Write(*b.reports, {TestRow("h", 3, 300)});
+  EXPECT_EQ(got["h"].record, "");  // stored without one
+  // The other way round: B's write reaches A, not B; with its record and,
+  // unlike LoadLatest, its report too.
+  ReportRow h3 = TestRow("h", 3, 300);
+  h3.record = "rec3";
+  Write(*b.reports, {h3});
   EXPECT_TRUE(PollAll(*b.feed).empty());
   got = PollAll(*a_.feed);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got["h"].latest_seq, 3u);
+  EXPECT_EQ(got["h"].record, "rec3");
   EXPECT_EQ(got["h"].blob, "blob3");
   EXPECT_EQ(got["h"].reports, 3u);
   EXPECT_EQ(got["h"].last_seen_ns, 301);

@@ -19,13 +19,19 @@
 namespace tracehealth::server {
 namespace {
 
-// A host's newest report joined to its bookkeeping; every column binary
-// (see RowToLatest).
+// A host's newest report's record joined to its bookkeeping, then the
+// report: at start only for a row without a record; the change feed always
+// has it (a replica whose hardware class prices the host rebuilds its
+// record from the report). Every column binary (see RowToLatest).
 constexpr char kLatestSelect[] =
     "SELECT h.host_id, h.first_seen_ns, h.last_seen_ns, h.reports, "
     "h.latest_seq, r.record, CASE WHEN r.record IS NULL THEN r.report END "
-    "FROM hosts h JOIN reports r ON r.host_id = "
-    "h.host_id AND r.seq = h.latest_seq AND r.received_at_ns = "
+    "FROM hosts h JOIN reports r ON r.host_id = h.host_id AND r.seq = "
+    "h.latest_seq AND r.received_at_ns = h.latest_received_ns";
+constexpr char kFeedSelect[] =
+    "SELECT h.host_id, h.first_seen_ns, h.last_seen_ns, h.reports, "
+    "h.latest_seq, r.record, r.report FROM hosts h JOIN reports r ON "
+    "r.host_id = h.host_id AND r.seq = h.latest_seq AND r.received_at_ns = "
     "h.latest_received_ns";
 
 LatestRow RowToLatest(const PgResult& r, int i) {
@@ -253,7 +259,7 @@ absl::Status PostgresStorage::Poll(const std::function<void(LatestRow&)>& fn) {
       conn->Exec("SELECT pg_snapshot_xmin(pg_current_snapshot())::text");
   if (!horizon.ok()) return fail(horizon.status());
   absl::StatusOr<PgResult> rows = conn->Exec(
-      absl::StrCat(kLatestSelect,
+      absl::StrCat(kFeedSelect,
                    " WHERE h.change_xid >= $1::xid8 AND h.writer <> $2"),
       PgParams().Text(feed_horizon_).Int(writer_id_), /*binary_result=*/true);
   if (!rows.ok()) return fail(rows.status());
