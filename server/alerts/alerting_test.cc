@@ -157,6 +157,7 @@ TEST(AlertingTest, IncreasedComparesAcrossBatchesAndRestarts) {
   EXPECT_EQ(again[0].value, 9);
   // Then from the kept value: h4 9 -> 9 resolves, h3 6 -> 7 fires.
   commit(restarted, reloaded, Report("h4", 3, 1, 9, t0 + absl::Seconds(30)));
+  EXPECT_TRUE(WaitStored(storage->get(), 0).empty());
   commit(restarted, reloaded, Report("h3", 5, 1, 7, t0 + absl::Seconds(30)));
   again = WaitStored(storage->get(), 1);
   ASSERT_EQ(again.size(), 1u);
