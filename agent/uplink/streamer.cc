@@ -201,10 +201,14 @@ class Streamer::Impl {
         ++unparsable_;
         continue;
       }
+      {
+        // In flight before it is written: its ack may come before Write
+        // returns.
+        absl::MutexLock lock(&mu_);
+        in_flight_.push_back(rec->first);
+      }
       if (!stream->Write(report)) break;
       last_sent = rec->first;
-      absl::MutexLock lock(&mu_);
-      in_flight_.push_back(rec->first);
     }
     {
       absl::MutexLock lock(&mu_);
