@@ -129,6 +129,10 @@ struct HostRecord {
   // The feature table the agent used: its override rows (shared by every
   // host with the same override); null: the built-in table.
   std::shared_ptr<const FeatureTable> features;
+  // The calibrated constants the predictions use (the host's own, or its
+  // class's: server/calibration/calibrated_report.h); null: the seed
+  // default. Read by every re-run: among the bytes a scan prefetches.
+  std::shared_ptr<const CalibratedConstants> calibration;
   LabelSet labels;
   // The report's model_version is this server's kModelVersion: its
   // predictions are what the models give now.
@@ -151,10 +155,6 @@ struct HostRecord {
   double purge_seconds = 0;
   std::optional<double> purge_lockup_margin;
   v1::Risk vmap_risk = v1::RISK_UNKNOWN;
-  // The calibrated constants the predictions use (the host's own, or its
-  // class's: server/calibration/calibrated_report.h); null: the seed
-  // default.
-  std::shared_ptr<const CalibratedConstants> calibration;
 
   // The stored prediction of `kind`, or null when the report has none.
   const StoredAttach* Attach(v1::ProbeKind kind) const;

@@ -129,6 +129,11 @@ void AddApiRoutes(const QueryService* q, Router* router) {
           return q->DoListEvents(req, resp);
         });
   });
+  add("GET", "/api/v1/accuracy", [q](const HttpRequest& r) {
+    return Call<v1::AccuracyRequest, v1::AccuracyResponse>(
+        r, {},
+        [q](const auto& req, auto* resp) { return q->DoAccuracy(req, resp); });
+  });
   HttpHandler predict = [q](const HttpRequest& r) {
     return Call<v1::PredictAttachRequest, v1::PredictAttachResponse>(
         r, {}, [q](const auto& req, auto* resp) {

@@ -165,6 +165,20 @@ TEST_F(HttpApiTest, JsonEndpointsAnswerWithTheQueryApisMessagesAndCodes) {
   EXPECT_EQ(events.status, 200);
   EXPECT_EQ(events.body, R"({"events":[]})");
 
+  // No canaries and no events: db-1's hardware class (the sample host's
+  // CPU model and kernel 6.16.3's release family), one host, nothing to
+  // compare.
+  RawResponse accuracy = Get("/api/v1/accuracy");
+  EXPECT_EQ(accuracy.status, 200);
+  EXPECT_EQ(accuracy.body,
+            R"({"classes":[{"hardware_class":"Intel(R) Xeon(R) Platinum )"
+            R"(8480+ / 6.16","canaries":0,"calibrations":0,)"
+            R"("c_visit_median_seconds":0,"c_visit_min_seconds":0,)"
+            R"("c_visit_max_seconds":0,"c_visit_spread":0,)"
+            R"("fixed_median_seconds":0,"hosts":1,"events":0,)"
+            R"("events_predicted":0,"events_missed":0,"events_unknown":0,)"
+            R"("samples":[]}],"events_unclassified":0})");
+
   struct Case {
     std::string path;
     int status;
@@ -183,6 +197,11 @@ TEST_F(HttpApiTest, JsonEndpointsAnswerWithTheQueryApisMessagesAndCodes) {
        "from is after to"},
       {"/api/v1/events?predicted=EVENT_PREDICTION_MAYBE", 400,
        "bad query parameters"},
+      {"/api/v1/accuracy?limit=10001", 400, "limit 10001 is over 10000"},
+      {"/api/v1/accuracy?from=2030-01-01T00:00:00Z&to=2029-01-01T00:00:00Z",
+       400, "from is after to"},
+      {"/api/v1/accuracy?host_id=db-1", 400,
+       R"(unknown query parameter \"host_id\")"},
       {"/api/v1/nothing", 404, "not found"},
   };
   for (const Case& c : cases) {
