@@ -150,6 +150,25 @@ std::vector<uint64_t> Range(uint64_t a, uint64_t b) {
   return v;
 }
 
+// Records the backoff delays a streamer waits.
+class Delays {
+ public:
+  explicit Delays(StreamerOptions* o) {
+    o->on_backoff = [this](absl::Duration d) {
+      absl::MutexLock lock(&mu_);
+      delays_.push_back(d);
+    };
+  }
+  std::vector<absl::Duration> get() {
+    absl::MutexLock lock(&mu_);
+    return delays_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<absl::Duration> delays_ ABSL_GUARDED_BY(mu_);
+};
+
 TEST(StreamerTest, DeliversInOrderAndAcksEmptyTheSpool) {
   RecordingIngest service;
   int port = 0;
@@ -262,13 +281,8 @@ TEST(StreamerTest, EndsTheStreamOnceAckedAndSendsTheNextOnTheSameConnection) {
   ASSERT_GT(port, 0);
   auto spool = Spool::Open(TestTempDir("streamer"), 1 << 20);
   ASSERT_TRUE((*spool)->Append(1, ReportBytes(1)).ok());
-  absl::Mutex mu;
-  std::vector<absl::Duration> delays;
   StreamerOptions o = Options(port);
-  o.on_backoff = [&](absl::Duration d) {
-    absl::MutexLock lock(&mu);
-    delays.push_back(d);
-  };
+  Delays delays(&o);
   auto streamer = Streamer::Create(o, spool->get());
   ASSERT_TRUE(streamer.ok()) << streamer.status();
   ::testing::internal::CaptureStderr();
@@ -299,10 +313,7 @@ TEST(StreamerTest, EndsTheStreamOnceAckedAndSendsTheNextOnTheSameConnection) {
   EXPECT_EQ((*streamer)->connects(), 1u);
   // A clean end is no failure: nothing logged, no backoff.
   EXPECT_EQ(log.find("tracehealth-agent"), std::string::npos) << log;
-  {
-    absl::MutexLock lock(&mu);
-    EXPECT_TRUE(delays.empty());
-  }
+  EXPECT_TRUE(delays.get().empty());
   (*streamer)->Stop();
   ShutdownNow(server.get());
 }
@@ -318,13 +329,8 @@ TEST(StreamerTest, ReplaysOnAFreshConnectionAfterABrokenStream) {
   for (uint64_t s = 1; s <= 5; ++s) {
     ASSERT_TRUE((*spool)->Append(s, ReportBytes(s)).ok());
   }
-  absl::Mutex mu;
-  std::vector<absl::Duration> delays;
   StreamerOptions o = Options(port);
-  o.on_backoff = [&](absl::Duration d) {
-    absl::MutexLock lock(&mu);
-    delays.push_back(d);
-  };
+  Delays delays(&o);
   auto streamer = Streamer::Create(o, spool->get());
   ::testing::internal::CaptureStderr();
   (*streamer)->Start();
@@ -344,10 +350,7 @@ TEST(StreamerTest, ReplaysOnAFreshConnectionAfterABrokenStream) {
   std::vector<std::string> peers = service.peers();
   ASSERT_EQ(peers.size(), 2u);
   EXPECT_NE(peers[0], peers[1]);
-  {
-    absl::MutexLock lock(&mu);
-    EXPECT_TRUE(delays.empty());
-  }
+  EXPECT_TRUE(delays.get().empty());
   (*streamer)->Stop();
   ShutdownNow(server.get());
 }
@@ -359,13 +362,8 @@ TEST(StreamerTest, BacksOffWhenStreamsAreRefused) {
   auto server = Serve(&service, &port);
   auto spool = Spool::Open(TestTempDir("streamer"), 1 << 20);
   ASSERT_TRUE((*spool)->Append(1, ReportBytes(1)).ok());
-  absl::Mutex mu;
-  std::vector<absl::Duration> delays;
   StreamerOptions o = Options(port);
-  o.on_backoff = [&](absl::Duration d) {
-    absl::MutexLock lock(&mu);
-    delays.push_back(d);
-  };
+  Delays delays(&o);
   auto streamer = Streamer::Create(o, spool->get());
   ::testing::internal::CaptureStderr();
   (*streamer)->Start();
@@ -373,13 +371,10 @@ TEST(StreamerTest, BacksOffWhenStreamsAreRefused) {
   ASSERT_TRUE(service.WaitEnded(4));
   const std::string log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(service.stored(), Range(1, 1));
-  {
-    // One address: each refusal is a failed round; 20 ms doubling.
-    absl::MutexLock lock(&mu);
-    EXPECT_EQ(delays, (std::vector<absl::Duration>{absl::Milliseconds(20),
-                                                   absl::Milliseconds(40),
-                                                   absl::Milliseconds(80)}));
-  }
+  // One address: each refusal is a failed round; 20 ms doubling.
+  EXPECT_EQ(delays.get(), (std::vector<absl::Duration>{
+                              absl::Milliseconds(20), absl::Milliseconds(40),
+                              absl::Milliseconds(80)}));
   // Logged once, not once per retry.
   const std::string line =
       "ended: RESOURCE_EXHAUSTED: full for the test; reconnecting with "
