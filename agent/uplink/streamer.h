@@ -46,10 +46,11 @@ namespace tracehealth::agent {
 
 struct StreamerOptions {
   // host:port of the server, or several, comma-separated (replicas): the
-  // streamer stays on the one that works; after a failed stream it goes to
-  // the next one, so a replica that fails or tells its clients to go away
-  // (maximum connection age) is left for the next; a round in which none
-  // answered is followed by the backoff.
+  // streamer stays on the one that works; after a failed or refused stream
+  // it goes to the next one; a round in which none answered is followed by
+  // the backoff. A connection closed by the server between streams (idle
+  // time, maximum connection age) is made again by gRPC to the same
+  // address.
   std::string server;
   // PEM files: CA of the server (enables TLS), client cert and key (mTLS).
   std::string tls_ca, tls_cert, tls_key;
