@@ -130,9 +130,12 @@ ABSL_FLAG(int64_t, metrics_max_hosts, ServerConfig().metrics_max_hosts,
           "At most this many hosts with series of their own on /metrics, "
           "worst first (0: none)");
 ABSL_FLAG(int32_t, max_agent_streams, 0,
-          "Agent report streams served at once; beyond, a new stream is "
-          "refused with RESOURCE_EXHAUSTED and the agent retries later. 0: "
-          "the open-file limit less two per --http_max_connections and 256");
+          "Agent report streams served at once (agents sending now; an "
+          "idle agent holds a connection, no stream); beyond, a new stream "
+          "is refused with RESOURCE_EXHAUSTED and the agent retries later. "
+          "0: the open-file limit less two per --http_max_connections and "
+          "256, as many as there can be agent connections (a new connection "
+          "is refused while fewer descriptors than that reserve are left)");
 ABSL_FLAG(std::string, grpc_args, "",
           "gRPC channel arguments of the server, name=integer, "
           "comma-separated (e.g. grpc.keepalive_time_ms=60000); they replace "

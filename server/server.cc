@@ -29,6 +29,7 @@
 #include "server/http/http_server.h"
 #include "server/http/router.h"
 #include "server/index/change_follower.h"
+#include "server/ingest/descriptor_guard.h"
 #include "server/ingest/ingest_service.h"
 #include "server/listen_probe.h"
 #include "server/metrics/host_collector.h"
@@ -108,8 +109,12 @@ std::string HostPart(const std::string& addr) {
 
 }  // namespace
 
+int64_t AgentDescriptorReserve(int http_max_connections) {
+  return 2 * static_cast<int64_t>(http_max_connections) + 256;
+}
+
 int DefaultMaxAgentStreams(uint64_t open_files, int http_max_connections) {
-  const int64_t reserved = 2 * static_cast<int64_t>(http_max_connections) + 256;
+  const int64_t reserved = AgentDescriptorReserve(http_max_connections);
   const int64_t left = static_cast<int64_t>(std::min<uint64_t>(
                            open_files, std::numeric_limits<int>::max())) -
                        reserved;
@@ -311,8 +316,14 @@ absl::Status Server::StartServing(
     iopts.max_streams =
         DefaultMaxAgentStreams(files, config_.http_max_connections);
   }
-  env_.log(
-      absl::StrCat("serving at most ", iopts.max_streams, " agent streams"));
+  DescriptorGuardOptions dopts;
+  dopts.reserve = AgentDescriptorReserve(config_.http_max_connections);
+  descriptors_ = std::make_unique<DescriptorGuard>(dopts);
+  iopts.descriptors = descriptors_.get();
+  env_.log(absl::StrCat("serving at most ", iopts.max_streams,
+                        " agent streams; new agent connections refused with ",
+                        dopts.reserve,
+                        " descriptors left below the open-file limit"));
   ingest_ = std::make_unique<IngestService>(writer_.get(), &metrics_, iopts);
   qopts.stale_after_intervals = config_.stale_after_intervals;
   qopts.store = reports_;
@@ -329,9 +340,9 @@ absl::Status Server::StartServing(
   builder.AddListeningPort(config_.listen, creds, &grpc_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
   // Connections of agents that vanished (powered off, cut off without a
-  // FIN) hold a descriptor and a stream slot (--max_agent_streams) until a
-  // keepalive ping goes unanswered; connections without a call (query
-  // clients) are closed after 5 minutes.
+  // FIN) hold a descriptor (and a stream slot, when they vanished while
+  // sending) until a keepalive ping goes unanswered; connections without a
+  // call (idle agents, query clients) are closed after 5 minutes.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2 * 60 * 1000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);

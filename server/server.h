@@ -58,6 +58,7 @@ class AlertStore;
 class AlertTransitions;
 class Alerting;
 class DataDirLock;
+class DescriptorGuard;
 class ChangeFeed;
 class ChangeFollower;
 class EventRecorder;
@@ -139,8 +140,11 @@ struct ServerConfig {
   // first (server/metrics/host_collector.h).
   v1::Risk metrics_host_min_risk = v1::RISK_LATENCY;
   int64_t metrics_max_hosts = 1000;
-  // Agent report streams served at once; beyond, new ones are refused with
+  // Agent report streams served at once (agents sending now; idle ones
+  // hold a connection and no stream); beyond, new ones are refused with
   // RESOURCE_EXHAUSTED. 0: DefaultMaxAgentStreams of the open-file limit.
+  // Independently, a stream on a new connection is refused while fewer than
+  // AgentDescriptorReserve descriptors are left (DescriptorGuard).
   int max_agent_streams = 0;
   // Threads a fleet-wide PredictAttach scans the index with.
   int query_scan_threads = 2;
@@ -149,10 +153,17 @@ struct ServerConfig {
   std::vector<std::pair<std::string, int>> grpc_args;
 };
 
+// Descriptors kept from agent connections: two per HTTP connection allowed
+// and 256 for the store, the listeners, query clients and Alertmanager.
+int64_t AgentDescriptorReserve(int http_max_connections);
+
 // The agent streams a server with `open_files` descriptors (RLIMIT_NOFILE)
-// serves: one descriptor each (an agent holds one connection), less two per
-// HTTP connection allowed and 256 for the store, the listeners and
-// Alertmanager; at least 16.
+// serves at once: as many as there can be agent connections (a stream needs
+// its connection, one descriptor), `open_files` less
+// AgentDescriptorReserve; at least 16. So by default every connected agent
+// may send at the same time, and the descriptors, not this limit, bound the
+// agents a server holds; a lower --max_agent_streams bounds the memory of
+// concurrent sends (a stream adds about 15 kB to its connection).
 int DefaultMaxAgentStreams(uint64_t open_files, int http_max_connections);
 
 class Server {
@@ -247,6 +258,7 @@ class Server {
   ServerMetrics metrics_;
   std::unique_ptr<EventRecorder> recorder_;
   std::unique_ptr<ReportWriter> writer_;
+  std::unique_ptr<DescriptorGuard> descriptors_;  // before ingest_
   std::unique_ptr<IngestService> ingest_;
   std::unique_ptr<QueryService> query_;
   std::unique_ptr<grpc::Server> grpc_server_;

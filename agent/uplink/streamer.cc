@@ -86,6 +86,11 @@ class Streamer::Impl {
     return connects_;
   }
 
+  uint64_t streams() const {
+    absl::MutexLock lock(&mu_);
+    return streams_;
+  }
+
  private:
   void HandleAck(const v1::Ack& ack) {
     // Our own counters first, so that once the spool is empty (what Flush
@@ -126,18 +131,28 @@ class Streamer::Impl {
     ++progress_;
   }
 
-  // One stream: send until it breaks or Stop().
-  void RunStream(const std::shared_ptr<grpc::Channel>& channel) {
+  // How a stream ended.
+  enum class End {
+    kDone,     // everything sent was answered; we half-closed, status OK
+    kFailed,   // broken, refused, or ended by the server
+    kStopped,  // Stop()
+  };
+
+  // One stream on `channel`: sends what the spool holds (a replay of every
+  // unacked record first) until the spool is empty and every record written
+  // was acked or rejected, then half-closes and reads to the end. Ends
+  // early when the stream breaks or on Stop().
+  End RunStream(const std::shared_ptr<grpc::Channel>& channel) {
     auto stub = v1::TelemetryIngest::NewStub(channel);
     grpc::ClientContext context;
     {
       absl::MutexLock lock(&mu_);
-      if (stopping_) return;
+      if (stopping_) return End::kStopped;
       context_ = &context;
       in_flight_.clear();
       acked_this_stream_ = false;
       stream_broken_ = false;
-      ++connects_;
+      ++streams_;
     }
     std::unique_ptr<grpc::ClientReaderWriter<v1::HostReport, v1::Ack>> stream =
         stub->Report(&context);
@@ -148,22 +163,29 @@ class Streamer::Impl {
       stream_broken_ = true;
     });
     uint64_t last_sent = 0;
+    bool done = false;  // we half-close: nothing left to send or answer
     while (true) {
+      bool window_full;
+      uint64_t wakes;
       {
         absl::MutexLock lock(&mu_);
         if (stopping_ || stream_broken_) break;
+        window_full = in_flight_.size() >= options_.max_in_flight;
+        // Read before the spool: a record appended after NextAfter below
+        // comes with a Wake that changes wakes_.
+        wakes = wakes_;
       }
       std::optional<std::pair<uint64_t, std::string>> rec;
-      bool window_full;
-      {
-        absl::MutexLock lock(&mu_);
-        window_full = in_flight_.size() >= options_.max_in_flight;
-      }
       if (!window_full) rec = spool_->NextAfter(last_sent);
       if (!rec.has_value()) {
-        // Wait for new records, an ack, a broken stream or Stop().
         absl::MutexLock lock(&mu_);
-        const uint64_t wakes = wakes_, progress = progress_;
+        if (in_flight_.empty() && !stream_broken_) {
+          done = true;
+          wakes_at_close_ = wakes;
+          break;
+        }
+        // Wait for new records, an ack, a broken stream or Stop().
+        const uint64_t progress = progress_;
         auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
           return stopping_ || stream_broken_ || wakes_ != wakes ||
                  progress_ != progress;
@@ -179,10 +201,14 @@ class Streamer::Impl {
         ++unparsable_;
         continue;
       }
+      {
+        // In flight before it is written: its ack may come before Write
+        // returns.
+        absl::MutexLock lock(&mu_);
+        in_flight_.push_back(rec->first);
+      }
       if (!stream->Write(report)) break;
       last_sent = rec->first;
-      absl::MutexLock lock(&mu_);
-      in_flight_.push_back(rec->first);
     }
     {
       absl::MutexLock lock(&mu_);
@@ -193,7 +219,13 @@ class Streamer::Impl {
     grpc::Status status = stream->Finish();
     absl::MutexLock lock(&mu_);
     context_ = nullptr;
-    if (stopping_) return;
+    if (stopping_) return End::kStopped;
+    // The server finishes a half-closed stream with OK once it has answered
+    // everything on it: the end of a send, not a failure.
+    if (done && status.ok()) {
+      last_error_.clear();
+      return End::kDone;
+    }
     // Log each new kind of failure once, not once per retry.
     std::string error = status.ok()
                             ? std::string("server closed the stream")
@@ -205,6 +237,29 @@ class Streamer::Impl {
       last_error_ = error;
     }
     if (acked_this_stream_) last_error_.clear();
+    return End::kFailed;
+  }
+
+  // Waits until the spool holds records and, when `need_wake`, Wake() was
+  // called since the last stream decided to close (records that stream
+  // could not remove, e.g. after a spool write error, wait for the next
+  // report instead of opening stream after stream). False on Stop().
+  bool WaitForWork(bool need_wake) {
+    absl::MutexLock lock(&mu_);
+    while (true) {
+      if (stopping_) return false;
+      if (!need_wake || wakes_ != wakes_at_close_) {
+        // depth() takes the spool's lock, never ours: safe under mu_.
+        if (spool_->depth() > 0) return true;
+        wakes_at_close_ = wakes_;
+        need_wake = true;
+      }
+      const uint64_t wakes = wakes_;
+      auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || wakes_ != wakes;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&changed), absl::Milliseconds(200));
+    }
   }
 
   void Run() {
@@ -215,6 +270,9 @@ class Streamer::Impl {
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
     args.SetMaxSendMessageSize(64 << 20);
+    // A channel of its own pool: a fresh channel is a fresh connection, not
+    // the old one found again in gRPC's global subchannel pool.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     ClientTls tls;
     tls.server_name = options_.tls_server_name;
     ApplyServerName(tls, &args);
@@ -222,23 +280,40 @@ class Streamer::Impl {
         absl::StrSplit(options_.server, ',');
     size_t next = 0;
     size_t failed_in_a_row = 0;  // streams that ended without an ack
+    std::shared_ptr<grpc::Channel> channel;
+    bool need_wake = false;
     while (true) {
-      // A fresh channel per attempt: a server restarted on the same address
-      // is found at once.
-      {
-        absl::MutexLock lock(&mu_);
-        address_ = addresses[next];
+      if (!WaitForWork(need_wake)) return;
+      if (channel == nullptr) {
+        // A fresh channel after a failure: a server restarted on the same
+        // address is found at once, and a refused connection is closed.
+        {
+          absl::MutexLock lock(&mu_);
+          address_ = addresses[next];
+          ++connects_;
+        }
+        channel = grpc::CreateCustomChannel(addresses[next], creds_, args);
       }
-      std::shared_ptr<grpc::Channel> channel =
-          grpc::CreateCustomChannel(addresses[next], creds_, args);
-      RunStream(channel);
+      const End end = RunStream(channel);
+      if (end == End::kStopped) return;
+      if (end == End::kDone) {
+        // Idle until the next report, on the same connection (the server
+        // closes it after 5 minutes without a stream; gRPC then reconnects
+        // on the next one).
+        absl::MutexLock lock(&mu_);
+        backoff_.Reset();
+        failed_in_a_row = 0;
+        need_wake = true;
+        continue;
+      }
+      need_wake = false;
+      channel.reset();
       // The next attempt goes to the next address: away from a replica that
       // failed, and around the list when one asked its clients to go away.
       next = (next + 1) % addresses.size();
       absl::Duration delay;
       {
         absl::MutexLock lock(&mu_);
-        if (stopping_) return;
         if (acked_this_stream_) {
           backoff_.Reset();
           failed_in_a_row = 0;
@@ -275,7 +350,10 @@ class Streamer::Impl {
   uint64_t progress_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t unparsable_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t connects_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t connects_ ABSL_GUARDED_BY(mu_) = 0;  // channels made
+  uint64_t streams_ ABSL_GUARDED_BY(mu_) = 0;
+  // wakes_ when the last stream found nothing more to send.
+  uint64_t wakes_at_close_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<uint64_t> last_acked_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::Time> last_ack_at_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
@@ -310,5 +388,6 @@ bool Streamer::Flush(absl::Duration timeout) { return impl_->Flush(timeout); }
 void Streamer::Stop() { impl_->Stop(); }
 v1::AgentHealth Streamer::Health() const { return impl_->Health(); }
 uint64_t Streamer::connects() const { return impl_->connects(); }
+uint64_t Streamer::streams() const { return impl_->streams(); }
 
 }  // namespace tracehealth::agent

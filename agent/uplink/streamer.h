@@ -1,13 +1,27 @@
 // Streamer: sends spooled HostReports to the server's TelemetryIngest.Report
 // stream, in seq order, and applies the server's acks: records up to
 // Ack.acked_seq leave the spool; rejected records are removed and counted.
-// When the stream breaks it reconnects with exponential backoff and jitter and
-// replays every record still in the spool (the server acknowledges replays of
-// stored seqs without storing them again), so every report reaches the
-// server exactly once, in order, unless the spool bound dropped it.
+//
+// A stream is open only while there is something to send: once the spool is
+// empty and every record written on it was acked or rejected, the streamer
+// half-closes it and reads it to its end (OK: not a failure; nothing is
+// logged, no backoff). The channel (one HTTP/2 connection) stays, and the
+// next Wake() opens a new stream on it, so an agent between reports costs
+// the server a connection but no call. The server closes connections that
+// had no stream for 5 minutes; with a longer interval gRPC connects again
+// for the next stream, which is not a failure either.
+//
+// When a stream breaks, is refused or ends before it was half-closed, the
+// streamer drops its channel (closing the connection), makes a fresh one to
+// the next address and replays every record still in the spool, with
+// exponential backoff and jitter once every address failed in a row (the
+// server acknowledges replays of stored seqs without storing them again), so
+// every report reaches the server exactly once, in order, unless the spool
+// bound dropped it. Each stream starts with the oldest unacked record.
 //
 // Threads: Start() runs one sender thread (plus a reader per stream). Wake(),
-// Flush(), Health() and Stop() may be called from any thread.
+// Flush(), Health(), Stop(), connects() and streams() may be called from
+// any thread.
 //
 // Ownership: `spool` is not owned and must outlive the streamer.
 #ifndef TRACEHEALTH_AGENT_UPLINK_STREAMER_H_
@@ -31,10 +45,12 @@
 namespace tracehealth::agent {
 
 struct StreamerOptions {
-  // host:port of the server, or several, comma-separated (replicas): each
-  // stream goes to the next one, so a replica that fails or tells its
-  // clients to go away (maximum connection age) is left for the next; a
-  // round in which none answered is followed by the backoff.
+  // host:port of the server, or several, comma-separated (replicas): the
+  // streamer stays on the one that works; after a failed or refused stream
+  // it goes to the next one; a round in which none answered is followed by
+  // the backoff. A connection closed by the server between streams (idle
+  // time, maximum connection age) is made again by gRPC to the same
+  // address.
   std::string server;
   // PEM files: CA of the server (enables TLS), client cert and key (mTLS).
   std::string tls_ca, tls_cert, tls_key;
@@ -68,8 +84,12 @@ class Streamer {
 
   // Spool and ack figures for the next report's AgentHealth.
   v1::AgentHealth Health() const;
-  // Streams opened so far.
+  // Channels made so far: one at the start and one after each failed
+  // stream (streams that ended cleanly reuse theirs).
   uint64_t connects() const;
+  // Report streams opened so far (one per send that found records to send,
+  // plus one per retry).
+  uint64_t streams() const;
 
  private:
   class Impl;

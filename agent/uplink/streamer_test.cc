@@ -19,12 +19,24 @@ namespace {
 
 // A TelemetryIngest service over loopback that keeps what it stored, acks
 // the highest stored seq, treats replays as already stored, and rejects the
-// seqs it is told to.
+// seqs it is told to. It records each stream's peer (address and port of
+// the client's connection) and counts the streams that ended; it can refuse
+// streams and break one after storing a given seq, before acking it.
 class RecordingIngest final : public v1::TelemetryIngest::Service {
  public:
   grpc::Status Report(
       grpc::ServerContext* context,
       grpc::ServerReaderWriter<v1::Ack, v1::HostReport>* stream) override {
+    {
+      absl::MutexLock lock(&mu_);
+      peers_.push_back(context->peer());
+      if (refuse_ > 0) {
+        --refuse_;
+        ++ended_;
+        return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                            "full for the test");
+      }
+    }
     v1::HostReport r;
     while (stream->Read(&r)) {
       v1::Ack ack;
@@ -39,16 +51,31 @@ class RecordingIngest final : public v1::TelemetryIngest::Service {
         } else if (r.seq() > stored_max_) {
           stored_.push_back(r.seq());
           stored_max_ = r.seq();
+          if (r.seq() == break_after_) {
+            ++ended_;
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                "broken for the test");
+          }
         }
         ack.set_acked_seq(stored_max_);
       }
       if (!stream->Write(ack)) break;
     }
+    absl::MutexLock lock(&mu_);
+    ++ended_;
     return grpc::Status::OK;
   }
   void Reject(uint64_t seq) {
     absl::MutexLock lock(&mu_);
     reject_.insert(seq);
+  }
+  void Refuse(int streams) {
+    absl::MutexLock lock(&mu_);
+    refuse_ = streams;
+  }
+  void BreakAfterStoring(uint64_t seq) {
+    absl::MutexLock lock(&mu_);
+    break_after_ = seq;
   }
   std::vector<uint64_t> stored() {
     absl::MutexLock lock(&mu_);
@@ -58,6 +85,22 @@ class RecordingIngest final : public v1::TelemetryIngest::Service {
     absl::MutexLock lock(&mu_);
     return received_;
   }
+  std::vector<std::string> peers() {
+    absl::MutexLock lock(&mu_);
+    return peers_;
+  }
+  // Waits until `n` streams ended on the server's side.
+  bool WaitEnded(int n, absl::Duration timeout = absl::Seconds(20)) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return ended_ >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+  }
+  int ended() {
+    absl::MutexLock lock(&mu_);
+    return ended_;
+  }
 
  private:
   absl::Mutex mu_;
@@ -65,6 +108,10 @@ class RecordingIngest final : public v1::TelemetryIngest::Service {
   std::vector<uint64_t> stored_ ABSL_GUARDED_BY(mu_);
   uint64_t stored_max_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t received_ ABSL_GUARDED_BY(mu_) = 0;
+  int refuse_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t break_after_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> peers_ ABSL_GUARDED_BY(mu_);
+  int ended_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 std::unique_ptr<grpc::Server> Serve(RecordingIngest* service, int* port) {
@@ -102,6 +149,25 @@ std::vector<uint64_t> Range(uint64_t a, uint64_t b) {
   for (uint64_t s = a; s <= b; ++s) v.push_back(s);
   return v;
 }
+
+// Records the backoff delays a streamer waits.
+class Delays {
+ public:
+  explicit Delays(StreamerOptions* o) {
+    o->on_backoff = [this](absl::Duration d) {
+      absl::MutexLock lock(&mu_);
+      delays_.push_back(d);
+    };
+  }
+  std::vector<absl::Duration> get() {
+    absl::MutexLock lock(&mu_);
+    return delays_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<absl::Duration> delays_ ABSL_GUARDED_BY(mu_);
+};
 
 TEST(StreamerTest, DeliversInOrderAndAcksEmptyTheSpool) {
   RecordingIngest service;
@@ -208,6 +274,121 @@ TEST(StreamerTest, BacksOffWhileDownThenReplaysExactlyOnceInOrder) {
   ShutdownNow(server.get());
 }
 
+TEST(StreamerTest, EndsTheStreamOnceAckedAndSendsTheNextOnTheSameConnection) {
+  RecordingIngest service;
+  int port = 0;
+  auto server = Serve(&service, &port);
+  ASSERT_GT(port, 0);
+  auto spool = Spool::Open(TestTempDir("streamer"), 1 << 20);
+  ASSERT_TRUE((*spool)->Append(1, ReportBytes(1)).ok());
+  StreamerOptions o = Options(port);
+  Delays delays(&o);
+  auto streamer = Streamer::Create(o, spool->get());
+  ASSERT_TRUE(streamer.ok()) << streamer.status();
+  ::testing::internal::CaptureStderr();
+  (*streamer)->Start();
+  // Report 1 acked: the agent half-closes, the server sees the stream end.
+  ASSERT_TRUE(service.WaitEnded(1));
+  EXPECT_TRUE((*streamer)->Flush(absl::Seconds(20)));
+  EXPECT_EQ((*streamer)->Health().last_acked_seq(), 1u);
+  // Idle: no stream is open and none is opened.
+  absl::SleepFor(absl::Milliseconds(500));
+  EXPECT_EQ(service.peers().size(), 1u);
+  EXPECT_EQ((*streamer)->streams(), 1u);
+
+  ASSERT_TRUE((*spool)->Append(2, ReportBytes(2)).ok());
+  (*streamer)->Wake();
+  ASSERT_TRUE(service.WaitEnded(2));
+  EXPECT_TRUE((*streamer)->Flush(absl::Seconds(20)));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(service.stored(), Range(1, 2));
+  EXPECT_EQ(service.received(), 2u);  // nothing sent twice
+  // A new stream over the same connection: the same client address and
+  // port (ipv4:127.0.0.1:PORT), and no new channel.
+  std::vector<std::string> peers = service.peers();
+  ASSERT_EQ(peers.size(), 2u);
+  EXPECT_EQ(peers[0], peers[1]);
+  EXPECT_EQ(peers[0].rfind("ipv4:127.0.0.1:", 0), 0u) << peers[0];
+  EXPECT_EQ((*streamer)->streams(), 2u);
+  EXPECT_EQ((*streamer)->connects(), 1u);
+  // A clean end is no failure: nothing logged, no backoff.
+  EXPECT_EQ(log.find("tracehealth-agent"), std::string::npos) << log;
+  EXPECT_TRUE(delays.get().empty());
+  (*streamer)->Stop();
+  ShutdownNow(server.get());
+}
+
+TEST(StreamerTest, ReplaysOnAFreshConnectionAfterABrokenStream) {
+  RecordingIngest service;
+  // Stores 3 and ends the stream before acking it (4 and 5 were written
+  // but not read).
+  service.BreakAfterStoring(3);
+  int port = 0;
+  auto server = Serve(&service, &port);
+  auto spool = Spool::Open(TestTempDir("streamer"), 1 << 20);
+  for (uint64_t s = 1; s <= 5; ++s) {
+    ASSERT_TRUE((*spool)->Append(s, ReportBytes(s)).ok());
+  }
+  StreamerOptions o = Options(port);
+  Delays delays(&o);
+  auto streamer = Streamer::Create(o, spool->get());
+  ::testing::internal::CaptureStderr();
+  (*streamer)->Start();
+  ASSERT_TRUE((*streamer)->Flush(absl::Seconds(20)));
+  ASSERT_TRUE(service.WaitEnded(2));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  // 3 is replayed and acked as already stored: each stored exactly once.
+  EXPECT_EQ(service.stored(), Range(1, 5));
+  EXPECT_EQ((*streamer)->Health().last_acked_seq(), 5u);
+  // The failure is logged; a fresh channel (another client port) follows
+  // at once, without backoff, since the broken stream had acks.
+  EXPECT_NE(log.find("ended: UNAVAILABLE: broken for the test; reconnecting "
+                     "with backoff"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ((*streamer)->connects(), 2u);
+  std::vector<std::string> peers = service.peers();
+  ASSERT_EQ(peers.size(), 2u);
+  EXPECT_NE(peers[0], peers[1]);
+  EXPECT_TRUE(delays.get().empty());
+  (*streamer)->Stop();
+  ShutdownNow(server.get());
+}
+
+TEST(StreamerTest, BacksOffWhenStreamsAreRefused) {
+  RecordingIngest service;
+  service.Refuse(3);
+  int port = 0;
+  auto server = Serve(&service, &port);
+  auto spool = Spool::Open(TestTempDir("streamer"), 1 << 20);
+  ASSERT_TRUE((*spool)->Append(1, ReportBytes(1)).ok());
+  StreamerOptions o = Options(port);
+  Delays delays(&o);
+  auto streamer = Streamer::Create(o, spool->get());
+  ::testing::internal::CaptureStderr();
+  (*streamer)->Start();
+  ASSERT_TRUE((*streamer)->Flush(absl::Seconds(20)));
+  ASSERT_TRUE(service.WaitEnded(4));
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(service.stored(), Range(1, 1));
+  // One address: each refusal is a failed round; 20 ms doubling.
+  EXPECT_EQ(delays.get(), (std::vector<absl::Duration>{
+                              absl::Milliseconds(20), absl::Milliseconds(40),
+                              absl::Milliseconds(80)}));
+  // Logged once, not once per retry.
+  const std::string line =
+      "ended: RESOURCE_EXHAUSTED: full for the test; reconnecting with "
+      "backoff";
+  ASSERT_NE(log.find(line), std::string::npos) << log;
+  EXPECT_EQ(log.find(line, log.find(line) + 1), std::string::npos) << log;
+  // Each refusal dropped its connection: four streams from four ports.
+  EXPECT_EQ((*streamer)->connects(), 4u);
+  std::vector<std::string> peers = service.peers();
+  EXPECT_EQ(std::set<std::string>(peers.begin(), peers.end()).size(), 4u);
+  (*streamer)->Stop();
+  ShutdownNow(server.get());
+}
+
 TEST(StreamerTest, RequiresAServerAndReadableTlsFiles) {
   auto spool = Spool::Open(TestTempDir("streamer"), 1 << 20);
   EXPECT_FALSE(Streamer::Create(StreamerOptions(), spool->get()).ok());
@@ -259,9 +440,12 @@ TEST(StreamerTest, MovesToTheNextServerWhenOneGoesAway) {
     absl::MutexLock lock(&mu);
     EXPECT_TRUE(delays.empty());
   }
-  // Both gone: a round over both addresses, then the backoff.
+  // Both gone: the next report finds b's connection gone, a fails too: a
+  // round over both addresses, then the backoff.
   ShutdownNow(b.get());
   b.reset();
+  ASSERT_TRUE((*spool)->Append(11, ReportBytes(11)).ok());
+  (*streamer)->Wake();
   {
     absl::MutexLock lock(&mu);
     auto backed_off = [&] { return delays.size() >= 1; };
@@ -269,7 +453,8 @@ TEST(StreamerTest, MovesToTheNextServerWhenOneGoesAway) {
         mu.AwaitWithTimeout(absl::Condition(&backed_off), absl::Seconds(20)));
     EXPECT_EQ(delays[0], absl::Milliseconds(20));
   }
-  EXPECT_GE((*streamer)->connects(), 4u);  // b failed, a failed, then waited
+  // b's channel (2) failed, a fresh one to a (3) failed, then the wait.
+  EXPECT_GE((*streamer)->connects(), 3u);
   (*streamer)->Stop();
 }
 

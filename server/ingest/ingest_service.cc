@@ -432,6 +432,10 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 IngestService::Report(grpc::CallbackServerContext* context) {
   auto* r = new ReportReactor(this, context);
   grpc::Status refuse;
+  // Outside mu_: the guard may count the open descriptors.
+  const absl::Status room = options_.descriptors == nullptr
+                                ? absl::OkStatus()
+                                : options_.descriptors->Admit(context->peer());
   {
     absl::MutexLock lock(&mu_);
     if (shutting_down_) {
@@ -446,6 +450,9 @@ IngestService::Report(grpc::CallbackServerContext* context) {
           absl::StrFormat("server at its limit of %d agent streams "
                           "(--max_agent_streams); retry later",
                           options_.max_streams));
+    } else if (!room.ok()) {
+      refuse = grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                            std::string(room.message()));
     } else {
       serving_.insert(r);
     }

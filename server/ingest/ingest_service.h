@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "server/calibration/calibration_intake.h"
+#include "server/ingest/descriptor_guard.h"
 #include "server/ingest/rate_limiter.h"
 #include "server/ingest/report_writer.h"
 #include "server/ingest/validate.h"
@@ -49,11 +50,16 @@ struct IngestOptions {
   // dropped.
   double host_reports_per_second = 0;
   double host_report_burst = 600;
-  // Report streams served at once at most (0: no limit). A stream beyond
-  // it ends at once with RESOURCE_EXHAUSTED (counted in
+  // Report streams served at once at most (0: no limit): agents sending
+  // now (an idle agent holds a connection, no stream). A stream beyond it
+  // ends at once with RESOURCE_EXHAUSTED (counted in
   // tracehealth_ingest_streams_refused_total); the agent backs off and
-  // retries.
+  // retries on a new connection.
   int max_streams = 0;
+  // Asked before each stream about its connection (not owned; null: no
+  // check); a refused stream ends at once with RESOURCE_EXHAUSTED and the
+  // guard's message, counted as above.
+  DescriptorGuard* descriptors = nullptr;
   std::function<absl::Time()> now = [] { return absl::Now(); };
   // Takes SubmitCalibration (not owned); null: UNIMPLEMENTED.
   CalibrationIntake* calibrations = nullptr;

@@ -1,22 +1,37 @@
 // Connections benchmark (prints figures; not a timed test): the server's
-// memory per agent connection, one connection (and one Report stream) per
-// simulated host, as agents have them:
-//  - idle: every host has sent one report, had it acked, and holds its
-//    stream open without sending (an agent between reports);
-//  - streaming: every host sends one report per --report_interval.
-// Prints the server's RSS with no agent, with N idle and N streaming ones,
-// and the difference per connection; the open-file limits of both sides.
+// memory per agent connection, one connection per simulated host, in four
+// modes, each against a fresh server:
+//  - idle, held: every host has sent one report, had it acked, and holds
+//    its stream open without sending (agents before streams were closed
+//    between reports);
+//  - idle, closed: the same, but the stream was closed once acked and the
+//    connection kept (the agent's behaviour: a connection without a call);
+//  - streaming, held: every host sends one report per --report_interval on
+//    one stream it holds;
+//  - streaming, per report: the same on a new stream per report, closed
+//    once acked, over the same connection (the agent's behaviour).
+// Prints, per mode, the server's RSS without agents and with them, and the
+// difference per connection. With --heaptrack the server runs under
+// heaptrack, is killed (SIGKILL) at the moment its RSS is sampled, and the
+// heap still allocated then ("leaked" to heaptrack_print) is printed per
+// connection against a server killed without agents (RSS under heaptrack is
+// inflated; use the runs without it for RSS).
 //
 //   bazel run -c opt //tests/server:connections_benchmark -- --agents=5000
 #include <signal.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -26,47 +41,150 @@
 
 ABSL_FLAG(int32_t, agents, 5000, "Simulated agents, one connection each");
 ABSL_FLAG(double, report_interval, 1,
-          "Seconds between a streaming agent's "
-          "reports");
-ABSL_FLAG(double, stream_seconds, 20, "How long the agents stream");
+          "Seconds between a streaming agent's reports");
+ABSL_FLAG(double, stream_seconds, 30, "How long the agents stream");
+ABSL_FLAG(std::string, modes,
+          "idle_held,idle_closed,streaming_held,"
+          "streaming_per_report",
+          "Modes to measure, comma-separated");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
 ABSL_FLAG(std::string, server_flags, "", "Extra server flags, space-separated");
+ABSL_FLAG(std::string, heaptrack, "",
+          "Directory for heaptrack files: run the server under heaptrack and "
+          "print its live heap per connection");
 
 namespace tracehealth {
 namespace {
 
-int64_t RssKb(const testing::ServerProcess& sp) {
-  return testing::StatusKb(sp.process->pid(), "VmRSS");
+struct Mode {
+  std::string name;
+  bool streaming;
+  bool per_report;
+};
+
+// The server, or the child of heaptrack's script running it.
+int ServerPid(const testing::ServerProcess& sp, bool heaptrack) {
+  const int script = sp.process->pid();
+  if (!heaptrack) return script;
+  std::ifstream f(
+      absl::StrCat("/proc/", script, "/task/", script, "/children"));
+  int child = -1;
+  while (f >> child) {
+    std::ifstream comm(absl::StrCat("/proc/", child, "/comm"));
+    std::string name;
+    std::getline(comm, name);
+    if (name.rfind("tracehealth-ser", 0) == 0) return child;
+  }
+  return -1;
 }
 
-// RunLoad on a thread; `sample` runs on this one once every host's first
-// report is acked (then the load is stopped), or after `settle` when the
-// hosts keep streaming.
-template <typename Fn>
-bool Phase(server::LoadOptions o, absl::Duration settle, Fn sample) {
-  std::atomic<bool> stop{false};
-  absl::Notification acked;
-  o.stop = &stop;
-  o.on_all_acked = [&] { acked.Notify(); };
-  absl::StatusOr<server::LoadResult> result;
-  std::thread load([&] { result = server::RunLoad(o); });
-  const bool ok = acked.WaitForNotificationWithTimeout(absl::Seconds(300));
-  if (ok) {
-    absl::SleepFor(settle);
+// Live heap at the kill: heaptrack_print's "total memory leaked", bytes.
+int64_t LeakedBytes(const std::string& file) {
+  const std::string out = file + ".txt";
+  const std::string cmd =
+      absl::StrCat("heaptrack_print -f \"$(ls ", file, ".zst ", file,
+                   ".gz 2>/dev/null | head -1)\" > ", out, " 2>&1");
+  if (std::system(cmd.c_str()) != 0) return -1;
+  std::ifstream f(out);
+  std::string line;
+  while (std::getline(f, line)) {
+    const std::string key = "total memory leaked: ";
+    size_t at = line.find(key);
+    if (at == std::string::npos) continue;
+    // e.g. "31.40M" (heaptrack prints K/M/G with a decimal point).
+    std::string v = line.substr(at + key.size());
+    double n = 0;
+    const char unit = v.empty() ? ' ' : v.back();
+    double mult = unit == 'K' ? 1e3 : unit == 'M' ? 1e6 : unit == 'G' ? 1e9 : 1;
+    if (mult != 1) v.pop_back();
+    if (!absl::SimpleAtod(v, &n)) return -1;
+    return static_cast<int64_t>(n * mult);
+  }
+  return -1;
+}
+
+struct Figures {
+  int64_t base_kb = -1, loaded_kb = -1, leaked = -1;
+  int64_t base_anon_kb = -1, loaded_anon_kb = -1;  // RssAnon: no file pages
+  int64_t threads = 0;
+  uint64_t acked = 0, failed = 0;
+};
+
+// A fresh server; `mode` (or none) runs against it; RSS sampled before and
+// while loaded.
+absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
+                                const std::string& heap_file) {
+  const bool ht = !heap_file.empty();
+  const testing::ScopedTempDir data("conn_bench");
+  testing::ServerOptions so;
+  so.flags = {"--host_report_rate=0"};
+  for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_server_flags),
+                                            ' ', absl::SkipEmpty())) {
+    so.flags.emplace_back(f);
+  }
+  so.binary = absl::GetFlag(FLAGS_server_binary);
+  if (ht) so.prefix = {"/usr/bin/heaptrack", "-o", heap_file};
+  auto sp = testing::StartServerWith(data.path(), so);
+  if (!sp.ok()) return sp.status();
+  absl::SleepFor(absl::Seconds(2));
+  const int pid = ServerPid(*sp, ht);
+  Figures fig;
+  fig.base_kb = testing::StatusKb(pid, "VmRSS");
+  fig.base_anon_kb = testing::StatusKb(pid, "RssAnon");
+  auto sample = [&] {
+    fig.loaded_kb = testing::StatusKb(pid, "VmRSS");
+    fig.loaded_anon_kb = testing::StatusKb(pid, "RssAnon");
+    fig.threads = testing::StatusKb(pid, "Threads");
+    if (ht) kill(pid, SIGKILL);
+  };
+  if (mode == nullptr) {
     sample();
+  } else {
+    server::LoadOptions o;
+    o.server = sp->grpc_addr;
+    o.hosts = agents;
+    o.channels = agents;
+    o.window = 1;
+    o.stream_per_report = mode->per_report;
+    std::atomic<bool> stop{false};
+    o.stop = &stop;
+    absl::Notification ready;
+    if (mode->streaming) {
+      o.report_interval = absl::Seconds(absl::GetFlag(FLAGS_report_interval));
+      o.duration = absl::Seconds(absl::GetFlag(FLAGS_stream_seconds));
+      o.on_started = [&] { ready.Notify(); };
+    } else {
+      o.reports_per_host = 1;
+      o.hold_open = !mode->per_report;
+      o.duration = absl::Seconds(600);
+      o.on_all_acked = [&] { ready.Notify(); };
+    }
+    absl::StatusOr<server::LoadResult> result;
+    std::thread load([&] { result = server::RunLoad(o); });
+    if (ready.WaitForNotificationWithTimeout(absl::Seconds(300))) {
+      // Idle: let the last acks and closes settle; streaming: two thirds in.
+      absl::SleepFor(mode->streaming ? o.duration * 2 / 3 : absl::Seconds(3));
+      sample();
+    }
+    stop.store(true);
+    load.join();
+    if (!result.ok()) return result.status();
+    fig.acked = result->acked;
+    fig.failed = result->failed_streams;
+    if (result->failed_streams > 0 && !ht) {
+      std::fprintf(stderr, "%s: %llu streams failed (%s)\n", mode->name.c_str(),
+                   static_cast<unsigned long long>(result->failed_streams),
+                   result->first_error.c_str());
+    }
   }
-  stop.store(true);
-  load.join();
-  if (!result.ok()) {
-    std::fprintf(stderr, "load: %s\n", result.status().ToString().c_str());
-    return false;
+  if (ht) {
+    (void)sp->process->Wait(absl::Seconds(300));
+    fig.leaked = LeakedBytes(heap_file);
+  } else {
+    (void)sp->process->Signal(SIGTERM);
+    (void)sp->process->Wait(absl::Seconds(60));
   }
-  if (result->failed_streams > 0) {
-    std::fprintf(stderr, "load: %llu streams failed (%s)\n",
-                 static_cast<unsigned long long>(result->failed_streams),
-                 result->first_error.c_str());
-  }
-  return ok;
+  return fig;
 }
 
 int Main() {
@@ -79,76 +197,54 @@ int Main() {
                  agents, static_cast<unsigned long long>(hard));
     return 1;
   }
-  const testing::ScopedTempDir data("conn_bench");
-  std::vector<std::string> flags = {"--host_report_rate=0"};
-  for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_server_flags),
-                                            ' ', absl::SkipEmpty())) {
-    flags.emplace_back(f);
+  const std::vector<Mode> all = {{"idle_held", false, false},
+                                 {"idle_closed", false, true},
+                                 {"streaming_held", true, false},
+                                 {"streaming_per_report", true, true}};
+  const std::string ht_dir = absl::GetFlag(FLAGS_heaptrack);
+  int64_t heap_base = -1;
+  if (!ht_dir.empty()) {
+    auto none = Measure(nullptr, agents, ht_dir + "/none");
+    if (!none.ok()) {
+      std::fprintf(stderr, "%s\n", none.status().ToString().c_str());
+      return 1;
+    }
+    heap_base = none->leaked;
+    std::printf("heap without agents: %.1f MB\n", heap_base / 1e6);
   }
-  auto sp = testing::StartServer(data.path(), flags,
-                                 absl::GetFlag(FLAGS_server_binary));
-  if (!sp.ok()) {
-    std::fprintf(stderr, "%s\n", sp.status().ToString().c_str());
-    return 1;
-  }
-  absl::SleepFor(absl::Seconds(2));
-  const int64_t base = RssKb(*sp);
-  server::LoadOptions o;
-  o.server = sp->grpc_addr;
-  o.hosts = agents;
-  o.channels = agents;
-  o.window = 1;
-  o.duration = absl::Seconds(600);
-  o.reports_per_host = 1;
-  o.hold_open = true;
-  int64_t idle = -1;
-  // The first connections store their hosts; a second idle round over the
-  // same hosts measures connections alone (the index already holds them).
-  for (uint64_t round = 1; round <= 2; ++round) {
-    o.first_seq = round;
-    int64_t threads = 0;
-    if (!Phase(o, absl::Seconds(3), [&] {
-          idle = RssKb(*sp);
-          threads = testing::StatusKb(sp->process->pid(), "Threads");
-        })) {
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipEmpty())) {
+    const Mode* mode = nullptr;
+    for (const Mode& m : all) {
+      if (m.name == name) mode = &m;
+    }
+    if (mode == nullptr) {
+      std::fprintf(stderr, "unknown mode %s\n", std::string(name).c_str());
+      return 1;
+    }
+    auto fig =
+        Measure(mode, agents, ht_dir.empty() ? "" : ht_dir + "/" + mode->name);
+    if (!fig.ok()) {
+      std::fprintf(stderr, "%s: %s\n", mode->name.c_str(),
+                   fig.status().ToString().c_str());
       return 1;
     }
     std::printf(
-        "idle round %llu: %d connections, server RSS %.1f MB, %lld threads\n",
-        static_cast<unsigned long long>(round), agents, idle / 1024.0,
-        static_cast<long long>(threads));
-  }
-  const int64_t between = RssKb(*sp);
-  o.first_seq = 3;
-  o.reports_per_host = 0;
-  o.hold_open = false;
-  o.report_interval = absl::Seconds(absl::GetFlag(FLAGS_report_interval));
-  o.duration = absl::Seconds(absl::GetFlag(FLAGS_stream_seconds));
-  int64_t streaming = -1;
-  {
-    std::atomic<bool> stop{false};
-    o.stop = &stop;
-    absl::StatusOr<server::LoadResult> result;
-    std::thread load([&] { result = server::RunLoad(o); });
-    absl::SleepFor(o.duration * 0.75);
-    streaming = RssKb(*sp);
-    load.join();
-    if (result.ok()) {
-      std::printf("streaming: %d agents, %llu reports acked in %.1f s\n",
-                  agents, static_cast<unsigned long long>(result->acked),
-                  absl::ToDoubleSeconds(result->elapsed));
+        "%-21s %d agents: server RSS %.1f MB without agents, %.1f MB with "
+        "them: %.1f kB a connection (%.1f kB of it anonymous memory); %lld "
+        "threads; %llu reports acked\n",
+        mode->name.c_str(), agents, fig->base_kb / 1024.0,
+        fig->loaded_kb / 1024.0,
+        static_cast<double>(fig->loaded_kb - fig->base_kb) / agents,
+        static_cast<double>(fig->loaded_anon_kb - fig->base_anon_kb) / agents,
+        static_cast<long long>(fig->threads),
+        static_cast<unsigned long long>(fig->acked));
+    if (!ht_dir.empty()) {
+      std::printf("%-21s live heap %.1f MB: %.1f kB a connection\n",
+                  mode->name.c_str(), fig->leaked / 1e6,
+                  (fig->leaked - heap_base) / 1024.0 / agents);
     }
   }
-  std::printf(
-      "server RSS: %.1f MB without agents, %.1f MB with %d idle (%.1f kB a "
-      "connection), %.1f MB with them streaming a report each %.0f s (%.1f kB "
-      "a connection); %.1f MB once they left\n",
-      base / 1024.0, idle / 1024.0, agents,
-      static_cast<double>(idle - base) / agents, streaming / 1024.0,
-      absl::GetFlag(FLAGS_report_interval),
-      static_cast<double>(streaming - base) / agents, between / 1024.0);
-  (void)sp->process->Signal(SIGTERM);
-  (void)sp->process->Wait(absl::Seconds(60));
   return 0;
 }
 

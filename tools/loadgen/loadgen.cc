@@ -25,15 +25,25 @@ namespace {
 using ReportStub = grpc::TemplatedGenericStub<grpc::ByteBuffer, v1::Ack>;
 constexpr char kReportMethod[] = "/tracehealth.v1.TelemetryIngest/Report";
 
-// One simulated host: writes reports while its window allows, reads acks.
+// What one stream of a host sends.
+struct StreamPlan {
+  uint64_t first_seq = 1;
+  uint64_t reports = 0;  // 0: until the deadline
+  bool hold_open = false;
+};
+
+// One stream of a simulated host: writes reports while its window allows,
+// reads acks.
 class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
  public:
-  HostStream(ReportStub* stub, v1::HostReport report, const LoadOptions& opts,
-             absl::Time deadline)
-      : opts_(opts), deadline_(deadline), next_seq_(opts.first_seq) {
-    report.clear_seq();
-    report.clear_observed_at();
-    body_ = report.SerializeAsString();
+  // `body`: the host's report without seq and observed_at (not owned).
+  HostStream(ReportStub* stub, const std::string* body, const StreamPlan& plan,
+             const LoadOptions& opts, absl::Time deadline)
+      : body_(*body),
+        plan_(plan),
+        opts_(opts),
+        deadline_(deadline),
+        next_seq_(plan.first_seq) {
     stub->PrepareBidiStreamingCall(&ctx_, kReportMethod, grpc::StubOptions(),
                                    this);
     StartRead(&ack_);
@@ -127,11 +137,10 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
  private:
   void MaybeWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (writing_ || closed_ || write_failed_ || done_) return;
-    bool out_of_reports =
-        opts_.reports_per_host > 0 && sent_ >= opts_.reports_per_host;
+    bool out_of_reports = plan_.reports > 0 && sent_ >= plan_.reports;
     const bool past = absl::Now() >= deadline_;
     // An agent between reports: the stream stays open, idle.
-    if (out_of_reports && opts_.hold_open && !stopping_ && !past) return;
+    if (out_of_reports && plan_.hold_open && !stopping_ && !past) return;
     if (stopping_ || out_of_reports || past) {
       // Half-close once every sent report is acked.
       if (inflight_.empty()) {
@@ -162,7 +171,8 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
   }
 
   grpc::ClientContext ctx_;
-  std::string body_;  // the report without seq and observed_at
+  const std::string& body_;  // the report without seq and observed_at
+  const StreamPlan plan_;
   v1::Ack ack_;
   const LoadOptions& opts_;
   const absl::Time deadline_;
@@ -182,6 +192,41 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   grpc::Status status_ ABSL_GUARDED_BY(mu_);
+};
+
+// One simulated host: its report, its channel and the stream it sends on
+// now, with the totals of its streams that ended.
+struct Host {
+  std::string body;  // the report without seq and observed_at
+  ReportStub* stub = nullptr;
+  std::unique_ptr<HostStream> stream;
+  uint64_t next_seq = 1;
+  absl::Time next_start;
+  uint64_t sent = 0;   // on ended streams
+  uint64_t acked = 0;  // on ended streams
+
+  uint64_t Acked() const {
+    return acked + (stream != nullptr ? stream->acked() : 0);
+  }
+
+  // Adds the stream's figures (once it is done) to the host's and `r`.
+  void Harvest(LoadResult* r, std::vector<int64_t>* lat) {
+    sent += stream->sent();
+    acked += stream->acked();
+    r->sent += stream->sent();
+    r->acked += stream->acked();
+    r->rejected += stream->rejected();
+    grpc::Status st = stream->status();
+    if (!st.ok()) {
+      r->failed_streams++;
+      if (r->first_error.empty()) {
+        r->first_error = absl::StrCat(GrpcCodeName(st.error_code()), ": ",
+                                      st.error_message());
+      }
+    }
+    std::vector<int64_t> l = stream->TakeLatencies();
+    lat->insert(lat->end(), l.begin(), l.end());
+  }
 };
 
 absl::Duration Percentile(std::vector<int64_t>& us, double q) {
@@ -219,64 +264,86 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
     stubs.push_back(std::make_unique<ReportStub>(
         grpc::CreateCustomChannel(opts.server, creds, args)));
   }
+  LoadResult result;
   // The real models run once per host.
-  std::vector<v1::HostReport> reports;
-  reports.reserve(opts.hosts);
+  std::vector<Host> hosts(opts.hosts);
   absl::Time now = absl::Now();
   for (int i = 0; i < opts.hosts; ++i) {
-    reports.push_back(
-        SampleReport(FleetHost(opts.first_host + i), opts.first_seq, now));
+    v1::HostReport report =
+        SampleReport(FleetHost(opts.first_host + i), opts.first_seq, now);
+    if (i == 0)
+      result.report_bytes = static_cast<int64_t>(report.ByteSizeLong());
+    report.clear_seq();
+    report.clear_observed_at();
+    hosts[i].body = report.SerializeAsString();
+    hosts[i].stub = stubs[i % opts.channels].get();
+    hosts[i].next_seq = opts.first_seq;
   }
-  LoadResult result;
-  result.report_bytes = static_cast<int64_t>(reports[0].ByteSizeLong());
   absl::Time start = absl::Now();
   absl::Time deadline = start + opts.duration;
-  std::vector<std::unique_ptr<HostStream>> streams;
-  for (int i = 0; i < opts.hosts; ++i) {
-    streams.push_back(std::make_unique<HostStream>(
-        stubs[i % opts.channels].get(), std::move(reports[i]), opts, deadline));
-  }
+  std::vector<int64_t> lat;
+  std::vector<std::unique_ptr<HostStream>> retired, retiring;
+  // Starts a host's next stream: one report, or all of them on one stream.
+  auto begin = [&](Host& h, absl::Time at) {
+    StreamPlan plan;
+    plan.first_seq = h.next_seq;
+    plan.reports = opts.stream_per_report ? 1 : opts.reports_per_host;
+    plan.hold_open = opts.hold_open && !opts.stream_per_report;
+    h.stream =
+        std::make_unique<HostStream>(h.stub, &h.body, plan, opts, deadline);
+    h.next_seq += plan.reports;
+    h.next_start = at + opts.report_interval;
+  };
+  for (Host& h : hosts) begin(h, start);
+  if (opts.on_started) opts.on_started();
   // Streams stop themselves at the deadline when an ack or write completes;
   // nudge idle ones.
   bool all_acked = false;
   while (absl::Now() < deadline) {
     absl::SleepFor(std::min(absl::Milliseconds(100), deadline - absl::Now()));
     if (opts.stop != nullptr && opts.stop->load()) break;
+    // Streams that ended a round ago are no longer inside a callback.
+    retired = std::move(retiring);
+    retiring.clear();
+    now = absl::Now();
+    bool all_done = true;
+    for (Host& h : hosts) {
+      if (h.stream != nullptr &&
+          (!opts.stream_per_report || !h.stream->done())) {
+        all_done = all_done && h.stream->done();
+        if (opts.report_interval > absl::ZeroDuration()) h.stream->Nudge();
+        continue;
+      }
+      // The agent's behaviour: the stream closed once acked; the next report
+      // goes on a new stream over the same channel when it is due.
+      if (h.stream != nullptr) {
+        h.Harvest(&result, &lat);
+        retiring.push_back(std::move(h.stream));
+      }
+      const bool more =
+          opts.reports_per_host == 0 || h.sent < opts.reports_per_host;
+      if (more && now >= h.next_start) begin(h, now);
+      all_done = all_done && !more;
+    }
     // Every stream ended (the server went away): nothing is left to send.
-    if (std::all_of(streams.begin(), streams.end(),
-                    [](const auto& s) { return s->done(); })) {
-      break;
-    }
-    if (opts.report_interval > absl::ZeroDuration()) {
-      for (auto& s : streams) s->Nudge();
-    }
+    if (all_done && !opts.stream_per_report) break;
     if (opts.reports_per_host > 0 && !all_acked) {
       bool all = true;
-      for (auto& s : streams) all = all && s->acked() >= opts.reports_per_host;
+      for (Host& h : hosts) all = all && h.Acked() >= opts.reports_per_host;
       if (all) {
         all_acked = true;
         if (opts.on_all_acked) opts.on_all_acked();
-        if (!opts.hold_open) break;
+        if (!opts.hold_open && !opts.stream_per_report) break;
       }
     }
   }
-  for (auto& s : streams) s->Stop();
-  std::vector<int64_t> lat;
-  for (auto& s : streams) {
-    s->Wait();
-    result.sent += s->sent();
-    result.acked += s->acked();
-    result.rejected += s->rejected();
-    grpc::Status st = s->status();
-    if (!st.ok()) {
-      result.failed_streams++;
-      if (result.first_error.empty()) {
-        result.first_error = absl::StrCat(GrpcCodeName(st.error_code()), ": ",
-                                          st.error_message());
-      }
-    }
-    std::vector<int64_t> l = s->TakeLatencies();
-    lat.insert(lat.end(), l.begin(), l.end());
+  for (Host& h : hosts) {
+    if (h.stream != nullptr) h.stream->Stop();
+  }
+  for (Host& h : hosts) {
+    if (h.stream == nullptr) continue;
+    h.stream->Wait();
+    h.Harvest(&result, &lat);
   }
   result.elapsed = absl::Now() - start;
   result.acked_per_second =

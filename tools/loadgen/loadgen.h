@@ -1,4 +1,5 @@
-// Load generator: N simulated hosts, one Report stream each, streaming
+// Load generator: N simulated hosts, one Report stream each (or one per
+// report, stream_per_report), streaming
 // realistic HostReports (SampleReport: the real models run once per host;
 // seq and observed_at vary per report) with a bounded window of unacked
 // reports per stream, like the agent.
@@ -39,11 +40,21 @@ struct LoadOptions {
   // After reports_per_host, keep the stream open (idle) until `duration`
   // ends instead of closing it: an agent between reports.
   bool hold_open = false;
+  // Each report goes on a stream of its own, half-closed once it is acked,
+  // while the host's channel stays connected (the agent's behaviour):
+  // with reports_per_host, hosts then idle on a connection without a call
+  // until `duration` ends or `stop`. Otherwise one stream per host for the
+  // whole run (hold_open: held open after reports_per_host, the agent's
+  // behaviour before streams were closed between reports).
+  bool stream_per_report = false;
   // When set, RunLoad ends early once it reads true (checked every 100 ms).
   const std::atomic<bool>* stop = nullptr;
   // Called once every host's reports_per_host were acked (with hold_open:
-  // while the streams stay open).
+  // while the streams stay open; with stream_per_report: while the
+  // channels stay connected).
   std::function<void()> on_all_acked;
+  // Called once every host's first stream has been started.
+  std::function<void()> on_started;
 };
 
 // Raises the soft RLIMIT_NOFILE to the hard limit (each simulated host on
