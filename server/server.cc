@@ -228,14 +228,11 @@ absl::Status Server::LoadIndex() {
   }
   env_.log(absl::StrFormat(
       "%zu hosts loaded in %s: %zu from stored records, %zu rebuilt from "
-      "reports (%zu stored without a record, %zu with a record not usable)",
+      "reports (%zu stored without a record, %zu with a record not usable%s)",
       index_.size(), absl::FormatDuration(absl::Now() - load_start),
       stats.from_records, stats.from_reports, stats.without_record,
-      stats.unusable_records));
-  if (!stats.first_unusable.ok()) {
-    env_.log(absl::StrCat("first unusable record: ",
-                          stats.first_unusable.ToString()));
-  }
+      stats.unusable_records,
+      stats.first_unusable.ok() ? "" : ": " + stats.first_unusable.ToString()));
   absl::Status classes = classes_.LoadFrom(*calibrations_);
   if (absl::IsDataLoss(classes)) {
     env_.log(absl::StrCat(classes.ToString(), " (skipped)"));

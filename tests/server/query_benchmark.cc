@@ -52,22 +52,16 @@ ABSL_FLAG(std::string, store, "sqlite", "sqlite or postgres");
 namespace tracehealth {
 namespace {
 
-// Prints the server's start log lines about loading its index (the last
+// Prints the server's start log line about loading its index (the last
 // start's: the log is appended to).
 void PrintLoadLog(const std::string& log_path) {
   absl::StatusOr<std::string> log = testing::ReadFile(log_path);
   if (!log.ok()) return;
-  std::vector<std::string> lines;
+  std::string last;
   for (absl::string_view line : absl::StrSplit(*log, '\n')) {
-    if (absl::StrContains(line, "hosts loaded") ||
-        absl::StrContains(line, "unusable record")) {
-      lines.emplace_back(line);
-    }
+    if (absl::StrContains(line, "hosts loaded")) last = std::string(line);
   }
-  const size_t from = lines.empty() ? 0 : lines.size() - 1;
-  for (size_t i = from; i < lines.size(); ++i) {
-    std::printf("  server: %s\n", lines[i].c_str());
-  }
+  if (!last.empty()) std::printf("  server: %s\n", last.c_str());
 }
 
 void Report(const char* what, std::vector<double>& us) {
