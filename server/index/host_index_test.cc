@@ -101,6 +101,17 @@ TEST(HostIndexTest, RebuildsFromStorage) {
   EXPECT_EQ(e->last_seen, absl::FromUnixSeconds(3));
 }
 
+// The role label of `host`'s record, whose seq must be 5 (Report's, in
+// these tests); "missing" for a host the index does not hold.
+std::string RoleOf(const HostIndex& index, const std::string& host) {
+  auto e = index.Get(host);
+  EXPECT_TRUE(e.has_value()) << host;
+  if (!e.has_value()) return "missing";
+  EXPECT_EQ(e->record.seq, 5u) << host;
+  EXPECT_EQ(e->record.threads(), 5000u) << host;  // 1000 * seq
+  return std::string(e->record.labels.Find("role").value_or("none"));
+}
+
 // A row whose blob is `host`'s report with role "report" and whose record
 // (unless empty) is given.
 ReportRow RowWithRecord(const std::string& host, std::string record) {
@@ -142,16 +153,13 @@ TEST(HostIndexTest, LoadsStoredRecordsAndRebuildsTheOthersFromReports) {
   EXPECT_EQ(stats.unusable_records, 3u);
   EXPECT_EQ(stats.class_priced, 0u);
   EXPECT_FALSE(stats.first_unusable.ok());
-  auto role = [&index](const std::string& host) {
+  for (const char* host : {"good", "none", "format", "model", "corrupt"}) {
     auto e = index.Get(host);
-    EXPECT_TRUE(e.has_value()) << host;
-    if (!e.has_value()) return std::string("missing");
-    EXPECT_EQ(e->record.seq, 5u) << host;
+    ASSERT_TRUE(e.has_value()) << host;
     EXPECT_EQ(e->reports, 1u) << host;
     EXPECT_EQ(e->last_seen, absl::FromUnixSeconds(5)) << host;
-    EXPECT_EQ(e->record.threads(), 5000u) << host;  // 1000 * seq
-    return std::string(e->record.labels.Find("role").value_or("none"));
-  };
+  }
+  auto role = [&index](const std::string& host) { return RoleOf(index, host); };
   EXPECT_EQ(role("good"), "record");
   EXPECT_EQ(role("none"), "report");
   EXPECT_EQ(role("format"), "report");
@@ -174,13 +182,7 @@ TEST(HostIndexTest, ApplyTakesTheRecordStoredWithTheReport) {
                committed("none", ""),
                committed("format", other_format.SerializeAsString()),
                committed("corrupt", "\x12\x64x")});
-  auto role = [&index](const std::string& host) {
-    auto e = index.Get(host);
-    EXPECT_TRUE(e.has_value()) << host;
-    if (!e.has_value()) return std::string("missing");
-    EXPECT_EQ(e->record.seq, 5u) << host;
-    return std::string(e->record.labels.Find("role").value_or("none"));
-  };
+  auto role = [&index](const std::string& host) { return RoleOf(index, host); };
   EXPECT_EQ(role("good"), "record");
   EXPECT_EQ(role("none"), "report");
   EXPECT_EQ(role("format"), "report");
