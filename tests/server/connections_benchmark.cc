@@ -6,6 +6,8 @@
 //    between reports);
 //  - idle, closed: the same, but the stream was closed once acked and the
 //    connection kept (the agent's behaviour: a connection without a call);
+//  - idle, closed, spread: the same with the first reports spread over
+//    --start_spread, as agents a rollout starts (fewer streams at once);
 //  - streaming, held: every host sends one report per --report_interval on
 //    one stream it holds;
 //  - streaming, per report: the same on a new stream per report, closed
@@ -44,9 +46,12 @@ ABSL_FLAG(double, report_interval, 1,
           "Seconds between a streaming agent's reports");
 ABSL_FLAG(double, stream_seconds, 30, "How long the agents stream");
 ABSL_FLAG(std::string, modes,
-          "idle_held,idle_closed,streaming_held,"
+          "idle_held,idle_closed,idle_closed_spread,streaming_held,"
           "streaming_per_report",
           "Modes to measure, comma-separated");
+ABSL_FLAG(double, start_spread, 20,
+          "Seconds over which idle_closed_spread's agents send their first "
+          "report (idle_closed: all at once)");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
 ABSL_FLAG(std::string, server_flags, "", "Extra server flags, space-separated");
 ABSL_FLAG(std::string, heaptrack, "",
@@ -60,6 +65,8 @@ struct Mode {
   std::string name;
   bool streaming;
   bool per_report;
+  // The agents' first reports spread over --start_spread (not all at once).
+  bool spread = false;
 };
 
 // The server, or the child of heaptrack's script running it.
@@ -146,6 +153,9 @@ absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
     o.channels = agents;
     o.window = 1;
     o.stream_per_report = mode->per_report;
+    if (mode->spread) {
+      o.start_spread = absl::Seconds(absl::GetFlag(FLAGS_start_spread));
+    }
     std::atomic<bool> stop{false};
     o.stop = &stop;
     absl::Notification ready;
@@ -199,6 +209,7 @@ int Main() {
   }
   const std::vector<Mode> all = {{"idle_held", false, false},
                                  {"idle_closed", false, true},
+                                 {"idle_closed_spread", false, true, true},
                                  {"streaming_held", true, false},
                                  {"streaming_per_report", true, true}};
   const std::string ht_dir = absl::GetFlag(FLAGS_heaptrack);

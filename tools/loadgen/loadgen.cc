@@ -294,8 +294,18 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
     h.next_seq += plan.reports;
     h.next_start = at + opts.report_interval;
   };
-  for (Host& h : hosts) begin(h, start);
-  if (opts.on_started) opts.on_started();
+  // Hosts not begun here begin in the loop below once next_start passes.
+  for (int i = 0; i < opts.hosts; ++i) {
+    hosts[i].next_start = start + opts.start_spread * i / opts.hosts;
+    if (hosts[i].next_start <= start) begin(hosts[i], start);
+  }
+  bool started = false;
+  auto notify_started = [&] {
+    if (started || !hosts.back().stream) return;
+    started = true;
+    if (opts.on_started) opts.on_started();
+  };
+  notify_started();
   // Streams stop themselves at the deadline when an ack or write completes;
   // nudge idle ones.
   bool all_acked = false;
@@ -325,6 +335,7 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
       if (more && now >= h.next_start) begin(h, now);
       all_done = all_done && !more;
     }
+    notify_started();
     // Every stream ended (the server went away): nothing is left to send.
     if (all_done && !opts.stream_per_report) break;
     if (opts.reports_per_host > 0 && !all_acked) {

@@ -53,6 +53,10 @@ struct LoadOptions {
   // while the streams stay open; with stream_per_report: while the
   // channels stay connected).
   std::function<void()> on_all_acked;
+  // The hosts' first streams start evenly over this time (host i at
+  // i / hosts of it), as agents do when a rollout starts them, instead of
+  // all at once.
+  absl::Duration start_spread = absl::ZeroDuration();
   // Called once every host's first stream has been started.
   std::function<void()> on_started;
 };

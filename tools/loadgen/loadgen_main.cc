@@ -30,6 +30,9 @@ ABSL_FLAG(absl::Duration, report_interval, absl::ZeroDuration(),
 ABSL_FLAG(bool, hold_open, false,
           "After --reports_per_host, keep each stream open, idle, until "
           "--seconds end");
+ABSL_FLAG(absl::Duration, start_spread, absl::ZeroDuration(),
+          "Start the hosts' first streams evenly over this time instead of "
+          "all at once");
 ABSL_FLAG(bool, stream_per_report, false,
           "Send each report on a stream of its own, closed once acked, and "
           "keep each host's channel connected (the agent's behaviour); with "
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
   o.report_interval = absl::GetFlag(FLAGS_report_interval);
   o.hold_open = absl::GetFlag(FLAGS_hold_open);
   o.stream_per_report = absl::GetFlag(FLAGS_stream_per_report);
+  o.start_spread = absl::GetFlag(FLAGS_start_spread);
   const uint64_t hard = tracehealth::server::RaiseOpenFileLimit();
   if (o.channels > 0 && static_cast<uint64_t>(o.channels) + 64 > hard) {
     std::fprintf(stderr,
