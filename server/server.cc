@@ -343,6 +343,16 @@ absl::Status Server::StartServing(
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2 * 60 * 1000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);
+  // Every agent holds a connection between its reports, so what gRPC keeps
+  // per connection is kept per agent (connections_benchmark, heap per idle
+  // connection 24.3 -> 21.6 kB): no buffers for zerocopy sends, which are
+  // off (1.3 kB: four send records per socket), no channelz socket node
+  // (nothing serves channelz), and no HPACK dynamic table for the headers
+  // clients send (0.5 kB; a report's stream then carries its few request
+  // headers, ~100 bytes, as literals). --grpc_args can set each back.
+  builder.AddChannelArgument(GRPC_ARG_TCP_TX_ZEROCOPY_MAX_SIMULT_SENDS, 0);
+  builder.AddChannelArgument(GRPC_ARG_ENABLE_CHANNELZ, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_HPACK_TABLE_SIZE_DECODER, 0);
   if (config_.max_connection_age > absl::ZeroDuration()) {
     // gRPC core adds +-10% jitter to the age, so connections made together
     // do not all go away together.

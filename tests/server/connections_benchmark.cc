@@ -1,5 +1,5 @@
 // Connections benchmark (prints figures; not a timed test): the server's
-// memory per agent connection, one connection per simulated host, in four
+// memory per agent connection, one connection per simulated host, in six
 // modes, each against a fresh server:
 //  - idle, held: every host has sent one report, had it acked, and holds
 //    its stream open without sending (agents before streams were closed
@@ -11,12 +11,23 @@
 //  - streaming, held: every host sends one report per --report_interval on
 //    one stream it holds;
 //  - streaming, per report: the same on a new stream per report, closed
-//    once acked, over the same connection (the agent's behaviour).
-// Prints, per mode, the server's RSS without agents and with them, and the
-// difference per connection. With --heaptrack the server runs under
-// heaptrack, is killed (SIGKILL) at the moment its RSS is sampled, and the
-// heap still allocated then ("leaked" to heaptrack_print) is printed per
-// connection against a server killed without agents (RSS under heaptrack is
+//    once acked, over the same connection (the agent's behaviour);
+//  - hosts, shared: idle, closed, but all agents' streams over 8
+//    connections: what a host's report costs without a connection of its
+//    own (the part of idle_closed's figure that is not the connection).
+// The agents' hosts are known to the server before they connect, as when a
+// server restarts and its agents reconnect: a first server stores each
+// host's --preload_reports reports over a few connections and stops; the
+// measured server starts on its data (the hosts' records in its index), and
+// then every agent connects and sends its next report. So "a connection"
+// is the connection, its streams and its report's write, not its host's
+// record (priced per host: ~1.5 kB in query_benchmark). Prints, per mode,
+// the server's RSS empty (the first server), restarted with the hosts and
+// with the agents connected, the hosts' cost per host and the agents' cost
+// per connection. With --heaptrack the server runs under heaptrack, is killed
+// (SIGKILL) at the moment its RSS is sampled, and the heap still allocated
+// then ("leaked" to heaptrack_print) is printed per connection against a
+// server killed with the hosts stored and no agents (RSS under heaptrack is
 // inflated; use the runs without it for RSS).
 //
 //   bazel run -c opt //tests/server:connections_benchmark -- --agents=5000
@@ -47,11 +58,19 @@ ABSL_FLAG(double, report_interval, 1,
 ABSL_FLAG(double, stream_seconds, 30, "How long the agents stream");
 ABSL_FLAG(std::string, modes,
           "idle_held,idle_closed,idle_closed_spread,streaming_held,"
-          "streaming_per_report",
+          "streaming_per_report,hosts_shared",
           "Modes to measure, comma-separated");
 ABSL_FLAG(double, start_spread, 20,
           "Seconds over which idle_closed_spread's agents send their first "
           "report (idle_closed: all at once)");
+ABSL_FLAG(int32_t, preload_reports, 1,
+          "Reports per host a first server stores before the measured one "
+          "starts on its data (0: agents connect to an empty server, and "
+          "each connection's figure includes its new host)");
+ABSL_FLAG(int32_t, warm_reports, 0,
+          "Reports the measured server stores from 8 other hosts before the "
+          "agents connect, to fill the store's page cache to its bound as on "
+          "a server with a fleet (0: none)");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
 ABSL_FLAG(std::string, server_flags, "", "Extra server flags, space-separated");
 ABSL_FLAG(std::string, heaptrack, "",
@@ -67,6 +86,8 @@ struct Mode {
   bool per_report;
   // The agents' first reports spread over --start_spread (not all at once).
   bool spread = false;
+  // Connections the agents' streams share (0: one per agent).
+  int shared_connections = 0;
 };
 
 // The server, or the child of heaptrack's script running it.
@@ -111,6 +132,8 @@ int64_t LeakedBytes(const std::string& file) {
 }
 
 struct Figures {
+  int64_t empty_kb = -1;      // before the hosts were stored
+  int64_t restarted_kb = -1;  // restarted with them, before the warm-up
   int64_t base_kb = -1, loaded_kb = -1, leaked = -1;
   int64_t base_anon_kb = -1, loaded_anon_kb = -1;  // RssAnon: no file pages
   int64_t threads = 0;
@@ -130,12 +153,68 @@ absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
     so.flags.emplace_back(f);
   }
   so.binary = absl::GetFlag(FLAGS_server_binary);
+  Figures fig;
+  const int preload = absl::GetFlag(FLAGS_preload_reports);
+  if (preload > 0) {  // also for heaptrack's server without agents
+    auto first = testing::StartServerWith(data.path(), so);
+    if (!first.ok()) return first.status();
+    absl::SleepFor(absl::Seconds(2));
+    fig.empty_kb = testing::StatusKb(first->process->pid(), "VmRSS");
+    server::LoadOptions o;
+    o.server = first->grpc_addr;
+    o.hosts = agents;
+    o.channels = 8;
+    o.window = 4;
+    o.reports_per_host = preload;
+    o.duration = absl::Seconds(300);
+    auto stored = server::RunLoad(o);
+    if (!stored.ok()) return stored.status();
+    if (stored->acked != static_cast<uint64_t>(agents) * preload) {
+      return absl::InternalError(
+          absl::StrCat("preload: ", stored->acked, " of ",
+                       static_cast<uint64_t>(agents) * preload,
+                       " reports acked: ", stored->first_error));
+    }
+    (void)first->process->Signal(SIGTERM);
+    auto code = first->process->Wait(absl::Seconds(60));
+    if (!code.ok() || *code != 0) {
+      return absl::InternalError("preload: the first server did not stop");
+    }
+  }
   if (ht) so.prefix = {"/usr/bin/heaptrack", "-o", heap_file};
   auto sp = testing::StartServerWith(data.path(), so);
   if (!sp.ok()) return sp.status();
   absl::SleepFor(absl::Seconds(2));
   const int pid = ServerPid(*sp, ht);
-  Figures fig;
+  if (pid <= 0) {  // never kill(-1): that signals every process
+    (void)sp->process->Signal(SIGKILL);
+    return absl::NotFoundError(
+        "the server's process under heaptrack was not found (its binary "
+        "must be named tracehealth-server)");
+  }
+  if (preload == 0) fig.empty_kb = testing::StatusKb(pid, "VmRSS");
+  fig.restarted_kb = testing::StatusKb(pid, "VmRSS");
+  const int warm = absl::GetFlag(FLAGS_warm_reports);
+  if (warm > 0) {
+    // A few hosts outside the agents' range, a few streams at a time: the
+    // store's page cache fills to its bound with little else left behind.
+    server::LoadOptions o;
+    o.server = sp->grpc_addr;
+    o.hosts = 8;
+    o.first_host = agents;
+    o.channels = 8;
+    o.window = 8;
+    o.reports_per_host = (warm + 7) / 8;
+    o.duration = absl::Seconds(300);
+    auto warmed = server::RunLoad(o);
+    if (!warmed.ok()) return warmed.status();
+    if (warmed->acked != o.reports_per_host * 8) {
+      return absl::InternalError(absl::StrCat(
+          "warm-up: ", warmed->acked, " of ", o.reports_per_host * 8,
+          " reports acked: ", warmed->first_error));
+    }
+    absl::SleepFor(absl::Seconds(2));
+  }
   fig.base_kb = testing::StatusKb(pid, "VmRSS");
   fig.base_anon_kb = testing::StatusKb(pid, "RssAnon");
   auto sample = [&] {
@@ -150,8 +229,10 @@ absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
     server::LoadOptions o;
     o.server = sp->grpc_addr;
     o.hosts = agents;
-    o.channels = agents;
+    o.channels =
+        mode->shared_connections > 0 ? mode->shared_connections : agents;
     o.window = 1;
+    o.first_seq = preload + 1;
     o.stream_per_report = mode->per_report;
     if (mode->spread) {
       o.start_spread = absl::Seconds(absl::GetFlag(FLAGS_start_spread));
@@ -211,7 +292,8 @@ int Main() {
                                  {"idle_closed", false, true},
                                  {"idle_closed_spread", false, true, true},
                                  {"streaming_held", true, false},
-                                 {"streaming_per_report", true, true}};
+                                 {"streaming_per_report", true, true},
+                                 {"hosts_shared", false, true, false, 8}};
   const std::string ht_dir = absl::GetFlag(FLAGS_heaptrack);
   int64_t heap_base = -1;
   if (!ht_dir.empty()) {
@@ -221,7 +303,8 @@ int Main() {
       return 1;
     }
     heap_base = none->leaked;
-    std::printf("heap without agents: %.1f MB\n", heap_base / 1e6);
+    std::printf("heap with the hosts stored, without agents: %.1f MB\n",
+                heap_base / 1e6);
   }
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipEmpty())) {
@@ -241,11 +324,14 @@ int Main() {
       return 1;
     }
     std::printf(
-        "%-21s %d agents: server RSS %.1f MB without agents, %.1f MB with "
-        "them: %.1f kB a connection (%.1f kB of it anonymous memory); %lld "
-        "threads; %llu reports acked\n",
-        mode->name.c_str(), agents, fig->base_kb / 1024.0,
-        fig->loaded_kb / 1024.0,
+        "%-21s %d agents: server RSS %.1f MB empty, %.1f MB restarted with "
+        "their hosts (%.1f kB a host), %.1f MB warmed, %.1f MB with the "
+        "agents connected: %.1f kB a connection (%.1f kB of it anonymous "
+        "memory); %lld threads; %llu reports acked\n",
+        mode->name.c_str(), agents, fig->empty_kb / 1024.0,
+        fig->restarted_kb / 1024.0,
+        static_cast<double>(fig->restarted_kb - fig->empty_kb) / agents,
+        fig->base_kb / 1024.0, fig->loaded_kb / 1024.0,
         static_cast<double>(fig->loaded_kb - fig->base_kb) / agents,
         static_cast<double>(fig->loaded_anon_kb - fig->base_anon_kb) / agents,
         static_cast<long long>(fig->threads),
