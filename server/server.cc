@@ -25,6 +25,7 @@
 #include "server/auth/server_credentials.h"
 #include "server/data_dir_lock.h"
 #include "server/events/event_recorder.h"
+#include "server/grpc_server_args.h"
 #include "server/housekeeper.h"
 #include "server/http/http_server.h"
 #include "server/http/router.h"
@@ -330,40 +331,14 @@ absl::Status Server::StartServing(
   query_ = std::make_unique<QueryService>(&index_, alerts_, &metrics_, qopts);
 
   grpc::ServerBuilder builder;
-  // gRPC shares ports (SO_REUSEPORT) by default: a second server would bind
-  // the same port and take half of the agents' streams into its own store.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int grpc_port = 0;
   builder.AddListeningPort(config_.listen, creds, &grpc_port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_message_bytes));
-  // Connections of agents that vanished (powered off, cut off without a
-  // FIN) hold a descriptor (and a stream slot, when they vanished while
-  // sending) until a keepalive ping goes unanswered; connections without a
-  // call (idle agents, query clients) are closed after 5 minutes.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 2 * 60 * 1000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20 * 1000);
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 5 * 60 * 1000);
-  // Every agent holds a connection between its reports, so what gRPC keeps
-  // per connection is kept per agent (connections_benchmark, heap per idle
-  // connection 24.3 -> 21.6 kB): no buffers for zerocopy sends, which are
-  // off (1.3 kB: four send records per socket), no channelz socket node
-  // (nothing serves channelz), and no HPACK dynamic table for the headers
-  // clients send (0.5 kB; a report's stream then carries its few request
-  // headers, ~100 bytes, as literals). --grpc_args can set each back.
-  builder.AddChannelArgument(GRPC_ARG_TCP_TX_ZEROCOPY_MAX_SIMULT_SENDS, 0);
-  builder.AddChannelArgument(GRPC_ARG_ENABLE_CHANNELZ, 0);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_HPACK_TABLE_SIZE_DECODER, 0);
-  if (config_.max_connection_age > absl::ZeroDuration()) {
-    // gRPC core adds +-10% jitter to the age, so connections made together
-    // do not all go away together.
-    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
-                               static_cast<int>(absl::ToInt64Milliseconds(
-                                   config_.max_connection_age)));
-    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
-                               static_cast<int>(absl::ToInt64Milliseconds(
-                                   config_.max_connection_age_grace)));
-  }
-  for (const auto& [name, value] : config_.grpc_args) {
+  GrpcServerArgOptions aopts;
+  aopts.max_connection_age = config_.max_connection_age;
+  aopts.max_connection_age_grace = config_.max_connection_age_grace;
+  aopts.overrides = config_.grpc_args;
+  for (const auto& [name, value] : GrpcServerArgs(aopts)) {
     builder.AddChannelArgument(name, value);
   }
   builder.RegisterService(ingest_.get());
