@@ -219,6 +219,14 @@ absl::Status Server::OpenBackend() {
 }
 
 absl::Status Server::LoadIndex() {
+  // Classes first: the index prices a host without a calibration of its
+  // own with its class's constants as it loads it (HostIndex::LoadFrom).
+  absl::Status classes = classes_.LoadFrom(*calibrations_);
+  if (absl::IsDataLoss(classes)) {
+    env_.log(absl::StrCat(classes.ToString(), " (skipped)"));
+  } else if (!classes.ok()) {
+    return classes;
+  }
   absl::Time load_start = absl::Now();
   HostIndex::LoadStats stats;
   absl::Status loaded = index_.LoadFrom(*reports_, &stats);
@@ -229,17 +237,13 @@ absl::Status Server::LoadIndex() {
   }
   env_.log(absl::StrFormat(
       "%zu hosts loaded in %s: %zu from stored records, %zu rebuilt from "
-      "reports (%zu stored without a record, %zu with a record not usable%s)",
+      "reports (%zu stored without a record, %zu with a record not usable%s, "
+      "%zu priced by their hardware class)",
       index_.size(), absl::FormatDuration(absl::Now() - load_start),
       stats.from_records, stats.from_reports, stats.without_record,
       stats.unusable_records,
-      stats.first_unusable.ok() ? "" : ": " + stats.first_unusable.ToString()));
-  absl::Status classes = classes_.LoadFrom(*calibrations_);
-  if (absl::IsDataLoss(classes)) {
-    env_.log(absl::StrCat(classes.ToString(), " (skipped)"));
-  } else if (!classes.ok()) {
-    return classes;
-  }
+      stats.first_unusable.ok() ? "" : ": " + stats.first_unusable.ToString(),
+      stats.class_priced));
   if (feed_ != nullptr) {
     // The feed started when the store opened, before the load: nothing
     // another replica commits from then on is missed.

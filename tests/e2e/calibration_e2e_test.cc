@@ -7,6 +7,8 @@
 //
 // Class: "QEMU TCG CPU version 2.5+ / 6.1" (the preempt-voluntary-dynamic-
 // 6.1-128k fixture: 128,000 threads, none with a shadow stack, B = 32).
+#include <signal.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -75,6 +77,24 @@ const v1::BasisConstant* Constant(const v1::AttachPrediction& p,
     if (c.name() == name) return &c;
   }
   return nullptr;
+}
+
+// `host`'s function_graph tracehealth_attach_latency_seconds on /metrics,
+// -1 when missing.
+double ExposedLatency(const std::string& metrics_addr,
+                      const std::string& host) {
+  absl::StatusOr<std::string> body = HttpGet(metrics_addr, "/metrics");
+  EXPECT_TRUE(body.ok()) << body.status();
+  double exposed = -1;
+  for (absl::string_view line : absl::StrSplit(body.value_or(""), '\n')) {
+    if (absl::ConsumePrefix(&line, "tracehealth_attach_latency_seconds{") &&
+        absl::StrContains(line, "host=\"" + host + "\"") &&
+        absl::StrContains(line, "probe_kind=\"function_graph_tracer\"") &&
+        !absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &exposed)) {
+      return -1;
+    }
+  }
+  return exposed;
 }
 
 TEST(CalibrationEndToEndTest, ClassConstantsPriceHostsWithoutTheirOwn) {
@@ -155,18 +175,9 @@ TEST(CalibrationEndToEndTest, ClassConstantsPriceHostsWithoutTheirOwn) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->origin(), "this host's calibration 2026-12-01T15:40:00Z");
 
-  // /metrics carries the class-priced latency.
-  absl::StatusOr<std::string> body = HttpGet(sp->metrics_addr, "/metrics");
-  ASSERT_TRUE(body.ok()) << body.status();
-  double exposed = 0;
-  for (absl::string_view line : absl::StrSplit(*body, '\n')) {
-    if (absl::ConsumePrefix(&line, "tracehealth_attach_latency_seconds{") &&
-        absl::StrContains(line, "host=\"guest-1\"") &&
-        absl::StrContains(line, "probe_kind=\"function_graph_tracer\"")) {
-      ASSERT_TRUE(absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &exposed));
-    }
-  }
-  EXPECT_NEAR(exposed, p1->latency_seconds(), 1e-3);
+  // /metrics carries the class-priced latency (from the index's record).
+  EXPECT_NEAR(ExposedLatency(sp->metrics_addr, "guest-1"),
+              p1->latency_seconds(), 1e-3);
 
   // Accuracy: the class, its canaries, spread (500 - 300) / 400 = 50 %, and
   // its two hosts.
@@ -198,6 +209,50 @@ TEST(CalibrationEndToEndTest, ClassConstantsPriceHostsWithoutTheirOwn) {
                            "50%", "2.0 ms", "1 class(es)"}) {
     EXPECT_TRUE(absl::StrContains(out, want)) << want << "\n" << out;
   }
+
+  // Two more canaries once no agent reports: 300..700 ns, median 500 ns;
+  // fixed 1..5 ms, median 3 ms. PredictAttach prices guest-1 with them at
+  // once: 500e-9 * 256,067,999 = 128.0339995 s, + 8 ms + 2.56 ms =
+  // 128.0445595 s. Restarted, the server loads the classes before the index,
+  // so the record /metrics reads is priced with them from the start too.
+  // guest-2 keeps its own 120 ns.
+  for (auto* a : {a1.get(), a2.get()}) {
+    ASSERT_TRUE(a->Signal(SIGTERM).ok());
+    ASSERT_TRUE(a->Wait(absl::Seconds(30)).ok());
+  }
+  for (int i = 3; i < 5; ++i) {
+    grpc::ClientContext ctx;
+    grpc::Status s = ingest->SubmitCalibration(
+        &ctx,
+        Canary("canary-" + std::to_string(i), (i + 3) * 100e-9, (i + 1) * 1e-3),
+        &r);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  EXPECT_EQ(r.class_calibrations(), 5u);
+  EXPECT_DOUBLE_EQ(r.class_c_visit_seconds(), 500e-9);
+  p1 = Predict(*query, "guest-1");
+  ASSERT_TRUE(p1.has_value());
+  EXPECT_NEAR(p1->walk_seconds(), 128.0445595, 1e-6);
+  ASSERT_TRUE(sp->process->Signal(SIGTERM).ok());
+  ASSERT_TRUE(sp->process->Wait(absl::Seconds(30)).ok());
+  sp = StartServer(dir + "/server");
+  ASSERT_TRUE(sp.ok()) << sp.status();
+  auto query2 = v1::FleetQuery::NewStub(
+      grpc::CreateChannel(sp->grpc_addr, grpc::InsecureChannelCredentials()));
+  p1 = Predict(*query2, "guest-1");
+  p2 = Predict(*query2, "guest-2");
+  ASSERT_TRUE(p1.has_value() && p2.has_value());
+  EXPECT_NEAR(p1->walk_seconds(), 128.0445595, 1e-6);
+  c = Constant(*p1, "c_visit");
+  ASSERT_NE(c, nullptr);
+  EXPECT_DOUBLE_EQ(c->value(), 500e-9);
+  EXPECT_EQ(c->origin(), "5 canaries of class QEMU TCG CPU version 2.5+ / 6.1");
+  EXPECT_NEAR(p2->walk_seconds(), 30.73871988, 1e-6);
+  EXPECT_NEAR(ExposedLatency(sp->metrics_addr, "guest-1"),
+              p1->latency_seconds(), 1e-3);
+  const std::string slog = ReadFile(sp->log_path).value_or("");
+  EXPECT_TRUE(absl::StrContains(slog, "1 priced by their hardware class"))
+      << slog;
 }
 
 }  // namespace
