@@ -18,9 +18,8 @@ TEST(GrpcServerArgsTest, Defaults) {
           Pair("grpc.so_reuseport", 0), Pair("grpc.keepalive_time_ms", 120000),
           Pair("grpc.keepalive_timeout_ms", 20000),
           Pair("grpc.max_connection_idle_ms", 300000),
-          Pair("grpc.experimental.tcp_tx_zerocopy_max_simultaneous_sends", 0),
-          Pair("grpc.enable_channelz", 0),
-          Pair("grpc.http2.hpack_table_size.decoder", 0)));
+          Pair("grpc.experimental.tcp_tx_zerocopy_max_simultaneous_sends", 1),
+          Pair("grpc.enable_channelz", 0)));
 }
 
 TEST(GrpcServerArgsTest, AgeLimitInMilliseconds) {
@@ -30,7 +29,7 @@ TEST(GrpcServerArgsTest, AgeLimitInMilliseconds) {
   auto args = GrpcServerArgs(o);
   EXPECT_EQ(args.at("grpc.max_connection_age_ms"), 1800000);  // 30 × 60,000
   EXPECT_EQ(args.at("grpc.max_connection_age_grace_ms"), 90000);
-  EXPECT_EQ(args.size(), 9u);
+  EXPECT_EQ(args.size(), 8u);
   // One millisecond is still a limit; zero is none.
   o.max_connection_age = absl::Milliseconds(1);
   EXPECT_EQ(GrpcServerArgs(o).at("grpc.max_connection_age_ms"), 1);
@@ -50,7 +49,7 @@ TEST(GrpcServerArgsTest, OverridesReplaceDefaultsOnce) {
   EXPECT_EQ(args.at("grpc.max_connection_age_ms"), 5000);
   EXPECT_EQ(args.at("grpc.http2.lookahead_bytes"), 4096);
   EXPECT_EQ(args.at("grpc.max_connection_idle_ms"), 300000);  // untouched
-  EXPECT_EQ(args.size(), 10u);  // 9 with the age, one new name
+  EXPECT_EQ(args.size(), 9u);  // 8 with the age, one new name
 }
 
 }  // namespace
