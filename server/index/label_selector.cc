@@ -120,8 +120,10 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view text) {
     if (m.op == Op::kRe || m.op == Op::kNre) {
       RE2::Options opts;
       opts.set_log_errors(false);
-      auto re =
-          std::make_shared<re2::RE2>(absl::StrCat("^(?:", m.value, ")$"), opts);
+      // Compiled as given and matched with FullMatch (anchored at both
+      // ends, as Prometheus anchors): wrapping it in "^(?:...)$" would let
+      // a value like "a)|(b" parse as another, valid regex.
+      auto re = std::make_shared<re2::RE2>(m.value, opts);
       if (!re->ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("selector: bad regex \"", EchoText(m.value),

@@ -74,9 +74,29 @@ TEST(LabelSelectorTest, Errors) {
   // RE2's reason follows the pattern.
   bad = LabelSelector::Parse("zone=~(unclosed");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StartsWith(bad.status().message(),
-                               "selector: bad regex \"(unclosed\": missing )"))
-      << bad.status();
+  EXPECT_EQ(bad.status().message(),
+            "selector: bad regex \"(unclosed\": missing ): (unclosed");
+  // A value that is no regex by itself is refused, naming only itself (not
+  // read as "^(?:a)|(b)$", which would be a valid regex).
+  bad = LabelSelector::Parse("zone=~a)|(b");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "selector: bad regex \"a)|(b\": unexpected ): a)|(b");
+}
+
+TEST(LabelSelectorTest, RegexMatchesTheWholeValue) {
+  auto sel = LabelSelector::Parse("zone=~a|ab");
+  ASSERT_TRUE(sel.ok()) << sel.status();
+  // Each alternative anchored at both ends: "ab" matches through the second
+  // one, "abc" and "b" match neither.
+  EXPECT_TRUE(sel->Matches(L({{"zone", "a"}})));
+  EXPECT_TRUE(sel->Matches(L({{"zone", "ab"}})));
+  EXPECT_FALSE(sel->Matches(L({{"zone", "abc"}})));
+  EXPECT_FALSE(sel->Matches(L({{"zone", "b"}})));
+  auto neg = LabelSelector::Parse("zone!~a|ab");
+  ASSERT_TRUE(neg.ok()) << neg.status();
+  EXPECT_FALSE(neg->Matches(L({{"zone", "ab"}})));
+  EXPECT_TRUE(neg->Matches(L({{"zone", "abc"}})));
 }
 
 // Each refusal: INVALID_ARGUMENT, and the message says why and where.

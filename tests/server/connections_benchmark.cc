@@ -28,7 +28,9 @@
 // (SIGKILL) at the moment its RSS is sampled, and the heap still allocated
 // then ("leaked" to heaptrack_print) is printed per connection against a
 // server killed with the hosts stored and no agents (RSS under heaptrack is
-// inflated; use the runs without it for RSS).
+// inflated; use the runs without it for RSS). heaptrack needs the server
+// built with glibc malloc (--define=malloc=system): tcmalloc's operator new
+// does not go through malloc, and heaptrack would miss it.
 //
 //   bazel run -c opt //tests/server:connections_benchmark -- --agents=5000
 #include <signal.h>
@@ -104,6 +106,16 @@ int ServerPid(const testing::ServerProcess& sp, bool heaptrack) {
     if (name.rfind("tracehealth-ser", 0) == 0) return child;
   }
   return -1;
+}
+
+// Whether `pid` has a file whose path contains `name` mapped.
+bool MapsLibrary(int pid, const std::string& name) {
+  std::ifstream f(absl::StrCat("/proc/", pid, "/maps"));
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.find(name) != std::string::npos) return true;
+  }
+  return false;
 }
 
 // Live heap at the kill: heaptrack_print's "total memory leaked", bytes.
@@ -191,6 +203,15 @@ absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
     return absl::NotFoundError(
         "the server's process under heaptrack was not found (its binary "
         "must be named tracehealth-server)");
+  }
+  if (ht && MapsLibrary(pid, "libtcmalloc")) {
+    // tcmalloc replaces operator new without calling malloc, so heaptrack
+    // would count only what is allocated by malloc (about half the heap).
+    (void)sp->process->Signal(SIGKILL);
+    return absl::FailedPreconditionError(
+        "--heaptrack needs a server built with glibc malloc "
+        "(bazel build -c opt --define=malloc=system //server:"
+        "tracehealth-server): under tcmalloc heaptrack misses operator new");
   }
   if (preload == 0) fig.empty_kb = testing::StatusKb(pid, "VmRSS");
   fig.restarted_kb = testing::StatusKb(pid, "VmRSS");
