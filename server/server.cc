@@ -34,6 +34,7 @@
 #include "server/ingest/ingest_service.h"
 #include "server/listen_probe.h"
 #include "server/metrics/host_collector.h"
+#include "server/metrics/process_collector.h"
 #include "server/metrics/text_exposition.h"
 #include "server/query/query_service.h"
 #include "server/storage/postgres/postgres_storage.h"
@@ -389,7 +390,8 @@ absl::Status Server::StartHttp(const std::string& token) {
   }
   collectables_ = {metrics_.registry(),
                    std::make_shared<HostCollector>(&index_, MetricsOptions()),
-                   alerting_->collector()};
+                   alerting_->collector(),
+                   std::make_shared<ProcessCollector>()};
   router_ = std::make_unique<Router>(token);
   router_->Add({"GET", "/metrics", config_.metrics_require_token, false,
                 [this](const HttpRequest&) {

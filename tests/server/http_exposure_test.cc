@@ -1,8 +1,9 @@
 // The real tracehealth-server's HTTP port as an outside client sees it:
 // /metrics keeps being served with hundreds of idle and half-sent
-// connections open, and those are closed after their timeouts; the bearer
-// token on /api/v1 (and /metrics when asked); HTTPS with a certificate made
-// by deploy/tls/make-certs.sh; the status codes of the JSON API.
+// connections open (and counts their descriptors in process_open_fds), and
+// those are closed after their timeouts; the bearer token on /api/v1 (and
+// /metrics when asked); HTTPS with a certificate made by
+// deploy/tls/make-certs.sh; the status codes of the JSON API.
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,6 +27,15 @@ namespace {
 
 using server::SampleHost;
 using server::SampleReport;
+
+// The value of the first sample whose line starts with `series` (a name,
+// or a name and the start of its labels); -1 when there is none.
+double SampleValue(const std::string& exposition, const std::string& series) {
+  const size_t at = exposition.find("\n" + series);
+  if (at == std::string::npos) return -1;
+  const size_t value = exposition.find(' ', at + 1);
+  return value == std::string::npos ? -1 : std::stod(exposition.substr(value));
+}
 
 ServerProcess Start(const std::string& dir, std::vector<std::string> flags) {
   absl::StatusOr<ServerProcess> sp = StartServer(dir, flags);
@@ -58,6 +68,7 @@ TEST(HttpExposureTest, ScrapesGoOnWithHundredsOfIdleAndHalfSentConnections) {
   const absl::Time opened = absl::Now();
   // Ten scrapes while all of them are open.
   absl::Duration worst = absl::ZeroDuration();
+  std::string last;
   for (int i = 0; i < 10; ++i) {
     const absl::Time t0 = absl::Now();
     absl::StatusOr<RawResponse> r = RawExchange(
@@ -68,9 +79,29 @@ TEST(HttpExposureTest, ScrapesGoOnWithHundredsOfIdleAndHalfSentConnections) {
     EXPECT_EQ(r->status, 200);
     EXPECT_TRUE(absl::StrContains(r->body, "tracehealth_ingest_reports_total"))
         << r->body.substr(0, 200);
+    last = r->body;
   }
   std::printf("%d idle + %d half-sent connections: 10 scrapes, slowest %s\n",
               kIdle, kHalfSent, absl::FormatDuration(worst).c_str());
+  // The server's own process, read at the scrape: its listeners, store and
+  // HTTP connections are descriptors; its index and buffers heap.
+  const double open_fds = SampleValue(last, "process_open_fds ");
+  const double max_fds = SampleValue(last, "process_max_fds ");
+#ifdef TRACEHEALTH_SYSTEM_MALLOC
+  const double heap =
+      SampleValue(last, "tracehealth_heap_allocated_bytes{allocator=\"");
+#else
+  const double heap = SampleValue(
+      last, "tracehealth_heap_allocated_bytes{allocator=\"tcmalloc\"}");
+#endif
+  std::printf("server: %.0f of %.0f descriptors open, heap %.1f MB\n", open_fds,
+              max_fds, heap / 1e6);
+  EXPECT_GT(open_fds, 5);
+  // Accepted in order from the listen queue, the connections opened before
+  // the scrape's are all the server's by then.
+  EXPECT_GE(open_fds, kIdle + kHalfSent);
+  EXPECT_GT(max_fds, open_fds);
+  EXPECT_GT(heap, 1e6);
   // The idle ones are closed after 2 s (not before 1.5 s); the half-sent
   // ones, silent after their first bytes, by the same timeout (the request
   // timeout, 4 s, would close them if they kept sending: http_server_test).
