@@ -24,6 +24,19 @@ CalibratedConstants ClassConstants::Constants() const {
   return k;
 }
 
+CalibrationRow CalibrationRowOf(const v1::Calibration& c,
+                                absl::Time received_at) {
+  CalibrationRow row;
+  row.host_id = c.host_id();
+  row.hardware_class = c.hardware_class();
+  row.measured_at_ns = absl::ToUnixNanos(FromProto(c.measured_at()));
+  row.c_visit_seconds = c.c_visit_seconds();
+  row.fixed_seconds = c.fixed_seconds();
+  row.received_at_ns = absl::ToUnixNanos(received_at);
+  row.blob = c.SerializeAsString();
+  return row;
+}
+
 bool ClassCalibrations::Add(const v1::Calibration& c) {
   if (c.hardware_class().empty()) return false;
   const int64_t at = absl::ToUnixNanos(FromProto(c.measured_at()));

@@ -19,6 +19,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/calibration.pb.h"
 #include "server/storage/calibration_store.h"
@@ -43,6 +44,11 @@ struct ClassConstants {
   // canary of class X").
   CalibratedConstants Constants() const;
 };
+
+// `c` as the store keeps it (CalibrationStore), received at `received_at`:
+// what ClassCalibrations::LoadFrom reads back.
+CalibrationRow CalibrationRowOf(const v1::Calibration& c,
+                                absl::Time received_at);
 
 class ClassCalibrations {
  public:

@@ -78,14 +78,8 @@ TEST(ClassCalibrationsTest, ClassesAreApart) {
 
 // Stores `c` as CalibrationIntake does.
 void Store(CalibrationStore& store, const v1::Calibration& c) {
-  CalibrationRow row;
-  row.host_id = c.host_id();
-  row.hardware_class = c.hardware_class();
-  row.measured_at_ns = absl::ToUnixNanos(FromProto(c.measured_at()));
-  row.c_visit_seconds = c.c_visit_seconds();
-  row.fixed_seconds = c.fixed_seconds();
-  row.blob = c.SerializeAsString();
-  absl::StatusOr<bool> put = store.PutCalibration(row);
+  absl::StatusOr<bool> put =
+      store.PutCalibration(CalibrationRowOf(c, absl::FromUnixSeconds(1)));
   ASSERT_TRUE(put.ok()) << put.status();
   ASSERT_TRUE(*put);
 }

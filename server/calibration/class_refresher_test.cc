@@ -24,14 +24,7 @@ CalibrationRow Row(const std::string& host, int64_t at_s, double c_visit) {
   *c.mutable_measured_at() = ToProto(absl::FromUnixSeconds(at_s));
   c.set_c_visit_seconds(c_visit);
   c.set_fixed_seconds(1e-3);
-  CalibrationRow row;
-  row.host_id = host;
-  row.hardware_class = kClass;
-  row.measured_at_ns = at_s * 1000000000;
-  row.c_visit_seconds = c_visit;
-  row.fixed_seconds = 1e-3;
-  row.blob = c.SerializeAsString();
-  return row;
+  return CalibrationRowOf(c, absl::FromUnixSeconds(1));
 }
 
 class ClassRefresherTest : public ::testing::Test {

@@ -18,6 +18,7 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tests/reliability/processes.h"
 #include "tests/replicas/replica_env.h"
+#include "tests/util/class_canary.h"
 #include "tests/util/eventually.h"
 #include "tests/util/postgres_cluster.h"
 #include "tests/util/subprocess.h"
@@ -36,33 +37,6 @@ constexpr char kCanaries[] =
 // At the class's 400 ns: 102.4271996 + 0.01056 = 102.4377596 s.
 constexpr double kSeedWalk = 22.72379151;
 constexpr double kClassWalk = 102.4377596;
-
-v1::Calibration Canary(const std::string& host, double c_visit, double fixed) {
-  v1::Calibration c;
-  c.set_host_id(host);
-  c.set_c_visit_seconds(c_visit);
-  c.set_fixed_seconds(fixed);
-  c.set_threads(20000);
-  c.set_cpu_model("QEMU TCG CPU version 2.5+");
-  c.set_kernel_release("6.1.0-28-amd64");
-  c.mutable_measured_at()->set_seconds(1796139600);
-  return c;
-}
-
-// The function_graph prediction PredictAttach answers for `host`.
-std::optional<v1::AttachPrediction> Predict(v1::FleetQuery::Stub& stub,
-                                            const std::string& host) {
-  grpc::ClientContext ctx;
-  v1::PredictAttachRequest req;
-  req.mutable_hosts()->add_host_ids(host);
-  req.set_probe_kind(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
-  v1::PredictAttachResponse resp;
-  if (!stub.PredictAttach(&ctx, req, &resp).ok() || resp.answers_size() != 1 ||
-      !resp.answers(0).has_prediction()) {
-    return std::nullopt;
-  }
-  return resp.answers(0).prediction();
-}
 
 std::string CVisitOrigin(const v1::AttachPrediction& p) {
   for (const v1::BasisConstant& c : p.basis().constants()) {
@@ -98,14 +72,14 @@ TEST(CalibrationRefreshTest, CanariesOnOneReplicaPriceTheClassOnTheOther) {
   std::optional<v1::AttachPrediction> p;
   ASSERT_TRUE(Eventually(
       [&] {
-        p = Predict(*query_b, "guest-1");
+        p = PredictFunctionGraph(*query_b, "guest-1");
         return p.has_value();
       },
       absl::Seconds(60)))
       << ReadFile(dir + "/agent.log").value_or("");
   ASSERT_TRUE((*agent)->Signal(SIGTERM).ok());
   ASSERT_TRUE((*agent)->Wait(absl::Seconds(30)).ok());
-  p = Predict(*query_b, "guest-1");
+  p = PredictFunctionGraph(*query_b, "guest-1");
   ASSERT_TRUE(p.has_value());
   ASSERT_EQ(p->passes(), 4000u);
   EXPECT_DOUBLE_EQ(p->visits(), 256067999);
@@ -128,7 +102,7 @@ TEST(CalibrationRefreshTest, CanariesOnOneReplicaPriceTheClassOnTheOther) {
   const absl::Time submitted = absl::Now();
   // A prices guest-1 with them at once (PredictAttach prices at query
   // time from the replica's classes).
-  p = Predict(*query_a, "guest-1");
+  p = PredictFunctionGraph(*query_a, "guest-1");
   ASSERT_TRUE(p.has_value());
   EXPECT_NEAR(p->walk_seconds(), kClassWalk, 1e-6);
   EXPECT_EQ(CVisitOrigin(*p), kCanaries);
@@ -138,7 +112,7 @@ TEST(CalibrationRefreshTest, CanariesOnOneReplicaPriceTheClassOnTheOther) {
   std::optional<v1::AttachPrediction> on_b;
   const bool priced = Eventually(
       [&] {
-        on_b = Predict(*query_b, "guest-1");
+        on_b = PredictFunctionGraph(*query_b, "guest-1");
         return on_b.has_value() && CVisitOrigin(*on_b) == kCanaries;
       },
       absl::Seconds(5));
