@@ -23,6 +23,7 @@
 #include "server/alerts/alerting.h"
 #include "server/alerts/rules.h"
 #include "server/auth/server_credentials.h"
+#include "server/calibration/class_refresher.h"
 #include "server/data_dir_lock.h"
 #include "server/events/event_recorder.h"
 #include "server/grpc_server_args.h"
@@ -251,6 +252,10 @@ absl::Status Server::LoadIndex() {
     follower_ = std::make_unique<ChangeFollower>(
         feed_, &index_, config_.feed_interval, env_.log);
     follower_->Start();
+    // A shared store: the other replicas' calibrations too.
+    class_refresher_ = std::make_unique<ClassRefresher>(
+        calibrations_, &classes_, config_.class_refresh_interval, env_.log);
+    class_refresher_->Start();
   }
   return absl::OkStatus();
 }
@@ -434,6 +439,7 @@ void Server::Stop() {
   if (alerting_ != nullptr) alerting_->Stop();
   if (housekeeper_ != nullptr) housekeeper_->Stop();
   if (follower_ != nullptr) follower_->Stop();
+  if (class_refresher_ != nullptr) class_refresher_->Stop();
   if (http_ != nullptr) http_->Stop();
 }
 

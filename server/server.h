@@ -61,6 +61,7 @@ class DataDirLock;
 class DescriptorGuard;
 class ChangeFeed;
 class ChangeFollower;
+class ClassRefresher;
 class EventRecorder;
 class EventStore;
 class CalibrationStore;
@@ -89,6 +90,9 @@ struct ServerConfig {
   absl::Duration postgres_partition_span = absl::Hours(24);
   // How often a PostgreSQL replica polls for the other replicas' commits.
   absl::Duration feed_interval = absl::Milliseconds(250);
+  // How often a PostgreSQL replica loads the calibrations other replicas
+  // stored (server/calibration/class_refresher.h).
+  absl::Duration class_refresh_interval = absl::Seconds(1);
   // gRPC connections are told to go away after this age (gRPC adds +-10%
   // jitter) and closed after the grace, so agents behind an L4 balancer
   // spread over the replicas again. Zero: never.
@@ -248,9 +252,10 @@ class Server {
   LeaseStore* leases_ = nullptr;  // null for SQLite: one server
   ChangeFeed* feed_ = nullptr;    // null for SQLite: one writer
   // Loaded from `calibrations_` at start and grown by SubmitCalibration on
-  // this server (another replica's submissions are seen at its next
-  // start).
+  // this server; on PostgreSQL the refresher loads the other replicas'
+  // every class_refresh_interval.
   ClassCalibrations classes_;
+  std::unique_ptr<ClassRefresher> class_refresher_;
   std::unique_ptr<CalibrationIntake> calibration_intake_;
   HostIndex index_{&classes_};
   std::unique_ptr<ChangeFollower> follower_;

@@ -8,7 +8,6 @@
 #include "common/escape.h"
 #include "common/host_identity.h"
 #include "common/models/fgraph/hardware_class.h"
-#include "common/proto_time.h"
 
 namespace tracehealth::server {
 namespace {
@@ -67,15 +66,8 @@ absl::Status CalibrationIntake::Submit(
   // The class is the server's to decide, from the hardware the agent read.
   c.set_hardware_class(HardwareClass(c.cpu_model(), c.kernel_release()));
   c.set_class_canaries(0);
-  CalibrationRow row;
-  row.host_id = c.host_id();
-  row.hardware_class = c.hardware_class();
-  row.measured_at_ns = absl::ToUnixNanos(FromProto(c.measured_at()));
-  row.c_visit_seconds = c.c_visit_seconds();
-  row.fixed_seconds = c.fixed_seconds();
-  row.received_at_ns = absl::ToUnixNanos(now_());
-  row.blob = c.SerializeAsString();
-  absl::StatusOr<bool> stored = store_->PutCalibration(row);
+  absl::StatusOr<bool> stored =
+      store_->PutCalibration(CalibrationRowOf(c, now_()));
   if (!stored.ok()) {
     return absl::UnavailableError(
         absl::StrCat("storing the calibration: ", stored.status().message()));

@@ -24,17 +24,31 @@ CalibratedConstants ClassConstants::Constants() const {
   return k;
 }
 
-void ClassCalibrations::Add(const v1::Calibration& c) {
-  if (c.hardware_class().empty()) return;
+CalibrationRow CalibrationRowOf(const v1::Calibration& c,
+                                absl::Time received_at) {
+  CalibrationRow row;
+  row.host_id = c.host_id();
+  row.hardware_class = c.hardware_class();
+  row.measured_at_ns = absl::ToUnixNanos(FromProto(c.measured_at()));
+  row.c_visit_seconds = c.c_visit_seconds();
+  row.fixed_seconds = c.fixed_seconds();
+  row.received_at_ns = absl::ToUnixNanos(received_at);
+  row.blob = c.SerializeAsString();
+  return row;
+}
+
+bool ClassCalibrations::Add(const v1::Calibration& c) {
+  if (c.hardware_class().empty()) return false;
   const int64_t at = absl::ToUnixNanos(FromProto(c.measured_at()));
   absl::MutexLock lock(&mu_);
   Class& cls = classes_[c.hardware_class()];
-  ++cls.calibrations;
+  if (!cls.counted.emplace(c.host_id(), at).second) return false;
   ++version_;
   auto [it, inserted] = cls.hosts.try_emplace(c.host_id());
   if (inserted || at >= it->second.measured_at_ns) {
     it->second = Canary{at, c.c_visit_seconds(), c.fixed_seconds()};
   }
+  return true;
 }
 
 absl::Status ClassCalibrations::LoadFrom(CalibrationStore& store) {
@@ -60,7 +74,7 @@ ClassConstants ClassCalibrations::Summarize(const std::string& name,
   ClassConstants out;
   out.hardware_class = name;
   out.canaries = static_cast<uint32_t>(c.hosts.size());
-  out.calibrations = c.calibrations;
+  out.calibrations = static_cast<uint32_t>(c.counted.size());
   std::vector<double> visits, fixed;
   for (const auto& [host, canary] : c.hosts) {
     visits.push_back(canary.c_visit);

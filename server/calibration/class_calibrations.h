@@ -11,12 +11,15 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/calibration.pb.h"
 #include "server/storage/calibration_store.h"
@@ -42,20 +45,30 @@ struct ClassConstants {
   CalibratedConstants Constants() const;
 };
 
+// `c` as the store keeps it (CalibrationStore), received at `received_at`:
+// what ClassCalibrations::LoadFrom reads back.
+CalibrationRow CalibrationRowOf(const v1::Calibration& c,
+                                absl::Time received_at);
+
 class ClassCalibrations {
  public:
   // Counts `c` in its class (c.hardware_class(); ignored when empty): the
   // host's newest calibration (by measured_at) is the one its class uses.
-  void Add(const v1::Calibration& c);
+  // A calibration is (host_id, measured_at), as the store keys it: one
+  // counted already changes nothing. Returns whether `c` was new.
+  bool Add(const v1::Calibration& c);
 
-  // Adds every stored calibration (at server start). A blob that does not
-  // parse is skipped; DataLoss names the first such host after the rest.
+  // Adds every stored calibration: at server start, and again whenever a
+  // replica sharing the store looks for the others' (class_refresher.h);
+  // what was added before is not counted twice. A blob that does not parse
+  // is skipped; DataLoss names the first such host after the rest.
   absl::Status LoadFrom(CalibrationStore& store);
 
   std::optional<ClassConstants> Of(const std::string& hardware_class) const;
   // Every class, by name.
   std::vector<ClassConstants> All() const;
-  // Grows with every Add that changes a class.
+  // Grows with every Add of a calibration not counted before, and only
+  // then: loading the same store again leaves it as it is.
   uint64_t version() const;
 
  private:
@@ -66,7 +79,8 @@ class ClassCalibrations {
   };
   struct Class {
     std::map<std::string, Canary> hosts;
-    uint32_t calibrations = 0;
+    // Every calibration counted: (host_id, measured_at).
+    std::set<std::pair<std::string, int64_t>> counted;
   };
   static ClassConstants Summarize(const std::string& name, const Class& c);
 

@@ -3,6 +3,8 @@
 #include "absl/time/time.h"
 #include "common/proto_time.h"
 #include "gtest/gtest.h"
+#include "server/storage/sqlite/sqlite_storage.h"
+#include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
 namespace {
@@ -72,6 +74,62 @@ TEST(ClassCalibrationsTest, ClassesAreApart) {
             "1 canary of class QEMU TCG CPU version 2.5+ / 6.1");
   EXPECT_EQ(all[1].hardware_class, "QEMU TCG CPU version 2.5+ / 6.12");
   EXPECT_DOUBLE_EQ(all[1].c_visit_median, 90e-9);
+}
+
+// Stores `c` as CalibrationIntake does.
+void Store(CalibrationStore& store, const v1::Calibration& c) {
+  absl::StatusOr<bool> put =
+      store.PutCalibration(CalibrationRowOf(c, absl::FromUnixSeconds(1)));
+  ASSERT_TRUE(put.ok()) << put.status();
+  ASSERT_TRUE(*put);
+}
+
+TEST(ClassCalibrationsTest, LoadingAgainCountsOnlyWhatIsNew) {
+  auto s = SqliteStorage::Open(testing::NewTempDir("classes") + "/db");
+  ASSERT_TRUE(s.ok()) << s.status();
+  SqliteStorage& store = **s;
+  ASSERT_NO_FATAL_FAILURE(Store(store, Cal("a", 100, 100e-9, 1e-3)));
+  ASSERT_NO_FATAL_FAILURE(Store(store, Cal("b", 100, 300e-9, 3e-3)));
+  ASSERT_NO_FATAL_FAILURE(Store(store, Cal("c", 100, 200e-9, 2e-3)));
+
+  ClassCalibrations classes;
+  EXPECT_EQ(classes.version(), 0u);
+  ASSERT_TRUE(classes.LoadFrom(store).ok());
+  const uint64_t loaded = classes.version();
+  EXPECT_GT(loaded, 0u);
+  // Median of 100, 200, 300 ns; of 1, 2, 3 ms.
+  EXPECT_DOUBLE_EQ(classes.Of(kClass)->c_visit_median, 200e-9);
+
+  // The same store again, and a calibration already counted added again:
+  // nothing changed, so neither does the version nor the count.
+  ASSERT_TRUE(classes.LoadFrom(store).ok());
+  EXPECT_FALSE(classes.Add(Cal("b", 100, 300e-9, 3e-3)));
+  EXPECT_EQ(classes.version(), loaded);
+  std::optional<ClassConstants> k = classes.Of(kClass);
+  EXPECT_EQ(k->canaries, 3u);
+  EXPECT_EQ(k->calibrations, 3u);
+  EXPECT_DOUBLE_EQ(k->c_visit_median, 200e-9);
+  EXPECT_DOUBLE_EQ(k->fixed_median, 2e-3);
+
+  // Another replica stores a newer calibration of "a": 600 ns, 6 ms. The
+  // class is now over 200, 300, 600 ns (median 300 ns) and 2, 3, 6 ms
+  // (median 3 ms); "a"'s older 100 ns no longer counts.
+  ASSERT_NO_FATAL_FAILURE(Store(store, Cal("a", 200, 600e-9, 6e-3)));
+  ASSERT_TRUE(classes.LoadFrom(store).ok());
+  EXPECT_GT(classes.version(), loaded);
+  k = classes.Of(kClass);
+  EXPECT_EQ(k->canaries, 3u);
+  EXPECT_EQ(k->calibrations, 4u);
+  CalibratedConstants constants = k->Constants();
+  EXPECT_DOUBLE_EQ(constants.c_visit_seconds, 300e-9);
+  EXPECT_DOUBLE_EQ(constants.fixed_seconds, 3e-3);
+  EXPECT_EQ(constants.source,
+            "3 canaries of class QEMU TCG CPU version 2.5+ / 6.1");
+  EXPECT_DOUBLE_EQ(k->c_visit_min, 200e-9);
+  EXPECT_DOUBLE_EQ(k->c_visit_max, 600e-9);
+  const uint64_t newer = classes.version();
+  ASSERT_TRUE(classes.LoadFrom(store).ok());
+  EXPECT_EQ(classes.version(), newer);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // CalibrationStore: the server's durable store of host calibrations
 // (tracehealth-agent --calibrate --server, TelemetryIngest.SubmitCalibration),
-// from which the hardware classes' constants are rebuilt at start
-// (server/calibration/class_calibrations.h).
+// from which the hardware classes' constants are rebuilt at start, and on a
+// store several replicas share every class refresh interval
+// (server/calibration/class_calibrations.h, class_refresher.h).
 //
 // Implemented by every storage backend beside EventStore;
 // server/storage/conformance/ holds the contract tests every backend passes.

@@ -23,6 +23,7 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tests/agent/fixture_util.h"
 #include "tests/server/server_process.h"
+#include "tests/util/class_canary.h"
 #include "tests/util/eventually.h"
 #include "tests/util/subprocess.h"
 
@@ -31,18 +32,6 @@ namespace {
 
 constexpr char kFixture[] = "preempt-voluntary-dynamic-6.1-128k";
 constexpr char kClass[] = "QEMU TCG CPU version 2.5+ / 6.1";
-
-v1::Calibration Canary(const std::string& host, double c_visit, double fixed) {
-  v1::Calibration c;
-  c.set_host_id(host);
-  c.set_c_visit_seconds(c_visit);
-  c.set_fixed_seconds(fixed);
-  c.set_threads(20000);
-  c.set_cpu_model("QEMU TCG CPU version 2.5+");
-  c.set_kernel_release("6.1.0-28-amd64");
-  c.mutable_measured_at()->set_seconds(1796139600);
-  return c;
-}
 
 std::unique_ptr<Subprocess> StartAgent(const std::string& root,
                                        const std::string& state,
@@ -56,19 +45,6 @@ std::unique_ptr<Subprocess> StartAgent(const std::string& root,
       log);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? std::move(*p) : nullptr;
-}
-
-// The function_graph prediction PredictAttach answers for `host`.
-std::optional<v1::AttachPrediction> Predict(v1::FleetQuery::Stub& stub,
-                                            const std::string& host) {
-  grpc::ClientContext ctx;
-  v1::PredictAttachRequest req;
-  req.mutable_hosts()->add_host_ids(host);
-  req.set_probe_kind(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
-  v1::PredictAttachResponse resp;
-  if (!stub.PredictAttach(&ctx, req, &resp).ok() || resp.answers_size() != 1)
-    return std::nullopt;
-  return resp.answers(0).prediction();
 }
 
 const v1::BasisConstant* Constant(const v1::AttachPrediction& p,
@@ -148,8 +124,8 @@ TEST(CalibrationEndToEndTest, ClassConstantsPriceHostsWithoutTheirOwn) {
   std::optional<v1::AttachPrediction> p1, p2;
   ASSERT_TRUE(Eventually(
       [&] {
-        p1 = Predict(*query, "guest-1");
-        p2 = Predict(*query, "guest-2");
+        p1 = PredictFunctionGraph(*query, "guest-1");
+        p2 = PredictFunctionGraph(*query, "guest-2");
         return p1.has_value() && p2.has_value();
       },
       absl::Seconds(60)))
@@ -230,7 +206,7 @@ TEST(CalibrationEndToEndTest, ClassConstantsPriceHostsWithoutTheirOwn) {
   }
   EXPECT_EQ(r.class_calibrations(), 5u);
   EXPECT_DOUBLE_EQ(r.class_c_visit_seconds(), 500e-9);
-  p1 = Predict(*query, "guest-1");
+  p1 = PredictFunctionGraph(*query, "guest-1");
   ASSERT_TRUE(p1.has_value());
   EXPECT_NEAR(p1->walk_seconds(), 128.0445595, 1e-6);
   ASSERT_TRUE(sp->process->Signal(SIGTERM).ok());
@@ -239,8 +215,8 @@ TEST(CalibrationEndToEndTest, ClassConstantsPriceHostsWithoutTheirOwn) {
   ASSERT_TRUE(sp.ok()) << sp.status();
   auto query2 = v1::FleetQuery::NewStub(
       grpc::CreateChannel(sp->grpc_addr, grpc::InsecureChannelCredentials()));
-  p1 = Predict(*query2, "guest-1");
-  p2 = Predict(*query2, "guest-2");
+  p1 = PredictFunctionGraph(*query2, "guest-1");
+  p2 = PredictFunctionGraph(*query2, "guest-2");
   ASSERT_TRUE(p1.has_value() && p2.has_value());
   EXPECT_NEAR(p1->walk_seconds(), 128.0445595, 1e-6);
   c = Constant(*p1, "c_visit");

@@ -1,0 +1,33 @@
+#include "tests/util/class_canary.h"
+
+#include "grpcpp/grpcpp.h"
+
+namespace tracehealth::testing {
+
+v1::Calibration Canary(const std::string& host, double c_visit, double fixed) {
+  v1::Calibration c;
+  c.set_host_id(host);
+  c.set_c_visit_seconds(c_visit);
+  c.set_fixed_seconds(fixed);
+  c.set_threads(20000);
+  c.set_cpu_model("QEMU TCG CPU version 2.5+");
+  c.set_kernel_release("6.1.0-28-amd64");
+  c.mutable_measured_at()->set_seconds(1796139600);
+  return c;
+}
+
+std::optional<v1::AttachPrediction> PredictFunctionGraph(
+    v1::FleetQuery::Stub& stub, const std::string& host) {
+  grpc::ClientContext ctx;
+  v1::PredictAttachRequest req;
+  req.mutable_hosts()->add_host_ids(host);
+  req.set_probe_kind(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  v1::PredictAttachResponse resp;
+  if (!stub.PredictAttach(&ctx, req, &resp).ok() || resp.answers_size() != 1 ||
+      !resp.answers(0).has_prediction()) {
+    return std::nullopt;
+  }
+  return resp.answers(0).prediction();
+}
+
+}  // namespace tracehealth::testing
