@@ -45,6 +45,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -73,6 +74,11 @@ ABSL_FLAG(int32_t, warm_reports, 0,
           "Reports the measured server stores from 8 other hosts before the "
           "agents connect, to fill the store's page cache to its bound as on "
           "a server with a fleet (0: none)");
+ABSL_FLAG(bool, heap_from_metrics, false,
+          "Also print the allocator's live heap per connection, from the "
+          "server's tracehealth_heap_allocated_bytes before and with the "
+          "agents (the scrape before them stays in the RSS with them, so the "
+          "RSS figure of such a run is high by about 1 kB a connection)");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
 ABSL_FLAG(std::string, server_flags, "", "Extra server flags, space-separated");
 ABSL_FLAG(std::string, heaptrack, "",
@@ -104,6 +110,19 @@ int ServerPid(const testing::ServerProcess& sp, bool heaptrack) {
     std::string name;
     std::getline(comm, name);
     if (name.rfind("tracehealth-ser", 0) == 0) return child;
+  }
+  return -1;
+}
+
+// The server's tracehealth_heap_allocated_bytes (its allocator's count of
+// live bytes), -1 when /metrics does not answer or lacks it.
+double HeapAllocated(const std::string& metrics_addr) {
+  absl::StatusOr<std::string> body = testing::HttpGet(metrics_addr, "/metrics");
+  if (!body.ok()) return -1;
+  for (absl::string_view line : absl::StrSplit(*body, '\n')) {
+    if (!absl::StartsWith(line, "tracehealth_heap_allocated_bytes{")) continue;
+    double v = 0;
+    if (absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &v)) return v;
   }
   return -1;
 }
@@ -148,6 +167,8 @@ struct Figures {
   int64_t restarted_kb = -1;  // restarted with them, before the warm-up
   int64_t base_kb = -1, loaded_kb = -1, leaked = -1;
   int64_t base_anon_kb = -1, loaded_anon_kb = -1;  // RssAnon: no file pages
+  // tracehealth_heap_allocated_bytes on /metrics (-1: not exported).
+  double base_heap = -1, loaded_heap = -1;
   int64_t threads = 0;
   uint64_t acked = 0, failed = 0;
 };
@@ -238,9 +259,12 @@ absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
   }
   fig.base_kb = testing::StatusKb(pid, "VmRSS");
   fig.base_anon_kb = testing::StatusKb(pid, "RssAnon");
+  const bool heap = absl::GetFlag(FLAGS_heap_from_metrics) && !ht;
+  if (heap) fig.base_heap = HeapAllocated(sp->metrics_addr);
   auto sample = [&] {
     fig.loaded_kb = testing::StatusKb(pid, "VmRSS");
     fig.loaded_anon_kb = testing::StatusKb(pid, "RssAnon");
+    if (heap) fig.loaded_heap = HeapAllocated(sp->metrics_addr);
     fig.threads = testing::StatusKb(pid, "Threads");
     if (ht) kill(pid, SIGKILL);
   };
@@ -357,6 +381,14 @@ int Main() {
         static_cast<double>(fig->loaded_anon_kb - fig->base_anon_kb) / agents,
         static_cast<long long>(fig->threads),
         static_cast<unsigned long long>(fig->acked));
+    if (fig->base_heap >= 0 && fig->loaded_heap >= 0) {
+      std::printf(
+          "%-21s allocator's live heap %.1f MB without the agents, "
+          "%.1f MB with them: %.1f kB a connection\n",
+          mode->name.c_str(), fig->base_heap / 1048576.0,
+          fig->loaded_heap / 1048576.0,
+          (fig->loaded_heap - fig->base_heap) / 1024.0 / agents);
+    }
     if (!ht_dir.empty()) {
       std::printf("%-21s live heap %.1f MB: %.1f kB a connection\n",
                   mode->name.c_str(), fig->leaked / 1e6,
