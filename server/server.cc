@@ -276,6 +276,7 @@ absl::Status Server::MakeAlerting() {
   aopts.eval_interval = config_.alert_eval_interval;
   aopts.transitions = transitions_;
   aopts.reports = reports_;
+  aopts.classes = &classes_;  // rules see the class-priced predictions
   // Several URLs, comma-separated: every instance of an Alertmanager
   // cluster, each posted to.
   for (absl::string_view url :

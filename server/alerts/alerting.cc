@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 #include "prometheus/metric_family.h"
+#include "server/calibration/calibrated_report.h"
 
 namespace tracehealth::server {
 namespace {

@@ -52,6 +52,7 @@
 #include "server/alerts/alert_row.h"
 #include "server/alerts/alertmanager_notifier.h"
 #include "server/alerts/engine.h"
+#include "server/calibration/class_calibrations.h"
 #include "server/index/host_index.h"
 #include "server/report/committed_report.h"
 #include "server/storage/alert_store.h"
@@ -73,6 +74,12 @@ class Alerting {
     // when they have no value of it yet. Null: such a host's first report
     // is compared with nothing.
     ReportStore* reports = nullptr;
+    // Not owned, may be null (no classes); the hardware classes' constants
+    // (server/calibration/class_calibrations.h). Rules evaluate each report
+    // as the index and the queries show it (WithClassCalibration): a host
+    // without a calibration of its own is priced with its class's
+    // constants, one model run per such report.
+    const ClassCalibrations* classes = nullptr;
   };
 
   // `storage` and `index` are not owned and must outlive this object.
