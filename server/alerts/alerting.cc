@@ -136,8 +136,9 @@ Alerting::Values Alerting::StoredValues(const std::string& host,
                                         uint64_t seq) const {
   if (options_.reports != nullptr && seq > 0) {
     absl::StatusOr<std::string> blob = options_.reports->GetReport(host, seq);
-    v1::HostReport report;
-    if (blob.ok() && report.ParseFromString(*blob)) return ValuesOf(report);
+    auto report = std::make_shared<v1::HostReport>();
+    if (blob.ok() && report->ParseFromString(*blob))
+      return ValuesOf(*WithClassCalibration(report, options_.classes));
   }
   return Values(increase_rules_.size());
 }
@@ -187,7 +188,8 @@ void Alerting::Stop() {
 void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
   if (engine_.rules().empty()) return;
   // Rules read whole reports, so each is parsed here (the index then uses
-  // the same parse); `keep` holds the batch's alive.
+  // the same parse; a class-priced host's is priced again there, as its
+  // record is built from the report); `keep` holds the batch's alive.
   std::vector<std::shared_ptr<const v1::HostReport>> keep;
   keep.reserve(reports.size());
   // Previous report per host within this batch (reports of one host arrive
@@ -196,7 +198,9 @@ void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
   std::vector<v1::Alert> changed;
   std::vector<std::optional<double>> before(engine_.rules().size());
   for (const CommittedReport& c : reports) {
-    keep.push_back(c.report->report());
+    // As the index and the queries show it: priced by the host's class
+    // when it has no calibration of its own.
+    keep.push_back(WithClassCalibration(c.report->report(), options_.classes));
     const v1::HostReport& r = *keep.back();
     auto it = previous.find(r.host_id());
     std::vector<v1::Alert> c1;

@@ -8,7 +8,10 @@
 //   it, kept per host (only with such rules). For a host without a kept
 //   value (its first report since the server started) it is read once from
 //   the host's stored newest report (Options::reports, with the index's
-//   seq: OnCommitted runs before the index applies the batch).
+//   seq: OnCommitted runs before the index applies the batch). Rules,
+//   the kept values and the stored read see each report as the index and
+//   the queries show it: a host without a calibration of its own priced
+//   with its hardware class's constants (Options::classes).
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
 //   changed alert and hands it to each Alertmanager notifier configured.

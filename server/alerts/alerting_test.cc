@@ -1,8 +1,11 @@
 #include "server/alerts/alerting.h"
 
+#include "common/models/evaluate.h"
 #include "gtest/gtest.h"
 #include "prometheus/metric_family.h"
+#include "server/calibration/class_calibrations.h"
 #include "server/storage/sqlite/sqlite_storage.h"
+#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {
@@ -178,6 +181,168 @@ TEST(AlertRowTest, RoundTrips) {
   a.mutable_fired_at()->set_seconds(400);
   v1::Alert back = FromAlertRow(ToAlertRow(a));
   EXPECT_EQ(back.SerializeAsString(), a.SerializeAsString());
+}
+
+// A host of the class "QEMU TCG CPU version 2.5+ / 6.1" as its agent
+// reports it, with the seed constants: 128,000 threads, none with a shadow
+// stack, B = 32: 4000 passes, V = 3999 + 32 * 3999 * 4000 / 2 + 128,000 =
+// 256,067,999 visits. Walk at the seed 88.7 ns: 22.7132315 s + 2 us * 4000 +
+// 20 ns * 128,000 = 22.72379151 s.
+CommittedReport QemuReport(const std::string& host, uint64_t seq,
+                           absl::Time at) {
+  SampleHost h;
+  h.host_id = host;
+  h.threads = 128000;
+  h.kernel_release = "6.1.0-28-amd64";
+  h.preempt = v1::PREEMPT_MODE_VOLUNTARY;
+  v1::HostReport r = SampleReport(h, seq, at);
+  r.mutable_snapshot()->mutable_cpus()->set_model_name(
+      "QEMU TCG CPU version 2.5+");
+  *r.mutable_predictions() = PredictAll(r.snapshot());  // the seed constants
+  return {StoredReport::Of(r), at, {}};
+}
+
+const v1::AttachPrediction& Graph(const v1::HostReport& r) {
+  for (const auto& a : r.predictions().attach()) {
+    if (a.probe_kind() == v1::PROBE_KIND_FUNCTION_GRAPH_TRACER) return a;
+  }
+  static const v1::AttachPrediction none;
+  return none;
+}
+
+// Canaries of the class at 300, 500 and 400 ns (fixed 1, 3, 2 ms): the
+// class prices at the medians, 400 ns and 2 ms.
+void AddCanaries(ClassCalibrations& classes) {
+  const double visits[] = {300e-9, 500e-9, 400e-9};
+  const double fixed[] = {1e-3, 3e-3, 2e-3};
+  for (int i = 0; i < 3; ++i) {
+    v1::Calibration c;
+    c.set_host_id("canary-" + std::to_string(i));
+    c.set_hardware_class("QEMU TCG CPU version 2.5+ / 6.1");
+    c.set_c_visit_seconds(visits[i]);
+    c.set_fixed_seconds(fixed[i]);
+    c.mutable_measured_at()->set_seconds(1796139600);
+    ASSERT_TRUE(classes.Add(c));
+  }
+}
+
+// Rules see the report as the index and the queries show it: a host
+// without a calibration of its own is priced with its class's constants.
+TEST(AlertingTest, RulesSeeTheClassPricedPredictions) {
+  std::string dir = testing::NewTempDir("alerting-class");
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> storage =
+      SqliteStorage::Open(dir + "/t.db", SqliteOptions{});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<std::vector<AlertRule>> rules = ParseAlertRules(R"(
+rules:
+  - name: GraphSlow
+    condition: predictions.attach[function_graph_tracer].latency_seconds > 60
+)");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  ClassCalibrations classes;
+  AddCanaries(classes);
+  HostIndex index(&classes);
+  Alerting::Options opts{absl::Milliseconds(50), {}, nullptr, storage->get()};
+  opts.classes = &classes;
+  Alerting alerting(*rules, storage->get(), &index, opts);
+  ASSERT_TRUE(alerting.Start().ok());
+  const absl::Time t0 = absl::Now();
+  // guest-1 as sent: walk 22.72379151 s (seed), under 60 s.
+  CommittedReport guest = QemuReport("guest-1", 1, t0);
+  const v1::AttachPrediction& sent = Graph(*guest.report->report());
+  ASSERT_DOUBLE_EQ(sent.visits(), 256067999);
+  ASSERT_NEAR(sent.walk_seconds(), 22.72379151, 1e-6);
+  ASSERT_LT(sent.latency_seconds(), 60);
+  // guest-2 calibrated itself at the seed 88.7 ns: its own constants win,
+  // its report is as it came (22.7 s, quiet).
+  CommittedReport own = QemuReport("guest-2", 1, t0);
+  {
+    auto r = std::make_shared<v1::HostReport>(*own.report->report());
+    r->mutable_calibration()->set_c_visit_seconds(88.7e-9);
+    r->mutable_calibration()->set_fixed_seconds(0);
+    r->mutable_calibration()->mutable_measured_at()->set_seconds(1796139600);
+    own.report = StoredReport::Of(*r);
+  }
+  std::vector<CommittedReport> batch = {guest, own};
+  alerting.OnCommitted(batch);
+  index.Apply(batch);
+  // Priced by the class: 400 ns * 256,067,999 = 102.4271996 s + 8 ms +
+  // 2.56 ms = 102.4377596 s walk, + the class's 2 ms fixed cost, patching as
+  // sent: over 60 s, so guest-1 fires; guest-2 stays quiet.
+  std::vector<AlertRow> rows = WaitStored(storage->get(), 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].rule, "GraphSlow");
+  EXPECT_EQ(rows[0].host_id, "guest-1");
+  EXPECT_NEAR(rows[0].value, 102.4377596 + 2e-3 + sent.patch_seconds(), 1e-6);
+  // The same number the index shows for the host (GetHost, /metrics).
+  std::optional<HostEntry> e = index.Get("guest-1");
+  ASSERT_TRUE(e.has_value());
+  ASSERT_NE(e->record.calibration, nullptr);
+  const StoredAttach* shown =
+      e->record.Attach(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  ASSERT_NE(shown, nullptr);
+  EXPECT_DOUBLE_EQ(shown->latency_seconds, rows[0].value);
+}
+
+// `increased` compares priced values: the stored previous report (read back
+// after a restart) and the kept one are priced as the new one is.
+TEST(AlertingTest, IncreasedComparesClassPricedValues) {
+  std::string dir = testing::NewTempDir("alerting-class-increase");
+  absl::StatusOr<std::unique_ptr<SqliteStorage>> storage =
+      SqliteStorage::Open(dir + "/t.db", SqliteOptions{});
+  ASSERT_TRUE(storage.ok()) << storage.status();
+  absl::StatusOr<std::vector<AlertRule>> rules = ParseAlertRules(R"(
+rules:
+  - name: GraphSlower
+    condition: predictions.attach[function_graph_tracer].walk_seconds increased
+)");
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  const absl::Time t0 = absl::Now();
+  // Stored before this server started: seq 1 as its agent sent it (22.7 s).
+  CommittedReport first = QemuReport("guest-1", 1, t0);
+  ReportRow row;
+  row.host_id = "guest-1";
+  row.seq = 1;
+  row.blob = first.report->report()->SerializeAsString();
+  ASSERT_TRUE((*storage)->WriteBatch({row}).ok());
+  ClassCalibrations classes;
+  AddCanaries(classes);
+  HostIndex index(&classes);
+  ASSERT_TRUE(index.LoadFrom(**storage).ok());
+  ASSERT_EQ(index.LatestSeq("guest-1"), 1u);
+  Alerting::Options opts{absl::Milliseconds(50), {}, nullptr, storage->get()};
+  opts.classes = &classes;
+  Alerting alerting(*rules, storage->get(), &index, opts);
+  ASSERT_TRUE(alerting.Start().ok());
+  // seq 2 priced at 102.4377596 s, compared with seq 1 read from the store
+  // and priced alike (102.4377596 s): not increased. Compared with the
+  // stored report as sent (22.7 s) it would fire.
+  std::vector<CommittedReport> second = {QemuReport("guest-1", 2, t0)};
+  alerting.OnCommitted(second);
+  index.Apply(second);
+  // seq 3 compared with the kept value of seq 2, priced: not increased.
+  std::vector<CommittedReport> third = {QemuReport("guest-1", 3, t0)};
+  alerting.OnCommitted(third);
+  index.Apply(third);
+  absl::SleepFor(absl::Milliseconds(200));
+  EXPECT_TRUE(alerting.Alerts().empty());
+  // A fourth canary at 600 ns moves the median to (400 + 500) / 2 = 450 ns:
+  // 450 ns * 256,067,999 = 115.23059955 s + 10.56 ms = 115.24115955 s,
+  // increased.
+  v1::Calibration c;
+  c.set_host_id("canary-3");
+  c.set_hardware_class("QEMU TCG CPU version 2.5+ / 6.1");
+  c.set_c_visit_seconds(600e-9);
+  c.set_fixed_seconds(2e-3);
+  c.mutable_measured_at()->set_seconds(1796139600);
+  ASSERT_TRUE(classes.Add(c));
+  std::vector<CommittedReport> fourth = {QemuReport("guest-1", 4, t0)};
+  alerting.OnCommitted(fourth);
+  index.Apply(fourth);
+  std::vector<AlertRow> rows = WaitStored(storage->get(), 1);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].rule, "GraphSlower");
+  EXPECT_NEAR(rows[0].value, 115.24115955, 1e-6);
 }
 
 }  // namespace
