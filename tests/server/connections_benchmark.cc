@@ -1,5 +1,5 @@
 // Connections benchmark (prints figures; not a timed test): the server's
-// memory per agent connection, one connection per simulated host, in six
+// memory per agent connection, one connection per simulated host, in five
 // modes, each against a fresh server:
 //  - idle, held: every host has sent one report, had it acked, and holds
 //    its stream open without sending (agents before streams were closed
@@ -11,10 +11,7 @@
 //  - streaming, held: every host sends one report per --report_interval on
 //    one stream it holds;
 //  - streaming, per report: the same on a new stream per report, closed
-//    once acked, over the same connection (the agent's behaviour);
-//  - hosts, shared: idle, closed, but all agents' streams over 8
-//    connections: what a host's report costs without a connection of its
-//    own (the part of idle_closed's figure that is not the connection).
+//    once acked, over the same connection (the agent's behaviour).
 // The agents' hosts are known to the server before they connect, as when a
 // server restarts and its agents reconnect: a first server stores each
 // host's --preload_reports reports over a few connections and stops; the
@@ -61,7 +58,7 @@ ABSL_FLAG(double, report_interval, 1,
 ABSL_FLAG(double, stream_seconds, 30, "How long the agents stream");
 ABSL_FLAG(std::string, modes,
           "idle_held,idle_closed,idle_closed_spread,streaming_held,"
-          "streaming_per_report,hosts_shared",
+          "streaming_per_report",
           "Modes to measure, comma-separated");
 ABSL_FLAG(double, start_spread, 20,
           "Seconds over which idle_closed_spread's agents send their first "
@@ -94,8 +91,6 @@ struct Mode {
   bool per_report;
   // The agents' first reports spread over --start_spread (not all at once).
   bool spread = false;
-  // Connections the agents' streams share (0: one per agent).
-  int shared_connections = 0;
 };
 
 // The server, or the child of heaptrack's script running it.
@@ -173,6 +168,47 @@ struct Figures {
   uint64_t acked = 0, failed = 0;
 };
 
+// Runs `o` (reports_per_host each) to its end; an error unless every
+// report was acked.
+absl::Status LoadAll(server::LoadOptions o, absl::string_view what) {
+  o.duration = absl::Seconds(300);
+  absl::StatusOr<server::LoadResult> r = server::RunLoad(o);
+  if (!r.ok()) return r.status();
+  const uint64_t want = static_cast<uint64_t>(o.hosts) * o.reports_per_host;
+  if (r->acked != want) {
+    return absl::InternalError(
+        absl::StrCat(what, ": ", r->acked, " of ", want,
+                     " reports acked: ", r->first_error));
+  }
+  return absl::OkStatus();
+}
+
+// A first server on `data_dir` stores `reports` reports of each of the
+// `agents` hosts over a few connections and stops. Returns its RSS (kB)
+// before the reports: the server empty.
+absl::StatusOr<int64_t> StoreHosts(const std::string& data_dir,
+                                   const testing::ServerOptions& so, int agents,
+                                   int reports) {
+  auto first = testing::StartServerWith(data_dir, so);
+  if (!first.ok()) return first.status();
+  absl::SleepFor(absl::Seconds(2));
+  const int64_t empty_kb = testing::StatusKb(first->process->pid(), "VmRSS");
+  server::LoadOptions o;
+  o.server = first->grpc_addr;
+  o.hosts = agents;
+  o.channels = 8;
+  o.window = 4;
+  o.reports_per_host = reports;
+  absl::Status stored = LoadAll(o, "preload");
+  if (!stored.ok()) return stored;
+  (void)first->process->Signal(SIGTERM);
+  auto code = first->process->Wait(absl::Seconds(60));
+  if (!code.ok() || *code != 0) {
+    return absl::InternalError("preload: the first server did not stop");
+  }
+  return empty_kb;
+}
+
 // A fresh server; `mode` (or none) runs against it; RSS sampled before and
 // while loaded.
 absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
@@ -189,30 +225,10 @@ absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
   Figures fig;
   const int preload = absl::GetFlag(FLAGS_preload_reports);
   if (preload > 0) {  // also for heaptrack's server without agents
-    auto first = testing::StartServerWith(data.path(), so);
-    if (!first.ok()) return first.status();
-    absl::SleepFor(absl::Seconds(2));
-    fig.empty_kb = testing::StatusKb(first->process->pid(), "VmRSS");
-    server::LoadOptions o;
-    o.server = first->grpc_addr;
-    o.hosts = agents;
-    o.channels = 8;
-    o.window = 4;
-    o.reports_per_host = preload;
-    o.duration = absl::Seconds(300);
-    auto stored = server::RunLoad(o);
-    if (!stored.ok()) return stored.status();
-    if (stored->acked != static_cast<uint64_t>(agents) * preload) {
-      return absl::InternalError(
-          absl::StrCat("preload: ", stored->acked, " of ",
-                       static_cast<uint64_t>(agents) * preload,
-                       " reports acked: ", stored->first_error));
-    }
-    (void)first->process->Signal(SIGTERM);
-    auto code = first->process->Wait(absl::Seconds(60));
-    if (!code.ok() || *code != 0) {
-      return absl::InternalError("preload: the first server did not stop");
-    }
+    absl::StatusOr<int64_t> empty =
+        StoreHosts(data.path(), so, agents, preload);
+    if (!empty.ok()) return empty.status();
+    fig.empty_kb = *empty;
   }
   if (ht) so.prefix = {"/usr/bin/heaptrack", "-o", heap_file};
   auto sp = testing::StartServerWith(data.path(), so);
@@ -247,14 +263,8 @@ absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
     o.channels = 8;
     o.window = 8;
     o.reports_per_host = (warm + 7) / 8;
-    o.duration = absl::Seconds(300);
-    auto warmed = server::RunLoad(o);
-    if (!warmed.ok()) return warmed.status();
-    if (warmed->acked != o.reports_per_host * 8) {
-      return absl::InternalError(absl::StrCat(
-          "warm-up: ", warmed->acked, " of ", o.reports_per_host * 8,
-          " reports acked: ", warmed->first_error));
-    }
+    absl::Status warmed = LoadAll(o, "warm-up");
+    if (!warmed.ok()) return warmed;
     absl::SleepFor(absl::Seconds(2));
   }
   fig.base_kb = testing::StatusKb(pid, "VmRSS");
@@ -274,8 +284,7 @@ absl::StatusOr<Figures> Measure(const Mode* mode, int agents,
     server::LoadOptions o;
     o.server = sp->grpc_addr;
     o.hosts = agents;
-    o.channels =
-        mode->shared_connections > 0 ? mode->shared_connections : agents;
+    o.channels = agents;
     o.window = 1;
     o.first_seq = preload + 1;
     o.stream_per_report = mode->per_report;
@@ -337,8 +346,7 @@ int Main() {
                                  {"idle_closed", false, true},
                                  {"idle_closed_spread", false, true, true},
                                  {"streaming_held", true, false},
-                                 {"streaming_per_report", true, true},
-                                 {"hosts_shared", false, true, false, 8}};
+                                 {"streaming_per_report", true, true}};
   const std::string ht_dir = absl::GetFlag(FLAGS_heaptrack);
   int64_t heap_base = -1;
   if (!ht_dir.empty()) {
