@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up a Debian 12 machine (deploy/setup.sh) and runs the whole test suite:
+# Sets up a Debian 12 machine (deploy/setup.sh --test) and runs the whole test suite:
 #   1. every Bazel test target: unit tests beside the code, integration and
 #      end-to-end tests under tests/ (they start their own servers, Prometheus
 #      and Alertmanager on 127.0.0.1 and stop them);
@@ -19,7 +19,10 @@
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 #   6. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
-#   7. style: every C++ file formatted with .clang-format
+#   7. deploy/setup.sh's build list covers every library the binaries link
+#      and holds none of the test suite's packages
+#      (tests/deploy/setup_split_test.sh);
+#   8. style: every C++ file formatted with .clang-format
 #      (tests/style/check_format.sh), and clang's thread-safety analysis of
 #      the ABSL_GUARDED_BY annotations over the whole tree
 #      (tests/style/check_thread_safety.sh, own output base;
@@ -28,7 +31,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-bash deploy/setup.sh || exit 1
+bash deploy/setup.sh --test || exit 1
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -106,6 +109,9 @@ if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
   echo "== ThreadSanitizer (tests/reliability/run_tsan.sh)"
   counted bash tests/reliability/run_tsan.sh
 fi
+
+echo "== setup split (tests/deploy/setup_split_test.sh)"
+counted bash tests/deploy/setup_split_test.sh
 
 echo "== clang-format (tests/style/check_format.sh)"
 counted bash tests/style/check_format.sh
