@@ -19,7 +19,10 @@
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 #   6. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
-#   7. deploy/setup.sh's build list covers every library the binaries link
+#   7. deploy/k8s/'s overlays rendered with kustomize and every object
+#      validated against the Kubernetes and prometheus-operator schemas
+#      (tests/deploy/k8s_render_test.sh, npm packages cached outside the repo);
+#      deploy/setup.sh's build list covers every library the binaries link
 #      and holds none of the test suite's packages
 #      (tests/deploy/setup_split_test.sh);
 #   8. style: every C++ file formatted with .clang-format
@@ -109,6 +112,9 @@ if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
   echo "== ThreadSanitizer (tests/reliability/run_tsan.sh)"
   counted bash tests/reliability/run_tsan.sh
 fi
+
+echo "== Kubernetes overlays rendered and schema-checked (tests/deploy/k8s_render_test.sh)"
+counted bash tests/deploy/k8s_render_test.sh
 
 echo "== setup split (tests/deploy/setup_split_test.sh)"
 counted bash tests/deploy/setup_split_test.sh
