@@ -22,6 +22,9 @@
 #   7. deploy/k8s/'s overlays rendered with kustomize and every object
 #      validated against the Kubernetes and prometheus-operator schemas
 #      (tests/deploy/k8s_render_test.sh, npm packages cached outside the repo);
+#      the monitoring mixin's generated alerts, recording rules and
+#      dashboards current, promtool-checked and unit-tested, every alert with
+#      its runbook (tests/deploy/mixin_test.sh);
 #      deploy/setup.sh's build list covers every library the binaries link
 #      and holds none of the test suite's packages
 #      (tests/deploy/setup_split_test.sh);
@@ -115,6 +118,9 @@ fi
 
 echo "== Kubernetes overlays rendered and schema-checked (tests/deploy/k8s_render_test.sh)"
 counted bash tests/deploy/k8s_render_test.sh
+
+echo "== monitoring mixin (tests/deploy/mixin_test.sh)"
+counted bash tests/deploy/mixin_test.sh
 
 echo "== setup split (tests/deploy/setup_split_test.sh)"
 counted bash tests/deploy/setup_split_test.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deploy/k8s/: the generated parts are current (deploy/k8s/generate.py
-# --check); each overlay renders (`kustomize build`, or `kubectl kustomize`:
+# --check; the mixin's own in tests/deploy/mixin_test.sh); each overlay renders (`kustomize build`, or `kubectl kustomize`:
 # Debian 12 packages no kustomize); every rendered object validates against
 # the Kubernetes and prometheus-operator schemas (npm kubernetes-models and
 # @kubernetes-models/prometheus-operator, installed at the versions of
@@ -54,7 +54,8 @@ want = {
     "postgres": {"Namespace": 1, "ConfigMap": 3, "Service": 1,
                  "Deployment": 1, "DaemonSet": 1, "ServiceMonitor": 1, "PrometheusRule": 1},
 }
-prom_rules = yaml.safe_load(open("deploy/prometheus/tracehealth.rules.yml"))
+mixin = [g for f in ("prometheus_alerts.yaml", "prometheus_rules.yaml")
+         for g in yaml.safe_load(open("deploy/mixin/generated/" + f))["groups"]]
 server_rules = yaml.safe_load(open("deploy/alerts/rules.yaml"))
 bad = 0
 def check(ok, what):
@@ -69,9 +70,11 @@ for overlay, kinds in want.items():
           f"{overlay}: every object in namespace tracehealth")
     by = {(o["kind"], o["metadata"]["name"]): o for o in objs}
     rule = by.get(("PrometheusRule", "tracehealth"))
-    check(rule is not None and rule["spec"]["groups"] == prom_rules["groups"],
-          f"{overlay}: PrometheusRule holds deploy/prometheus/tracehealth.rules.yml "
-          f"({sum(len(g['rules']) for g in prom_rules['groups'])} rules)")
+    alerts = [r for g in mixin for r in g["rules"] if "alert" in r]
+    check(rule is not None and rule["spec"]["groups"] == mixin
+          and all(r["annotations"]["runbook_url"] for r in alerts),
+          f"{overlay}: PrometheusRule holds the mixin's {len(alerts)} alerts (each with "
+          f"runbook_url) and {sum(len(g['rules']) for g in mixin) - len(alerts)} recording rules")
     cm = by.get(("ConfigMap", "tracehealth-server"), {})
     loaded = yaml.safe_load(cm.get("data", {}).get("alert-rules.yaml", ""))
     check(loaded == server_rules and len(loaded["rules"]) > 0,
