@@ -117,7 +117,14 @@ if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
 fi
 
 echo "== Kubernetes overlays rendered and schema-checked (tests/deploy/k8s_render_test.sh)"
-counted bash tests/deploy/k8s_render_test.sh
+k8s_log=$(mktemp)
+if bash tests/deploy/k8s_render_test.sh 2>&1 | tee "$k8s_log"; then
+  # A skip (no kubectl, npm registry unreachable) is no pass.
+  grep -q '^k8s render: SKIPPED' "$k8s_log" || extra_passed=$((extra_passed + 1))
+else
+  extra_failed=$((extra_failed + 1)); status=1
+fi
+rm -f "$k8s_log"
 
 echo "== monitoring mixin (tests/deploy/mixin_test.sh)"
 counted bash tests/deploy/mixin_test.sh
