@@ -29,8 +29,11 @@
 #      and holds none of the test suite's packages
 #      (tests/deploy/setup_split_test.sh);
 #   8. style: every C++ file formatted with .clang-format
-#      (tests/style/check_format.sh), and clang's thread-safety analysis of
-#      the ABSL_GUARDED_BY annotations over the whole tree
+#      (tests/style/check_format.sh), the arrows of the dependency graph
+#      (tests/style/check_deps.sh: no server/ target depends on agent/, no
+#      shipped binary on tests/; run before the Bazel server stops), and
+#      clang's thread-safety analysis of the ABSL_GUARDED_BY annotations over
+#      the whole tree
 #      (tests/style/check_thread_safety.sh, own output base;
 #      TRACEHEALTH_TSA=0 skips).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
@@ -64,6 +67,9 @@ echo "== bazel test //..."
 # Results are never taken from the cache: every test runs on every call.
 bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+
+echo "== dependency direction (tests/style/check_deps.sh)"
+counted bash tests/style/check_deps.sh
 
 echo "== quick start, non-interactive"
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)

@@ -14,7 +14,7 @@
 #include "agent/parsers/kconfig.h"
 #include "agent/parsers/kernel_version.h"
 #include "agent/parsers/preempt.h"
-#include "agent/parsers/proc.h"
+#include "common/procfs/proc.h"
 
 namespace tracehealth::agent {
 namespace {

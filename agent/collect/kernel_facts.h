@@ -20,10 +20,10 @@
 #include <optional>
 #include <string>
 
-#include "agent/collect/host_fs.h"
 #include "agent/collect/unknown_input.h"
 #include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth::agent {
