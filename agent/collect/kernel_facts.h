@@ -3,10 +3,10 @@
 // (/proc/version) or Ubuntu (/proc/version_signature) one, the
 // architecture, the command line, the kernel config (the first readable of
 // /proc/config.gz, /boot/config-RELEASE, /lib/modules/RELEASE/config and
-// /usr/lib/modules/RELEASE/config) with what it says of KASAN, page_owner, the stack
-// depot, ftrace, preemption (PREEMPT_DYNAMIC, PREEMPT_RCU) and the page size,
-// the CPU model and its invlpgb and hypervisor flags from /proc/cpuinfo, and
-// the possible CPUs.
+// /usr/lib/modules/RELEASE/config) with what it says of KASAN, page_owner, the
+// stack depot, ftrace, preemption (PREEMPT_DYNAMIC, PREEMPT_RCU) and the page
+// size, the CPU model and its invlpgb and hypervisor flags from /proc/cpuinfo,
+// and the possible CPUs.
 //
 // Every input is optional: what cannot be read or parsed is left unset and
 // named in `unknown` with the reason; what the kernel does not have is named
