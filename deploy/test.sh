@@ -46,7 +46,7 @@ counted() {
   fi
 }
 
-# Benchmarks are built (so they cannot rot) but not run here: see README.
+# Benchmarks are built (so they cannot rot) but not run here: see docs/benchmarks.md.
 echo "== bazel build //..."
 bazel build //... 2>&1 | tail -n 3
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "tests: 0 passed, 1 failed"; exit 1; }
