@@ -7,7 +7,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
-#include "common/proto_time.h"
 
 namespace tracehealth::server {
 namespace {
@@ -31,9 +30,9 @@ void AddGauge(MetricFamily& f, std::vector<ClientMetric::Label> labels,
   f.metric.push_back(std::move(m));
 }
 
-bool Exported(const v1::Alert& a) {
-  return a.state() == v1::ALERT_STATE_FIRING ||
-         a.state() == v1::ALERT_STATE_PENDING;
+bool Exported(const AlertBrief& a) {
+  return a.state == v1::ALERT_STATE_FIRING ||
+         a.state == v1::ALERT_STATE_PENDING;
 }
 
 }  // namespace
@@ -48,18 +47,16 @@ bool HostAlertRank::operator<(const HostAlertRank& o) const {
          std::tie(o.state, o.severity, o.active_since_ns, o.host_id);
 }
 
-HostAlertRank RankOf(const v1::Alert& a) {
+HostAlertRank RankOf(const AlertBrief& a) {
   HostAlertRank r;
-  r.state = a.state() == v1::ALERT_STATE_FIRING ? 0 : 1;
-  r.severity = a.severity() == "critical"  ? 0
-               : a.severity() == "warning" ? 1
-                                           : 2;
-  r.active_since_ns = absl::ToUnixNanos(FromProto(a.active_since()));
-  r.host_id = a.host_id();
+  r.state = a.state == v1::ALERT_STATE_FIRING ? 0 : 1;
+  r.severity = a.severity == "critical" ? 0 : a.severity == "warning" ? 1 : 2;
+  r.active_since_ns = a.active_since_ns;
+  r.host_id = a.host_id;
   return r;
 }
 
-std::vector<MetricFamily> AlertSeries(absl::Span<const v1::Alert> alerts,
+std::vector<MetricFamily> AlertSeries(absl::Span<const AlertBrief> alerts,
                                       size_t max_hosts) {
   // (rule, state, severity) -> alerts; each host's worst alert.
   absl::flat_hash_map<
@@ -67,11 +64,11 @@ std::vector<MetricFamily> AlertSeries(absl::Span<const v1::Alert> alerts,
       uint64_t>
       counts;
   absl::flat_hash_map<absl::string_view, HostAlertRank> worst;
-  for (const v1::Alert& a : alerts) {
+  for (const AlertBrief& a : alerts) {
     if (!Exported(a)) continue;
-    ++counts[{a.rule(), a.state(), a.severity()}];
+    ++counts[{a.rule, a.state, a.severity}];
     HostAlertRank r = RankOf(a);
-    auto [it, inserted] = worst.try_emplace(a.host_id(), r);
+    auto [it, inserted] = worst.try_emplace(a.host_id, r);
     if (!inserted && r < it->second) it->second = std::move(r);
   }
 
@@ -99,15 +96,15 @@ std::vector<MetricFamily> AlertSeries(absl::Span<const v1::Alert> alerts,
   std::partial_sort(hosts.begin(), hosts.begin() + keep, hosts.end());
   absl::flat_hash_map<absl::string_view, size_t> position;
   for (size_t i = 0; i < keep; ++i) position[hosts[i].host_id] = i;
-  std::vector<std::pair<size_t, const v1::Alert*>> selected;
-  for (const v1::Alert& a : alerts) {
+  std::vector<std::pair<size_t, const AlertBrief*>> selected;
+  for (const AlertBrief& a : alerts) {
     if (!Exported(a)) continue;
-    auto p = position.find(a.host_id());
+    auto p = position.find(a.host_id);
     if (p != position.end()) selected.push_back({p->second, &a});
   }
   std::sort(selected.begin(), selected.end(), [](const auto& x, const auto& y) {
     if (x.first != y.first) return x.first < y.first;
-    return x.second->rule() < y.second->rule();
+    return x.second->rule < y.second->rule;
   });
   MetricFamily per_host = Gauges(
       "tracehealth_alerts",
@@ -116,10 +113,10 @@ std::vector<MetricFamily> AlertSeries(absl::Span<const v1::Alert> alerts,
       "longest active first).");
   for (const auto& [pos, a] : selected) {
     AddGauge(per_host,
-             {{"alertname", a->rule()},
-              {"alertstate", AlertStateLabel(a->state())},
-              {"host", a->host_id()},
-              {"severity", a->severity()}},
+             {{"alertname", a->rule},
+              {"alertstate", AlertStateLabel(a->state)},
+              {"host", a->host_id},
+              {"severity", a->severity}},
              1);
   }
   MetricFamily omitted = Gauges(

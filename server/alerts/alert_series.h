@@ -21,6 +21,7 @@
 #include "absl/types/span.h"
 #include "prometheus/metric_family.h"
 #include "proto/tracehealth/v1/query.pb.h"
+#include "server/alerts/engine.h"
 
 namespace tracehealth::server {
 
@@ -37,12 +38,12 @@ struct HostAlertRank {
   std::string host_id;
   bool operator<(const HostAlertRank& o) const;
 };
-HostAlertRank RankOf(const v1::Alert& alert);
+HostAlertRank RankOf(const AlertBrief& alert);
 
 // The three families above, in that order, for `alerts` (any states, any
 // order).
 std::vector<prometheus::MetricFamily> AlertSeries(
-    absl::Span<const v1::Alert> alerts, size_t max_hosts);
+    absl::Span<const AlertBrief> alerts, size_t max_hosts);
 
 }  // namespace tracehealth::server
 

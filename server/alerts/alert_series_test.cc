@@ -4,24 +4,15 @@
 #include <string>
 #include <vector>
 
-#include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::server {
 namespace {
 
-using ::google::protobuf::util::TimeUtil;
-
-v1::Alert MakeAlert(const std::string& rule, const std::string& host,
-                    v1::AlertState state, const std::string& severity,
-                    int64_t active_since_s) {
-  v1::Alert a;
-  a.set_rule(rule);
-  a.set_host_id(host);
-  a.set_state(state);
-  a.set_severity(severity);
-  *a.mutable_active_since() = TimeUtil::SecondsToTimestamp(active_since_s);
-  return a;
+AlertBrief MakeAlert(const std::string& rule, const std::string& host,
+                     v1::AlertState state, const std::string& severity,
+                     int64_t active_since_s) {
+  return {rule, host, state, severity, active_since_s * 1'000'000'000};
 }
 
 std::string Label(const prometheus::ClientMetric& m, const std::string& name) {
@@ -44,7 +35,7 @@ std::vector<std::string> PerHost(
 // Five hosts: firing critical (c, since 200), firing critical (a, since
 // 300), firing warning (b, since 100), pending critical (d), and e with only
 // a resolved alert; b also has a pending critical alert.
-std::vector<v1::Alert> Fleet() {
+std::vector<AlertBrief> Fleet() {
   return {
       MakeAlert("Latency", "b", v1::ALERT_STATE_FIRING, "warning", 100),
       MakeAlert("Stall", "b", v1::ALERT_STATE_PENDING, "critical", 400),

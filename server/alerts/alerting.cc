@@ -46,7 +46,7 @@ class Alerting::Collector : public prometheus::Collectable {
 
   std::vector<prometheus::MetricFamily> Collect() const override {
     std::vector<prometheus::MetricFamily> out = AlertSeries(
-        owner_->engine_.Alerts(), owner_->options_.metrics_max_hosts);
+        owner_->engine_.Briefs(), owner_->options_.metrics_max_hosts);
     prometheus::MetricFamily rules =
         Family("tracehealth_alert_rules", "Alert rules loaded.",
                prometheus::MetricType::Gauge);

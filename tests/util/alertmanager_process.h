@@ -23,9 +23,9 @@ absl::StatusOr<std::unique_ptr<Subprocess>> StartAlertmanager(
     const std::string& dir, int port,
     absl::Duration ready_timeout = absl::Seconds(60));
 
-// The active alerts Alertmanager lists (GET /api/v2/alerts over HTTP/1.0,
-// any size): how many times each (alertname, host) appears. Errors:
-// connection or a body that is not a JSON list.
+// The active alerts Alertmanager lists (GET /api/v2/alerts?active=true over
+// HTTP/1.0, any size): how many times each (alertname, host) appears.
+// Errors: connection or a body that is not a JSON list.
 absl::StatusOr<std::map<std::pair<std::string, std::string>, int>> ActiveAlerts(
     int port);
 
