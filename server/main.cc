@@ -156,6 +156,10 @@ ABSL_FLAG(absl::Duration, alert_eval_interval,
 ABSL_FLAG(absl::Duration, alert_resend_interval,
           ServerConfig().alert_resend_interval,
           "How often firing alerts are re-sent to Alertmanager");
+ABSL_FLAG(int64_t, alertmanager_max_batch_alerts,
+          ServerConfig().alertmanager_max_batch_alerts,
+          "Alerts in one post to Alertmanager at most (posts are also at "
+          "most 1 MiB)");
 
 namespace tracehealth::server {
 namespace {
@@ -217,6 +221,11 @@ int Main(const sigset_t& sigs) {
   config.alertmanager_url = absl::GetFlag(FLAGS_alertmanager_url);
   config.alert_eval_interval = absl::GetFlag(FLAGS_alert_eval_interval);
   config.alert_resend_interval = absl::GetFlag(FLAGS_alert_resend_interval);
+  config.alertmanager_max_batch_alerts =
+      absl::GetFlag(FLAGS_alertmanager_max_batch_alerts);
+  if (config.alertmanager_max_batch_alerts < 1) {
+    return Fail("--alertmanager_max_batch_alerts: must be >= 1");
+  }
   const std::string min_risk = absl::GetFlag(FLAGS_metrics_host_min_risk);
   if (!v1::Risk_Parse("RISK_" + absl::AsciiStrToUpper(min_risk),
                       &config.metrics_host_min_risk)) {

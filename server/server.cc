@@ -277,6 +277,8 @@ absl::Status Server::MakeAlerting() {
   aopts.transitions = transitions_;
   aopts.reports = reports_;
   aopts.classes = &classes_;  // rules see the class-priced predictions
+  aopts.metrics_max_hosts =
+      static_cast<size_t>(std::max<int64_t>(0, config_.metrics_max_hosts));
   // Several URLs, comma-separated: every instance of an Alertmanager
   // cluster, each posted to.
   for (absl::string_view url :
@@ -284,6 +286,7 @@ absl::Status Server::MakeAlerting() {
     AlertmanagerNotifier::Options nopts;
     nopts.url = std::string(url);
     nopts.resend_interval = config_.alert_resend_interval;
+    nopts.max_batch_alerts = config_.alertmanager_max_batch_alerts;
     aopts.alertmanagers.push_back(nopts);
   }
   const size_t rule_count = rules.size();

@@ -139,6 +139,8 @@ struct ServerConfig {
   std::string alertmanager_url;
   absl::Duration alert_eval_interval = absl::Seconds(5);
   absl::Duration alert_resend_interval = absl::Minutes(1);
+  // Alerts in one post to Alertmanager at most (also at most 1 MiB).
+  int64_t alertmanager_max_batch_alerts = 1000;
   // /metrics: per-host series only for hosts at or above this worst risk
   // (and stale or dropping ones), at most metrics_max_hosts of them, worst
   // first (server/metrics/host_collector.h).

@@ -8,18 +8,12 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/ascii.h"
-#include "absl/strings/strip.h"
 #include "prometheus/metric_family.h"
+#include "server/alerts/alert_series.h"
 #include "server/calibration/calibrated_report.h"
 
 namespace tracehealth::server {
 namespace {
-
-std::string StateLabel(v1::AlertState s) {
-  return absl::AsciiStrToLower(
-      absl::StripPrefix(v1::AlertState_Name(s), "ALERT_STATE_"));
-}
 
 prometheus::MetricFamily Family(const char* name, const char* help,
                                 prometheus::MetricType type) {
@@ -51,24 +45,13 @@ class Alerting::Collector : public prometheus::Collectable {
   explicit Collector(const Alerting* owner) : owner_(owner) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override {
-    prometheus::MetricFamily alerts =
-        Family("tracehealth_alerts",
-               "1 per pending or firing alert of the server's rule engine.",
-               prometheus::MetricType::Gauge);
-    for (const v1::Alert& a : owner_->engine_.Alerts()) {
-      if (a.state() == v1::ALERT_STATE_RESOLVED) continue;
-      AddSample(alerts, 1,
-                {{"alertname", a.rule()},
-                 {"alertstate", StateLabel(a.state())},
-                 {"host", a.host_id()},
-                 {"severity", a.severity()}});
-    }
+    std::vector<prometheus::MetricFamily> out = AlertSeries(
+        owner_->engine_.Briefs(), owner_->options_.metrics_max_hosts);
     prometheus::MetricFamily rules =
         Family("tracehealth_alert_rules", "Alert rules loaded.",
                prometheus::MetricType::Gauge);
     AddSample(rules, static_cast<double>(owner_->engine_.rules().size()));
-    std::vector<prometheus::MetricFamily> out = {std::move(alerts),
-                                                 std::move(rules)};
+    out.push_back(std::move(rules));
     // Stop() may be taking the notifier away on the owner's thread meanwhile.
     std::optional<AlertmanagerNotifier::Stats> stats;
     {
@@ -80,6 +63,7 @@ class Alerting::Collector : public prometheus::Collectable {
         stats->posts_failed += one.posts_failed;
         stats->alerts_sent += one.alerts_sent;
         stats->alerts_dropped += one.alerts_dropped;
+        stats->alerts_waiting += one.alerts_waiting;
       }
     }
     if (stats.has_value()) {
@@ -96,8 +80,23 @@ class Alerting::Collector : public prometheus::Collectable {
                  "Alerts delivered to Alertmanager (re-sends included).",
                  prometheus::MetricType::Counter);
       AddSample(sent, static_cast<double>(s.alerts_sent));
+      prometheus::MetricFamily dropped = Family(
+          "tracehealth_alertmanager_alerts_dropped_total",
+          "Alerts Alertmanager was not told of (a new one past the "
+          "notifier's bound on tracked alerts) or not told had resolved (a "
+          "waiting resolved one evicted for a new one).",
+          prometheus::MetricType::Counter);
+      AddSample(dropped, static_cast<double>(s.alerts_dropped));
+      prometheus::MetricFamily waiting = Family(
+          "tracehealth_alertmanager_alerts_waiting",
+          "Alerts due for delivery (changed, or firing and due for a resend) "
+          "at the start of the notifiers' last rounds.",
+          prometheus::MetricType::Gauge);
+      AddSample(waiting, static_cast<double>(s.alerts_waiting));
       out.push_back(std::move(posts));
       out.push_back(std::move(sent));
+      out.push_back(std::move(dropped));
+      out.push_back(std::move(waiting));
     }
     return out;
   }

@@ -24,10 +24,9 @@
 //   stored with AlertStore::PutAlert.
 // - Start() restores stored pending/firing alerts, so a restart neither
 //   forgets nor re-announces them.
-// - collector() exports
-//   `tracehealth_alerts{alertname,host,severity,alertstate}` (1 per
-//   pending/firing alert, like Prometheus' ALERTS) and the notifier's
-//   counters.
+// - collector() exports the alert families of server/alerts/alert_series.h
+//   (per-host series for at most Options::metrics_max_hosts hosts, counts by
+//   rule, state and severity for all) and the notifiers' counters.
 //
 // Thread safety: OnCommitted, Alerts and the collector may be called from
 // any thread (the collector from the exposer's, concurrently with Stop).
@@ -83,6 +82,8 @@ class Alerting {
     // without a calibration of its own is priced with its class's
     // constants, one model run per such report.
     const ClassCalibrations* classes = nullptr;
+    // Hosts with per-host tracehealth_alerts series at most (the worst).
+    size_t metrics_max_hosts = 1000;
   };
 
   // `storage` and `index` are not owned and must outlive this object.

@@ -209,4 +209,16 @@ std::vector<v1::Alert> AlertEngine::Alerts() const {
   return out;
 }
 
+std::vector<AlertBrief> AlertEngine::Briefs() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<AlertBrief> out;
+  out.reserve(instances_.size());
+  for (const auto& [key, inst] : instances_) {
+    const v1::Alert& a = inst.alert;
+    out.push_back({a.rule(), a.host_id(), a.state(), a.severity(),
+                   absl::ToUnixNanos(FromProto(a.active_since()))});
+  }
+  return out;
+}
+
 }  // namespace tracehealth

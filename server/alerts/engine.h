@@ -39,6 +39,15 @@
 namespace tracehealth {
 
 // What Tick needs to know of each host.
+// An alert as /metrics exports it.
+struct AlertBrief {
+  std::string rule;
+  std::string host_id;
+  v1::AlertState state = v1::ALERT_STATE_UNSPECIFIED;
+  std::string severity;
+  int64_t active_since_ns = 0;
+};
+
 struct HostLiveness {
   std::string host_id;
   // The latest report's interval (host.silent_intervals).
@@ -84,6 +93,9 @@ class AlertEngine {
 
   // Pending, firing and recently resolved alerts, sorted by (rule, host).
   std::vector<v1::Alert> Alerts() const;
+  // The same alerts, only the fields /metrics needs (no labels or
+  // annotations copied): cheap at a fleet's worth of alerts.
+  std::vector<AlertBrief> Briefs() const;
 
   const std::vector<AlertRule>& rules() const { return rules_; }
   // Whether any rule is a silence rule (Tick needs the hosts).

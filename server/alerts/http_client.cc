@@ -4,6 +4,8 @@
 
 #include <mutex>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace tracehealth {
@@ -16,6 +18,19 @@ size_t Append(char* data, size_t size, size_t nmemb, void* user) {
   size_t n = size * nmemb;
   if (body->size() < kMaxBody)
     body->append(data, std::min(n, kMaxBody - body->size()));
+  return n;
+}
+
+// Keeps the Retry-After header's value.
+size_t Header(char* data, size_t size, size_t nitems, void* user) {
+  const size_t n = size * nitems;
+  absl::string_view line(data, n);
+  constexpr absl::string_view kName = "retry-after:";
+  if (line.size() > kName.size() &&
+      absl::EqualsIgnoreCase(line.substr(0, kName.size()), kName)) {
+    *static_cast<std::string*>(user) =
+        std::string(absl::StripAsciiWhitespace(line.substr(kName.size())));
+  }
   return n;
 }
 
@@ -38,6 +53,8 @@ absl::StatusOr<HttpResponse> Perform(const std::string& url,
                    static_cast<long>(absl::ToInt64Milliseconds(timeout)));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &Append);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &Header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.retry_after);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   if (post != nullptr) {
     headers = curl_slist_append(headers, "Content-Type: application/json");

@@ -18,6 +18,8 @@ namespace tracehealth {
 struct HttpResponse {
   long status = 0;
   std::string body;
+  // The Retry-After header's value; empty without one.
+  std::string retry_after;
 };
 
 // POSTs `json` with Content-Type application/json. Errors: Unavailable for

@@ -78,22 +78,31 @@ struct Histogram {
   }
 };
 
-using KernelCounts =
-    absl::flat_hash_map<std::string, std::array<uint64_t, kPreempts>>;
+// Per preemption mode: hosts, and those of them at worst risk stall.
+struct KernelCount {
+  std::array<uint64_t, kPreempts> hosts{};
+  std::array<uint64_t, kPreempts> stall{};
+};
+using KernelCounts = absl::flat_hash_map<std::string, KernelCount>;
 
 // tracehealth_fleet_kernel_hosts: the kMaxKernelSeries (release, preemption)
 // pairs with the most hosts; the others summed per preemption mode as
 // kernel="other". A host without a release counts as kernel="unknown".
-MetricFamily KernelFamily(const KernelCounts& kernels) {
+// tracehealth_fleet_kernel_stall_hosts: of those hosts, the ones at worst
+// risk stall, for the same (kernel, preempt) series.
+void AppendKernelFamilies(const KernelCounts& kernels,
+                          std::vector<MetricFamily>* out) {
   struct Series {
     uint64_t hosts;
+    uint64_t stall;
     const std::string* release;
     int preempt;
   };
   std::vector<Series> all;
   for (const auto& [release, counts] : kernels) {
     for (int p = 0; p < kPreempts; ++p) {
-      if (counts[p] > 0) all.push_back({counts[p], &release, p});
+      if (counts.hosts[p] > 0)
+        all.push_back({counts.hosts[p], counts.stall[p], &release, p});
     }
   }
   std::sort(all.begin(), all.end(), [](const Series& a, const Series& b) {
@@ -103,24 +112,33 @@ MetricFamily KernelFamily(const KernelCounts& kernels) {
   });
   MetricFamily f = Family("tracehealth_fleet_kernel_hosts",
                           "Hosts by kernel release and preemption mode.");
-  std::array<uint64_t, kPreempts> other{};
+  MetricFamily stall =
+      Family("tracehealth_fleet_kernel_stall_hosts",
+             "Hosts at worst risk stall, by kernel release and preemption "
+             "mode (the series of tracehealth_fleet_kernel_hosts).");
+  std::array<uint64_t, kPreempts> other{}, other_stall{};
   for (size_t i = 0; i < all.size(); ++i) {
     if (i >= kMaxKernelSeries) {
       other[all[i].preempt] += all[i].hosts;
+      other_stall[all[i].preempt] += all[i].stall;
       continue;
     }
-    AddGauge(f,
-             {{"kernel", all[i].release->empty() ? "unknown" : *all[i].release},
-              {"preempt", PreemptLabel(all[i].preempt)}},
-             static_cast<double>(all[i].hosts));
+    const std::vector<ClientMetric::Label> labels = {
+        {"kernel", all[i].release->empty() ? "unknown" : *all[i].release},
+        {"preempt", PreemptLabel(all[i].preempt)}};
+    AddGauge(f, labels, static_cast<double>(all[i].hosts));
+    AddGauge(stall, labels, static_cast<double>(all[i].stall));
   }
   for (int p = 0; p < kPreempts; ++p) {
     if (other[p] > 0) {
       AddGauge(f, {{"kernel", "other"}, {"preempt", PreemptLabel(p)}},
                static_cast<double>(other[p]));
+      AddGauge(stall, {{"kernel", "other"}, {"preempt", PreemptLabel(p)}},
+               static_cast<double>(other_stall[p]));
     }
   }
-  return f;
+  out->push_back(std::move(f));
+  out->push_back(std::move(stall));
 }
 
 // A host as ranked for per-host series.
@@ -256,7 +274,8 @@ struct FleetCounts {
     const std::string& release = r.inputs.release();
     auto k = kernels.find(release);
     if (k == kernels.end()) k = kernels.try_emplace(release).first;
-    k->second[preempt]++;
+    k->second.hosts[preempt]++;
+    k->second.stall[preempt] += r.worst_risk >= v1::RISK_STALL;
     for (int i = 0; i < kProbeKinds; ++i) {
       const StoredAttach& a = r.attach[i];
       if (!a.present) continue;
@@ -287,7 +306,7 @@ void FleetCounts::AppendTo(std::vector<MetricFamily>* out) const {
              "Hosts that missed their last report intervals.");
   AddGauge(stale_hosts, {}, static_cast<double>(stale));
   out->push_back(std::move(stale_hosts));
-  out->push_back(KernelFamily(kernels));
+  AppendKernelFamilies(kernels, out);
   MetricFamily risks = Family("tracehealth_fleet_attach_risk_hosts",
                               "Hosts by the predicted risk of a probe kind's "
                               "first attach.");

@@ -1,12 +1,14 @@
 // HostCollector: the fleet's prediction metrics, built from the HostIndex's
 // records at scrape time (so ingest never pays for them).
 //
-// Fleet aggregates, whatever the fleet's size (at most 424 series):
+// Fleet aggregates, whatever the fleet's size (at most 530 series):
 //   tracehealth_fleet_hosts{risk}                 hosts by worst risk
 //   tracehealth_fleet_stale_hosts                 hosts past their intervals
 //   tracehealth_fleet_kernel_hosts{kernel,preempt} hosts by kernel release and
 //       preemption mode (the kMaxKernelSeries largest; the rest as
 //       kernel="other")
+//   tracehealth_fleet_kernel_stall_hosts{kernel,preempt} of those, the hosts
+//       at worst risk stall (same series)
 //   tracehealth_fleet_attach_risk_hosts{probe_kind,risk}
 //   tracehealth_fleet_attach_latency_seconds{probe_kind}   histogram
 //   tracehealth_fleet_attach_stall_margin_ratio{probe_kind} histogram of each

@@ -153,6 +153,17 @@ TEST(HostCollectorTest, FleetAggregatesAndOnlyTheHostsThatNeedAttention) {
   EXPECT_TRUE(Has(all,
                   "tracehealth_fleet_kernel_hosts{kernel=\"unknown\",preempt="
                   "\"unknown\"} 1"));
+  // Of 6.16.3's two hosts one is at stall (warn-1 is one step below); none
+  // of 6.19.2's.
+  EXPECT_TRUE(Has(all,
+                  "tracehealth_fleet_kernel_stall_hosts{kernel=\"6.16.3\","
+                  "preempt=\"none\"} 1"));
+  EXPECT_TRUE(Has(all,
+                  "tracehealth_fleet_kernel_stall_hosts{kernel=\"6.19.2\","
+                  "preempt=\"lazy\"} 0"));
+  EXPECT_TRUE(Has(all,
+                  "tracehealth_fleet_kernel_stall_hosts{kernel=\"unknown\","
+                  "preempt=\"unknown\"} 0"));
   EXPECT_TRUE(Has(all,
                   "tracehealth_fleet_attach_risk_hosts{probe_kind=\"kprobe_"
                   "multi_return\",risk=\"stall\"} 1"));
