@@ -68,9 +68,9 @@ cmp -s "$apt/etc/sources.list.new" "$apt/etc/sources.list" \
   || { mv "$apt/etc/sources.list.new" "$apt/etc/sources.list"; rm -f "$apt/.updated"; }
 rm -f "$apt/etc/sources.list.new"
 opts=(-o Dir::Etc::SourceList="$apt/etc/sources.list" -o Dir::Etc::SourceParts=/dev/null
-      -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o APT::Get::List-Cleanup=0)
+      -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root)
 # The lists: fetched when absent, or when PACKAGE=VERSION is not in them.
-have() { apt-cache "${opts[@]}" show "$1=$2" >/dev/null 2>&1; }
+have() { [[ -n $(apt-cache "${opts[@]}" show "$1=$2" 2>/dev/null) ]]; }
 if ! have "$pkg" "$version"; then
   apt-get "${opts[@]}" -q update >"$apt/update.log" 2>&1 \
     || skip "apt-get update failed (offline?), nothing cached: $(grep -m1 -E '^(E|W):' "$apt/update.log")"
