@@ -13,8 +13,11 @@
 # NHI >= 4 * NLO):
 #   observed walk     first(NHI) / second(NHI) >= 3 and
 #                     first(NHI) / first(NLO) >= 2
-#   observed no walk  neither holds
-#   unclear           exactly one holds (printed and listed, not judged)
+#   observed no walk  first(NHI) / second(NHI) < 3 (a first attach that
+#                     grows with N as much as the second is the guest
+#                     slowed by the host, not a walk)
+#   unclear           first(NHI) / second(NHI) >= 3 without the growth (a
+#                     one-off cost; printed and listed, not judged)
 #   refused           the kernel refused the attach (errno, at any N)
 # A disagreement (exit 1): a walk observed where the agent predicts none or
 # the reverse; a kind the agent calls unavailable that attaches, or one it
