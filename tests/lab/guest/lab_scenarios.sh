@@ -158,10 +158,13 @@ report_kinds() {
   $AGENT --once --format=json --host_id=lab --state_dir=/tmp/m --kernel_log=false \
       > /tmp/report.json 2> /tmp/agent.err || {
     lab "error agent --once: $(tail -n 3 /tmp/agent.err | tr '\n' ' ')"; finish 1; }
-  tr -d ' \n' < /tmp/report.json | awk '
+  # One line; the spaces of the indentation and after each colon go, those
+  # inside values stay.
+  tr -d '\n' < /tmp/report.json | sed 's/": /":/g; s/  */ /g; s/\([[{,]\) /\1/g; s/ \([]}]\)/\1/g' | awk '
     function str(s, key,   i, t) {
       i = index(s, "\"" key "\":\""); if (!i) return "-"
-      t = substr(s, i + length(key) + 4); return substr(t, 1, index(t, "\"") - 1)
+      t = substr(s, i + length(key) + 4); t = substr(t, 1, index(t, "\"") - 1)
+      gsub(/ /, "_", t); return t
     }
     {
       printf "LAB agent config_source=%s preempt_mode=%s preempt_source=%s unknown=",
