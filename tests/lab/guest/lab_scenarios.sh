@@ -217,10 +217,14 @@ scenario_m() {
   mkdir -p /tmp/m
   lab "preempt_file $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo absent)"
   report_kinds
+  refused=""
   for n in $(param ns 4096,16384 | tr ',' ' '); do
     for kind in $(param kinds function_graph,kprobe_multi,kprobe_multi_return,kprobe_session,fprobe,fprobe_return,kretprobe | tr ',' ' '); do
+      # A kind the kernel refused once is refused at every N: not tried again.
+      case " $refused " in *" $kind "*) continue ;; esac
       attach_min "$kind" "$n" "$(param reps 1)"
       lab "attach n=$n $ATTACH"
+      case "$ATTACH" in *" errno=0 "*) ;; *) refused="$refused $kind" ;; esac
     done
   done
   finish 0
