@@ -4,7 +4,9 @@
 # preemption model when /sys/kernel/debug/sched/preempt is absent).
 # Prints one markdown row per probe kind, then "matrix: ..." lines (what
 # the agent read, each disagreement, each unclear cell); exits 1 on a
-# disagreement or a config the agent did not find. The rule is in
+# disagreement, a config the agent did not find, or a preemption mode other
+# than the one the kernel runs (rt when built with PREEMPT_RT, else the
+# bracketed mode of sched/preempt, else the config's choice). The rule is in
 # run_matrix.sh's header.
 function field(s, name,   m) {
   if (match(s, "(^| )" name "=[^ ]*")) {
@@ -46,6 +48,10 @@ BEGIN {
     }
     preempt = def " (" offered ")"
   }
+  # The mode the kernel runs: PREEMPT_RT is a build choice that
+  # sched/preempt (full or lazy beside it) does not show.
+  runs = rt ? "rt" : (s == "absent" ? static : def)
+  if (rt) preempt = "rt; sched/preempt " preempt
 }
 /^LAB agent / {
   config_source = field($0, "config_source"); agent_preempt = field($0, "preempt_mode")
@@ -69,6 +75,9 @@ END {
   if (config_source == "" || config_source == "-") {
     print "matrix: " kernel ": DISAGREE: the agent found no kernel config (the package's is " cfg ")"; bad++
   }
+  if (tolower(agent_preempt) != "preempt_mode_" runs) {
+    print "matrix: " kernel ": DISAGREE: the agent says " agent_preempt ", the kernel runs " runs; bad++
+  }
   print "matrix: " kernel ": agent config_source " config_source ", preempt_mode " agent_preempt \
     ", kernel runs " preempt ", inputs unknown: " unknown
   for (i = 1; i <= nk; i++) {
@@ -78,6 +87,8 @@ END {
     if (k in err) {
       obs = "refused: errno " err[k]
       if (p != "unavailable") { verdict = "DISAGREE"; why = "the agent says it attaches, the kernel refused it: errno " err[k] }
+    } else if (!((k, nlo) in first) || !((k, nhi) in first)) {
+      obs = "no result at N=" nlo " and " nhi; verdict = "incomplete"; bad++
     } else {
       r = second[k, nhi] > 0 ? first[k, nhi] / second[k, nhi] : 1e9
       g = first[k, nlo] > 0 ? first[k, nhi] / first[k, nlo] : 1e9
