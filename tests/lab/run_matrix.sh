@@ -22,7 +22,8 @@
 # A disagreement (exit 1): a walk observed where the agent predicts none or
 # the reverse; a kind the agent calls unavailable that attaches, or one it
 # calls available that the kernel refuses; a kernel whose config the agent
-# did not find. Kernels fetch_kernel.sh cannot provide are skipped with the
+# did not find; a preemption mode the agent reports other than the one the
+# kernel runs (matrix_table.awk). Kernels fetch_kernel.sh cannot provide are skipped with the
 # reason; exit 0 when every kernel is skipped ("matrix: SKIPPED: reason").
 # Environment:
 #   TRACEHEALTH_MATRIX="NAME ..."     a subset of kernels.txt (default all)
