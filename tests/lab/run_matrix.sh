@@ -78,7 +78,7 @@ for k in $names; do
   flavour=$(awk -v n="$k" '$1 == n { print $5 }' "$here/kernels.txt")
   f=$(bash "$here/fetch_kernel.sh" "$k")
   if [[ $? != 0 ]]; then
-    echo "matrix: $k: ${f#SKIPPED: }"
+    echo "matrix: $k: ${f#SKIPPED: $k: }"
     skipped="$skipped $k"
     continue
   fi
