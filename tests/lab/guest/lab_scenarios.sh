@@ -10,6 +10,11 @@
 #    reporting to a server in the guest every second, lab.b_threads idle
 #    threads, one function_graph enable; prints the events the server holds
 #    and its observed-events metric.
+# M: the kernel matrix (run_matrix.sh): the agent's report once (what it
+#    reads and what it predicts per probe kind), then for each N of lab.ns
+#    and each kind of lab.kinds, lab.reps times (the shortest kept), N
+#    fresh idle threads and one lab_attach (first attach, detach, second
+#    attach, detach) on FILTER.
 
 AGENT=tracehealth-agent
 
@@ -145,8 +150,89 @@ scenario_b() {
   finish 0
 }
 
+# report_kinds: one agent --once report; prints what the agent read of the
+# kernel (config source, preemption, the inputs it could not get) and, per
+# probe kind, whether it predicts an fgraph user (uses_fgraph: the attach
+# walks every thread without a shadow stack) or the kind unavailable.
+report_kinds() {
+  $AGENT --once --format=json --host_id=lab --state_dir=/tmp/m --kernel_log=false \
+      > /tmp/report.json 2> /tmp/agent.err || {
+    lab "error agent --once: $(tail -n 3 /tmp/agent.err | tr '\n' ' ')"; finish 1; }
+  # One line; the spaces of the indentation and after each colon go, those
+  # inside values stay.
+  tr -d '\n' < /tmp/report.json | sed 's/": /":/g; s/  */ /g; s/\([[{,]\) /\1/g; s/ \([]}]\)/\1/g' | awk '
+    function str(s, key,   i, t) {
+      i = index(s, "\"" key "\":\""); if (!i) return "-"
+      t = substr(s, i + length(key) + 4); t = substr(t, 1, index(t, "\"") - 1)
+      gsub(/ /, "_", t); return t
+    }
+    {
+      printf "LAB agent config_source=%s preempt_mode=%s preempt_source=%s unknown=",
+        str($0, "config_source"), str($0, "preempt_mode"), str($0, "preempt_source")
+      u = ""
+      if (match($0, /"unknown":\[[^]]*\]/)) {
+        rest = substr($0, RSTART, RLENGTH)
+        while ((i = index(rest, "\"input\":\""))) {
+          rest = substr(rest, i + 9); u = u (u == "" ? "" : ",") substr(rest, 1, index(rest, "\"") - 1)
+        }
+      }
+      print (u == "" ? "none" : u)
+      n = split($0, parts, "\"probe_kind\":\"PROBE_KIND_")
+      for (i = 2; i <= n; i++) {
+        p = parts[i]
+        if ((j = index(p, "\"cpu_class\""))) p = substr(p, 1, j)
+        printf "LAB predict kind=%s uses_fgraph=%d unavailable=%d busy=%d already_active=%d\n",
+          substr(p, 1, index(p, "\"") - 1), (index(p, "\"uses_fgraph\":true") > 0),
+          (index(p, "\"unavailable\":true") > 0), (index(p, "\"busy\":true") > 0),
+          (index(p, "\"fgraph_already_active\":true") > 0)
+      }
+    }'
+}
+
+# attach_min KIND N REPS: REPS runs of lab_attach KIND, each with N fresh
+# idle threads; sets ATTACH to the run with the shortest first attach, its
+# second attach replaced by the shortest second attach of all runs, and
+# every first attach (all_first_ms); no subshell, so that an error reaches
+# the console. Interference from the host only adds time.
+attach_min() {
+  best="" all="" min2=""
+  for i in $(seq 1 "$3"); do
+    t0=$(date +%s)
+    hold "$2"
+    r=$(lab_attach "$1" "$FILTER" 2>/tmp/attach.err) \
+      || { lab "error lab_attach $1: $(tr '\n' ' ' < /tmp/attach.err)"; finish 1; }
+    release
+    f=$(echo "$r" | sed -n 's/.* first_ms=\([-0-9.]*\).*/\1/p')
+    s=$(echo "$r" | sed -n 's/.* second_ms=\([-0-9.]*\).*/\1/p')
+    all="$all${all:+,}$f"
+    if [ -z "$best" ] || awk -v a="$f" -v b="$bf" 'BEGIN { exit !(a < b) }'; then
+      best=$r bf=$f start=$(( $(date +%s) - t0 ))
+    fi
+    if [ -z "$min2" ] || awk -v a="$s" -v b="$min2" 'BEGIN { exit !(a < b) }'; then min2=$s; fi
+  done
+  ATTACH=$(echo "$best" | sed "s/ second_ms=[-0-9.]*/ second_ms=$min2/;s/\$/ all_first_ms=$all start_s=$start/")
+}
+
+scenario_m() {
+  mkdir -p /tmp/m
+  lab "preempt_file $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo absent)"
+  report_kinds
+  refused=""
+  for n in $(param ns 4096,16384 | tr ',' ' '); do
+    for kind in $(param kinds function_graph,kprobe_multi,kprobe_multi_return,kprobe_session,fprobe,fprobe_return,kretprobe | tr ',' ' '); do
+      # A kind the kernel refused once is refused at every N: not tried again.
+      case " $refused " in *" $kind "*) continue ;; esac
+      attach_min "$kind" "$n" "$(param reps 1)"
+      lab "attach n=$n $ATTACH"
+      case "$ATTACH" in *" errno=0 "*) ;; *) refused="$refused $kind" ;; esac
+    done
+  done
+  finish 0
+}
+
 case "$SCENARIO" in
   A) scenario_a ;;
   B) scenario_b ;;
+  M) scenario_m ;;
   *) lab "error unknown scenario $SCENARIO"; finish 1 ;;
 esac

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char kTracing[] = "/sys/kernel/tracing";
+#include "lab_tracefs.h"
 
 static void* Idle(void* arg) {
   (void)arg;
@@ -59,28 +59,7 @@ static int Hold(long n, const char* ready_file) {
 }
 
 static int WriteFile(const char* name, const char* value, double* ms) {
-  char path[256];
-  snprintf(path, sizeof path, "%s/%s", kTracing, name);
-  int fd = open(path, O_WRONLY | O_TRUNC);
-  if (fd < 0) {
-    fprintf(stderr, "lab_threads: open %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  ssize_t w = write(fd, value, strlen(value));
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  int err = errno;
-  close(fd);
-  if (w < 0) {
-    fprintf(stderr, "lab_threads: write %s to %s: %s\n", value, path,
-            strerror(err));
-    return -1;
-  }
-  if (ms != NULL) {
-    *ms = (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
-  }
-  return 0;
+  return TracefsWrite(name, value, O_TRUNC, ms);
 }
 
 static int Enable(const char* func) {

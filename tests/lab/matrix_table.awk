@@ -1,0 +1,111 @@
+# The kernel matrix's table for one kernel (run_matrix.sh), from the guest's
+# console log of scenario M. Variables: kernel, flavour, ns (the thread
+# counts, comma-separated), cfg (the kernel's config, for the static
+# preemption model when /sys/kernel/debug/sched/preempt is absent).
+# Prints one markdown row per probe kind, then "matrix: ..." lines (what
+# the agent read, each disagreement, each unclear cell); exits 1 on a
+# disagreement, a config the agent did not find, or a preemption mode other
+# than the one the kernel runs (rt when built with PREEMPT_RT, else the
+# bracketed mode of sched/preempt, else the config's choice). The rule is in
+# run_matrix.sh's header.
+function field(s, name,   m) {
+  if (match(s, "(^| )" name "=[^ ]*")) {
+    m = substr(s, RSTART, RLENGTH)
+    sub(/^ /, "", m)
+    return substr(m, length(name) + 2)
+  }
+  return ""
+}
+BEGIN {
+  split("function_graph FUNCTION_GRAPH_TRACER kprobe_multi KPROBE_MULTI " \
+        "kprobe_multi_return KPROBE_MULTI_RETURN kprobe_session KPROBE_SESSION " \
+        "fprobe FPROBE_EVENT fprobe_return FPROBE_RETURN_EVENT kretprobe KRETPROBE", m, " ")
+  for (i = 1; i in m; i += 2) agent_kind[m[i]] = m[i + 1]
+  nn = split(ns, nv, ",")
+  nlo = nv[1] + 0; nhi = nlo
+  for (i = 2; i <= nn; i++) { if (nv[i] + 0 < nlo) nlo = nv[i] + 0; if (nv[i] + 0 > nhi) nhi = nv[i] + 0 }
+  static = "?"
+  while ((getline line < cfg) > 0) {
+    if (line == "CONFIG_PREEMPT_RT=y") rt = 1
+    else if (line == "CONFIG_PREEMPT_NONE=y") static = "none"
+    else if (line == "CONFIG_PREEMPT_VOLUNTARY=y") static = "voluntary"
+    else if (line == "CONFIG_PREEMPT=y") static = "full"
+    else if (line == "CONFIG_PREEMPT_LAZY=y") static = "lazy"
+  }
+  if (rt) static = "rt"
+  bad = 0
+}
+/^LAB preempt_file / {
+  s = $0; sub(/^LAB preempt_file /, "", s)
+  if (s == "absent") { preempt = static " (static: no sched/preempt)" }
+  else {
+    offered = ""; def = "?"
+    n = split(s, w, " ")
+    for (i = 1; i <= n; i++) {
+      x = w[i]
+      if (x ~ /^\(.*\)$/) { x = substr(x, 2, length(x) - 2); def = x }
+      offered = offered (offered == "" ? "" : ", ") x
+    }
+    preempt = def " (" offered ")"
+  }
+  # The mode the kernel runs: PREEMPT_RT is a build choice that
+  # sched/preempt (full or lazy beside it) does not show.
+  runs = rt ? "rt" : (s == "absent" ? static : def)
+  if (rt) preempt = "rt; sched/preempt " preempt
+}
+/^LAB agent / {
+  config_source = field($0, "config_source"); agent_preempt = field($0, "preempt_mode")
+  unknown = field($0, "unknown")
+}
+/^LAB predict / {
+  k = field($0, "kind")
+  pred[k] = field($0, "unavailable") == 1 ? "unavailable" : (field($0, "uses_fgraph") == 1 ? "walks" : "no walk")
+}
+/^LAB attach / {
+  k = field($0, "kind"); n = field($0, "n") + 0
+  if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+  e = field($0, "errno") + 0
+  if (e != 0) { err[k] = e " (" field($0, "step") ")"; cell[k] = cell[k] (cell[k] == "" ? "" : "; ") n ": errno " e }
+  else {
+    first[k, n] = field($0, "first_ms") + 0; second[k, n] = field($0, "second_ms") + 0
+    cell[k] = cell[k] (cell[k] == "" ? "" : "; ") sprintf("%d: %.1f / %.1f", n, first[k, n], second[k, n])
+  }
+}
+END {
+  if (config_source == "" || config_source == "-") {
+    print "matrix: " kernel ": DISAGREE: the agent found no kernel config (the package's is " cfg ")"; bad++
+  }
+  if (tolower(agent_preempt) != "preempt_mode_" runs) {
+    print "matrix: " kernel ": DISAGREE: the agent says " agent_preempt ", the kernel runs " runs; bad++
+  }
+  print "matrix: " kernel ": agent config_source " config_source ", preempt_mode " agent_preempt \
+    ", kernel runs " preempt ", inputs unknown: " unknown
+  for (i = 1; i <= nk; i++) {
+    k = order[i]; a = agent_kind[k]
+    p = (a in pred) ? pred[a] : "?"
+    verdict = "agrees"
+    if (k in err) {
+      obs = "refused: errno " err[k]
+      if (p != "unavailable") { verdict = "DISAGREE"; why = "the agent says it attaches, the kernel refused it: errno " err[k] }
+    } else if (!((k, nlo) in first) || !((k, nhi) in first)) {
+      obs = "no result at N=" nlo " and " nhi; verdict = "incomplete"; bad++
+    } else {
+      r = second[k, nhi] > 0 ? first[k, nhi] / second[k, nhi] : 1e9
+      g = first[k, nlo] > 0 ? first[k, nhi] / first[k, nlo] : 1e9
+      if (r < 3) obs = "no walk"
+      else if (g >= 2) obs = "walks"
+      else obs = "unclear"
+      obs = obs sprintf(" (%.1fx, %.1fx)", r, g)
+      if (p == "unavailable") { verdict = "DISAGREE"; why = "the agent says unavailable, the kernel attached it" }
+      else if (obs ~ /^unclear/) { verdict = "unclear"; unclear = unclear " " k }
+      else if (substr(obs, 1, length(p)) != p || (p == "walks") != (obs ~ /^walks/)) {
+        verdict = "DISAGREE"; why = "predicted " p ", observed " obs
+      }
+    }
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", kernel, flavour, preempt, k, p, obs, cell[k], verdict
+    if (verdict == "DISAGREE") { print "matrix: " kernel " " k ": DISAGREE: " why; bad++ }
+  }
+  if (unclear != "") print "matrix: " kernel ": unclear (first >= 3x second, but not growing 2x with N):" unclear
+  if (nk == 0) { print "matrix: " kernel ": no attach results"; bad++ }
+  exit bad > 0
+}

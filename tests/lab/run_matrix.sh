@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The kernel matrix (tests/lab/README.md, "The kernel matrix"): every kernel
+# of tests/lab/kernels.txt booted under qemu with the agent and
+# guest/lab_attach, one at a time.
+#   run_matrix.sh [--out DIR]
+# Per kernel: the agent's --once report (its config source, preemption and
+# per probe kind whether the attach walks the threads: uses_fgraph), then
+# for each N of NS and each probe kind, N fresh idle threads and a timed
+# first attach, detach, second attach, detach (scenario M of
+# guest/lab_scenarios.sh). Prints one table row per kernel and kind.
+#
+# The check, per kernel and kind (NLO and NHI the smallest and largest N;
+# NHI >= 4 * NLO):
+#   observed walk     first(NHI) / second(NHI) >= 3 and
+#                     first(NHI) / first(NLO) >= 2
+#   observed no walk  first(NHI) / second(NHI) < 3 (a first attach that
+#                     grows with N as much as the second is the guest
+#                     slowed by the host, not a walk)
+#   unclear           first(NHI) / second(NHI) >= 3 without the growth (a
+#                     one-off cost; printed and listed, not judged)
+#   refused           the kernel refused the attach (errno, at any N)
+# A disagreement (exit 1): a walk observed where the agent predicts none or
+# the reverse; a kind the agent calls unavailable that attaches, or one it
+# calls available that the kernel refuses; a kernel whose config the agent
+# did not find; a preemption mode the agent reports other than the one the
+# kernel runs (matrix_table.awk). Kernels fetch_kernel.sh cannot provide are skipped with the
+# reason; exit 0 when every kernel is skipped ("matrix: SKIPPED: reason").
+# Environment:
+#   TRACEHEALTH_MATRIX="NAME ..."     a subset of kernels.txt (default all)
+#   TRACEHEALTH_MATRIX_NS=4096,16384  thread counts
+#   TRACEHEALTH_MATRIX_REPS=1         runs per cell, each with fresh
+#                                     threads (the shortest first and
+#                                     second attach are kept)
+#   TRACEHEALTH_MATRIX_KINDS=...      probe kinds (lab_attach's names;
+#                                     default all seven)
+#   TRACEHEALTH_MATRIX_TIMEOUT=1200   seconds per kernel
+#   TRACEHEALTH_LAB_ACCEL=tcg|kvm     default tcg (see README, Accelerator)
+#   TRACEHEALTH_LAB_CACHE=DIR         kernel cache (fetch_kernel.sh)
+# Each guest runs under nice -n 19: the emulator yields to other work.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+here=tests/lab
+
+out=""
+if [[ ${1:-} == --out ]]; then out=$2; fi
+[[ -n $out ]] || out=$(mktemp -d -t tracehealth-matrix.XXXXXX)
+mkdir -p "$out"
+
+skip() { echo "matrix: SKIPPED: $*"; exit 0; }
+fail() { echo "matrix: FAILED: $*"; exit 1; }
+
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (deploy/setup.sh installs qemu-system-x86)"
+[[ -x /bin/busybox ]] && ! ldd /bin/busybox >/dev/null 2>&1 || skip "no static /bin/busybox (busybox-static)"
+command -v gcc >/dev/null || skip "no gcc for the guest helpers"
+
+ns=${TRACEHEALTH_MATRIX_NS:-4096,16384}
+reps=${TRACEHEALTH_MATRIX_REPS:-1}
+kinds=${TRACEHEALTH_MATRIX_KINDS:-function_graph,kprobe_multi,kprobe_multi_return,kprobe_session,fprobe,fprobe_return,kretprobe}
+limit=${TRACEHEALTH_MATRIX_TIMEOUT:-1200}
+accel=${TRACEHEALTH_LAB_ACCEL:-tcg}
+filter=ksys_sync
+all=$(grep -v '^#' "$here/kernels.txt" | awk 'NF { print $1 }')
+names=${TRACEHEALTH_MATRIX:-$all}
+for k in $names; do
+  grep -qx "$k" <<<"$all" || fail "$k is not a NAME in $here/kernels.txt"
+done
+
+agent=bazel-bin/agent/tracehealth-agent
+bazel build --jobs=2 //agent:tracehealth-agent 2>&1 | tail -n 1
+[[ -x $agent ]] || fail "$agent not built"
+
+start=$(date +%s)
+table=$out/table.md
+echo "| kernel | flavour | preemption: default (offered) | probe kind | walks: predicted | observed | first / second attach at each N (ms) | |" > "$table"
+echo "|---|---|---|---|---|---|---|---|" >> "$table"
+booted=0 skipped="" bad=0 unclear=""
+for k in $names; do
+  flavour=$(awk -v n="$k" '$1 == n { print $5 }' "$here/kernels.txt")
+  f=$(bash "$here/fetch_kernel.sh" "$k")
+  if [[ $? != 0 ]]; then
+    echo "matrix: $k: ${f#SKIPPED: $k: }"
+    skipped="$skipped $k"
+    continue
+  fi
+  vmlinuz=$(sed -n 's/^vmlinuz=//p' <<<"$f")
+  config=$(sed -n 's/^config=//p' <<<"$f")
+  bash "$here/make_initramfs.sh" "$out/$k.cpio.gz" "$config" "$agent" \
+    || fail "$k: initramfs"
+  k0=$(date +%s)
+  log=$out/$k.log
+  nice -n 19 timeout "$limit" qemu-system-x86_64 -accel "$accel" -m 3G -smp 2 \
+    -nographic -no-reboot -kernel "$vmlinuz" -initrd "$out/$k.cpio.gz" \
+    -append "console=ttyS0 panic=-1 quiet lab.scenario=M lab.filter=$filter lab.ns=$ns lab.reps=$reps lab.kinds=$kinds" \
+    < /dev/null > "$log" 2>&1
+  rc=$?
+  tr -d '\r' < "$log" > "$log.txt"
+  secs=$(( $(date +%s) - k0 ))
+  if ! grep -q '^LAB done rc=0' "$log.txt"; then
+    echo "matrix: $k: the guest did not finish (qemu rc=$rc after $secs s), log $log.txt:"
+    grep -a '^LAB\|BUG\|panic\|Kernel' "$log.txt" | tail -n 20
+    bad=$(( bad + 1 ))
+    continue
+  fi
+  booted=$(( booted + 1 ))
+  echo "matrix: $k: $secs s ($(grep -m1 '^LAB agent' "$log.txt" | cut -d' ' -f3-))"
+  awk -v kernel="$k" -v flavour="$flavour" -v ns="$ns" -v cfg="$config" -f "$here/matrix_table.awk" \
+    "$log.txt" > "$out/$k.rows"
+  r=$?
+  grep '^|' "$out/$k.rows" | tee -a "$table"
+  grep -v '^|' "$out/$k.rows"
+  [[ $r == 0 ]] || bad=$(( bad + 1 ))
+done
+
+echo "matrix: accelerator $accel, N = $ns, $reps run(s) per cell, $booted kernel(s) in $(( $(date +%s) - start )) s, table $table"
+[[ $booted -gt 0 || $bad -gt 0 ]] || skip "no kernel could be fetched:$skipped"
+[[ -z $skipped ]] || echo "matrix: skipped:$skipped"
+[[ $bad == 0 ]] || fail "$bad kernel(s) with a disagreement or no result"
+echo "matrix: PASSED"
