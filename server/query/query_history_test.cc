@@ -12,6 +12,7 @@
 #include "server/report/material.h"
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
+#include "server/storage/sqlite/sqlite_test_util.h"
 #include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 
@@ -39,6 +40,7 @@ std::vector<v1::HostReport> Reports() {
 }
 
 struct Served {
+  std::string path;
   std::unique_ptr<SqliteStorage> store;
   HostIndex index;
   std::unique_ptr<QueryService> service;
@@ -48,7 +50,8 @@ struct Served {
 void Serve(absl::Duration interval, Served& s) {
   SqliteOptions opts;
   opts.full_report_interval = interval;
-  auto st = SqliteStorage::Open(testing::NewTempDir("hist") + "/h.db", opts);
+  s.path = testing::NewTempDir("hist") + "/h.db";
+  auto st = SqliteStorage::Open(s.path, opts);
   ASSERT_TRUE(st.ok()) << st.status();
   s.store = std::move(*st);
   for (const v1::HostReport& r : Reports()) {
@@ -84,9 +87,13 @@ TEST(QueryHistoryTest, SameAnswersWithAndWithoutHeartbeats) {
   Served whole, beats;
   Serve(absl::ZeroDuration(), whole);
   Serve(absl::Hours(6), beats);
-  // The heartbeats did fold reports: far fewer whole rows.
+  // The heartbeats did fold reports: whole are only seq 1, the kernel
+  // change (50) and the thread jump (90).
   EXPECT_EQ(*whole.store->CountReports("h"), 120);
   EXPECT_EQ(*beats.store->CountReports("h"), 120);
+  EXPECT_EQ(SqlInt(whole.path, "SELECT count(*) FROM reports"), 120);
+  EXPECT_EQ(SqlInt(beats.path, "SELECT count(*) FROM reports"), 3);
+  EXPECT_EQ(SqlInt(beats.path, "SELECT sum(seq) FROM reports"), 1 + 50 + 90);
   for (uint32_t points : {500u, 7u}) {
     SCOPED_TRACE(points);
     const v1::GetHostHistoryResponse a =
