@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 
@@ -83,6 +83,55 @@ bool IsNumber(const FieldDescriptor* f) {
   }
 }
 
+// What to do with each field of a message type, worked out once: the walk
+// below runs on every report received.
+struct Plan;
+struct FieldPlan {
+  const FieldDescriptor* f = nullptr;
+  bool tolerant_number = false;  // a number inside predictions
+  const Plan* sub = nullptr;     // message fields
+  char tag[2] = {0, 0};          // field number, in the exact bytes
+};
+struct Plan {
+  std::vector<FieldPlan> fields;  // the ones that count, by number
+};
+
+const Plan* BuildPlan(const google::protobuf::Descriptor* d, bool tolerant,
+                      std::vector<std::unique_ptr<Plan>>& all, int depth) {
+  all.push_back(std::make_unique<Plan>());
+  Plan* p = all.back().get();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (MovingSet().contains(f->full_name())) continue;
+    FieldPlan fp;
+    fp.f = f;
+    fp.tag[0] = static_cast<char>(f->number() & 0xff);
+    fp.tag[1] = static_cast<char>((f->number() >> 8) | 0x80);
+    const bool sub_tolerant =
+        tolerant || f->full_name() == "tracehealth.v1.HostReport.predictions";
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (depth > 12) continue;  // (the schema nests less deeply)
+      fp.sub = BuildPlan(f->message_type(), sub_tolerant, all, depth + 1);
+    } else {
+      fp.tolerant_number = sub_tolerant && IsNumber(f);
+    }
+    p->fields.push_back(fp);
+  }
+  std::sort(p->fields.begin(), p->fields.end(),
+            [](const FieldPlan& a, const FieldPlan& b) {
+              return a.f->number() < b.f->number();
+            });
+  return p;
+}
+
+const Plan& ReportPlan() {
+  static const Plan* plan = [] {
+    auto* all = new std::vector<std::unique_ptr<Plan>>();
+    return BuildPlan(v1::HostReport::descriptor(), false, *all, 0);
+  }();
+  return *plan;
+}
+
 double NumberOf(const Message& m, const Reflection& r, const FieldDescriptor* f,
                 int i) {
   const bool rep = f->is_repeated();
@@ -106,15 +155,24 @@ double NumberOf(const Message& m, const Reflection& r, const FieldDescriptor* f,
   }
 }
 
+void AppendBits(uint64_t v, std::string& out) {
+  char bits[sizeof v];
+  std::memcpy(bits, &v, sizeof v);
+  out.append(bits, sizeof bits);
+}
+
 // Appends the exact encoding of a scalar (not a message) value.
 void AppendScalar(const Message& m, const Reflection& r,
-                  const FieldDescriptor* f, int i, std::string& out) {
+                  const FieldDescriptor* f, int i, std::string& scratch,
+                  std::string& out) {
   const bool rep = f->is_repeated();
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_STRING: {
-      const std::string s =
-          rep ? r.GetRepeatedString(m, f, i) : r.GetString(m, f);
-      absl::StrAppend(&out, s.size(), ":", s);
+      const std::string& s =
+          rep ? r.GetRepeatedStringReference(m, f, i, &scratch)
+              : r.GetStringReference(m, f, &scratch);
+      AppendBits(s.size(), out);
+      out.append(s);
       return;
     }
     case FieldDescriptor::CPPTYPE_BOOL:
@@ -122,67 +180,72 @@ void AppendScalar(const Message& m, const Reflection& r,
                                                                          : 'F');
       return;
     case FieldDescriptor::CPPTYPE_ENUM:
-      absl::StrAppend(&out, rep ? r.GetRepeatedEnumValue(m, f, i)
-                                : r.GetEnumValue(m, f));
+      AppendBits(static_cast<uint64_t>(rep ? r.GetRepeatedEnumValue(m, f, i)
+                                           : r.GetEnumValue(m, f)),
+                 out);
       return;
     default: {
       // Exact numbers by their bits.
       const double v = NumberOf(m, r, f, i);
-      char bits[sizeof v];
-      std::memcpy(bits, &v, sizeof v);
-      out.append(bits, sizeof bits);
+      uint64_t bits;
+      std::memcpy(&bits, &v, sizeof v);
+      AppendBits(bits, out);
       return;
     }
   }
 }
 
 // Appends what counts of `m` to `exact` and `numbers`; inside predictions
-// (`tolerant`) numbers go to `numbers`, their place to `exact`.
-void Walk(const Message& m, bool tolerant, std::string& exact,
-          std::vector<double>& numbers) {
+// numbers go to `numbers`, their place to `exact`. A message holding only
+// moving fields counts as absent.
+void Walk(const Message& m, const Plan& plan, std::string& scratch,
+          std::string& exact, std::vector<float>& numbers) {
   const Reflection& r = *m.GetReflection();
-  std::vector<const FieldDescriptor*> fields;
-  r.ListFields(m, &fields);  // set fields, by number
-  for (const FieldDescriptor* f : fields) {
-    if (MovingSet().contains(f->full_name())) continue;
-    const bool sub_tolerant =
-        tolerant || f->full_name() == "tracehealth.v1.HostReport.predictions";
-    const size_t mark = exact.size();
-    absl::StrAppend(&exact, "<", f->number(), ">");
-    const int n = f->is_repeated() ? r.FieldSize(m, f) : 1;
-    std::vector<std::string> entries;  // a map's, sorted (no stable order)
-    for (int i = 0; i < n; ++i) {
-      if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-        const Message& sub = f->is_repeated() ? r.GetRepeatedMessage(m, f, i)
-                                              : r.GetMessage(m, f);
-        if (f->is_map()) {
-          std::string entry;
-          Walk(sub, sub_tolerant, entry, numbers);
-          entries.push_back(std::move(entry));
-        } else {
-          std::string inner;
-          const size_t before = numbers.size();
-          Walk(sub, sub_tolerant, inner, numbers);
-          // A message holding only moving fields counts as absent.
-          if (!f->is_repeated() && inner.empty() && numbers.size() == before)
-            continue;
-          absl::StrAppend(&exact, "{", inner, "}");
-        }
-      } else if (sub_tolerant && IsNumber(f)) {
-        exact.push_back('#');
-        numbers.push_back(NumberOf(m, r, f, i));
-      } else {
-        AppendScalar(m, r, f, i, exact);
-        exact.push_back(',');
-      }
-    }
-    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !f->is_repeated() &&
-        exact.size() == mark + absl::StrCat("<", f->number(), ">").size()) {
-      exact.resize(mark);  // nothing of it counted
+  for (const FieldPlan& fp : plan.fields) {
+    const FieldDescriptor* f = fp.f;
+    int n = 1;
+    if (f->is_repeated()) {
+      n = r.FieldSize(m, f);
+      if (n == 0) continue;
+    } else if (!r.HasField(m, f)) {
       continue;
     }
-    std::sort(entries.begin(), entries.end());
-    for (const std::string& e : entries) absl::StrAppend(&exact, "{", e, "}");
+    const size_t mark = exact.size();
+    exact.append(fp.tag, 2);
+    if (fp.sub != nullptr) {
+      if (f->is_map()) {
+        // No stable order: the entries' bytes, sorted.
+        std::vector<std::string> entries(n);
+        for (int i = 0; i < n; ++i) {
+          Walk(r.GetRepeatedMessage(m, f, i), *fp.sub, scratch, entries[i],
+               numbers);
+        }
+        std::sort(entries.begin(), entries.end());
+        for (const std::string& e : entries) {
+          AppendBits(e.size(), exact);
+          exact.append(e);
+        }
+      } else if (f->is_repeated()) {
+        for (int i = 0; i < n; ++i) {
+          exact.push_back('{');
+          Walk(r.GetRepeatedMessage(m, f, i), *fp.sub, scratch, exact, numbers);
+          exact.push_back('}');
+        }
+      } else {
+        const size_t before = numbers.size();
+        Walk(r.GetMessage(m, f), *fp.sub, scratch, exact, numbers);
+        if (exact.size() == mark + 2 && numbers.size() == before) {
+          exact.resize(mark);  // nothing of it counted
+        }
+      }
+    } else if (fp.tolerant_number) {
+      for (int i = 0; i < n; ++i) {
+        exact.push_back('#');
+        numbers.push_back(static_cast<float>(NumberOf(m, r, f, i)));
+      }
+    } else {
+      for (int i = 0; i < n; ++i) AppendScalar(m, r, f, i, scratch, exact);
+    }
   }
 }
 
@@ -190,20 +253,21 @@ void Walk(const Message& m, bool tolerant, std::string& exact,
 
 Material MaterialOf(const v1::HostReport& report) {
   Material out;
-  std::string exact;
-  exact.reserve(1024);
-  Walk(report, false, exact, out.numbers);
+  thread_local std::string exact;
+  thread_local std::string scratch;
+  exact.clear();
+  Walk(report, ReportPlan(), scratch, exact, out.numbers);
   const uint64_t h = std::hash<std::string>{}(exact);
   out.digest = h == 0 ? 1 : h;
   return out;
 }
 
-bool SameMaterial(uint64_t digest_a, absl::Span<const double> numbers_a,
-                  uint64_t digest_b, absl::Span<const double> numbers_b) {
+bool SameMaterial(uint64_t digest_a, absl::Span<const float> numbers_a,
+                  uint64_t digest_b, absl::Span<const float> numbers_b) {
   if (digest_a == 0 || digest_a != digest_b) return false;
   if (numbers_a.size() != numbers_b.size()) return false;
   for (size_t i = 0; i < numbers_a.size(); ++i) {
-    const double a = numbers_a[i], b = numbers_b[i];
+    const float a = numbers_a[i], b = numbers_b[i];
     if (a == b) continue;
     if (!std::isfinite(a) || !std::isfinite(b)) return false;
     if (std::fabs(a - b) >

@@ -37,8 +37,10 @@ inline constexpr double kMaterialTolerance = 0.05;
 struct Material {
   // Hash of everything that counts exactly (never 0: 0 means "unknown").
   uint64_t digest = 0;
-  // The predictions' numbers, in schema order, compared with the tolerance.
-  std::vector<double> numbers;
+  // The predictions' numbers, in schema order, compared with the tolerance
+  // (as floats: the tolerance is far coarser, and a store keeps them per
+  // host).
+  std::vector<float> numbers;
 };
 
 // The material content of `report`.
@@ -46,8 +48,8 @@ Material MaterialOf(const v1::HostReport& report);
 
 // Whether reports with these contents are the same: equal digests (neither
 // 0), as many numbers, each within kMaterialTolerance.
-bool SameMaterial(uint64_t digest_a, absl::Span<const double> numbers_a,
-                  uint64_t digest_b, absl::Span<const double> numbers_b);
+bool SameMaterial(uint64_t digest_a, absl::Span<const float> numbers_a,
+                  uint64_t digest_b, absl::Span<const float> numbers_b);
 
 // The full names of the fields that do not count (material.cc's list).
 std::vector<std::string> MovingFieldNames();

@@ -233,11 +233,14 @@ TEST(MaterialTest, EveryFieldCountsUnlessListedAsMoving) {
 
 TEST(MaterialTest, ToleranceBoundary) {
   const uint64_t d = 42;
-  EXPECT_TRUE(SameMaterial(d, {100.0}, d, {105.0}));   // exactly 5 % of 105
-  EXPECT_FALSE(SameMaterial(d, {100.0}, d, {105.3}));  // 5.03 %
-  EXPECT_FALSE(SameMaterial(d, {0.0}, d, {1e-12}));
-  EXPECT_FALSE(SameMaterial(d, {1.0}, d, {1.0, 2.0}));
-  EXPECT_FALSE(SameMaterial(d, {1.0}, d + 1, {1.0}));
+  // 5 % of the larger: 100 and 105.26 are 4.9998 % apart, 105.27 5.0071 %.
+  EXPECT_TRUE(SameMaterial(d, {100.0f}, d, {105.26f}));
+  EXPECT_FALSE(SameMaterial(d, {100.0f}, d, {105.27f}));
+  EXPECT_TRUE(SameMaterial(d, {-100.0f}, d, {-105.26f}));
+  EXPECT_FALSE(SameMaterial(d, {100.0f}, d, {-100.0f}));
+  EXPECT_FALSE(SameMaterial(d, {0.0f}, d, {1e-12f}));
+  EXPECT_FALSE(SameMaterial(d, {1.0f}, d, {1.0f, 2.0f}));
+  EXPECT_FALSE(SameMaterial(d, {1.0f}, d + 1, {1.0f}));
 }
 
 TEST(MaterialTest, LabelOrderDoesNotCountLabelsDo) {

@@ -35,7 +35,7 @@ class HeartbeatPolicy {
     uint64_t base_seq = 0;
     int64_t base_received_ns = 0;
     uint64_t digest = 0;
-    std::vector<double> numbers;
+    std::vector<float> numbers;
     uint64_t last_seq = 0;  // the highest seq stored since
     int64_t chunk_id = 0;   // 0: no open chunk
     ChunkEncoder encoder;   // of the open chunk

@@ -46,7 +46,7 @@ struct ReportRow {
   // The report's material content (server/report/material.h), for the
   // store's heartbeat decision; digest 0: unknown (always stored whole).
   uint64_t material_digest = 0;
-  std::vector<double> material_numbers;
+  std::vector<float> material_numbers;
   // snapshot.threads.total, when the report has it.
   std::optional<uint64_t> threads;
   // On rows read back by ReadHostHistory: the report was stored as a

@@ -189,5 +189,42 @@ TEST(HeartbeatStorageTest, HeartbeatsAreRecognizedAfterACrash) {
   EXPECT_EQ(*c->CountReports("h"), 11);
 }
 
+// Retention deletes a chunk once its last heartbeat is older than the
+// cutoff (and it does not hold the host's newest seq), and a full report
+// once no chunk on it is left.
+TEST(HeartbeatStorageTest, RetentionOfFullReportsAndHeartbeats) {
+  const std::string path = NewDbPath();
+  auto s = Open(path, absl::Hours(6));
+  // 1 whole, 2-5 heartbeats of 1 (received 30-75 s), 6 whole (a new
+  // kernel, 90 s), 7-10 heartbeats of 6 (105-150 s).
+  std::vector<v1::HostReport> reports;
+  for (uint64_t seq = 1; seq <= 10; ++seq)
+    reports.push_back(Report(seq, seq >= 6 ? "6.17.1" : "6.16.3"));
+  for (const v1::HostReport& r : reports) Write(*s, {r});
+  ASSERT_EQ(FullRows(path), 2);
+  const int64_t t0 = absl::ToUnixNanos(kStart);
+  // At 100 s: 1-5 go (6 is older but 7-10 are on it).
+  auto deleted = s->DeleteReportsReceivedBefore(t0 + 100000000000);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 5);
+  EXPECT_EQ(*s->CountReports("h"), 5);
+  EXPECT_EQ(SqlInt(path, "SELECT min(seq) FROM reports"), 6);
+  EXPECT_EQ(s->GetReport("h", 3).status().code(), absl::StatusCode::kNotFound);
+  v1::HostReport got;
+  ASSERT_TRUE(got.ParseFromString(*s->GetReport("h", 8)));
+  EXPECT_EQ(got.seq(), 8u);
+  // Past everything: the chunk holding the newest seq, and its full report,
+  // stay.
+  deleted = s->DeleteReportsReceivedBefore(t0 + 1000000000000);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 0);
+  EXPECT_EQ(*s->CountReports("h"), 5);
+  ASSERT_TRUE(got.ParseFromString(*s->GetReport("h", 10)));
+  EXPECT_EQ(got.snapshot().kernel().release(), "6.17.1");
+  // The host's next report is still a heartbeat of 6.
+  Write(*s, {Report(11, "6.17.1")});
+  EXPECT_EQ(FullRows(path), 1);
+}
+
 }  // namespace
 }  // namespace tracehealth::server
