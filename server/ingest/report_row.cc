@@ -25,9 +25,9 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
   // The record a restart and the index load (host_record_codec.h), built
   // from the whole report.
   // What the store's heartbeat decision reads (server/report/material.h).
-  auto describe = [&row](const v1::HostReport& report) {
+  auto describe = [&row, &blob](const v1::HostReport& report) {
     row.record = EncodeHostRecord(report);
-    Material m = MaterialOf(report);
+    Material m = MaterialOfWire(blob);
     row.material_digest = m.digest;
     row.material_numbers = std::move(m.numbers);
     if (report.snapshot().threads().has_total())

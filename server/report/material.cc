@@ -8,14 +8,12 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/reflection.h"
+#include "server/report/wire_reader.h"
 
 namespace tracehealth::server {
 namespace {
 
 using google::protobuf::FieldDescriptor;
-using google::protobuf::Message;
-using google::protobuf::Reflection;
 
 // The fields that do not count: they move from cycle to cycle on a steady
 // host. A heartbeat carries seq, observed_at and threads.total; what the
@@ -83,17 +81,25 @@ bool IsNumber(const FieldDescriptor* f) {
   }
 }
 
-// What to do with each field of a message type, worked out once: the walk
-// below runs on every report received.
+// What to do with each field of a message type, worked out once from the
+// schema: the walk below runs over the wire bytes of every report received
+// (no parse, no reflection).
 struct Plan;
 struct FieldPlan {
-  const FieldDescriptor* f = nullptr;
+  bool known = false;
+  bool moving = false;
   bool tolerant_number = false;  // a number inside predictions
-  const Plan* sub = nullptr;     // message fields
-  char tag[2] = {0, 0};          // field number, in the exact bytes
+  bool is_map = false;
+  bool repeated = false;
+  FieldDescriptor::Type type = FieldDescriptor::TYPE_BYTES;
+  const Plan* sub = nullptr;  // message fields
 };
 struct Plan {
-  std::vector<FieldPlan> fields;  // the ones that count, by number
+  std::vector<FieldPlan> by_number;  // indexed by field number
+  const FieldPlan* Find(uint32_t n) const {
+    return n < by_number.size() && by_number[n].known ? &by_number[n]
+                                                      : nullptr;
+  }
 };
 
 const Plan* BuildPlan(const google::protobuf::Descriptor* d, bool tolerant,
@@ -102,25 +108,24 @@ const Plan* BuildPlan(const google::protobuf::Descriptor* d, bool tolerant,
   Plan* p = all.back().get();
   for (int i = 0; i < d->field_count(); ++i) {
     const FieldDescriptor* f = d->field(i);
-    if (MovingSet().contains(f->full_name())) continue;
-    FieldPlan fp;
-    fp.f = f;
-    fp.tag[0] = static_cast<char>(f->number() & 0xff);
-    fp.tag[1] = static_cast<char>((f->number() >> 8) | 0x80);
+    if (p->by_number.size() <= static_cast<size_t>(f->number()))
+      p->by_number.resize(f->number() + 1);
+    FieldPlan& fp = p->by_number[f->number()];
+    fp.known = true;
+    fp.moving = MovingSet().contains(f->full_name());
+    fp.repeated = f->is_repeated();
+    fp.is_map = f->is_map();
+    fp.type = f->type();
     const bool sub_tolerant =
         tolerant || f->full_name() == "tracehealth.v1.HostReport.predictions";
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-      if (depth > 12) continue;  // (the schema nests less deeply)
-      fp.sub = BuildPlan(f->message_type(), sub_tolerant, all, depth + 1);
+      if (depth < 16) {
+        fp.sub = BuildPlan(f->message_type(), sub_tolerant, all, depth + 1);
+      }
     } else {
       fp.tolerant_number = sub_tolerant && IsNumber(f);
     }
-    p->fields.push_back(fp);
   }
-  std::sort(p->fields.begin(), p->fields.end(),
-            [](const FieldPlan& a, const FieldPlan& b) {
-              return a.f->number() < b.f->number();
-            });
   return p;
 }
 
@@ -132,134 +137,156 @@ const Plan& ReportPlan() {
   return *plan;
 }
 
-double NumberOf(const Message& m, const Reflection& r, const FieldDescriptor* f,
-                int i) {
-  const bool rep = f->is_repeated();
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_INT32:
-      return rep ? r.GetRepeatedInt32(m, f, i) : r.GetInt32(m, f);
-    case FieldDescriptor::CPPTYPE_INT64:
-      return static_cast<double>(rep ? r.GetRepeatedInt64(m, f, i)
-                                     : r.GetInt64(m, f));
-    case FieldDescriptor::CPPTYPE_UINT32:
-      return rep ? r.GetRepeatedUInt32(m, f, i) : r.GetUInt32(m, f);
-    case FieldDescriptor::CPPTYPE_UINT64:
-      return static_cast<double>(rep ? r.GetRepeatedUInt64(m, f, i)
-                                     : r.GetUInt64(m, f));
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-      return rep ? r.GetRepeatedDouble(m, f, i) : r.GetDouble(m, f);
-    case FieldDescriptor::CPPTYPE_FLOAT:
-      return rep ? r.GetRepeatedFloat(m, f, i) : r.GetFloat(m, f);
-    default:
-      return 0;
-  }
-}
-
 void AppendBits(uint64_t v, std::string& out) {
   char bits[sizeof v];
   std::memcpy(bits, &v, sizeof v);
   out.append(bits, sizeof bits);
 }
 
-// Appends the exact encoding of a scalar (not a message) value.
-void AppendScalar(const Message& m, const Reflection& r,
-                  const FieldDescriptor* f, int i, std::string& scratch,
-                  std::string& out) {
-  const bool rep = f->is_repeated();
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_STRING: {
-      const std::string& s =
-          rep ? r.GetRepeatedStringReference(m, f, i, &scratch)
-              : r.GetStringReference(m, f, &scratch);
-      AppendBits(s.size(), out);
-      out.append(s);
-      return;
+void AppendTag(uint32_t number, int wire_type, std::string& out) {
+  const uint32_t tag = (number << 3) | static_cast<uint32_t>(wire_type);
+  char b[4];
+  std::memcpy(b, &tag, 4);
+  out.append(b, 4);
+}
+
+// A number of type `type` as its wire value gives it.
+float NumberOf(FieldDescriptor::Type type, uint64_t v) {
+  switch (type) {
+    case FieldDescriptor::TYPE_DOUBLE: {
+      double d;
+      std::memcpy(&d, &v, 8);
+      return static_cast<float>(d);
     }
-    case FieldDescriptor::CPPTYPE_BOOL:
-      out.push_back((rep ? r.GetRepeatedBool(m, f, i) : r.GetBool(m, f)) ? 'T'
-                                                                         : 'F');
-      return;
-    case FieldDescriptor::CPPTYPE_ENUM:
-      AppendBits(static_cast<uint64_t>(rep ? r.GetRepeatedEnumValue(m, f, i)
-                                           : r.GetEnumValue(m, f)),
-                 out);
-      return;
-    default: {
-      // Exact numbers by their bits.
-      const double v = NumberOf(m, r, f, i);
-      uint64_t bits;
-      std::memcpy(&bits, &v, sizeof v);
-      AppendBits(bits, out);
-      return;
+    case FieldDescriptor::TYPE_FLOAT: {
+      const uint32_t u = static_cast<uint32_t>(v);
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
     }
+    case FieldDescriptor::TYPE_INT32:
+    case FieldDescriptor::TYPE_INT64:
+    case FieldDescriptor::TYPE_SFIXED64:
+      return static_cast<float>(static_cast<int64_t>(v));
+    case FieldDescriptor::TYPE_SFIXED32:
+      return static_cast<float>(static_cast<int32_t>(v));
+    case FieldDescriptor::TYPE_SINT32:
+    case FieldDescriptor::TYPE_SINT64:
+      return static_cast<float>(static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)));
+    default:  // unsigned
+      return static_cast<float>(v);
   }
 }
 
-// Appends what counts of `m` to `exact` and `numbers`; inside predictions
-// numbers go to `numbers`, their place to `exact`. A message holding only
-// moving fields counts as absent.
-void Walk(const Message& m, const Plan& plan, std::string& scratch,
-          std::string& exact, std::vector<float>& numbers) {
-  const Reflection& r = *m.GetReflection();
-  for (const FieldPlan& fp : plan.fields) {
-    const FieldDescriptor* f = fp.f;
-    int n = 1;
-    if (f->is_repeated()) {
-      n = r.FieldSize(m, f);
-      if (n == 0) continue;
-    } else if (!r.HasField(m, f)) {
-      continue;
-    }
-    const size_t mark = exact.size();
-    exact.append(fp.tag, 2);
-    if (fp.sub != nullptr) {
-      if (f->is_map()) {
-        // No stable order: the entries' bytes, sorted.
-        std::vector<std::string> entries(n);
-        for (int i = 0; i < n; ++i) {
-          Walk(r.GetRepeatedMessage(m, f, i), *fp.sub, scratch, entries[i],
-               numbers);
-        }
-        std::sort(entries.begin(), entries.end());
-        for (const std::string& e : entries) {
-          AppendBits(e.size(), exact);
-          exact.append(e);
-        }
-      } else if (f->is_repeated()) {
-        for (int i = 0; i < n; ++i) {
+// Appends what counts of the encoded message `msg` to `exact` and
+// `numbers`; inside predictions numbers go to `numbers`, their place to
+// `exact`. A singular message holding only moving fields counts as absent;
+// a map's entries count in sorted order (the wire has none). Fields the
+// schema does not know count exactly. False for bytes that do not decode.
+bool Walk(absl::string_view msg, const Plan& plan, std::string& exact,
+          std::vector<float>& numbers) {
+  std::vector<std::pair<uint32_t, std::string>> map_entries;
+  const absl::Status st =
+      wire::ForEachField(msg, [&](const wire::Field& f) -> absl::Status {
+        const FieldPlan* fp = plan.Find(f.number);
+        if (fp != nullptr && fp->moving) return absl::OkStatus();
+        const size_t mark = exact.size();
+        AppendTag(f.number, f.wire_type, exact);
+        if (fp != nullptr && fp->sub != nullptr &&
+            f.wire_type == wire::kLengthDelimited) {
+          if (fp->is_map) {
+            std::string entry;
+            if (!Walk(f.bytes, *fp->sub, entry, numbers))
+              return wire::Malformed("map entry");
+            exact.resize(mark);
+            map_entries.emplace_back(f.number, std::move(entry));
+            return absl::OkStatus();
+          }
+          const size_t before = numbers.size();
           exact.push_back('{');
-          Walk(r.GetRepeatedMessage(m, f, i), *fp.sub, scratch, exact, numbers);
-          exact.push_back('}');
+          if (!Walk(f.bytes, *fp->sub, exact, numbers))
+            return wire::Malformed("message");
+          if (!fp->repeated && exact.size() == mark + 5 &&
+              numbers.size() == before) {
+            exact.resize(mark);  // nothing of it counted
+          } else {
+            exact.push_back('}');
+          }
+          return absl::OkStatus();
         }
-      } else {
-        const size_t before = numbers.size();
-        Walk(r.GetMessage(m, f), *fp.sub, scratch, exact, numbers);
-        if (exact.size() == mark + 2 && numbers.size() == before) {
-          exact.resize(mark);  // nothing of it counted
+        if (fp != nullptr && fp->tolerant_number) {
+          exact.push_back('#');
+          if (f.wire_type == wire::kLengthDelimited) {  // packed
+            const auto* p = reinterpret_cast<const uint8_t*>(f.bytes.data());
+            const uint8_t* end = p + f.bytes.size();
+            while (p < end) {
+              uint64_t v = 0;
+              if (fp->type == FieldDescriptor::TYPE_DOUBLE ||
+                  fp->type == FieldDescriptor::TYPE_FIXED64 ||
+                  fp->type == FieldDescriptor::TYPE_SFIXED64) {
+                if (end - p < 8) return wire::Malformed("packed");
+                std::memcpy(&v, p, 8);
+                p += 8;
+              } else if (fp->type == FieldDescriptor::TYPE_FLOAT ||
+                         fp->type == FieldDescriptor::TYPE_FIXED32 ||
+                         fp->type == FieldDescriptor::TYPE_SFIXED32) {
+                if (end - p < 4) return wire::Malformed("packed");
+                uint32_t u;
+                std::memcpy(&u, p, 4);
+                v = u;
+                p += 4;
+              } else if (!wire::ReadVarint(p, end, &v)) {
+                return wire::Malformed("packed");
+              }
+              numbers.push_back(NumberOf(fp->type, v));
+            }
+          } else {
+            numbers.push_back(NumberOf(
+                fp->type, f.wire_type == wire::kVarint ? f.varint : f.fixed));
+          }
+          return absl::OkStatus();
         }
-      }
-    } else if (fp.tolerant_number) {
-      for (int i = 0; i < n; ++i) {
-        exact.push_back('#');
-        numbers.push_back(static_cast<float>(NumberOf(m, r, f, i)));
-      }
-    } else {
-      for (int i = 0; i < n; ++i) AppendScalar(m, r, f, i, scratch, exact);
-    }
+        switch (f.wire_type) {
+          case wire::kVarint:
+            AppendBits(f.varint, exact);
+            break;
+          case wire::kLengthDelimited:
+            AppendBits(f.bytes.size(), exact);
+            exact.append(f.bytes.data(), f.bytes.size());
+            break;
+          default:
+            AppendBits(f.fixed, exact);
+        }
+        return absl::OkStatus();
+      });
+  if (!st.ok()) return false;
+  std::sort(map_entries.begin(), map_entries.end());
+  for (const auto& [number, entry] : map_entries) {
+    AppendTag(number, wire::kLengthDelimited, exact);
+    AppendBits(entry.size(), exact);
+    exact.append(entry);
   }
+  return true;
 }
 
 }  // namespace
 
-Material MaterialOf(const v1::HostReport& report) {
+Material MaterialOfWire(absl::string_view report) {
   Material out;
+  out.numbers.reserve(256);
   thread_local std::string exact;
-  thread_local std::string scratch;
   exact.clear();
-  Walk(report, ReportPlan(), scratch, exact, out.numbers);
+  if (!Walk(report, ReportPlan(), exact, out.numbers)) {
+    out.numbers.clear();
+    return out;  // digest 0: unknown
+  }
   const uint64_t h = std::hash<std::string>{}(exact);
   out.digest = h == 0 ? 1 : h;
   return out;
+}
+
+Material MaterialOf(const v1::HostReport& report) {
+  return MaterialOfWire(report.SerializeAsString());
 }
 
 bool SameMaterial(uint64_t digest_a, absl::Span<const float> numbers_a,

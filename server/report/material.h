@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
 
@@ -43,7 +44,10 @@ struct Material {
   std::vector<float> numbers;
 };
 
-// The material content of `report`.
+// The material content of the encoded HostReport `report`, read from its
+// wire bytes (no parse). Digest 0 when the bytes do not decode.
+Material MaterialOfWire(absl::string_view report);
+// The same of a parsed report (serialized first).
 Material MaterialOf(const v1::HostReport& report);
 
 // Whether reports with these contents are the same: equal digests (neither

@@ -194,6 +194,11 @@ TEST(MaterialTest, EqualReportsAreTheSame) {
 
 TEST(MaterialTest, UnknownDigestIsNeverTheSame) {
   EXPECT_FALSE(SameMaterial(0, {}, 0, {}));
+  // Bytes that do not decode (a tag, then a cut length) have no digest.
+  const std::string cut = std::string("\x42\x05ab", 4);
+  EXPECT_EQ(MaterialOfWire(cut).digest, 0u);
+  EXPECT_EQ(MaterialOfWire(Base().SerializeAsString()).digest,
+            MaterialOf(Base()).digest);
 }
 
 // Every field of the schema, both ways: a field that counts changes the
