@@ -20,8 +20,11 @@
 #   6. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
 #   7. style: every C++ file formatted with .clang-format
-#      (tests/style/check_format.sh), and clang's thread-safety analysis of
-#      the ABSL_GUARDED_BY annotations over the whole tree
+#      (tests/style/check_format.sh), the arrows of the dependency graph
+#      (tests/style/check_deps.sh: no server/ target depends on agent/, no
+#      shipped binary on tests/; run before the Bazel server stops), and
+#      clang's thread-safety analysis of the ABSL_GUARDED_BY annotations over
+#      the whole tree
 #      (tests/style/check_thread_safety.sh, own output base;
 #      TRACEHEALTH_TSA=0 skips).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
@@ -46,7 +49,7 @@ counted() {
   fi
 }
 
-# Benchmarks are built (so they cannot rot) but not run here: see README.
+# Benchmarks are built (so they cannot rot) but not run here: see docs/benchmarks.md.
 echo "== bazel build //..."
 bazel build //... 2>&1 | tail -n 3
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "tests: 0 passed, 1 failed"; exit 1; }
@@ -55,6 +58,9 @@ echo "== bazel test //..."
 # Results are never taken from the cache: every test runs on every call.
 bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+
+echo "== dependency direction (tests/style/check_deps.sh)"
+counted bash tests/style/check_deps.sh
 
 echo "== quick start, non-interactive"
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)

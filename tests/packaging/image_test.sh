@@ -5,7 +5,7 @@
 #   tests/packaging/image_test.sh OUT      (OUT of deploy/package.sh)
 #
 # 1. pushes both OCI layouts to a local registry (docker-registry on
-#    127.0.0.1) with the README's `skopeo copy` and pulls them back: the
+#    127.0.0.1) with docs/operations.md's `skopeo copy` and pulls them back: the
 #    registry must serve the layout's manifest digest;
 # 2. unpacks the pulled images (umoci unpack) and runs each entrypoint in its
 #    root (run_bundle.sh: new mount and PID namespaces, chroot) with the

@@ -45,7 +45,7 @@
 #include "server/report/material.h"
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 #include "tests/util/subprocess.h"
 
 ABSL_FLAG(int32_t, day_hosts, 50, "Hosts of each kind driven through the day");

@@ -11,7 +11,7 @@
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/sqlite/sqlite_test_util.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::server {

@@ -1,11 +1,11 @@
-#include "agent/parsers/proc.h"
+#include "common/procfs/proc.h"
 
 #include <string>
 
-#include "agent/testing/refusal.h"
+#include "common/testing/refusal.h"
 #include "gtest/gtest.h"
 
-namespace tracehealth::agent {
+namespace tracehealth {
 namespace {
 
 TEST(LoadavgTest, ParsesThreadCounts) {
@@ -221,4 +221,4 @@ TEST(CmdlineTest, LastOccurrenceWins) {
 }
 
 }  // namespace
-}  // namespace tracehealth::agent
+}  // namespace tracehealth

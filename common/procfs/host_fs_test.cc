@@ -1,4 +1,4 @@
-#include "agent/collect/host_fs.h"
+#include "common/procfs/host_fs.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
-namespace tracehealth::agent {
+namespace tracehealth {
 namespace {
 
 std::string MakeTree() {
@@ -245,4 +245,4 @@ TEST(HostFsTest, LiveRootReadsProc) {
 }
 
 }  // namespace
-}  // namespace tracehealth::agent
+}  // namespace tracehealth

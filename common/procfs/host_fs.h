@@ -28,8 +28,8 @@
 //
 // Thread safety: all methods are const and may be called concurrently; the
 // accounting is guarded by a mutex.
-#ifndef TRACEHEALTH_AGENT_COLLECT_HOST_FS_H_
-#define TRACEHEALTH_AGENT_COLLECT_HOST_FS_H_
+#ifndef TRACEHEALTH_COMMON_PROCFS_HOST_FS_H_
+#define TRACEHEALTH_COMMON_PROCFS_HOST_FS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -45,7 +45,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
-namespace tracehealth::agent {
+namespace tracehealth {
 
 // What reading an input cost.
 struct IoCost {
@@ -138,6 +138,6 @@ class HostFs {
   mutable IoCost total_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace tracehealth::agent
+}  // namespace tracehealth
 
-#endif  // TRACEHEALTH_AGENT_COLLECT_HOST_FS_H_
+#endif  // TRACEHEALTH_COMMON_PROCFS_HOST_FS_H_

@@ -1,8 +1,8 @@
 // Realistic HostReports for the load generator, benchmarks and integration
 // tests: a plausible snapshot (kernel, threads, fgraph, thresholds, CPUs,
 // stack depot, vmalloc) whose predictions come from the real models.
-#ifndef TRACEHEALTH_TESTS_UTIL_SAMPLE_REPORT_H_
-#define TRACEHEALTH_TESTS_UTIL_SAMPLE_REPORT_H_
+#ifndef TRACEHEALTH_TOOLS_LOADGEN_SAMPLE_REPORT_H_
+#define TRACEHEALTH_TOOLS_LOADGEN_SAMPLE_REPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -44,4 +44,4 @@ SampleHost FleetHost(int i);
 
 }  // namespace tracehealth::server
 
-#endif  // TRACEHEALTH_TESTS_UTIL_SAMPLE_REPORT_H_
+#endif  // TRACEHEALTH_TOOLS_LOADGEN_SAMPLE_REPORT_H_

@@ -1,8 +1,8 @@
 // ExpectRefused: the check every parser test makes of a refusal, that it is
 // INVALID_ARGUMENT and says exactly `message` (the file, line or value it
 // refuses and why). Failures are reported at the caller's SCOPED_TRACE.
-#ifndef TRACEHEALTH_AGENT_TESTING_REFUSAL_H_
-#define TRACEHEALTH_AGENT_TESTING_REFUSAL_H_
+#ifndef TRACEHEALTH_COMMON_TESTING_REFUSAL_H_
+#define TRACEHEALTH_COMMON_TESTING_REFUSAL_H_
 
 #include <string>
 
@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 
-namespace tracehealth::agent {
+namespace tracehealth {
 
 inline void ExpectRefused(const absl::Status& status,
                           absl::string_view message) {
@@ -18,6 +18,6 @@ inline void ExpectRefused(const absl::Status& status,
   EXPECT_EQ(std::string(status.message()), std::string(message));
 }
 
-}  // namespace tracehealth::agent
+}  // namespace tracehealth
 
-#endif  // TRACEHEALTH_AGENT_TESTING_REFUSAL_H_
+#endif  // TRACEHEALTH_COMMON_TESTING_REFUSAL_H_

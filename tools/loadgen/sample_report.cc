@@ -1,4 +1,4 @@
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 #include "absl/strings/str_format.h"
 #include "common/models/evaluate.h"

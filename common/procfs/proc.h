@@ -4,8 +4,8 @@
 //
 // Pure functions: text in, value or InvalidArgument (naming the file kind and
 // what was wrong) out. Thread-safe.
-#ifndef TRACEHEALTH_AGENT_PARSERS_PROC_H_
-#define TRACEHEALTH_AGENT_PARSERS_PROC_H_
+#ifndef TRACEHEALTH_COMMON_PROCFS_PROC_H_
+#define TRACEHEALTH_COMMON_PROCFS_PROC_H_
 
 #include <cstdint>
 #include <optional>
@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace tracehealth::agent {
+namespace tracehealth {
 
 // /proc/loadavg: "0.05 0.18 0.10 1/145 6695"; the 4th field is
 // "runnable/total" scheduling entities (threads).
@@ -62,6 +62,6 @@ absl::StatusOr<TracingMounts> ParseMounts(absl::string_view text);
 std::optional<std::string> CmdlineParam(absl::string_view cmdline,
                                         absl::string_view name);
 
-}  // namespace tracehealth::agent
+}  // namespace tracehealth
 
-#endif  // TRACEHEALTH_AGENT_PARSERS_PROC_H_
+#endif  // TRACEHEALTH_COMMON_PROCFS_PROC_H_

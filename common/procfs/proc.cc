@@ -1,4 +1,4 @@
-#include "agent/parsers/proc.h"
+#include "common/procfs/proc.h"
 
 #include <vector>
 
@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace tracehealth::agent {
+namespace tracehealth {
 namespace {
 
 absl::Status Bad(absl::string_view what, absl::string_view detail) {
@@ -189,4 +189,4 @@ std::optional<std::string> CmdlineParam(absl::string_view cmdline,
   return found;
 }
 
-}  // namespace tracehealth::agent
+}  // namespace tracehealth

@@ -1,4 +1,4 @@
-#include "agent/collect/host_fs.h"
+#include "common/procfs/host_fs.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "common/status.h"
 
-namespace tracehealth::agent {
+namespace tracehealth {
 namespace {
 
 constexpr size_t kPage = 4096;
@@ -405,4 +405,4 @@ bool HostFs::Exists(absl::string_view path) const {
   return exists;
 }
 
-}  // namespace tracehealth::agent
+}  // namespace tracehealth
