@@ -13,8 +13,8 @@
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/sqlite/sqlite_test_util.h"
-#include "tools/loadgen/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {
@@ -34,7 +34,8 @@ std::vector<v1::HostReport> Reports() {
     h.threads = (seq >= 90 ? 900000 : 50000) + (seq * 37) % 1000;
     h.kernel_release = seq >= 50 ? "6.17.2" : "6.16.3";
     out.push_back(SampleReport(
-        h, seq, kStart + absl::Seconds(15 * seq) + absl::Microseconds(seq * 7)));
+        h, seq,
+        kStart + absl::Seconds(15 * seq) + absl::Microseconds(seq * 7)));
   }
   return out;
 }

@@ -97,8 +97,7 @@ struct FieldPlan {
 struct Plan {
   std::vector<FieldPlan> by_number;  // indexed by field number
   const FieldPlan* Find(uint32_t n) const {
-    return n < by_number.size() && by_number[n].known ? &by_number[n]
-                                                      : nullptr;
+    return n < by_number.size() && by_number[n].known ? &by_number[n] : nullptr;
   }
 };
 
@@ -172,7 +171,8 @@ float NumberOf(FieldDescriptor::Type type, uint64_t v) {
       return static_cast<float>(static_cast<int32_t>(v));
     case FieldDescriptor::TYPE_SINT32:
     case FieldDescriptor::TYPE_SINT64:
-      return static_cast<float>(static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)));
+      return static_cast<float>(
+          static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1)));
     default:  // unsigned
       return static_cast<float>(v);
   }

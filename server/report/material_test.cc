@@ -86,47 +86,53 @@ double Mutate(Message* m, const Path& path, double factor) {
   auto num = [&](double v) { return v == 0 ? 1000 : v * factor; };
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_STRING: {
-      std::string s = empty ? "" : rep ? r.GetRepeatedString(*m, f, 0)
-                                       : r.GetString(*m, f);
+      std::string s = empty ? ""
+                      : rep ? r.GetRepeatedString(*m, f, 0)
+                            : r.GetString(*m, f);
       s += "x";
       empty ? r.AddString(m, f, s)
-            : rep ? r.SetRepeatedString(m, f, 0, s) : r.SetString(m, f, s);
+      : rep ? r.SetRepeatedString(m, f, 0, s)
+            : r.SetString(m, f, s);
       return 0;
     }
     case FieldDescriptor::CPPTYPE_BOOL: {
-      const bool b = !empty && (rep ? r.GetRepeatedBool(*m, f, 0)
-                                    : r.GetBool(*m, f));
+      const bool b =
+          !empty && (rep ? r.GetRepeatedBool(*m, f, 0) : r.GetBool(*m, f));
       empty ? r.AddBool(m, f, !b)
-            : rep ? r.SetRepeatedBool(m, f, 0, !b) : r.SetBool(m, f, !b);
+      : rep ? r.SetRepeatedBool(m, f, 0, !b)
+            : r.SetBool(m, f, !b);
       return 0;
     }
     case FieldDescriptor::CPPTYPE_ENUM: {
-      const int v = empty ? 0 : rep ? r.GetRepeatedEnumValue(*m, f, 0)
-                                    : r.GetEnumValue(*m, f);
-      const int next = f->enum_type()->value(
-          (f->enum_type()->FindValueByNumber(v)->index() + 1) %
-          f->enum_type()->value_count())->number();
+      const int v = empty ? 0
+                    : rep ? r.GetRepeatedEnumValue(*m, f, 0)
+                          : r.GetEnumValue(*m, f);
+      const int next =
+          f->enum_type()
+              ->value((f->enum_type()->FindValueByNumber(v)->index() + 1) %
+                      f->enum_type()->value_count())
+              ->number();
       empty ? r.AddEnumValue(m, f, next)
-            : rep ? r.SetRepeatedEnumValue(m, f, 0, next)
-                  : r.SetEnumValue(m, f, next);
+      : rep ? r.SetRepeatedEnumValue(m, f, 0, next)
+            : r.SetEnumValue(m, f, next);
       return 0;
     }
     case FieldDescriptor::CPPTYPE_DOUBLE:
     case FieldDescriptor::CPPTYPE_FLOAT: {
-      double v = empty ? 0
-                 : f->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT
-                     ? (rep ? r.GetRepeatedFloat(*m, f, 0) : r.GetFloat(*m, f))
-                     : (rep ? r.GetRepeatedDouble(*m, f, 0)
-                            : r.GetDouble(*m, f));
+      double v =
+          empty ? 0
+          : f->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT
+              ? (rep ? r.GetRepeatedFloat(*m, f, 0) : r.GetFloat(*m, f))
+              : (rep ? r.GetRepeatedDouble(*m, f, 0) : r.GetDouble(*m, f));
       const double next = num(v);
       if (f->cpp_type() == FieldDescriptor::CPPTYPE_FLOAT) {
         empty ? r.AddFloat(m, f, next)
-              : rep ? r.SetRepeatedFloat(m, f, 0, next)
-                    : r.SetFloat(m, f, next);
+        : rep ? r.SetRepeatedFloat(m, f, 0, next)
+              : r.SetFloat(m, f, next);
       } else {
         empty ? r.AddDouble(m, f, next)
-              : rep ? r.SetRepeatedDouble(m, f, 0, next)
-                    : r.SetDouble(m, f, next);
+        : rep ? r.SetRepeatedDouble(m, f, 0, next)
+              : r.SetDouble(m, f, next);
       }
       return v;
     }
@@ -152,23 +158,23 @@ double Mutate(Message* m, const Path& path, double factor) {
       switch (f->cpp_type()) {
         case FieldDescriptor::CPPTYPE_INT32:
           empty ? r.AddInt32(m, f, next)
-                : rep ? r.SetRepeatedInt32(m, f, 0, next)
-                      : r.SetInt32(m, f, next);
+          : rep ? r.SetRepeatedInt32(m, f, 0, next)
+                : r.SetInt32(m, f, next);
           break;
         case FieldDescriptor::CPPTYPE_INT64:
           empty ? r.AddInt64(m, f, next)
-                : rep ? r.SetRepeatedInt64(m, f, 0, next)
-                      : r.SetInt64(m, f, next);
+          : rep ? r.SetRepeatedInt64(m, f, 0, next)
+                : r.SetInt64(m, f, next);
           break;
         case FieldDescriptor::CPPTYPE_UINT32:
           empty ? r.AddUInt32(m, f, next)
-                : rep ? r.SetRepeatedUInt32(m, f, 0, next)
-                      : r.SetUInt32(m, f, next);
+          : rep ? r.SetRepeatedUInt32(m, f, 0, next)
+                : r.SetUInt32(m, f, next);
           break;
         default:
           empty ? r.AddUInt64(m, f, next)
-                : rep ? r.SetRepeatedUInt64(m, f, 0, next)
-                      : r.SetUInt64(m, f, next);
+          : rep ? r.SetRepeatedUInt64(m, f, 0, next)
+                : r.SetUInt64(m, f, next);
       }
       return static_cast<double>(v);
     }

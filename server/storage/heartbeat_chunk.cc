@@ -79,15 +79,15 @@ struct Reader {
 };
 
 void PutColumns(const Beat& b, const Beat* prev, std::string& out) {
-  const std::optional<double>* cols[3] = {&b.attach_latency_seconds,
-                                          &b.pool_budget_ratio,
-                                          &b.purge_seconds};
+  const std::optional<double>* cols[3] = {
+      &b.attach_latency_seconds, &b.pool_budget_ratio, &b.purge_seconds};
   const std::optional<double>* before[3] = {
       prev ? &prev->attach_latency_seconds : nullptr,
       prev ? &prev->pool_budget_ratio : nullptr,
       prev ? &prev->purge_seconds : nullptr};
   int flags = 0;
-  for (int i = 0; i < 3; ++i) flags |= ColumnFlag(*cols[i], before[i]) << (2 * i);
+  for (int i = 0; i < 3; ++i)
+    flags |= ColumnFlag(*cols[i], before[i]) << (2 * i);
   out.push_back(static_cast<char>(flags));
   for (int i = 0; i < 3; ++i) {
     if (((flags >> (2 * i)) & 3) == 2) PutDouble(**cols[i], out);
@@ -137,9 +137,9 @@ std::string ChunkEncoder::Append(const Beat& b) {
   PutZigzag((b.received_at_ns - b.observed_at_ns) -
                 (prev_.received_at_ns - prev_.observed_at_ns),
             out);
-  PutZigzag(static_cast<int64_t>(ThreadsCode(b.threads) -
-                                 ThreadsCode(prev_.threads)),
-            out);
+  PutZigzag(
+      static_cast<int64_t>(ThreadsCode(b.threads) - ThreadsCode(prev_.threads)),
+      out);
   PutColumns(b, &prev_, out);
   prev_ = b;
   prev_step_ = step;
@@ -165,8 +165,8 @@ absl::StatusOr<std::vector<Beat>> DecodeChunk(absl::string_view bytes) {
     n.seq += r.Varint();
     step += r.Zigzag();
     n.observed_at_ns += step;
-    const int64_t offset = (out.back().received_at_ns -
-                            out.back().observed_at_ns) + r.Zigzag();
+    const int64_t offset =
+        (out.back().received_at_ns - out.back().observed_at_ns) + r.Zigzag();
     n.received_at_ns = n.observed_at_ns + offset;
     threads += static_cast<uint64_t>(r.Zigzag());
     if (threads == 0) {

@@ -13,7 +13,8 @@ std::vector<Beat> Drifting(int n, bool steady) {
   for (int i = 0; i < n; ++i) {
     Beat b;
     b.seq = 100 + i + (i > 5 ? 2 : 0);  // a gap after the sixth
-    b.observed_at_ns = 1700000000000000000 + i * 15000000000LL + (i % 3) * 1234567;
+    b.observed_at_ns =
+        1700000000000000000 + i * 15000000000LL + (i % 3) * 1234567;
     b.received_at_ns = b.observed_at_ns + 2000000 + (i % 2) * 777;
     if (i != 4) b.threads = steady ? 5000 : 5000 + (i * 37) % 11;
     b.attach_latency_seconds = steady ? 0.25 : 0.25 + i * 1e-4;
@@ -37,7 +38,8 @@ TEST(HeartbeatChunkTest, RoundTrips) {
     absl::StatusOr<std::vector<Beat>> back = DecodeChunk(Encode(beats));
     ASSERT_TRUE(back.ok()) << back.status();
     ASSERT_EQ(back->size(), beats.size());
-    for (size_t i = 0; i < beats.size(); ++i) EXPECT_EQ((*back)[i], beats[i]) << i;
+    for (size_t i = 0; i < beats.size(); ++i)
+      EXPECT_EQ((*back)[i], beats[i]) << i;
   }
 }
 

@@ -48,7 +48,8 @@ struct AgentRun {
 absl::StatusOr<AgentRun> ParseAgentLog(const std::string& log_text);
 
 // Seqs stored for `host_id`, whole or as heartbeats, in receive order,
-// read from the database file (read-only). Errors: the database cannot be opened or read.
+// read from the database file (read-only). Errors: the database cannot be
+// opened or read.
 absl::StatusOr<std::vector<uint64_t>> StoredSeqs(const std::string& db_path,
                                                  const std::string& host_id);
 

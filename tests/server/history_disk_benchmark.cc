@@ -45,8 +45,8 @@
 #include "server/report/material.h"
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
-#include "tools/loadgen/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 ABSL_FLAG(int32_t, day_hosts, 50, "Hosts of each kind driven through the day");
 ABSL_FLAG(int32_t, cycles, 5760, "Report cycles of the day (15 s each)");
@@ -124,9 +124,9 @@ ReportRow NextRow(HostModel& m, int cycle, std::mt19937& rng) {
   ReportRow row = m.rows[i];
   row.seq = m.seq;
   row.observed_at_ns = absl::ToUnixNanos(observed);
-  row.received_at_ns =
-      row.observed_at_ns + absl::ToInt64Nanoseconds(absl::Milliseconds(2)) +
-      static_cast<int64_t>(rng() % 3000000);
+  row.received_at_ns = row.observed_at_ns +
+                       absl::ToInt64Nanoseconds(absl::Milliseconds(2)) +
+                       static_cast<int64_t>(rng() % 3000000);
   row.blob = r.SerializeAsString();
   return row;
 }
@@ -137,7 +137,7 @@ struct StoreFigures {
   int64_t full_rows = 0;
   double store_seconds = 0;
   double store_cpu_seconds = 0;  // the writing thread's
-  std::string tables;  // bytes per table (dbstat)
+  std::string tables;            // bytes per table (dbstat)
 };
 
 double ThreadCpuSeconds() {
@@ -237,13 +237,14 @@ int Main() {
   const absl::Duration interval = absl::GetFlag(FLAGS_full_report_interval);
   // Prometheus: 30 series sampled every 15 s, 1.3-2 bytes a sample.
   const double prom_lo = 1.3 * 30 * 5760, prom_hi = 2.0 * 30 * 5760;
-  std::printf("Prometheus estimate: 1.3-2 B/sample x 30 series x 5,760 "
-              "samples/day = %.0f-%.0f B/host/day\n",
-              prom_lo, prom_hi);
-  std::printf("full_report_interval %s; %d cycles (%.2f day); %d hosts of "
-              "each kind\n",
-              absl::FormatDuration(interval).c_str(), cycles, day_fraction,
-              day_hosts);
+  std::printf(
+      "Prometheus estimate: 1.3-2 B/sample x 30 series x 5,760 "
+      "samples/day = %.0f-%.0f B/host/day\n",
+      prom_lo, prom_hi);
+  std::printf(
+      "full_report_interval %s; %d cycles (%.2f day); %d hosts of "
+      "each kind\n",
+      absl::FormatDuration(interval).c_str(), cycles, day_fraction, day_hosts);
   {
     HostModel probe = Model(1, "host-000001", kSteady);
     const std::string blob = probe.reports[0].SerializeAsString();
@@ -252,15 +253,16 @@ int Main() {
     uint64_t sink = 0;
     const double c0 = ThreadCpuSeconds();
     for (int i = 0; i < kN; ++i) sink += server::MaterialOfWire(blob).digest;
-    std::printf("report %zu B, record %zu B; material content: %zu numbers, "
-                "%.2f us CPU a report (%llu)\n",
-                blob.size(), probe.rows[0].record.size(), m.numbers.size(),
-                (ThreadCpuSeconds() - c0) * 1e6 / kN,
-                static_cast<unsigned long long>(sink % 10));
+    std::printf(
+        "report %zu B, record %zu B; material content: %zu numbers, "
+        "%.2f us CPU a report (%llu)\n",
+        blob.size(), probe.rows[0].record.size(), m.numbers.size(),
+        (ThreadCpuSeconds() - c0) * 1e6 / kN,
+        static_cast<unsigned long long>(sink % 10));
   }
-  std::printf("\n%-9s %-10s %12s %10s %14s %10s %9s %9s %9s\n", "kind",
-              "mode", "reports", "full rows", "B/host/day", "vs whole",
-              "vs Prom", "rows/s", "us CPU");
+  std::printf("\n%-9s %-10s %12s %10s %14s %10s %9s %9s %9s\n", "kind", "mode",
+              "reports", "full rows", "B/host/day", "vs whole", "vs Prom",
+              "rows/s", "us CPU");
   for (Kind kind : {kSteady, kDrifting, kChanging}) {
     double whole_bytes = 0;
     for (bool beats : {false, true}) {
@@ -272,13 +274,13 @@ int Main() {
           Drive(hosts, cycles, beats ? interval : absl::ZeroDuration());
       const double per_day = f.file_bytes / day_hosts / day_fraction;
       if (!beats) whole_bytes = per_day;
-      std::printf(
-          "%-9s %-10s %12lld %10lld %14.0f %9.1fx %8.2fx %9.0f %9.2f\n",
-          kKindNames[kind], beats ? "heartbeat" : "whole",
-          static_cast<long long>(f.reports),
-          static_cast<long long>(f.full_rows), per_day, whole_bytes / per_day,
-          per_day / prom_lo, f.reports / f.store_seconds,
-          f.store_cpu_seconds * 1e6 / f.reports);
+      std::printf("%-9s %-10s %12lld %10lld %14.0f %9.1fx %8.2fx %9.0f %9.2f\n",
+                  kKindNames[kind], beats ? "heartbeat" : "whole",
+                  static_cast<long long>(f.reports),
+                  static_cast<long long>(f.full_rows), per_day,
+                  whole_bytes / per_day, per_day / prom_lo,
+                  f.reports / f.store_seconds,
+                  f.store_cpu_seconds * 1e6 / f.reports);
       std::printf("          tables: %s\n", f.tables.c_str());
     }
   }

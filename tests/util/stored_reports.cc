@@ -44,14 +44,16 @@ absl::StatusOr<std::vector<uint64_t>> StoredSeqsIn(sqlite3* db,
                          -1, &st, nullptr) == SQLITE_OK) {
     sqlite3_bind_text(st, 1, host_id.c_str(), -1, SQLITE_TRANSIENT);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-      absl::StatusOr<std::vector<server::Beat>> beats = server::DecodeChunk(
-          absl::string_view(static_cast<const char*>(sqlite3_column_blob(st, 0)),
-                            sqlite3_column_bytes(st, 0)));
+      absl::StatusOr<std::vector<server::Beat>> beats =
+          server::DecodeChunk(absl::string_view(
+              static_cast<const char*>(sqlite3_column_blob(st, 0)),
+              sqlite3_column_bytes(st, 0)));
       if (!beats.ok()) {
         sqlite3_finalize(st);
         return beats.status();
       }
-      for (const server::Beat& b : *beats) got.emplace_back(b.received_at_ns, b.seq);
+      for (const server::Beat& b : *beats)
+        got.emplace_back(b.received_at_ns, b.seq);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return Error(db);
@@ -68,8 +70,8 @@ absl::StatusOr<std::vector<uint64_t>> StoredSeqsIn(sqlite3* db,
 absl::StatusOr<std::string> StoredReportIn(sqlite3* db,
                                            const std::string& host_id,
                                            uint64_t seq) {
-  auto blob_of = [db](const char* sql, const std::string& host, int64_t key)
-      -> absl::StatusOr<std::string> {
+  auto blob_of = [db](const char* sql, const std::string& host,
+                      int64_t key) -> absl::StatusOr<std::string> {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) {
       return Error(db);
@@ -90,9 +92,9 @@ absl::StatusOr<std::string> StoredReportIn(sqlite3* db,
     sqlite3_finalize(st);
     return out;
   };
-  absl::StatusOr<std::string> whole = blob_of(
-      "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", host_id,
-      static_cast<int64_t>(seq));
+  absl::StatusOr<std::string> whole =
+      blob_of("SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2",
+              host_id, static_cast<int64_t>(seq));
   if (!absl::IsNotFound(whole.status())) return whole;
   auto beat = server::FindBeat(db, host_id, seq);
   if (!beat.ok() || !beat->has_value()) {

@@ -11,8 +11,8 @@
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/sqlite/sqlite_test_util.h"
-#include "tools/loadgen/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {
@@ -25,8 +25,8 @@ v1::HostReport Report(uint64_t seq, const std::string& release = "6.16.3") {
   h.host_id = "h";
   h.threads = 20000 + (seq * 7) % 13;
   h.kernel_release = release;
-  return SampleReport(h, seq, kStart + absl::Seconds(15 * seq) +
-                                  absl::Milliseconds(seq % 3));
+  return SampleReport(
+      h, seq, kStart + absl::Seconds(15 * seq) + absl::Milliseconds(seq % 3));
 }
 
 ReportRow Row(const v1::HostReport& r) {
@@ -149,10 +149,13 @@ TEST(HeartbeatStorageTest, ReplayedHeartbeatStoresNothingTwice) {
   std::vector<v1::HostReport> reports;
   for (uint64_t seq = 1; seq <= 5; ++seq) reports.push_back(Report(seq));
   Write(*s, reports);
-  const int64_t bytes = SqlInt(path, "SELECT sum(length(beats)) FROM heartbeats");
+  const int64_t bytes =
+      SqlInt(path, "SELECT sum(length(beats)) FROM heartbeats");
   // 3..5 again (an agent that lost the acks), then 3 alone.
-  std::vector<WriteOutcome> again = Write(*s, {reports[2], reports[3], reports[4]});
-  EXPECT_EQ(std::count(again.begin(), again.end(), WriteOutcome::kDuplicate), 3);
+  std::vector<WriteOutcome> again =
+      Write(*s, {reports[2], reports[3], reports[4]});
+  EXPECT_EQ(std::count(again.begin(), again.end(), WriteOutcome::kDuplicate),
+            3);
   again = Write(*s, {reports[2]});
   EXPECT_EQ(again, std::vector<WriteOutcome>{WriteOutcome::kDuplicate});
   EXPECT_EQ(SqlInt(path, "SELECT sum(length(beats)) FROM heartbeats"), bytes);
@@ -182,7 +185,8 @@ TEST(HeartbeatStorageTest, HeartbeatsAreRecognizedAfterACrash) {
   EXPECT_EQ(latest["h"].reports, 10u);
   EXPECT_FALSE(latest["h"].record.empty());  // the full report's
   std::vector<WriteOutcome> again = Write(*c, reports);
-  EXPECT_EQ(std::count(again.begin(), again.end(), WriteOutcome::kDuplicate), 10);
+  EXPECT_EQ(std::count(again.begin(), again.end(), WriteOutcome::kDuplicate),
+            10);
   EXPECT_EQ(Write(*c, {Report(11)}),
             std::vector<WriteOutcome>{WriteOutcome::kStored});
   EXPECT_EQ(FullRows(copy), 2);

@@ -159,8 +159,8 @@ absl::StatusOr<int64_t> DeleteOldChunks(sqlite3* db,
     absl::StatusOr<std::vector<Beat>> beats = DecodeChunk(del->Blob(0));
     if (beats.ok()) deleted += static_cast<int64_t>(beats->size());
   }
-  absl::Status st =
-      rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db, "delete heartbeats");
+  absl::Status st = rc == SQLITE_DONE ? absl::OkStatus()
+                                      : SqliteError(db, "delete heartbeats");
   del.reset();
   if (st.ok()) st = Exec(db, "COMMIT");
   if (!st.ok()) {

@@ -82,8 +82,9 @@ WHERE host_id = ?1 AND observed_at_ns >= ?2 AND observed_at_ns < ?3)sql"));
   if (entries.empty()) return out;
   const size_t k = (entries.size() + max_rows - 1) / max_rows;
   TH_ASSIGN_OR_RETURN(
-      auto blob, SqliteStatement::Prepare(
-                     db, "SELECT report, worst_risk FROM reports WHERE id = ?1"));
+      auto blob,
+      SqliteStatement::Prepare(
+          db, "SELECT report, worst_risk FROM reports WHERE id = ?1"));
   // A full report's bytes and risk, read once for all its heartbeats.
   absl::flat_hash_map<int64_t, std::pair<std::string, int>> full_reports;
   for (size_t i = 0; i < entries.size(); i += k) {

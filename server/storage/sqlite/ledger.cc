@@ -5,12 +5,12 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
-#include "absl/container/flat_hash_map.h"
 #include "server/storage/seq_runs.h"
-#include "server/storage/sqlite/heartbeats.h"
 #include "server/storage/sqlite/connection.h"
+#include "server/storage/sqlite/heartbeats.h"
 
 namespace tracehealth::server {
 
@@ -72,9 +72,10 @@ absl::Status SqliteLedger::Load() {
   if (rc != SQLITE_DONE) return SqliteError(db_, "load hosts");
   absl::flat_hash_map<std::string, uint64_t> checkpointed;
   checkpointed.reserve(ledger_.size());
-  ledger_.ForEach([&checkpointed](const std::string& host, const LedgerEntry& e) {
-    checkpointed[host] = e.latest_seq;
-  });
+  ledger_.ForEach(
+      [&checkpointed](const std::string& host, const LedgerEntry& e) {
+        checkpointed[host] = e.latest_seq;
+      });
   TH_ASSIGN_OR_RETURN(
       auto through,
       SqliteStatement::Prepare(db_, "SELECT through_rowid FROM ledger"));
@@ -163,8 +164,8 @@ absl::Status SqliteLedger::Record(absl::string_view host, uint64_t seq,
   return WriteSpilled(host);
 }
 
-absl::Status SqliteLedger::RecordHeartbeat(absl::string_view host,
-                                           uint64_t seq, int64_t received_at_ns,
+absl::Status SqliteLedger::RecordHeartbeat(absl::string_view host, uint64_t seq,
+                                           int64_t received_at_ns,
                                            int64_t base_rowid) {
   spilled_.clear();
   ledger_.Record(host, seq, received_at_ns, base_rowid, &spilled_);

@@ -125,8 +125,9 @@ TEST(MigrationsTest, StoreFromBeforeHeartbeatsGetsTheTable) {
 INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, report) VALUES
   ('a', 1, 10, 11, 1, 'a1'), ('a', 2, 30, 31, 1, 'a2');
 )sql");
-  EXPECT_EQ(SqlInt(path, "SELECT count(*) FROM sqlite_master WHERE name = "
-                         "'heartbeats'"),
+  EXPECT_EQ(SqlInt(path,
+                   "SELECT count(*) FROM sqlite_master WHERE name = "
+                   "'heartbeats'"),
             0);
   auto s = SqliteStorage::Open(path);
   ASSERT_TRUE(s.ok()) << s.status();

@@ -195,9 +195,9 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
     // A heartbeat only above the host's every stored seq (the ledger's
     // replay after a crash relies on it).
     const LedgerEntry* entry = ledger.hosts().Find(r.host_id);
-    HeartbeatPolicy::Host* base =
-        entry != nullptr && r.seq > entry->latest_seq ? policy.Fold(r)
-                                                      : nullptr;
+    HeartbeatPolicy::Host* base = entry != nullptr && r.seq > entry->latest_seq
+                                      ? policy.Fold(r)
+                                      : nullptr;
     if (base != nullptr) {
       absl::Status st = beat_writer_->Write(*base, r);
       if (st.ok()) {
