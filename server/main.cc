@@ -111,6 +111,12 @@ ABSL_FLAG(
     bool, sqlite_synchronous_full, false,
     "fsync every commit (survives power loss; much slower). Default: commits "
     "survive a server crash");
+ABSL_FLAG(absl::Duration, full_report_interval,
+          ServerConfig().full_report_interval,
+          "A report whose material content (predictions beyond 5 %, risk, "
+          "kernel, config, labels, health, ...) equals the host's stored one "
+          "is stored as a heartbeat of a few bytes; a full report at least "
+          "this often per host. 0: store every report whole (SQLite store)");
 ABSL_FLAG(
     double, host_report_rate, ServerConfig().host_report_rate,
     "Reports per second one host may send (token bucket; 0 = unlimited). Over "
@@ -214,6 +220,7 @@ int Main(const sigset_t& sigs) {
   config.max_report_bytes = absl::GetFlag(FLAGS_max_report_bytes);
   config.stale_after_intervals = absl::GetFlag(FLAGS_stale_after_intervals);
   config.sqlite_synchronous_full = absl::GetFlag(FLAGS_sqlite_synchronous_full);
+  config.full_report_interval = absl::GetFlag(FLAGS_full_report_interval);
   config.host_report_rate = absl::GetFlag(FLAGS_host_report_rate);
   config.host_report_burst = absl::GetFlag(FLAGS_host_report_burst);
   config.writer_queue = absl::GetFlag(FLAGS_writer_queue);

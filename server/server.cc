@@ -203,6 +203,7 @@ absl::Status Server::OpenBackend() {
     TH_ASSIGN_OR_RETURN(data_dir_lock_, DataDirLock::Acquire(config_.data_dir));
     SqliteOptions sopts;
     sopts.synchronous_full = config_.sqlite_synchronous_full;
+    sopts.full_report_interval = config_.full_report_interval;
     TH_ASSIGN_OR_RETURN(
         std::unique_ptr<SqliteStorage> s,
         SqliteStorage::Open(config_.data_dir + "/tracehealth.db", sopts));

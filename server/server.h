@@ -128,6 +128,9 @@ struct ServerConfig {
   int64_t max_report_bytes = 1 << 20;
   double stale_after_intervals = 3;
   bool sqlite_synchronous_full = false;
+  // A report materially equal to its host's stored one is stored as a
+  // heartbeat; a full report at least this often (0: every report whole).
+  absl::Duration full_report_interval = absl::Hours(6);
   // Per-host token bucket (reports/s, 0 = unlimited; burst).
   double host_report_rate = 10;
   double host_report_burst = 600;

@@ -4,6 +4,7 @@
 
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/index/host_record_codec.h"
+#include "server/report/material.h"
 #include "server/report/stored_report.h"
 
 namespace tracehealth::server {
@@ -23,13 +24,22 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
   row.purge_seconds = head.purge_seconds;
   // The record a restart and the index load (host_record_codec.h), built
   // from the whole report.
+  // What the store's heartbeat decision reads (server/report/material.h).
+  auto describe = [&row, &blob](const v1::HostReport& report) {
+    row.record = EncodeHostRecord(report);
+    Material m = MaterialOfWire(blob);
+    row.material_digest = m.digest;
+    row.material_numbers = std::move(m.numbers);
+    if (report.snapshot().threads().has_total())
+      row.threads = report.snapshot().threads().total();
+  };
   if (parsed != nullptr) {
     bool ok = false;
     *parsed = ParseStoredReport(row.host_id, row.seq, blob, &ok);
-    if (ok) row.record = EncodeHostRecord(**parsed);
+    if (ok) describe(**parsed);
   } else {
     thread_local v1::HostReport report;
-    if (report.ParseFromString(blob)) row.record = EncodeHostRecord(report);
+    if (report.ParseFromString(blob)) describe(report);
   }
   row.blob = std::move(blob);
   return row;

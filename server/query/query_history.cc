@@ -34,12 +34,21 @@ v1::HistoryPoint ToPoint(const ReportRow& row, v1::ProbeKind kind) {
     }
     return p;
   }
-  if (report.snapshot().threads().has_total()) {
+  // A heartbeat's blob is its full report's: its own threads and
+  // kprobe_multi_return latency are the row's (other probe kinds' latencies
+  // are the full report's, within the tolerance of server/report/material.h).
+  if (row.heartbeat) {
+    if (row.threads.has_value()) p.set_threads(*row.threads);
+  } else if (report.snapshot().threads().has_total()) {
     p.set_threads(report.snapshot().threads().total());
   }
   for (const v1::AttachPrediction& a : report.predictions().attach()) {
     if (a.probe_kind() == kind)
       p.set_attach_latency_seconds(a.latency_seconds());
+  }
+  if (row.heartbeat && kind == v1::PROBE_KIND_KPROBE_MULTI_RETURN &&
+      row.attach_latency_seconds.has_value()) {
+    p.set_attach_latency_seconds(*row.attach_latency_seconds);
   }
   return p;
 }

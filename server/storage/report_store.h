@@ -43,6 +43,16 @@ struct ReportRow {
   // restart loads instead of the report: server/index/host_record_codec.h);
   // empty: none (stored as none).
   std::string record;
+  // The report's material content (server/report/material.h), for the
+  // store's heartbeat decision; digest 0: unknown (always stored whole).
+  uint64_t material_digest = 0;
+  std::vector<float> material_numbers;
+  // snapshot.threads.total, when the report has it.
+  std::optional<uint64_t> threads;
+  // On rows read back by ReadHostHistory: the report was stored as a
+  // heartbeat; `blob` is then the full report it was folded into, and the
+  // columns above (times, seq, threads, the three predictions) its own.
+  bool heartbeat = false;
 };
 
 enum class WriteOutcome {

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tests/server/server_process.h"
+#include "tests/util/stored_reports.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -84,28 +85,20 @@ AgentRun ParseAgentLog(const std::string& log) {
   return run;
 }
 
-// Seqs stored for `host`, in the order the server committed them.
+// Seqs stored for `host`, whole or as heartbeats, in receive order.
 std::vector<uint64_t> StoredSeqs(const std::string& db_path,
                                  const std::string& host) {
-  std::vector<uint64_t> out;
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
       SQLITE_OK) {
     ADD_FAILURE() << "cannot open " << db_path;
     sqlite3_close(db);
-    return out;
+    return {};
   }
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(
-      db, "SELECT seq FROM reports WHERE host_id = ?1 ORDER BY rowid", -1, &st,
-      nullptr);
-  sqlite3_bind_text(st, 1, host.c_str(), -1, SQLITE_TRANSIENT);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
-  }
-  sqlite3_finalize(st);
+  absl::StatusOr<std::vector<uint64_t>> seqs = StoredSeqsIn(db, host);
   sqlite3_close(db);
-  return out;
+  EXPECT_TRUE(seqs.ok()) << seqs.status();
+  return seqs.ok() ? *seqs : std::vector<uint64_t>{};
 }
 
 absl::StatusOr<v1::HostReport> StoredReport(const std::string& db_path,
@@ -117,22 +110,12 @@ absl::StatusOr<v1::HostReport> StoredReport(const std::string& db_path,
     sqlite3_close(db);
     return absl::NotFoundError(db_path);
   }
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(
-      db, "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", -1, &st,
-      nullptr);
-  sqlite3_bind_text(st, 1, host.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 2, static_cast<int64_t>(seq));
-  absl::StatusOr<v1::HostReport> out = absl::NotFoundError("no such report");
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    v1::HostReport r;
-    if (r.ParseFromArray(sqlite3_column_blob(st, 0),
-                         sqlite3_column_bytes(st, 0)))
-      out = r;
-  }
-  sqlite3_finalize(st);
+  absl::StatusOr<std::string> blob = StoredReportIn(db, host, seq);
   sqlite3_close(db);
-  return out;
+  if (!blob.ok()) return blob.status();
+  v1::HostReport r;
+  if (!r.ParseFromString(*blob)) return absl::DataLossError("does not parse");
+  return r;
 }
 
 TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {

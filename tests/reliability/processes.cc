@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "tests/server/server_process.h"
+#include "tests/util/stored_reports.h"
 
 namespace tracehealth::testing {
 
@@ -97,23 +98,7 @@ absl::StatusOr<std::vector<uint64_t>> StoredSeqs(const std::string& db_path,
                                                  const std::string& host_id) {
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(db_path);
   if (!db.ok()) return db.status();
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(
-          (*db)->get(),
-          "SELECT seq FROM reports WHERE host_id = ?1 ORDER BY rowid", -1, &st,
-          nullptr) != SQLITE_OK) {
-    return absl::InternalError(sqlite3_errmsg((*db)->get()));
-  }
-  sqlite3_bind_text(st, 1, host_id.c_str(), -1, SQLITE_TRANSIENT);
-  std::vector<uint64_t> out;
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE)
-    return absl::InternalError(sqlite3_errmsg((*db)->get()));
-  return out;
+  return StoredSeqsIn((*db)->get(), host_id);
 }
 
 absl::StatusOr<std::string> StoredReport(const std::string& db_path,
@@ -121,24 +106,7 @@ absl::StatusOr<std::string> StoredReport(const std::string& db_path,
                                          uint64_t seq) {
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(db_path);
   if (!db.ok()) return db.status();
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(
-          (*db)->get(),
-          "SELECT report FROM reports WHERE host_id = ?1 AND seq = ?2", -1, &st,
-          nullptr) != SQLITE_OK) {
-    return absl::InternalError(sqlite3_errmsg((*db)->get()));
-  }
-  sqlite3_bind_text(st, 1, host_id.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 2, static_cast<int64_t>(seq));
-  absl::StatusOr<std::string> out =
-      absl::NotFoundError(absl::StrCat(host_id, "/", seq));
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    const void* blob = sqlite3_column_blob(st, 0);
-    out = std::string(static_cast<const char*>(blob),
-                      sqlite3_column_bytes(st, 0));
-  }
-  sqlite3_finalize(st);
-  return out;
+  return StoredReportIn((*db)->get(), host_id, seq);
 }
 
 std::string CheckContiguous(const std::vector<uint64_t>& seqs, uint64_t first,

@@ -47,12 +47,14 @@ struct AgentRun {
 };
 absl::StatusOr<AgentRun> ParseAgentLog(const std::string& log_text);
 
-// Seqs stored for `host_id` in commit order, read from the database file
-// (read-only). Errors: the database cannot be opened or read.
+// Seqs stored for `host_id`, whole or as heartbeats, in receive order,
+// read from the database file (read-only). Errors: the database cannot be
+// opened or read.
 absl::StatusOr<std::vector<uint64_t>> StoredSeqs(const std::string& db_path,
                                                  const std::string& host_id);
 
-// Stored HostReport blob of (host_id, seq), or NotFound.
+// Stored HostReport blob of (host_id, seq) (a heartbeat's rebuilt from its
+// full report), or NotFound.
 absl::StatusOr<std::string> StoredReport(const std::string& db_path,
                                          const std::string& host_id,
                                          uint64_t seq);

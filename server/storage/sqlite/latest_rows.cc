@@ -58,7 +58,8 @@ absl::StatusOr<int64_t> DeleteOldRows(sqlite3* db, int64_t start, int64_t end) {
           db,
           "DELETE FROM reports WHERE id >= ?1 AND id < ?2 AND seq < "
           "(SELECT h.latest_seq FROM hosts h WHERE h.host_id = "
-          "reports.host_id)"));
+          "reports.host_id) AND NOT EXISTS (SELECT 1 FROM heartbeats b "
+          "WHERE b.base_id = reports.id)"));
   // The records of the reports just deleted: those of the range whose
   // report is gone.
   TH_ASSIGN_OR_RETURN(

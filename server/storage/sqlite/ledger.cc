@@ -5,10 +5,12 @@
 #include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 #include "server/storage/seq_runs.h"
 #include "server/storage/sqlite/connection.h"
+#include "server/storage/sqlite/heartbeats.h"
 
 namespace tracehealth::server {
 
@@ -68,6 +70,12 @@ absl::Status SqliteLedger::Load() {
     ledger_.Restore(std::move(host), std::move(e));
   }
   if (rc != SQLITE_DONE) return SqliteError(db_, "load hosts");
+  absl::flat_hash_map<std::string, uint64_t> checkpointed;
+  checkpointed.reserve(ledger_.size());
+  ledger_.ForEach(
+      [&checkpointed](const std::string& host, const LedgerEntry& e) {
+        checkpointed[host] = e.latest_seq;
+      });
   TH_ASSIGN_OR_RETURN(
       auto through,
       SqliteStatement::Prepare(db_, "SELECT through_rowid FROM ledger"));
@@ -90,7 +98,36 @@ absl::Status SqliteLedger::Load() {
   }
   if (rc != SQLITE_DONE) return SqliteError(db_, "replay reports");
   replayed_rows_ = last_rowid_ - through_;
+  TH_RETURN_IF_ERROR(ReplayHeartbeats(checkpointed));
   valid_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status SqliteLedger::ReplayHeartbeats(
+    const absl::flat_hash_map<std::string, uint64_t>& checkpointed) {
+  // Every heartbeat's seq was above its host's newest stored seq when it was
+  // stored (sqlite_storage.cc), so those not in the checkpoint lie above
+  // the host's checkpointed newest seq. Hosts new since the checkpoint came
+  // with a full report, replayed above.
+  std::vector<std::pair<std::string, uint64_t>> hosts;
+  hosts.reserve(ledger_.size());
+  ledger_.ForEach([&](const std::string& host, const LedgerEntry&) {
+    auto it = checkpointed.find(host);
+    hosts.emplace_back(host, it == checkpointed.end() ? 0 : it->second);
+  });
+  for (const auto& [host, after] : hosts) {
+    TH_ASSIGN_OR_RETURN(std::vector<StoredChunk> chunks,
+                        ChunksAfter(db_, host, after));
+    for (const StoredChunk& c : chunks) {
+      for (const Beat& b : c.beats) {
+        if (b.seq <= after) continue;
+        if (ledger_.Find(host, b.seq) == SeqRuns::Answer::kStored) continue;
+        spilled_.clear();
+        ledger_.Record(host, b.seq, b.received_at_ns, c.base_id, &spilled_);
+        ++replayed_beats_;
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -124,6 +161,18 @@ absl::Status SqliteLedger::Record(absl::string_view host, uint64_t seq,
   last_rowid_ = rowid;
   spilled_.clear();
   ledger_.Record(host, seq, received_at_ns, rowid, &spilled_);
+  return WriteSpilled(host);
+}
+
+absl::Status SqliteLedger::RecordHeartbeat(absl::string_view host, uint64_t seq,
+                                           int64_t received_at_ns,
+                                           int64_t base_rowid) {
+  spilled_.clear();
+  ledger_.Record(host, seq, received_at_ns, base_rowid, &spilled_);
+  return WriteSpilled(host);
+}
+
+absl::Status SqliteLedger::WriteSpilled(absl::string_view host) {
   SqliteStatement& put = *put_spilled_;
   for (const auto& [first, last] : spilled_) {
     put.Reset();

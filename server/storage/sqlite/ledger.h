@@ -4,8 +4,9 @@
 // The checkpoint is one hosts row per host (first/last seen, report count,
 // newest seq and its row, the stored seqs as runs, the highest seq spilled)
 // plus the ledger row (the last report row the checkpoint covers). Open
-// loads the checkpoint and replays the report rows stored after it, so the
-// ledger is exact after a crash.
+// loads the checkpoint and replays the report rows stored after it, and the
+// heartbeats above each host's checkpointed newest seq (heartbeats only
+// ever extend a host's seqs), so the ledger is exact after a crash.
 //
 // Seq runs a host has beyond what memory keeps (SeqRuns) go to the seq_spill
 // table, written in the transaction of the row that spilled them, so a
@@ -25,8 +26,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -60,6 +63,12 @@ class SqliteLedger {
   absl::Status Record(absl::string_view host, uint64_t seq,
                       int64_t received_at_ns, int64_t rowid);
 
+  // A heartbeat just stored in the current transaction, folded into the
+  // full report of row `base_rowid` (sqlite/heartbeats.h): the host's newest
+  // row stays that report's. Writes the runs it spills, in that transaction.
+  absl::Status RecordHeartbeat(absl::string_view host, uint64_t seq,
+                               int64_t received_at_ns, int64_t base_rowid);
+
   // Lookups answered by seq_spill, and runs written to it, since Open.
   int64_t spill_lookups() const { return spill_lookups_; }
   int64_t runs_spilled() const { return runs_spilled_; }
@@ -79,12 +88,19 @@ class SqliteLedger {
 
   // Rows the last load replayed (stored after its checkpoint).
   int64_t rows_replayed() const { return replayed_rows_; }
+  // Heartbeats the loads replayed.
+  int64_t beats_replayed() const { return replayed_beats_; }
 
  private:
   SqliteLedger(sqlite3* write_db, int64_t checkpoint_rows)
       : db_(write_db), checkpoint_rows_(checkpoint_rows) {}
-  // Reads the checkpoint and replays the rows stored after it.
+  // Reads the checkpoint and replays the rows and heartbeats stored after
+  // it.
   absl::Status Load();
+  // Load's second part: the heartbeats above each host's checkpointed seq.
+  absl::Status ReplayHeartbeats(
+      const absl::flat_hash_map<std::string, uint64_t>& checkpointed);
+  absl::Status WriteSpilled(absl::string_view host);
 
   sqlite3* const db_;
   const int64_t checkpoint_rows_;
@@ -100,6 +116,7 @@ class SqliteLedger {
   int64_t through_ = 0;     // rows the checkpoint covers
   int64_t last_rowid_ = 0;  // newest stored row
   int64_t replayed_rows_ = 0;
+  int64_t replayed_beats_ = 0;
 };
 
 }  // namespace tracehealth::server

@@ -145,6 +145,24 @@ CREATE TABLE records (
   record BLOB NOT NULL
 );
 )sql",
+    // 9: heartbeats (heartbeats.h): reports whose material content equals
+    // their host's stored full report, a few numbers each, in chunks of up
+    // to an hour of one host's heartbeats on one full report (`base_id`).
+    R"sql(
+CREATE TABLE heartbeats (
+  id INTEGER PRIMARY KEY,
+  host_id TEXT NOT NULL,
+  base_id INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  first_observed_ns INTEGER NOT NULL,
+  last_observed_ns INTEGER NOT NULL,
+  last_received_ns INTEGER NOT NULL,
+  beats BLOB NOT NULL
+);
+CREATE INDEX heartbeats_host ON heartbeats (host_id, first_seq);
+CREATE INDEX heartbeats_base ON heartbeats (base_id);
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

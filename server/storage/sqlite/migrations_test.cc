@@ -83,8 +83,8 @@ INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, r
 )sql");
   auto s = SqliteStorage::Open(path);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(LatestSchemaVersion(), 8);
-  EXPECT_EQ(*(*s)->SchemaVersion(), 8);
+  EXPECT_EQ(LatestSchemaVersion(), 9);
+  EXPECT_EQ(*(*s)->SchemaVersion(), 9);
   EXPECT_EQ((*s)->ledger_rows_replayed(), 3);
   auto load = [&s] {
     std::map<std::string, LatestRow> latest;
@@ -109,6 +109,32 @@ INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, r
   EXPECT_EQ(latest["a"].blob, "");
   EXPECT_EQ(latest["b"].blob, "b1");
   EXPECT_EQ(*(*s)->GetReport("a", 3), "blob3");
+}
+
+TEST(MigrationsTest, StoreFromBeforeHeartbeatsGetsTheTable) {
+  // A store at schema 8 with rows; at the latest schema it has the
+  // heartbeats table (empty) and its rows read as before.
+  std::string path = NewDbPath();
+  {
+    SqliteOptions old;
+    old.max_schema_version = 8;
+    auto s = SqliteStorage::Open(path, old);
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+  Sql(path, R"sql(
+INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, report) VALUES
+  ('a', 1, 10, 11, 1, 'a1'), ('a', 2, 30, 31, 1, 'a2');
+)sql");
+  EXPECT_EQ(SqlInt(path,
+                   "SELECT count(*) FROM sqlite_master WHERE name = "
+                   "'heartbeats'"),
+            0);
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*(*s)->SchemaVersion(), 9);
+  EXPECT_EQ(SqlInt(path, "SELECT count(*) FROM heartbeats"), 0);
+  EXPECT_EQ(*(*s)->CountReports("a"), 2);
+  EXPECT_EQ(*(*s)->GetReport("a", 2), "a2");
 }
 
 TEST(MigrationsTest, RefusesNewerSchema) {

@@ -10,11 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
+#include "server/storage/heartbeat_report.h"
 #include "server/storage/host_ledger.h"
 #include "server/storage/sqlite/alerts.h"
 #include "server/storage/sqlite/calibrations.h"
 #include "server/storage/sqlite/connection.h"
 #include "server/storage/sqlite/events.h"
+#include "server/storage/sqlite/heartbeats.h"
+#include "server/storage/sqlite/history.h"
 #include "server/storage/sqlite/latest_rows.h"
 #include "server/storage/sqlite/ledger.h"
 #include "server/storage/sqlite/migrations.h"
@@ -89,6 +92,8 @@ absl::Status SqliteStorage::Init(const SqliteOptions& options) {
       SqliteLedger::Open(write_db_, options.ledger_checkpoint_rows);
   if (!ledger.ok()) return Annotate(ledger.status(), path_);
   ledger_ = *std::move(ledger);
+  heartbeats_ = std::make_unique<HeartbeatPolicy>(options.full_report_interval);
+  TH_ASSIGN_OR_RETURN(beat_writer_, SqliteHeartbeatWriter::Prepare(write_db_));
   absl::flat_hash_map<std::string, NewestRows> newest;
   newest.reserve(ledger_->hosts().size());
   ledger_->hosts().ForEach(
@@ -132,6 +137,7 @@ SqliteStorage::~SqliteStorage() {
     // Statements first: a connection with live statements does not close.
     insert_report_.reset();
     insert_record_.reset();
+    beat_writer_.reset();
     ledger_.reset();
     sqlite3_close(write_db_);
   }
@@ -167,20 +173,42 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   sqlite3* const db = write_db_;
   SqliteLedger& ledger = *ledger_;
   TH_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE"));
-  // The ledger may now hold rows that were rolled back.
-  auto rollback = [db, &ledger](absl::Status st) {
+  HeartbeatPolicy& policy = *heartbeats_;
+  // The ledger and the policy may now hold rows that were rolled back.
+  auto rollback = [db, &ledger, &policy](absl::Status st) {
     (void)Exec(db, "ROLLBACK");
     ledger.Invalidate();
+    policy.Reset();
     return st;
   };
   SqliteStatement& ins = *insert_report_;
   std::vector<int64_t> rowids(rows.size(), 0);  // of the rows stored
+  std::vector<bool> beats(rows.size(), false);  // stored as heartbeats
   for (size_t i = 0; i < rows.size(); ++i) {
     const ReportRow& r = rows[i];
     absl::StatusOr<bool> stored = ledger.Stored(r.host_id, r.seq);
     if (!stored.ok()) return rollback(stored.status());
     if (*stored) {
       out.push_back(WriteOutcome::kDuplicate);
+      continue;
+    }
+    // A heartbeat only above the host's every stored seq (the ledger's
+    // replay after a crash relies on it).
+    const LedgerEntry* entry = ledger.hosts().Find(r.host_id);
+    HeartbeatPolicy::Host* base = entry != nullptr && r.seq > entry->latest_seq
+                                      ? policy.Fold(r)
+                                      : nullptr;
+    if (base != nullptr) {
+      absl::Status st = beat_writer_->Write(*base, r);
+      if (st.ok()) {
+        st = ledger.RecordHeartbeat(r.host_id, r.seq, r.received_at_ns,
+                                    base->base_id);
+      }
+      if (!st.ok()) return rollback(st);
+      policy.StoredBeat(*base, r.seq);
+      rowids[i] = base->base_id;
+      beats[i] = true;
+      out.push_back(WriteOutcome::kStored);
       continue;
     }
     ins.Reset();
@@ -213,6 +241,7 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
         !st.ok()) {
       return rollback(st);
     }
+    policy.StoredFull(r, rowids[i]);
     out.push_back(WriteOutcome::kStored);
   }
   ins.Reset();
@@ -233,8 +262,10 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
       if (rows[i].seq <= n.seq) continue;  // a replay of an older seq
       n.previous_seq = n.seq;
       n.previous_rowid = n.rowid;
+      n.previous_heartbeat = n.heartbeat;
       n.seq = rows[i].seq;
       n.rowid = rowids[i];
+      n.heartbeat = beats[i];
     }
   }
   return out;
@@ -279,10 +310,17 @@ absl::StatusOr<int64_t> SqliteStorage::DeleteReportsReceivedBefore(
     TH_RETURN_IF_ERROR(ReadyLedger());
     TH_RETURN_IF_ERROR(ledger_->Checkpoint());
   }
+  // Heartbeats first: a full report is kept while a heartbeat chunk on it
+  // lives (DeleteOldRows).
+  int64_t deleted = 0;
+  {
+    absl::MutexLock lock(&write_mu_);
+    TH_ASSIGN_OR_RETURN(deleted,
+                        DeleteOldChunks(write_db_, received_before_ns));
+  }
   // Delete [first row, lo) in chunks, one transaction each, so the writer
   // waits for one chunk at most.
   constexpr int64_t kChunkRows = 20000;
-  int64_t deleted = 0;
   int64_t start = 0;
   {
     absl::MutexLock lock(&read_mu_);
@@ -316,24 +354,48 @@ absl::StatusOr<int64_t> SqliteStorage::CountReports(
                         : "SELECT count(*) FROM reports WHERE host_id = ?1"));
   if (!host_id.empty()) stmt->BindText(1, host_id);
   if (stmt->Step() != SQLITE_ROW) return SqliteError(read_db_, "count reports");
-  return stmt->Int(0);
+  TH_ASSIGN_OR_RETURN(const int64_t beats, CountBeats(read_db_, host_id));
+  return stmt->Int(0) + beats;
 }
 
-std::optional<int64_t> SqliteStorage::RowOf(const std::string& host_id,
-                                            uint64_t seq) {
+std::optional<SqliteStorage::RowRef> SqliteStorage::RowOf(
+    const std::string& host_id, uint64_t seq) {
   absl::MutexLock lock(&rows_mu_);
   auto it = newest_rows_.find(host_id);
   if (it == newest_rows_.end()) return std::nullopt;
-  if (it->second.seq == seq) return it->second.rowid;
-  if (it->second.previous_seq == seq && seq != 0)
-    return it->second.previous_rowid;
+  const NewestRows& n = it->second;
+  if (n.seq == seq) return RowRef{n.rowid, n.heartbeat};
+  if (n.previous_seq == seq && seq != 0)
+    return RowRef{n.previous_rowid, n.previous_heartbeat};
   return std::nullopt;
+}
+
+absl::StatusOr<std::string> SqliteStorage::HeartbeatReport(
+    const std::string& host_id, uint64_t seq) {
+  TH_ASSIGN_OR_RETURN(auto beat, FindBeat(read_db_, host_id, seq));
+  if (!beat.has_value()) {
+    return absl::NotFoundError(absl::StrCat("no report ", host_id, "/", seq));
+  }
+  TH_ASSIGN_OR_RETURN(
+      auto base, SqliteStatement::Prepare(
+                     read_db_, "SELECT report FROM reports WHERE id = ?1"));
+  base->BindInt(1, beat->first);
+  const int rc = base->Step();
+  if (rc == SQLITE_DONE) {
+    return absl::DataLossError(
+        absl::StrCat("heartbeat ", host_id, "/", seq, " without its report"));
+  }
+  if (rc != SQLITE_ROW) return SqliteError(read_db_, "get report");
+  return ReportOfHeartbeat(base->Blob(0), beat->second);
 }
 
 absl::StatusOr<std::string> SqliteStorage::GetReport(const std::string& host_id,
                                                      uint64_t seq) {
-  const std::optional<int64_t> rowid = RowOf(host_id, seq);
+  const std::optional<RowRef> row = RowOf(host_id, seq);
   absl::MutexLock lock(&read_mu_);
+  if (row.has_value() && row->heartbeat) return HeartbeatReport(host_id, seq);
+  const std::optional<int64_t> rowid =
+      row.has_value() ? std::optional<int64_t>(row->rowid) : std::nullopt;
   if (rowid.has_value()) {
     TH_ASSIGN_OR_RETURN(
         auto by_id,
@@ -359,9 +421,7 @@ absl::StatusOr<std::string> SqliteStorage::GetReport(const std::string& host_id,
   stmt->BindText(1, host_id);
   stmt->BindInt(2, static_cast<int64_t>(seq));
   int rc = stmt->Step();
-  if (rc == SQLITE_DONE) {
-    return absl::NotFoundError(absl::StrCat("no report ", host_id, "/", seq));
-  }
+  if (rc == SQLITE_DONE) return HeartbeatReport(host_id, seq);
   if (rc != SQLITE_ROW) return SqliteError(read_db_, "get report");
   return stmt->Blob(0);
 }
@@ -372,39 +432,7 @@ absl::StatusOr<HistoryRows> SqliteStorage::ReadHostHistory(
   if (max_rows == 0)
     return absl::InvalidArgumentError("max_rows must be at least 1");
   absl::MutexLock lock(&read_mu_);
-  // i numbers the window's rows from 0, n counts them; every k-th is kept
-  // with k = ceil(n / max_rows).
-  TH_ASSIGN_OR_RETURN(auto stmt, SqliteStatement::Prepare(read_db_, R"sql(
-SELECT seq, observed_at_ns, received_at_ns, worst_risk, attach_latency_seconds,
-       pool_budget_ratio, purge_seconds, report, n
-FROM (SELECT *, row_number() OVER (ORDER BY observed_at_ns, seq) - 1 AS i,
-             count(*) OVER () AS n
-      FROM reports
-      WHERE host_id = ?1 AND observed_at_ns >= ?2 AND observed_at_ns < ?3)
-WHERE i % ((n + ?4 - 1) / ?4) = 0
-ORDER BY i)sql"));
-  stmt->BindText(1, host_id);
-  stmt->BindInt(2, from_ns);
-  stmt->BindInt(3, to_ns);
-  stmt->BindInt(4, static_cast<int64_t>(max_rows));
-  HistoryRows out;
-  int rc;
-  while ((rc = stmt->Step()) == SQLITE_ROW) {
-    ReportRow r;
-    r.host_id = host_id;
-    r.seq = static_cast<uint64_t>(stmt->Int(0));
-    r.observed_at_ns = stmt->Int(1);
-    r.received_at_ns = stmt->Int(2);
-    r.worst_risk = static_cast<int>(stmt->Int(3));
-    if (!stmt->IsNull(4)) r.attach_latency_seconds = stmt->Double(4);
-    if (!stmt->IsNull(5)) r.pool_budget_ratio = stmt->Double(5);
-    if (!stmt->IsNull(6)) r.purge_seconds = stmt->Double(6);
-    r.blob = stmt->Blob(7);
-    out.matched = stmt->Int(8);
-    out.rows.push_back(std::move(r));
-  }
-  if (rc != SQLITE_DONE) return SqliteError(read_db_, "read host history");
-  return out;
+  return ReadHistory(read_db_, host_id, from_ns, to_ns, max_rows);
 }
 
 absl::Status SqliteStorage::PutAlert(const AlertRow& alert) {

@@ -37,6 +37,7 @@
 #include "server/storage/calibration_store.h"
 #include "server/storage/change_feed.h"
 #include "server/storage/event_store.h"
+#include "server/storage/heartbeat_policy.h"
 #include "server/storage/lease_store.h"
 #include "server/storage/report_store.h"
 
@@ -44,6 +45,7 @@ struct sqlite3;
 
 namespace tracehealth::server {
 
+class SqliteHeartbeatWriter;
 class SqliteLedger;
 class SqliteStatement;
 class WalCheckpointer;
@@ -71,6 +73,10 @@ struct SqliteOptions {
   absl::Duration checkpoint_interval = absl::Milliseconds(200);
   int64_t wal_reset_bytes = 64LL << 20;
   int64_t wal_limit_bytes = 512LL << 20;
+  // Store a report whose material content equals its host's stored full
+  // report as a heartbeat (heartbeat_policy.h), and a full report at least
+  // this often per host. Zero: every report whole.
+  absl::Duration full_report_interval = absl::Hours(6);
 };
 
 class SqliteStorage : public ReportStore,
@@ -106,12 +112,15 @@ class SqliteStorage : public ReportStore,
   absl::StatusOr<int64_t> DeleteReportsReceivedBefore(
       int64_t received_before_ns) override;
   absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
+  // Full reports and heartbeats (a heartbeat's report is rebuilt from its
+  // full report: heartbeat_report.h).
   // A host's newest committed report, and the one before it, are found by
   // row id (see newest_rows_); other seqs by a scan of the host's rows.
   absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                         uint64_t seq) override;
   // A scan of the host's rows in the reports table (there is no index by
-  // host: it would cost every commit a page per host); see the README.
+  // host: it would cost every commit a page per host), merged with its
+  // heartbeats (by the heartbeats index); see the README.
   absl::StatusOr<HistoryRows> ReadHostHistory(const std::string& host_id,
                                               int64_t from_ns, int64_t to_ns,
                                               size_t max_rows) override;
@@ -158,6 +167,9 @@ class SqliteStorage : public ReportStore,
   std::unique_ptr<SqliteStatement> insert_record_ ABSL_GUARDED_BY(write_mu_);
   // Null on an old schema, or until loaded.
   std::unique_ptr<SqliteLedger> ledger_ ABSL_GUARDED_BY(write_mu_);
+  std::unique_ptr<HeartbeatPolicy> heartbeats_ ABSL_GUARDED_BY(write_mu_);
+  std::unique_ptr<SqliteHeartbeatWriter> beat_writer_
+      ABSL_GUARDED_BY(write_mu_);
   // Null: SQLite checkpoints inside commits.
   std::unique_ptr<WalCheckpointer> checkpointer_ ABSL_GUARDED_BY(write_mu_);
   absl::Mutex read_mu_;
@@ -171,14 +183,25 @@ class SqliteStorage : public ReportStore,
   // the index reads a host's newest report by (host, seq) for GetHost and
   // explanations, and the reports table has no index by host. Updated after
   // each commit, so a reader never waits for a write transaction.
+  // A heartbeat's row is its full report's.
   struct NewestRows {
     uint64_t seq = 0;
     int64_t rowid = 0;
+    bool heartbeat = false;
     uint64_t previous_seq = 0;
     int64_t previous_rowid = 0;
+    bool previous_heartbeat = false;
   };
-  // The row id of (host_id, seq) when newest_rows_ has it.
-  std::optional<int64_t> RowOf(const std::string& host_id, uint64_t seq);
+  struct RowRef {
+    int64_t rowid = 0;
+    bool heartbeat = false;
+  };
+  // The row of (host_id, seq) when newest_rows_ has it.
+  std::optional<RowRef> RowOf(const std::string& host_id, uint64_t seq);
+  // The report of heartbeat (host_id, seq); NotFound when it is none.
+  absl::StatusOr<std::string> HeartbeatReport(const std::string& host_id,
+                                              uint64_t seq)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(read_mu_);
   absl::Mutex rows_mu_;
   absl::flat_hash_map<std::string, NewestRows> newest_rows_
       ABSL_GUARDED_BY(rows_mu_);

@@ -1,0 +1,23 @@
+// The report of a heartbeat: its full report with what the heartbeat
+// carries (seq, observation time, threads.total, the kprobe_multi_return
+// attach latency, the stack depot budget ratio, the vmap purge time) put
+// in. Everything else is the full report's: equal, or within the
+// tolerance for the predictions' numbers (server/report/material.h).
+#ifndef TRACEHEALTH_SERVER_STORAGE_HEARTBEAT_REPORT_H_
+#define TRACEHEALTH_SERVER_STORAGE_HEARTBEAT_REPORT_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/storage/heartbeat_chunk.h"
+
+namespace tracehealth::server {
+
+// DataLoss when `full_report` does not parse.
+absl::StatusOr<std::string> ReportOfHeartbeat(absl::string_view full_report,
+                                              const Beat& beat);
+
+}  // namespace tracehealth::server
+
+#endif  // TRACEHEALTH_SERVER_STORAGE_HEARTBEAT_REPORT_H_

@@ -1,0 +1,326 @@
+// History disk benchmark (prints figures; not a timed test): bytes per host
+// per day on disk with every report stored whole (--full_report_interval=0,
+// as before heartbeats) and with heartbeats, and the ratio to a Prometheus
+// estimate for the same signal.
+//
+// Simulated hosts report every 15 s (simulated time: the store sees the
+// receive times of a day, the run takes minutes). Rows are written straight
+// into SqliteStorage::WriteBatch in batches, as the ingest writer does, from
+// rows built by the ingest path (MakeReportRow: parse, record, material
+// content) once per host and report variant; each report's seq and times
+// are its own and its blob is serialized per report. Three kinds of host:
+//   steady    threads constant;
+//   drifting  threads move every cycle (a random walk over 16 values,
+//             within 0.5 % of the host's count);
+//   changing  drifting, plus a kernel change every 6 h and an hour a day at
+//             8x the threads (another risk).
+//
+// 1. The day: --day_hosts hosts of each kind through --cycles cycles (5,760
+//    = a day), in a store of their own per kind and mode; the file sizes
+//    after the store is closed (ledger checkpointed, log checkpointed and
+//    truncated), divided by the hosts.
+// 2. The fleet: --fleet_hosts hosts (half steady, 45 % drifting, 5 %
+//    changing) through --fleet_cycles cycles with heartbeats: bytes per host
+//    for that span and the store's rows/s at that scale.
+// Store rows/s is the WriteBatch time only (row preparation excluded), and
+// its CPU the writing thread's (the background WAL checkpoints not counted).
+//
+//   bazel run -c opt //tests/server:history_disk_benchmark
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/util/time_util.h"
+#include "server/ingest/report_row.h"
+#include "server/report/material.h"
+#include "server/report/report_head.h"
+#include "server/storage/sqlite/sqlite_storage.h"
+#include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
+
+ABSL_FLAG(int32_t, day_hosts, 50, "Hosts of each kind driven through the day");
+ABSL_FLAG(int32_t, cycles, 5760, "Report cycles of the day (15 s each)");
+ABSL_FLAG(int32_t, fleet_hosts, 10000, "Hosts of the fleet pass");
+ABSL_FLAG(int32_t, fleet_cycles, 240, "Cycles of the fleet pass");
+ABSL_FLAG(int32_t, batch, 1024, "Rows per WriteBatch");
+ABSL_FLAG(absl::Duration, full_report_interval, absl::Hours(6),
+          "Heartbeat mode's full report interval");
+
+namespace tracehealth {
+namespace {
+
+using server::ReportRow;
+
+constexpr int kSets = 3;       // kernel A, kernel B, 8x threads
+constexpr int kVariants = 16;  // thread counts of a set
+const absl::Time kDayStart = absl::FromUnixSeconds(1800000000);
+
+enum Kind { kSteady = 0, kDrifting = 1, kChanging = 2 };
+const char* const kKindNames[] = {"steady", "drifting", "changing"};
+
+// One host's reports: per (set, variant) the report and its ingest row.
+struct HostModel {
+  std::string host_id;
+  Kind kind = kSteady;
+  std::vector<v1::HostReport> reports;  // [set * kVariants + variant]
+  std::vector<ReportRow> rows;
+  int variant = 0;
+  uint64_t seq = 0;
+};
+
+HostModel Model(int template_index, const std::string& host_id, Kind kind) {
+  HostModel m;
+  m.host_id = host_id;
+  m.kind = kind;
+  server::SampleHost base = server::FleetHost(template_index);
+  base.host_id = host_id;
+  base.role = "web";
+  const int sets = kind == kChanging ? kSets : 1;
+  for (int set = 0; set < sets; ++set) {
+    for (int v = 0; v < kVariants; ++v) {
+      server::SampleHost h = base;
+      if (set == 1) h.kernel_release = base.kernel_release + ".1";
+      const uint64_t threads = set == 2 ? base.threads * 8 : base.threads;
+      h.threads = threads + threads * v / 3200;  // up to +0.47 %
+      v1::HostReport r = server::SampleReport(h, 1, kDayStart);
+      const std::string blob = r.SerializeAsString();
+      m.rows.push_back(server::MakeReportRow(*server::DecodeReportHead(blob),
+                                             blob, kDayStart));
+      m.reports.push_back(std::move(r));
+    }
+  }
+  return m;
+}
+
+// The row of `m`'s next report, cycle `cycle`.
+ReportRow NextRow(HostModel& m, int cycle, std::mt19937& rng) {
+  int set = 0;
+  if (m.kind != kSteady) {
+    // A different thread count every cycle.
+    m.variant = (m.variant + 1 + static_cast<int>(rng() % 3)) % kVariants;
+  }
+  if (m.kind == kChanging) {
+    const int hour = (cycle / 240) % 24;
+    set = hour == 13 ? 2 : (cycle / 1440) % 2;  // 8x threads 13:00-14:00
+  }
+  const int i = set * kVariants + m.variant;
+  v1::HostReport& r = m.reports[i];
+  r.set_seq(++m.seq);
+  const absl::Time observed = kDayStart + absl::Seconds(15) * cycle +
+                              absl::Microseconds(rng() % 200000);
+  *r.mutable_observed_at() =
+      google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
+          absl::ToUnixNanos(observed));
+  ReportRow row = m.rows[i];
+  row.seq = m.seq;
+  row.observed_at_ns = absl::ToUnixNanos(observed);
+  row.received_at_ns = row.observed_at_ns +
+                       absl::ToInt64Nanoseconds(absl::Milliseconds(2)) +
+                       static_cast<int64_t>(rng() % 3000000);
+  row.blob = r.SerializeAsString();
+  return row;
+}
+
+struct StoreFigures {
+  int64_t file_bytes = 0;
+  int64_t reports = 0;
+  int64_t full_rows = 0;
+  double store_seconds = 0;
+  double store_cpu_seconds = 0;  // the writing thread's
+  std::string tables;            // bytes per table (dbstat)
+};
+
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int64_t FileBytes(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+int64_t Int(sqlite3* db, const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    v = sqlite3_column_int64(st, 0);
+  }
+  sqlite3_finalize(st);
+  return v;
+}
+
+std::string Tables(sqlite3* db) {
+  std::string out;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT name, sum(pgsize) FROM dbstat GROUP BY name "
+                         "HAVING sum(pgsize) > 65536 ORDER BY 2 DESC",
+                         -1, &st, nullptr) != SQLITE_OK) {
+    return "(dbstat unavailable)";
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    absl::StrAppendFormat(
+        &out, "%s %.1f MB  ",
+        reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
+        sqlite3_column_int64(st, 1) / 1e6);
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+// Drives `hosts` through `cycles` cycles into a new store.
+StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
+                   absl::Duration interval) {
+  testing::ScopedTempDir dir("history_disk");
+  const std::string path = dir.path() + "/h.db";
+  server::SqliteOptions opts;
+  opts.full_report_interval = interval;
+  auto store = server::SqliteStorage::Open(path, opts);
+  if (!store.ok()) {
+    std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
+    std::exit(1);
+  }
+  std::mt19937 rng(7);
+  StoreFigures f;
+  const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_batch));
+  std::vector<ReportRow> rows;
+  rows.reserve(batch);
+  auto flush = [&] {
+    const absl::Time t0 = absl::Now();
+    const double c0 = ThreadCpuSeconds();
+    auto out = (*store)->WriteBatch(rows);
+    f.store_cpu_seconds += ThreadCpuSeconds() - c0;
+    f.store_seconds += absl::ToDoubleSeconds(absl::Now() - t0);
+    if (!out.ok()) {
+      std::fprintf(stderr, "write: %s\n", out.status().ToString().c_str());
+      std::exit(1);
+    }
+    f.reports += static_cast<int64_t>(rows.size());
+    rows.clear();
+  };
+  for (int c = 0; c < cycles; ++c) {
+    for (HostModel& m : hosts) {
+      rows.push_back(NextRow(m, c, rng));
+      if (rows.size() == batch) flush();
+    }
+  }
+  if (!rows.empty()) flush();
+  store->reset();  // ledger checkpoint, log checkpointed and truncated
+  f.file_bytes = FileBytes(path) + FileBytes(path + "-wal");
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+      SQLITE_OK) {
+    f.full_rows = Int(db, "SELECT count(*) FROM reports");
+    f.tables = Tables(db);
+  }
+  sqlite3_close(db);
+  return f;
+}
+
+int Main() {
+  const int day_hosts = absl::GetFlag(FLAGS_day_hosts);
+  const int cycles = absl::GetFlag(FLAGS_cycles);
+  const double day_fraction = cycles / 5760.0;
+  const absl::Duration interval = absl::GetFlag(FLAGS_full_report_interval);
+  // Prometheus: 30 series sampled every 15 s, 1.3-2 bytes a sample.
+  const double prom_lo = 1.3 * 30 * 5760, prom_hi = 2.0 * 30 * 5760;
+  std::printf(
+      "Prometheus estimate: 1.3-2 B/sample x 30 series x 5,760 "
+      "samples/day = %.0f-%.0f B/host/day\n",
+      prom_lo, prom_hi);
+  std::printf(
+      "full_report_interval %s; %d cycles (%.2f day); %d hosts of "
+      "each kind\n",
+      absl::FormatDuration(interval).c_str(), cycles, day_fraction, day_hosts);
+  {
+    HostModel probe = Model(1, "host-000001", kSteady);
+    const std::string blob = probe.reports[0].SerializeAsString();
+    const server::Material m = server::MaterialOfWire(blob);
+    constexpr int kN = 20000;
+    uint64_t sink = 0;
+    const double c0 = ThreadCpuSeconds();
+    for (int i = 0; i < kN; ++i) sink += server::MaterialOfWire(blob).digest;
+    std::printf(
+        "report %zu B, record %zu B; material content: %zu numbers, "
+        "%.2f us CPU a report (%llu)\n",
+        blob.size(), probe.rows[0].record.size(), m.numbers.size(),
+        (ThreadCpuSeconds() - c0) * 1e6 / kN,
+        static_cast<unsigned long long>(sink % 10));
+  }
+  std::printf("\n%-9s %-10s %12s %10s %14s %10s %9s %9s %9s\n", "kind", "mode",
+              "reports", "full rows", "B/host/day", "vs whole", "vs Prom",
+              "rows/s", "us CPU");
+  for (Kind kind : {kSteady, kDrifting, kChanging}) {
+    double whole_bytes = 0;
+    for (bool beats : {false, true}) {
+      std::vector<HostModel> hosts;
+      for (int i = 0; i < day_hosts; ++i) {
+        hosts.push_back(Model(i, absl::StrFormat("host-%06d", i), kind));
+      }
+      const StoreFigures f =
+          Drive(hosts, cycles, beats ? interval : absl::ZeroDuration());
+      const double per_day = f.file_bytes / day_hosts / day_fraction;
+      if (!beats) whole_bytes = per_day;
+      std::printf("%-9s %-10s %12lld %10lld %14.0f %9.1fx %8.2fx %9.0f %9.2f\n",
+                  kKindNames[kind], beats ? "heartbeat" : "whole",
+                  static_cast<long long>(f.reports),
+                  static_cast<long long>(f.full_rows), per_day,
+                  whole_bytes / per_day, per_day / prom_lo,
+                  f.reports / f.store_seconds,
+                  f.store_cpu_seconds * 1e6 / f.reports);
+      std::printf("          tables: %s\n", f.tables.c_str());
+    }
+  }
+  const int fleet = absl::GetFlag(FLAGS_fleet_hosts);
+  const int fleet_cycles = absl::GetFlag(FLAGS_fleet_cycles);
+  if (fleet > 0 && fleet_cycles > 0) {
+    std::vector<HostModel> hosts;
+    hosts.reserve(fleet);
+    // 64 host shapes; each host its own id (same length, so the same bytes).
+    std::vector<HostModel> shapes[3];
+    for (Kind kind : {kSteady, kDrifting, kChanging}) {
+      for (int t = 0; t < 64; ++t)
+        shapes[kind].push_back(Model(t, "host-000000", kind));
+    }
+    for (int i = 0; i < fleet; ++i) {
+      const int p = i % 20;  // 10 of 20 steady, 9 drifting, 1 changing
+      const Kind kind = p < 10 ? kSteady : p < 19 ? kDrifting : kChanging;
+      HostModel m = shapes[kind][i % 64];
+      m.host_id = absl::StrFormat("host-%06d", i);
+      for (v1::HostReport& r : m.reports) r.set_host_id(m.host_id);
+      for (ReportRow& r : m.rows) r.host_id = m.host_id;
+      hosts.push_back(std::move(m));
+    }
+    const StoreFigures f = Drive(hosts, fleet_cycles, interval);
+    std::printf(
+        "\nfleet: %d hosts x %d cycles (%.1f h), heartbeats: %lld reports, "
+        "%lld full rows, %.0f B/host for the span (each host's first report "
+        "whole), %.0f rows/s, %.2f us CPU a row\n          tables: %s\n",
+        fleet, fleet_cycles, fleet_cycles / 240.0,
+        static_cast<long long>(f.reports), static_cast<long long>(f.full_rows),
+        static_cast<double>(f.file_bytes) / fleet, f.reports / f.store_seconds,
+        f.store_cpu_seconds * 1e6 / f.reports, f.tables.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tracehealth
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return tracehealth::Main();
+}
