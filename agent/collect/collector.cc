@@ -88,6 +88,20 @@ void Collector::LocateMounts(absl::Time now, Unknowns* unknown) {
 
 void Collector::CollectPreempt(const std::optional<std::string>& debugfs,
                                v1::KernelInfo* kernel, Unknowns* unknown) {
+  // A PREEMPT_RT build can also be PREEMPT_DYNAMIC (Debian's -rt kernels
+  // from 6.18): its sched/preempt then reads "(full) lazy", the dynamic
+  // choice among the other modes, while the kernel runs with RT's sleeping
+  // locks. The build decides: the config, else the version string.
+  if (facts_->config_mode == v1::PREEMPT_MODE_RT) {
+    kernel->set_preempt_mode(v1::PREEMPT_MODE_RT);
+    kernel->set_preempt_source(facts_->config_mode_source);
+    return;
+  }
+  if (facts_->version_mode == v1::PREEMPT_MODE_RT) {
+    kernel->set_preempt_mode(v1::PREEMPT_MODE_RT);
+    kernel->set_preempt_source("kernel version string");
+    return;
+  }
   std::string debugfs_error = "debugfs not mounted";
   if (debugfs.has_value()) {
     absl::StatusOr<std::string> text =

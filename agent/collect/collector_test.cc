@@ -55,6 +55,39 @@ TEST(CollectorTest, PreemptionSourcesInOrder) {
   }
 }
 
+// A PREEMPT_RT kernel that is also PREEMPT_DYNAMIC (Debian's 6.18.15-rt:
+// sched/preempt "(full) lazy") runs RT: the config wins over debugfs, and
+// the version string where there is no config.
+TEST(CollectorTest, RtBuildWinsOverSchedPreempt) {
+  TestTree t;
+  Basics(t, "6.18.15+deb13-rt-amd64",
+         "#1 SMP PREEMPT_RT Debian 6.18.15-1~bpo13+1");
+  t.Write("/proc/mounts", "debugfs /sys/kernel/debug debugfs rw 0 0\n");
+  t.Write("/sys/kernel/debug/sched/preempt", "(full) lazy\n");
+  t.Write("/proc/cmdline", "ro\n");
+  t.Write("/boot/config-6.18.15+deb13-rt-amd64",
+          "CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT_DYNAMIC=y\n");
+  HostFs fs(t.root());
+  auto collect = [&fs] {
+    return Collector(&fs, CollectorOptions(), [] { return kT0; }).Collect();
+  };
+  v1::HostSnapshot s = collect();
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_RT);
+  EXPECT_NE(s.kernel().preempt_source(), "debugfs sched/preempt");
+  // No config: the version string's PREEMPT_RT decides.
+  t.Write("/boot/config-6.18.15+deb13-rt-amd64", "");
+  s = collect();
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_RT);
+  EXPECT_EQ(s.kernel().preempt_source(), "kernel version string");
+  // Not RT: sched/preempt as before.
+  t.Write("/boot/config-6.18.15+deb13-rt-amd64",
+          "CONFIG_PREEMPT_LAZY=y\nCONFIG_PREEMPT_DYNAMIC=y\n");
+  t.Write("/proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC Debian\n");
+  s = collect();
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_FULL);
+  EXPECT_EQ(s.kernel().preempt_source(), "debugfs sched/preempt");
+}
+
 // The four threshold files: 0 to 1,000,000 taken as they are, anything
 // else unknown with the file and the value named.
 TEST(CollectorTest, ThresholdFilesAndTheirRange) {
