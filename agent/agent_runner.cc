@@ -24,6 +24,7 @@
 #include "agent/gate/unix_socket.h"
 #include "agent/report/report_maker.h"
 #include "agent/report/report_text.h"
+#include "agent/report/textfile.h"
 #include "agent/state/seq_store.h"
 #include "agent/state/state_file.h"
 #include "agent/uplink/spool.h"
@@ -177,6 +178,11 @@ int MakeReports(const AgentConfig& config, SignalWaiter& signals, SeqStore& seq,
     if (up.streamer != nullptr) health = up.streamer->Health();
     v1::HostReport report = maker.Make(*n, health);
     gate.Publish(report.snapshot());
+    if (!config.textfile.empty()) {
+      absl::Status s = WriteTextfile(config.textfile, report);
+      if (!s.ok())
+        err << "tracehealth-agent: textfile: " << s.message() << "\n";
+    }
     log_warnings();
     if (gate.server != nullptr) {
       for (const std::string& line : gate.server->TakeLog()) {

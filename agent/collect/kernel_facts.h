@@ -1,8 +1,9 @@
 // KernelFacts: the inputs fixed for a boot, which the collector reads once:
 // the release and version string, the upstream release behind a Debian
 // (/proc/version) or Ubuntu (/proc/version_signature) one, the
-// architecture, the command line, the kernel config (/proc/config.gz, else
-// /boot/config-RELEASE) with what it says of KASAN, page_owner, the stack
+// architecture, the command line, the kernel config (the first readable of
+// /proc/config.gz, /boot/config-RELEASE, /lib/modules/RELEASE/config and
+// /usr/lib/modules/RELEASE/config) with what it says of KASAN, page_owner, the stack
 // depot, ftrace, preemption (PREEMPT_DYNAMIC, PREEMPT_RCU) and the page size,
 // the CPU model and its invlpgb and hypervisor flags from /proc/cpuinfo, and
 // the possible CPUs.
