@@ -24,7 +24,7 @@ namespace tracehealth::agent {
 // Creates `dir` and its parents (mode 0700 for new directories).
 absl::Status MakeDirs(const std::string& dir);
 
-using ::tracehealth::ReadWholeFile;         // common/read_file.h
+using ::tracehealth::ReadWholeFile;        // common/read_file.h
 using ::tracehealth::WriteFileAtomically;  // common/write_file.h
 
 // Parses key=value lines. InvalidArgument for a line without '=' or a bad
