@@ -202,6 +202,48 @@ TEST(TracehealthctlTest, HelpForTheToolAndEachCommand) {
             "help; see tracehealthctl --help)\n");
 }
 
+// The true|false model flags take absl's forms of a boolean: bare
+// (--preempt_rcu) is true, negated (--nopreempt_rcu) false, as are =true and
+// =false; not given is unknown; any other value is refused, naming the flag.
+TEST(TracehealthctlTest, TrueFalseModelFlagsMayBeBare) {
+  const std::string dir = NewTempDir("ctl-bool");
+  auto model = [&](std::vector<std::string> flags) {
+    std::vector<std::string> args = {
+        "model",          "fgraph",           "--kernel=6.1.0",
+        "--preempt=none", "--threads=200000", "--probe=function_graph"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return Ctl(dir, args);
+  };
+  CtlRun bare = model({"--preempt_dynamic", "--preempt_rcu"});
+  EXPECT_EQ(bare.code, 0) << bare.out;
+  EXPECT_TRUE(absl::StrContains(bare.out, "kernel.preempt_dynamic = y [given]"))
+      << bare.out;
+  EXPECT_TRUE(
+      absl::StrContains(bare.out, "kernel.config_preempt_rcu = y [given]"))
+      << bare.out;
+  CtlRun negated = model({"--nopreempt_dynamic", "-preempt_rcu=false"});
+  EXPECT_EQ(negated.code, 0) << negated.out;
+  EXPECT_TRUE(
+      absl::StrContains(negated.out, "kernel.preempt_dynamic = n [given]"))
+      << negated.out;
+  EXPECT_TRUE(
+      absl::StrContains(negated.out, "kernel.config_preempt_rcu = n [given]"))
+      << negated.out;
+  CtlRun absent = model({});
+  EXPECT_EQ(absent.code, 0) << absent.out;
+  for (const char* given : {"kernel.preempt_dynamic = y [given]",
+                            "kernel.preempt_dynamic = n [given]",
+                            "kernel.config_preempt_rcu = y [given]",
+                            "kernel.config_preempt_rcu = n [given]"}) {
+    EXPECT_FALSE(absl::StrContains(absent.out, given)) << given;
+  }
+  CtlRun bad = model({"--preempt_rcu=sometimes"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.out,
+            "tracehealthctl: model: --preempt_rcu: expected true|false, got "
+            "'sometimes'\n");
+}
+
 // Flags a command cannot use are errors that list the values they take,
 // before anything is sent; a failed call names its gRPC code.
 TEST(TracehealthctlTest, BadFlagsAndFailedCallsSayWhat) {
