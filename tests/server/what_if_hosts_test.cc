@@ -125,6 +125,11 @@ constexpr v1::ProbeKind kGraph = v1::PROBE_KIND_FUNCTION_GRAPH_TRACER;
 constexpr v1::ProbeKind kMulti = v1::PROBE_KIND_KPROBE_MULTI;
 constexpr v1::ProbeKind kMultiReturn = v1::PROBE_KIND_KPROBE_MULTI_RETURN;
 
+// The notes that say why a fprobe kind uses fgraph or not.
+const char kEntryOnlyOff[] = "entry-only fprobes no longer register fgraph";
+const char kExitHandler[] = "fprobes with an exit handler register fgraph";
+const char kRethook[] = "fprobe is not built on fgraph before 6.14 (rethook)";
+
 const char kOverriddenNote[] =
     "kernel release overridden (what-if): feature rows asked about ";
 
@@ -153,17 +158,18 @@ std::vector<Case> Cases() {
       {"debian",
        kMulti,
        "kernel_release: '6.19.0'",
-       {false, false, 0, RISK_NONE, kFprobePatch, "6.19.0"}},
+       {false, false, 0, RISK_NONE, kFprobePatch, kEntryOnlyOff}},
       // An exit handler still registers fgraph: the same walk.
       {"debian",
        kMultiReturn,
        "kernel_release: '6.19.0'",
-       {true, false, 7500, RISK_STALL, kDebianWalk + kFprobePatch, "6.19.0"}},
+       {true, false, 7500, RISK_STALL, kDebianWalk + kFprobePatch,
+        kExitHandler}},
       // The 6.18.y backport: from 6.18.32 on x86-64, not 6.18.31.
       {"debian",
        kMulti,
        "kernel_release: '6.18.32'",
-       {false, false, 0, RISK_NONE, kFprobePatch, "6.18.32"}},
+       {false, false, 0, RISK_NONE, kFprobePatch, kEntryOnlyOff}},
       {"debian",
        kMulti,
        "kernel_release: '6.18.31'",
@@ -172,7 +178,7 @@ std::vector<Case> Cases() {
       {"debian",
        kMultiReturn,
        "kernel_release: '6.13.0'",
-       {false, false, 0, RISK_NONE, kFprobePatch, "6.13.0"}},
+       {false, false, 0, RISK_NONE, kFprobePatch, kRethook}},
       {"debian",
        kMulti,
        "kernel_release: '6.13.0'",
@@ -189,7 +195,7 @@ std::vector<Case> Cases() {
       {"debian",
        kGraph,
        "kernel_release: '6.1.0'",
-       {true, false, 7500, RISK_STALL, kDebianWalk + kGraphPatch, "6.1.0",
+       {true, false, 7500, RISK_STALL, kDebianWalk + kGraphPatch, "",
         240000ull * 2048}},
       // A Debian ABI string names no upstream version: judged as Debian's
       // kernel without one, rows by 6.12.0 (no fprobe on fgraph), with a
@@ -264,11 +270,11 @@ std::vector<Case> Cases() {
       {"ubuntu",
        kMultiReturn,
        "kernel_release: '6.13.0'",
-       {false, false, 0, RISK_NONE, kFprobePatch, "6.13.0"}},
+       {false, false, 0, RISK_NONE, kFprobePatch, kRethook}},
       {"ubuntu",
        kMulti,
        "kernel_release: '6.19.0'",
-       {false, false, 0, RISK_NONE, kFprobePatch, "6.19.0"}},
+       {false, false, 0, RISK_NONE, kFprobePatch, kEntryOnlyOff}},
       {"ubuntu",
        kMultiReturn,
        "kernel_release: '6.19.0'",
@@ -277,13 +283,13 @@ std::vector<Case> Cases() {
       {"ubuntu",
        kGraph,
        "kernel_release: '6.1.0'",
-       {true, true, 0, RISK_NONE, 0, "6.1.0"}},
+       {true, true, 0, RISK_NONE, 0, ""}},
       // Ubuntu's ABI string cannot be told from a local build's suffix
       // without the version string: judged by its numbers, 6.8.0.
       {"ubuntu",
        kMultiReturn,
        "kernel_release: '6.8.0-45-generic'",
-       {false, false, 0, RISK_NONE, kFprobePatch, "6.8.0"}},
+       {false, false, 0, RISK_NONE, kFprobePatch, kRethook}},
       {"ubuntu",
        kMultiReturn,
        "threads: 400000",
@@ -341,7 +347,7 @@ std::vector<Case> Cases() {
        kMultiReturn,
        "kernel_release: '6.19.0'",
        {true, false, 1907, RISK_LATENCY, kMainlineWalk + kFprobePatch,
-        "6.19.0"}},
+        kExitHandler}},
       {"mainline",
        kMulti,
        "kernel_release: '6.19.0'",
@@ -353,7 +359,7 @@ std::vector<Case> Cases() {
       {"mainline",
        kGraph,
        "kernel_release: '6.1.0'",
-       {true, false, 1907, RISK_LATENCY, kMainlineWalk + kGraphPatch, "6.1.0",
+       {true, false, 1907, RISK_LATENCY, kMainlineWalk + kGraphPatch, "",
         61000ull * 2048}},
       // 120,000 threads: 13.22 s, 0.66 x 20 s.
       {"mainline",
@@ -592,7 +598,7 @@ TEST_F(WhatIfHostsTest, HttpApiTakesTheKernelWhatIf) {
   const Case c{"debian",
                kMulti,
                "kernel_release: '6.19.0'",
-               {false, false, 0, v1::RISK_NONE, kFprobePatch, "6.19.0"}};
+               {false, false, 0, v1::RISK_NONE, kFprobePatch, kEntryOnlyOff}};
   CheckAnswer(c, resp.answers(0).prediction());
   CheckReleaseBasis(c, WhatIfOf(c), resp.answers(0).prediction());
 }
