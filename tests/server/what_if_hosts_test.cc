@@ -21,9 +21,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "common/kernel/release.h"
 #include "common/models/evaluate.h"
+#include "common/procfs/host_fs.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
@@ -409,7 +409,7 @@ std::vector<Case> Cases() {
 // The report the agent sends for fixture host `h`.
 v1::HostReport ReportOf(const Host& h) {
   const absl::Time now = absl::Now();
-  agent::HostFs fs(FixtureRoot(h.fixture));
+  HostFs fs(FixtureRoot(h.fixture));
   agent::Collector c(&fs, agent::CollectorOptions{}, [now] { return now; });
   v1::HostReport r;
   r.set_host_id(h.id);
