@@ -73,8 +73,17 @@ void ApplyWhatIf(const v1::WhatIf& w, v1::HostSnapshot& snapshot,
     snapshot.mutable_kernel()->set_preempt_source("what-if override");
   }
   if (w.has_kernel_release()) {
+    // The release names the kernel to judge. The running kernel's version
+    // string and the upstream version read beside it describe that kernel,
+    // not this one: left in place they would map the what-if back to the
+    // running kernel's upstream release (a Debian or Ubuntu host) or mark
+    // it a vendor kernel.
     overridden.kernel_release = true;
-    snapshot.mutable_kernel()->set_release(w.kernel_release());
+    v1::KernelInfo& kernel = *snapshot.mutable_kernel();
+    kernel.set_release(w.kernel_release());
+    kernel.clear_version();
+    kernel.clear_upstream_version();
+    kernel.clear_upstream_version_source();
   }
   if (w.has_fgraph_active()) {
     overridden.fgraph_active = true;

@@ -1,11 +1,13 @@
 #include "server/query/what_if.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
 
 #include "common/models/evaluate.h"
 #include "common/models/explain.h"
+#include "common/models/kernel_features.h"
 #include "gtest/gtest.h"
 #include "server/query/single_what_ifs.h"
 
@@ -128,6 +130,70 @@ TEST(WhatIfTest, EveryOverriddenInputIsListedAsOverridden) {
   v1::WhatIf active;
   active.set_fgraph_active(true);
   EXPECT_EQ(Sources(active, Walking())["fgraph.active"], kOverridden);
+}
+
+// A Debian host as the agent reports it: the ABI release, the version
+// string naming the Debian package and the upstream version read from it.
+v1::HostSnapshot Debian() {
+  v1::HostSnapshot s = Walking();
+  v1::KernelInfo& k = *s.mutable_kernel();
+  k.set_release("6.16.12-cloud-amd64");
+  k.set_version("#1 SMP PREEMPT_DYNAMIC Debian 6.16.12-1 (2025-10-14)");
+  k.set_upstream_version("6.16.12");
+  k.set_upstream_version_source("/proc/version (Debian 6.16.12-1)");
+  k.set_arch("x86_64");
+  return s;
+}
+
+TEST(WhatIfTest, KernelReleaseReplacesEverySourceOfTheRows) {
+  v1::WhatIf w;
+  w.set_kernel_release("6.19.0");
+  v1::HostSnapshot s = Debian();
+  ModelOptions o;
+  ApplyWhatIf(w, s, o);
+  EXPECT_EQ(s.kernel().release(), "6.19.0");
+  EXPECT_FALSE(s.kernel().has_version());
+  EXPECT_FALSE(s.kernel().has_upstream_version());
+  EXPECT_EQ(s.kernel().upstream_version_source(), "");
+  EXPECT_EQ(s.kernel().arch(), "x86_64");  // the host's
+  const KernelFeatures f = ResolveKernelFeatures(s.kernel(), o);
+  ASSERT_TRUE(f.release.has_value());
+  EXPECT_EQ(f.release->ToString(), "6.19.0");
+  EXPECT_EQ(f.release_kind, ReleaseKind::kMainline);
+  EXPECT_EQ(f.vendor, "");
+  // 6.19: entry-only fprobes are off fgraph; an exit handler is on it.
+  EXPECT_FALSE(PredictAttach(s, v1::PROBE_KIND_KPROBE_MULTI, o).uses_fgraph());
+  EXPECT_TRUE(
+      PredictAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, o).uses_fgraph());
+  // The basis says whose rows they are.
+  v1::AttachPrediction p =
+      PredictAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, o);
+  ExplainAttach(s, o, &p);
+  EXPECT_NE(std::find(p.basis().notes().begin(), p.basis().notes().end(),
+                      "kernel release overridden (what-if): feature rows "
+                      "asked about 6.19.0; the running kernel's version "
+                      "string and upstream version set aside"),
+            p.basis().notes().end())
+      << p.basis().ShortDebugString();
+  EXPECT_EQ(p.basis().feature_rows(0),
+            "fprobe_on_fgraph: since 6.14 -> 6.19.0: yes");
+  // Without the what-if the host's upstream 6.16.12 decides: both on it.
+  EXPECT_TRUE(
+      PredictAttach(Debian(), v1::PROBE_KIND_KPROBE_MULTI, {}).uses_fgraph());
+
+  // A Debian ABI string: Debian's kernel without an upstream version, rows
+  // by its numbers, counted as unknown with the built-in table.
+  w.set_kernel_release("6.12.0-1-amd64");
+  s = Debian();
+  ApplyWhatIf(w, s, o);
+  const KernelFeatures abi = ResolveKernelFeatures(s.kernel(), o);
+  ASSERT_TRUE(abi.release.has_value());
+  EXPECT_EQ(abi.release->Version(), "6.12.0");
+  EXPECT_EQ(abi.release_kind, ReleaseKind::kVendorUnmapped);
+  EXPECT_EQ(abi.vendor, "Debian");
+  EXPECT_TRUE(abi.release_unknown);
+  EXPECT_FALSE(
+      PredictAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, o).uses_fgraph());
 }
 
 TEST(WhatIfTest, RejectsUnusableOverrides) {

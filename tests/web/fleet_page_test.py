@@ -5,7 +5,7 @@ fed by real agents on the fixture hosts.
 Checks: the fleet table lists every host with the risk the gRPC API gives
 (tracehealthctl), sorting and filtering work, a host page shows its
 explanation and charts, the what-if form gives the number tracehealthctl
-predict gives, hostile label values render as text, and the browser logs no
+predict gives (a kernel what-if on a Debian host included), hostile label values render as text, and the browser logs no
 error. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR.
 """
 import json
@@ -212,6 +212,23 @@ class FleetPageTest(unittest.TestCase):
         self.assertEqual(float(cell.get_attribute("data-seconds")), want_latency)
         self.assertGreater(want_latency, 1.0)
         self.shot("whatif.png")
+        self.assert_no_console_errors()
+
+    def test_4b_kernel_what_if_on_a_debian_host(self):
+        # db-lockup runs Debian's 6.16.12 (its /proc/version says so), where
+        # an entry-only kprobe_multi walks 240,000 threads. At 6.19.0 it is
+        # off fgraph: only the patching of 100 sites at 1.069 s / 48,712.
+        want = self.ctl("predict", "--hosts=db-lockup", "--probe=kprobe_multi",
+                        "--kernel=6.19.0")["answers"][0]["prediction"]
+        self.assertFalse(want.get("uses_fgraph", False))
+        self.assertAlmostEqual(want["latency_seconds"], 100 * 1.069 / 48712, places=12)
+        self.open("/what-if?host=db-lockup")
+        wait(lambda: self.driver.find_elements(By.ID, "whatif"), what="form")
+        Select(self.driver.find_element(By.ID, "w-kind")).select_by_value("PROBE_KIND_KPROBE_MULTI")
+        self.driver.find_element(By.ID, "w-kernel").send_keys("6.19.0")
+        self.driver.find_element(By.ID, "w-submit").click()
+        cell = wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#answers td.latency"), what="answer")[0]
+        self.assertEqual(float(cell.get_attribute("data-seconds")), want["latency_seconds"])
         self.assert_no_console_errors()
 
     def test_5_hostile_labels_are_text(self):

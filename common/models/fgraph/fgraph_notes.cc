@@ -59,6 +59,17 @@ void AddReleaseNotes(const AttachContext& ctx, const AttachCase& k,
                      v1::Basis* basis) {
   const KernelFeatures& f = *ctx.features;
   if (!k.use.release_known) AddNote(basis, f.release_note);
+  for (const AttachInputs::Entry& in : k.inputs) {
+    if (in.id == AttachInput::kRelease &&
+        in.source == v1::INPUT_SOURCE_OVERRIDDEN) {
+      absl::StrAppend(NewNote(basis),
+                      "kernel release overridden (what-if): feature rows "
+                      "asked about ",
+                      f.release->Version(),
+                      "; the running kernel's version string and upstream "
+                      "version set aside");
+    }
+  }
   switch (f.release_kind) {
     case ReleaseKind::kReleaseCandidate:
       AddNote(basis,
