@@ -39,10 +39,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "agent/report/report_maker.h"
 #include "agent/testing/generated_host.h"
 #include "common/models/evaluate.h"
+#include "common/procfs/host_fs.h"
 
 ABSL_FLAG(int, cycles, 1000, "Steady cycles per measurement.");
 ABSL_FLAG(int, rare_cycles, 5, "10-minute cycles per measurement.");

@@ -52,6 +52,9 @@ struct AgentConfig {
   absl::Duration calibrate_budget = absl::Seconds(1);
   uint64_t calibrate_threads = 0;  // 0: chosen under the budget
   absl::Duration calibrate_hold_for_test = absl::ZeroDuration();
+  // Each cycle's predictions also go to TEXTFILE/tracehealth.prom for
+  // node_exporter's textfile collector (agent/report/textfile.h); "": none.
+  std::string textfile;
 };
 
 // Every start first undoes a calibration that was killed (its journal in

@@ -82,6 +82,9 @@ ABSL_FLAG(uint64_t, calibrate_threads, 0,
           "--calibrate: idle threads to start (0: the most whose predicted "
           "walk fits --calibrate_budget; refused when the given number's "
           "does not).");
+ABSL_FLAG(std::string, textfile, "",
+          "Directory of node_exporter's textfile collector: each report's "
+          "predictions are also written to DIR/tracehealth.prom.");
 ABSL_FLAG(absl::Duration, calibrate_hold_for_test, absl::ZeroDuration(),
           "--calibrate: wait this long after the first enable (tests kill "
           "the agent there); it only delays.");
@@ -146,5 +149,6 @@ int main(int argc, char** argv) {
   config.calibrate_budget = absl::GetFlag(FLAGS_calibrate_budget);
   config.calibrate_threads = absl::GetFlag(FLAGS_calibrate_threads);
   config.calibrate_hold_for_test = absl::GetFlag(FLAGS_calibrate_hold_for_test);
+  config.textfile = absl::GetFlag(FLAGS_textfile);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);
 }

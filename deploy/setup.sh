@@ -1,8 +1,27 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package tracehealth needs to build, test and run.
+# Installs the Debian 12 packages tracehealth needs.
+#
+#   deploy/setup.sh          what building and running need: the compiler,
+#                            Bazel and the libraries the binaries link, and
+#                            what deploy/quickstart.sh uses
+#   deploy/setup.sh --test   that, plus the test suite's packages (deploy/test.sh
+#                            runs it): test libraries, Prometheus, PostgreSQL
+#                            and Patroni, a browser, qemu, packaging tools...
+#   --list (after either)    prints the packages, one a line, and installs none
+#
 # Idempotent: packages already present are not reinstalled, and apt-get update
 # runs only when something is missing. Needs root (or sudo).
 set -euo pipefail
+
+with_tests=0
+list_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_tests=1 ;;
+    --list) list_only=1 ;;
+    *) echo "usage: $0 [--test] [--list]" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   # Build
@@ -10,13 +29,19 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev prometheus-cpp-dev libsqlite3-dev libyaml-cpp-dev zlib1g-dev libssl-dev
   libcurl4-openssl-dev libtcmalloc-minimal4 libmicrohttpd-dev libjs-chart.js
+  libpq-dev
+  # deploy/quickstart.sh
+  curl procps
+)
+
+TEST_PACKAGES=(
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   prometheus prometheus-alertmanager
-  openssl python3 python3-grpcio python3-yaml sqlite3 procps curl
+  openssl python3 python3-grpcio python3-yaml sqlite3
   # PostgreSQL store and the replica/failover tests (tests/replicas/)
-  libpq-dev postgresql-15 patroni etcd-server etcd-client haproxy
+  postgresql-15 patroni etcd-server etcd-client haproxy
   # The fleet page in a real browser (tests/web/)
   chromium chromium-driver python3-selenium
   # The kernel lab (tests/lab/): qemu boots Debian's cloud kernel (fetched with
@@ -24,7 +49,29 @@ PACKAGES=(
   qemu-system-x86 busybox-static cpio
   # Debian packages and container images (deploy/package.sh, tests/packaging/)
   dpkg-dev debhelper lintian umoci skopeo docker-registry jq systemd
+  # Kubernetes manifests (tests/deploy/k8s_render_test.sh: npm validates them
+  # against the Kubernetes and prometheus-operator schemas), the monitoring
+  # mixin (deploy/mixin/), node_exporter's textfile collector and
+  # node-problem-detector's plugin (tests/deploy/)
+  jsonnet prometheus-node-exporter
 )
+
+if ((with_tests)); then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+  # kustomize is not packaged in Debian 12; kubectl's built-in
+  # `kubectl kustomize` renders deploy/k8s/. Debian's kubectl comes in
+  # kubernetes-client; a kubectl from elsewhere is used as it is.
+  if ! command -v kubectl >/dev/null 2>&1 && ! command -v kustomize >/dev/null 2>&1; then
+    PACKAGES+=(kubernetes-client)
+  fi
+  # npm (with Debian's nodejs), unless a Node.js with its own npm is there.
+  if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(npm); fi
+fi
+
+if ((list_only)); then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up a Debian 12 machine (deploy/setup.sh) and runs the whole test suite:
+# Sets up a Debian 12 machine (deploy/setup.sh --test) and runs the whole test suite:
 #   1. every Bazel test target: unit tests beside the code, integration and
 #      end-to-end tests under tests/ (they start their own servers, Prometheus
 #      and Alertmanager on 127.0.0.1 and stop them);
@@ -19,16 +19,28 @@
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 #   6. ThreadSanitizer over the server's concurrent code
 #      (tests/reliability/run_tsan.sh, own output base; TRACEHEALTH_TSAN=0 skips).
-#   7. style: every C++ file formatted with .clang-format
-#      (tests/style/check_format.sh), and clang's thread-safety analysis of
-#      the ABSL_GUARDED_BY annotations over the whole tree
+#   7. deploy/k8s/'s overlays rendered with kustomize and every object
+#      validated against the Kubernetes and prometheus-operator schemas
+#      (tests/deploy/k8s_render_test.sh, npm packages cached outside the repo);
+#      the monitoring mixin's generated alerts, recording rules and
+#      dashboards current, promtool-checked and unit-tested, every alert with
+#      its runbook (tests/deploy/mixin_test.sh);
+#      deploy/setup.sh's build list covers every library the binaries link
+#      and holds none of the test suite's packages
+#      (tests/deploy/setup_split_test.sh);
+#   8. style: every C++ file formatted with .clang-format
+#      (tests/style/check_format.sh), the arrows of the dependency graph
+#      (tests/style/check_deps.sh: no server/ target depends on agent/, no
+#      shipped binary on tests/; run before the Bazel server stops), and
+#      clang's thread-safety analysis of the ABSL_GUARDED_BY annotations over
+#      the whole tree
 #      (tests/style/check_thread_safety.sh, own output base;
 #      TRACEHEALTH_TSA=0 skips).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-bash deploy/setup.sh || exit 1
+bash deploy/setup.sh --test || exit 1
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -46,7 +58,7 @@ counted() {
   fi
 }
 
-# Benchmarks are built (so they cannot rot) but not run here: see README.
+# Benchmarks are built (so they cannot rot) but not run here: see docs/benchmarks.md.
 echo "== bazel build //..."
 bazel build //... 2>&1 | tail -n 3
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "tests: 0 passed, 1 failed"; exit 1; }
@@ -55,6 +67,9 @@ echo "== bazel test //..."
 # Results are never taken from the cache: every test runs on every call.
 bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+
+echo "== dependency direction (tests/style/check_deps.sh)"
+counted bash tests/style/check_deps.sh
 
 echo "== quick start, non-interactive"
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)
@@ -106,6 +121,22 @@ if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
   echo "== ThreadSanitizer (tests/reliability/run_tsan.sh)"
   counted bash tests/reliability/run_tsan.sh
 fi
+
+echo "== Kubernetes overlays rendered and schema-checked (tests/deploy/k8s_render_test.sh)"
+k8s_log=$(mktemp)
+if bash tests/deploy/k8s_render_test.sh 2>&1 | tee "$k8s_log"; then
+  # A skip (no kubectl, npm registry unreachable) is no pass.
+  grep -q '^k8s render: SKIPPED' "$k8s_log" || extra_passed=$((extra_passed + 1))
+else
+  extra_failed=$((extra_failed + 1)); status=1
+fi
+rm -f "$k8s_log"
+
+echo "== monitoring mixin (tests/deploy/mixin_test.sh)"
+counted bash tests/deploy/mixin_test.sh
+
+echo "== setup split (tests/deploy/setup_split_test.sh)"
+counted bash tests/deploy/setup_split_test.sh
 
 echo "== clang-format (tests/style/check_format.sh)"
 counted bash tests/style/check_format.sh

@@ -23,10 +23,10 @@
 
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "agent/collect/host_fs.h"
 #include "common/client_credentials.h"
 #include "common/kernel/feature_table.h"
 #include "common/models/model_options.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/calibration.pb.h"
 
 namespace tracehealth::agent {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/state/state_file.h"
+#include "common/proto_json.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tracehealth::agent {
@@ -16,13 +17,11 @@ std::string CalibrationPath(absl::string_view state_dir) {
 }  // namespace
 
 std::string CalibrationJson(const v1::Calibration& calibration) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.preserve_proto_field_names = true;
-  auto s =
-      google::protobuf::util::MessageToJsonString(calibration, &json, opts);
-  if (!s.ok()) return absl::StrCat("{\"error\": \"", s.ToString(), "\"}");
-  return json;
+  absl::StatusOr<std::string> json = ProtoToJson(calibration);
+  if (!json.ok()) {
+    return absl::StrCat("{\"error\": \"", json.status().message(), "\"}");
+  }
+  return *json;
 }
 
 absl::Status SaveCalibration(absl::string_view state_dir,

@@ -13,7 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "agent/calibrate/journal.h"
-#include "agent/collect/host_fs.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
 

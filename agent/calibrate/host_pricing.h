@@ -22,9 +22,9 @@
 #include <optional>
 #include <string>
 
-#include "agent/collect/host_fs.h"
 #include "common/kernel/feature_table.h"
 #include "common/models/model_options.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/calibration.pb.h"
 
 namespace tracehealth::agent {

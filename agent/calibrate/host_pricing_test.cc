@@ -2,8 +2,8 @@
 
 #include "absl/time/time.h"
 #include "agent/calibrate/calibration_store.h"
-#include "agent/collect/host_fs.h"
 #include "agent/testing/test_tree.h"
+#include "common/procfs/host_fs.h"
 #include "common/proto_time.h"
 #include "gtest/gtest.h"
 

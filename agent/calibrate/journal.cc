@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/calibrate/tracefs_write.h"
 #include "agent/state/state_file.h"
+#include "common/proto_json.h"
 #include "common/status.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -25,13 +26,10 @@ std::string JournalPath(absl::string_view state_dir) {
 
 absl::Status WriteJournal(absl::string_view state_dir,
                           const v1::CalibrationJournal& journal) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.preserve_proto_field_names = true;
-  auto s = google::protobuf::util::MessageToJsonString(journal, &json, opts);
-  if (!s.ok()) return absl::InternalError(s.ToString());
-  json += "\n";
-  return WriteFileAtomically(JournalPath(state_dir), json, /*durable=*/true);
+  absl::StatusOr<std::string> json = ProtoToJson(journal);
+  if (!json.ok()) return json.status();
+  *json += "\n";
+  return WriteFileAtomically(JournalPath(state_dir), *json, /*durable=*/true);
 }
 
 absl::StatusOr<std::optional<v1::CalibrationJournal>> ReadJournal(

@@ -8,12 +8,12 @@
 #include "agent/collect/thread_counts.h"
 #include "agent/parsers/cpu.h"
 #include "agent/parsers/preempt.h"
-#include "agent/parsers/proc.h"
 #include "agent/parsers/stackdepot.h"
 #include "agent/parsers/vmallocinfo.h"
 #include "common/kernel/release.h"
 #include "common/models/stackdepot/depot_pools.h"
 #include "common/models/stackdepot/stack_depot.h"
+#include "common/procfs/proc.h"
 #include "common/proto_time.h"
 
 namespace tracehealth::agent {

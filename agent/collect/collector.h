@@ -26,12 +26,12 @@
 
 #include "absl/time/time.h"
 #include "agent/collect/fgraph_collector.h"
-#include "agent/collect/host_fs.h"
 #include "agent/collect/kernel_facts.h"
 #include "agent/collect/unknown_input.h"
 #include "agent/state/depot_history.h"
 #include "agent/state/fgraph_memory.h"
 #include "common/kernel/feature_table.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth::agent {

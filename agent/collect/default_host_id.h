@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "agent/collect/host_fs.h"
+#include "common/procfs/host_fs.h"
 
 namespace tracehealth::agent {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "agent/collect/host_fs.h"
 #include "agent/testing/test_tree.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {

@@ -131,7 +131,7 @@ void FgraphCollector::CountFunctions(const std::string& t, absl::Time now,
       uint64_t n = 0;
       absl::StatusOr<uint64_t> lines =
           fs_->ReadLines(path, kFunctionListMax, [&](absl::string_view l) {
-            if (!absl::StripAsciiWhitespace(l).empty()) ++n;
+            if (IsFunctionLine(l)) ++n;
           });
       if (lines.ok()) {
         *out = n;

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/collect/host_fs.h"
 #include "agent/collect/tracefs_users.h"
 #include "agent/collect/unknown_input.h"
 #include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth::agent {

@@ -4,14 +4,17 @@
 #include <unistd.h>
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "agent/parsers/cpu.h"
 #include "agent/parsers/kconfig.h"
 #include "agent/parsers/kernel_version.h"
 #include "agent/parsers/preempt.h"
-#include "agent/parsers/proc.h"
+#include "common/procfs/proc.h"
 
 namespace tracehealth::agent {
 namespace {
@@ -117,10 +120,15 @@ absl::StatusOr<KernelConfig> ParseConfigText(
                    : absl::StatusOr<KernelConfig>(text.status());
 }
 
-// /proc/config.gz, else /boot/config-RELEASE; sets config_source.
+// The kernel config from the first of these that reads and parses:
+// /proc/config.gz (CONFIG_IKCONFIG_PROC), /boot/config-RELEASE (Debian up to
+// 6.x, Ubuntu, RHEL), /lib/modules/RELEASE/config and
+// /usr/lib/modules/RELEASE/config (Debian's 7.x packages, Fedora). Sets
+// config_source to the path read; when none does, kernel.config is unknown
+// with every source's reason.
 std::optional<KernelConfig> FindConfig(const HostFs& fs, KernelFacts* f) {
   v1::KernelInfo* k = &f->kernel;
-  std::string errors;
+  std::vector<std::string> errors;
   absl::StatusOr<std::string> gz = fs.ReadFile("/proc/config.gz", kConfigGzMax);
   if (gz.ok()) {
     absl::StatusOr<KernelConfig> parsed =
@@ -129,21 +137,31 @@ std::optional<KernelConfig> FindConfig(const HostFs& fs, KernelFacts* f) {
       k->set_config_source("/proc/config.gz");
       return *std::move(parsed);
     }
-    errors = absl::StrCat("/proc/config.gz: ", parsed.status().message());
+    errors.push_back(
+        absl::StrCat("/proc/config.gz: ", parsed.status().message()));
   } else {
-    errors = std::string(gz.status().message());
+    errors.emplace_back(gz.status().message());
   }
   if (k->has_release()) {
-    std::string path = absl::StrCat("/boot/config-", k->release());
-    absl::StatusOr<KernelConfig> parsed =
-        ParseConfigText(fs.ReadFile(path, kConfigTextMax));
-    if (parsed.ok()) {
-      k->set_config_source(path);
-      return *std::move(parsed);
+    for (const char* pattern : {"/boot/config-%s", "/lib/modules/%s/config",
+                                "/usr/lib/modules/%s/config"}) {
+      const std::string path = absl::StrFormat(pattern, k->release());
+      absl::StatusOr<std::string> text = fs.ReadFile(path, kConfigTextMax);
+      if (!text.ok()) {
+        errors.emplace_back(text.status().message());
+        continue;
+      }
+      absl::StatusOr<KernelConfig> parsed = KernelConfig::Parse(*text);
+      if (parsed.ok()) {
+        k->set_config_source(path);
+        return *std::move(parsed);
+      }
+      errors.push_back(absl::StrCat(path, ": ", parsed.status().message()));
     }
-    absl::StrAppend(&errors, "; ", parsed.status().message());
+  } else {
+    errors.emplace_back("no kernel release to find its config by");
   }
-  AddUnknown(&f->unknown, "kernel.config", errors);
+  AddUnknown(&f->unknown, "kernel.config", absl::StrJoin(errors, "; "));
   return std::nullopt;
 }
 

@@ -1,8 +1,9 @@
 // KernelFacts: the inputs fixed for a boot, which the collector reads once:
 // the release and version string, the upstream release behind a Debian
 // (/proc/version) or Ubuntu (/proc/version_signature) one, the
-// architecture, the command line, the kernel config (/proc/config.gz, else
-// /boot/config-RELEASE) with what it says of KASAN, page_owner, the stack
+// architecture, the command line, the kernel config (the first readable of
+// /proc/config.gz, /boot/config-RELEASE, /lib/modules/RELEASE/config and
+// /usr/lib/modules/RELEASE/config) with what it says of KASAN, page_owner, the stack
 // depot, ftrace, preemption (PREEMPT_DYNAMIC, PREEMPT_RCU) and the page size,
 // the CPU model and its invlpgb and hypervisor flags from /proc/cpuinfo, and
 // the possible CPUs.
@@ -19,10 +20,10 @@
 #include <optional>
 #include <string>
 
-#include "agent/collect/host_fs.h"
 #include "agent/collect/unknown_input.h"
 #include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth::agent {

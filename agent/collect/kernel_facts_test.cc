@@ -1,6 +1,7 @@
 #include "agent/collect/kernel_facts.h"
 
 #include <string>
+#include <vector>
 
 #include "agent/testing/test_tree.h"
 #include "gtest/gtest.h"
@@ -122,6 +123,62 @@ TEST(KernelFactsTest, PreemptNoneRefusedFrom70OnX86) {
   f = ReadKernelFacts(fs);
   EXPECT_EQ(f.config_mode, v1::PREEMPT_MODE_NONE);
   EXPECT_EQ(f.config_mode_source, "config and preempt= boot parameter");
+}
+
+// The config's four homes, first readable wins: /proc/config.gz, then
+// /boot/config-RELEASE, /lib/modules/RELEASE/config (Fedora) and
+// /usr/lib/modules/RELEASE/config (Debian's 7.x packages, which ship no
+// /boot/config).
+TEST(KernelFactsTest, ConfigFromEachOfItsFourHomesInOrder) {
+  const std::string kRelease = "7.2.13+deb14-amd64";
+  struct Home {
+    std::string path;
+    std::string text;
+  };
+  // Each home says a different page size, so the one read is visible.
+  const std::vector<Home> homes = {
+      {"/boot/config-" + kRelease, "CONFIG_PAGE_SIZE_4KB=y\n"},
+      {"/lib/modules/" + kRelease + "/config", "CONFIG_PAGE_SIZE_16KB=y\n"},
+      {"/usr/lib/modules/" + kRelease + "/config", "CONFIG_PAGE_SIZE_64KB=y\n"},
+  };
+  const uint32_t kPage[] = {4096, 16384, 65536};
+  // Only home i (and those after it) present: home i is read.
+  for (size_t i = 0; i < homes.size(); ++i) {
+    TestTree t;
+    t.Write("/proc/sys/kernel/osrelease", kRelease + "\n");
+    for (size_t j = i; j < homes.size(); ++j) {
+      t.Write(homes[j].path, homes[j].text);
+    }
+    HostFs fs(t.root());
+    const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+    EXPECT_EQ(f.kernel.config_source(), homes[i].path);
+    EXPECT_EQ(f.kernel.page_size(), kPage[i]) << homes[i].path;
+    EXPECT_EQ(Unknown(f, "kernel.config"), "");
+  }
+  // An unparsable earlier home does not hide a later one.
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", kRelease + "\n");
+  t.Write(homes[0].path, std::string("\0\x01binary", 8));
+  t.Write(homes[2].path, homes[2].text);
+  HostFs fs(t.root());
+  const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+  EXPECT_EQ(f.kernel.config_source(), homes[2].path);
+  EXPECT_EQ(f.kernel.page_size(), 65536u);
+}
+
+// No home readable: kernel.config is unknown, naming every path tried.
+TEST(KernelFactsTest, NoConfigNamesEveryPathTried) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "7.0.2\n");
+  HostFs fs(t.root());
+  const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+  const std::string reason = Unknown(f, "kernel.config");
+  for (const char* path :
+       {"/proc/config.gz", "/boot/config-7.0.2", "/lib/modules/7.0.2/config",
+        "/usr/lib/modules/7.0.2/config"}) {
+    EXPECT_NE(reason.find(path), std::string::npos) << path << " in " << reason;
+  }
+  EXPECT_EQ(f.kernel.config_source(), "");
 }
 
 TEST(KernelFactsTest, WhatIsMissingIsNamedWithItsReason) {

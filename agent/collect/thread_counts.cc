@@ -1,6 +1,6 @@
 #include "agent/collect/thread_counts.h"
 
-#include "agent/parsers/proc.h"
+#include "common/procfs/proc.h"
 
 namespace tracehealth::agent {
 namespace {

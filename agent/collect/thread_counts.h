@@ -11,8 +11,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "agent/collect/host_fs.h"
 #include "agent/collect/unknown_input.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth::agent {

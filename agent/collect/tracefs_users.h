@@ -16,10 +16,10 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "agent/collect/host_fs.h"
 #include "agent/collect/unknown_input.h"
 #include "common/kernel/feature_table.h"
 #include "common/kernel/release.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth::agent {

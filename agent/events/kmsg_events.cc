@@ -5,7 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "agent/parsers/proc.h"
+#include "common/procfs/proc.h"
 
 namespace tracehealth::agent {
 namespace {

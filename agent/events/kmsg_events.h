@@ -35,11 +35,11 @@
 #include <string>
 #include <vector>
 
-#include "agent/collect/host_fs.h"
 #include "agent/collect/kmsg_reader.h"
 #include "agent/events/event_extractor.h"
 #include "agent/state/fgraph_memory.h"
 #include "agent/state/kmsg_cursor.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/report.pb.h"
 
 namespace tracehealth::agent {

@@ -25,8 +25,8 @@
 #ifndef TRACEHEALTH_AGENT_GATE_FRESH_INPUTS_H_
 #define TRACEHEALTH_AGENT_GATE_FRESH_INPUTS_H_
 
-#include "agent/collect/host_fs.h"
 #include "common/kernel/feature_table.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
 namespace tracehealth::agent {

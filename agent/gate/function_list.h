@@ -24,14 +24,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "agent/collect/host_fs.h"
 #include "agent/gate/ftrace_filter.h"
+#include "common/procfs/host_fs.h"
 
 namespace tracehealth::agent {
 
 class FunctionList {
  public:
-  // Lines of `text`; empty lines are skipped.
+  // Lines of `text`; empty lines are skipped. Test-only: production reads
+  // the list with Load; tests build one from a literal without a host tree.
   static FunctionList FromText(absl::string_view text);
   // `path` through `fs` (at most 64 MiB; the errors of HostFs::ReadLines).
   static absl::StatusOr<FunctionList> Load(const HostFs& fs,

@@ -28,9 +28,9 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "agent/collect/host_fs.h"
 #include "agent/gate/gate_server.h"
 #include "agent/gate/gate_service.h"
+#include "common/procfs/host_fs.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/gate.grpc.pb.h"
 

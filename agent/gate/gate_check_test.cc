@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "agent/collect/host_fs.h"
 #include "agent/gate/function_list.h"
 #include "agent/testing/test_tree.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {

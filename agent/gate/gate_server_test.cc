@@ -13,10 +13,10 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "agent/collect/host_fs.h"
 #include "agent/gate/gate_service.h"
 #include "agent/gate/unix_socket.h"
 #include "agent/testing/test_tree.h"
+#include "common/procfs/host_fs.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/gate.grpc.pb.h"

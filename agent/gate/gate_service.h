@@ -21,10 +21,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "agent/collect/host_fs.h"
 #include "agent/gate/function_list.h"
 #include "agent/gate/thread_history.h"
 #include "common/models/model_options.h"
+#include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/gate.grpc.pb.h"
 
 namespace tracehealth::agent {

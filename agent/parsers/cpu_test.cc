@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "agent/testing/refusal.h"
+#include "common/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "agent/testing/refusal.h"
+#include "common/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {

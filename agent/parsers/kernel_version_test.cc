@@ -4,7 +4,7 @@
 #include <string>
 #include <utility>
 
-#include "agent/testing/refusal.h"
+#include "common/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {

@@ -3,7 +3,7 @@
 #include <optional>
 #include <utility>
 
-#include "agent/testing/refusal.h"
+#include "common/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {

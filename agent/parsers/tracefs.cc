@@ -78,12 +78,8 @@ absl::StatusOr<std::vector<DynamicEvent>> ParseDynamicEvents(
   return out;
 }
 
-uint64_t CountNonEmptyLines(absl::string_view text) {
-  uint64_t n = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (!absl::StripAsciiWhitespace(line).empty()) ++n;
-  }
-  return n;
+bool IsFunctionLine(absl::string_view line) {
+  return !absl::StripAsciiWhitespace(line).empty();
 }
 
 bool IsFtraceFilterEntry(absl::string_view line) {

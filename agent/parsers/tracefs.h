@@ -41,8 +41,9 @@ struct DynamicEvent {
 absl::StatusOr<std::vector<DynamicEvent>> ParseDynamicEvents(
     absl::string_view text);
 
-// Non-empty lines (enabled_functions, available_filter_functions).
-uint64_t CountNonEmptyLines(absl::string_view text);
+// Whether a line of enabled_functions or available_filter_functions counts
+// as a function: it holds more than blanks.
+bool IsFunctionLine(absl::string_view line);
 
 // Whether a line of set_ftrace_filter names a filtered function: not the
 // "#### all functions enabled ####" an empty filter prints, not a comment,

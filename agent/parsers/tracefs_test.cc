@@ -3,7 +3,7 @@
 #include <string>
 #include <utility>
 
-#include "agent/testing/refusal.h"
+#include "common/testing/refusal.h"
 #include "gtest/gtest.h"
 
 namespace tracehealth::agent {
@@ -70,13 +70,14 @@ TEST(DynamicEventsTest, RejectsMalformed) {
   }
 }
 
-// Lines holding only blanks are empty too (available_filter_functions and
+// Lines holding only blanks are no functions (available_filter_functions and
 // enabled_functions counts).
-TEST(CountLinesTest, CountsNonEmpty) {
-  EXPECT_EQ(CountNonEmptyLines(""), 0u);
-  EXPECT_EQ(CountNonEmptyLines("a (1)\nb (1)\n\n"), 2u);
-  EXPECT_EQ(CountNonEmptyLines("a (1)\nb (1)"), 2u);
-  EXPECT_EQ(CountNonEmptyLines("a\n \n\t\nb\n  \n"), 2u);
+TEST(FunctionLineTest, BlankLinesDoNotCount) {
+  EXPECT_TRUE(IsFunctionLine("a (1)"));
+  EXPECT_TRUE(IsFunctionLine(" b"));
+  EXPECT_FALSE(IsFunctionLine(""));
+  EXPECT_FALSE(IsFunctionLine(" "));
+  EXPECT_FALSE(IsFunctionLine("\t \r"));
 }
 
 TEST(TracefsTest, FtraceFilterEntries) {

@@ -45,7 +45,8 @@ class VmallocInfoCounter {
   VmallocCounts counts_;
 };
 
-// The whole file at once.
+// The whole file at once. For the tests and the fuzzer (one call per
+// input); the collector streams lines into a VmallocInfoCounter.
 absl::StatusOr<VmallocCounts> ParseVmallocInfo(absl::string_view text,
                                                uint64_t shadow_page_bytes);
 

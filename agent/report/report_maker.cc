@@ -32,12 +32,6 @@ std::optional<uint64_t> ProcessRssBytes() {
          static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-uint64_t PeakRssBytes() {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
-}
-
 void AddInputCosts(const InputCosts& costs, v1::AgentHealth* health) {
   std::vector<const std::pair<std::string, IoCost>*> rows;
   rows.reserve(costs.size());

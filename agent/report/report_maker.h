@@ -65,8 +65,6 @@ class ReportMaker {
 double ThreadCpuSeconds();
 // Resident set size of this process (from /proc/self/statm), if readable.
 std::optional<uint64_t> ProcessRssBytes();
-// Peak resident set size of this process (getrusage ru_maxrss), in bytes.
-uint64_t PeakRssBytes();
 // Appends `costs` to `health` as input_costs rows, most bytes first.
 void AddInputCosts(const InputCosts& costs, v1::AgentHealth* health);
 

@@ -1,8 +1,6 @@
 #include "agent/state/state_file.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 
@@ -12,28 +10,6 @@
 #include "common/status.h"
 
 namespace tracehealth::agent {
-namespace {
-
-absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ::tracehealth::ErrnoToStatus(errno, path);
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return absl::OkStatus();
-}
-
-std::string DirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-}  // namespace
 
 absl::Status MakeDirs(const std::string& dir) {
   if (dir.empty()) return absl::InvalidArgumentError("empty directory name");
@@ -54,36 +30,6 @@ absl::Status MakeDirs(const std::string& dir) {
   if (!S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat(dir, ": not a directory"));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::string_view content, bool durable) {
-  std::string tmp = path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return ::tracehealth::ErrnoToStatus(errno, tmp);
-  absl::Status s = WriteAll(fd, content, tmp);
-  if (s.ok() && durable && fsync(fd) != 0) {
-    s = ::tracehealth::ErrnoToStatus(errno, tmp);
-  }
-  close(fd);
-  if (!s.ok()) {
-    unlink(tmp.c_str());
-    return s;
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    s = ::tracehealth::ErrnoToStatus(errno, path);
-    unlink(tmp.c_str());
-    return s;
-  }
-  if (!durable) return absl::OkStatus();
-  // The rename is durable only once the directory entry is.
-  std::string dir = DirName(path);
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    fsync(dfd);
-    close(dfd);
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,6 @@
 // Small files in the agent's state directory: written whole and atomically
-// (write to "<path>.tmp", fsync, rename over <path>, fsync the directory),
-// so a crash leaves either the old or the new content, never a mix.
+// (WriteFileAtomically, common/write_file.h), so a crash leaves either the
+// old or the new content, never a mix.
 //
 // The key=value format holds one "key=value" pair per line; keys are
 // [a-z0-9_]+, values have no newline.
@@ -17,21 +17,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/read_file.h"
+#include "common/write_file.h"
 
 namespace tracehealth::agent {
 
 // Creates `dir` and its parents (mode 0700 for new directories).
 absl::Status MakeDirs(const std::string& dir);
 
-// Replaces `path` with `content` atomically and, when `durable`, durably
-// (fsync of the file and its directory). A non-durable write still never
-// leaves a mix of old and new content, but after a crash the file may hold
-// the old content (or, on some filesystems, be empty).
-absl::Status WriteFileAtomically(const std::string& path,
-                                 absl::string_view content,
-                                 bool durable = true);
-
-using ::tracehealth::ReadWholeFile;  // common/read_file.h
+using ::tracehealth::ReadWholeFile;         // common/read_file.h
+using ::tracehealth::WriteFileAtomically;  // common/write_file.h
 
 // Parses key=value lines. InvalidArgument for a line without '=' or a bad
 // key (the file is corrupt; callers treat it as absent, with a warning).

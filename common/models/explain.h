@@ -24,7 +24,9 @@
 
 namespace tracehealth {
 
-// Whether `summary` or the basis inputs are present.
+// Whether `summary` or the basis inputs are present. Test-only: the tests
+// check with it what ExplainAttach did; production code explains
+// unconditionally (ExplainAttach skips an explained prediction itself).
 bool HasExplanation(const v1::AttachPrediction& p);
 
 // Explains `*p` (one probe kind, predicted from `snapshot` and `options`),

@@ -15,11 +15,11 @@
 # with fixed owners and the changelog's timestamp, so the same inputs give
 # the same image digest.
 #
-#   agent:  runs as root (as the unit, and deploy/k8s/agent-daemonset.yaml:
+#   agent:  runs as root (as the unit, and deploy/k8s/base/agent-daemonset.yaml:
 #           runAsUser 0 with only DAC_READ_SEARCH and SYS_PTRACE), reads the
 #           node at /host (/host/proc, /host/sys, /host/boot are mount points),
 #           state in /var/lib/tracehealth-agent.
-#   server: runs as tracehealth (uid/gid 65532, as deploy/k8s/server.yaml),
+#   server: runs as tracehealth (uid/gid 65532, as deploy/k8s/base/server.yaml),
 #           data in /var/lib/tracehealth-server, rules in /etc/tracehealth.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -201,7 +201,7 @@ config tracehealth-agent --config.user=0:0 \
   --config.cmd=--root=/host --config.cmd=--state_dir=/var/lib/tracehealth-agent \
   --config.volume=/var/lib/tracehealth-agent
 
-# Server: the unit's user tracehealth, uid/gid 65532 as in deploy/k8s/server.yaml.
+# Server: the unit's user tracehealth, uid/gid 65532 as in deploy/k8s/base/server.yaml.
 # SQLite's temporary files go to the data volume: the root is read-only there.
 server=$work/rootfs-server
 make_rootfs "$server" tracehealth-server

@@ -5,8 +5,8 @@
 #include "prometheus/metric_family.h"
 #include "server/calibration/class_calibrations.h"
 #include "server/storage/sqlite/sqlite_storage.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

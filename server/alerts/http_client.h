@@ -28,7 +28,8 @@ absl::StatusOr<HttpResponse> HttpPostJson(const std::string& url,
                                           absl::string_view json,
                                           absl::Duration timeout);
 
-// GETs `url`; same error mapping.
+// GETs `url`; same error mapping. Test-only: alertmanager_notifier_test
+// reads back from a real Alertmanager what the notifier posted.
 absl::StatusOr<HttpResponse> HttpGet(const std::string& url,
                                      absl::Duration timeout);
 

@@ -4,10 +4,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
+#include "common/read_file.h"
 #include "grpcpp/security/server_credentials.h"
 
 namespace tracehealth::server {
@@ -59,16 +57,6 @@ absl::Status CheckCa(const std::string& pem, const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (ss.str().empty())
-    return absl::InvalidArgumentError(absl::StrCat(path, ": empty"));
-  return ss.str();
-}
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
@@ -84,9 +72,9 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
   if (cert_path.empty() || key_path.empty()) {
     return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
   }
-  absl::StatusOr<std::string> cert = Slurp(cert_path);
+  absl::StatusOr<std::string> cert = ReadWholeFile(cert_path);
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = Slurp(key_path);
+  absl::StatusOr<std::string> key = ReadWholeFile(key_path);
   if (!key.ok()) return key.status();
   if (absl::Status st = CheckKeyPair(*cert, cert_path, *key, key_path);
       !st.ok()) {
@@ -96,7 +84,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
       GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   opts.pem_key_cert_pairs.push_back({*key, *cert});
   if (!client_ca_path.empty()) {
-    absl::StatusOr<std::string> ca = Slurp(client_ca_path);
+    absl::StatusOr<std::string> ca = ReadWholeFile(client_ca_path);
     if (!ca.ok()) return ca.status();
     if (absl::Status st = CheckCa(*ca, client_ca_path); !st.ok()) return st;
     opts.pem_root_certs = *ca;

@@ -4,7 +4,7 @@
 #include "common/models/explain.h"
 #include "common/proto_time.h"
 #include "gtest/gtest.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

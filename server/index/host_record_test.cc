@@ -3,7 +3,7 @@
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
 #include "gtest/gtest.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

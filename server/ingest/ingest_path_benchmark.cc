@@ -13,8 +13,8 @@
 #include "server/ingest/validate.h"
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

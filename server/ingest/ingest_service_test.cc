@@ -9,8 +9,8 @@
 #include "gtest/gtest.h"
 #include "server/storage/controlled_report_store.h"
 #include "server/storage/sqlite/sqlite_storage.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "agent/parsers/proc.h"
+#include "common/procfs/proc.h"
 #include "common/read_file.h"
 #include "server/ingest/descriptor_guard.h"
 
@@ -175,7 +175,7 @@ std::vector<MetricFamily> ProcessCollector::Collect() const {
         static_cast<double>(stat->utime + stat->stime) / ticks);
     text = ReadWholeFile(root_ + "/proc/stat");
     absl::StatusOr<int64_t> btime =
-        text.ok() ? agent::ParseStatBtime(*text) : text.status();
+        text.ok() ? ParseStatBtime(*text) : text.status();
     if (btime.ok()) {
       Add(out, "process_start_time_seconds",
           "Start time of the process since unix epoch in seconds.",

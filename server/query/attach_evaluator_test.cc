@@ -7,7 +7,7 @@
 #include "common/models/evaluate.h"
 #include "gtest/gtest.h"
 #include "server/query/what_if.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

@@ -10,8 +10,8 @@
 #include "server/query/query_service.h"
 #include "server/query/single_what_ifs.h"
 #include "server/storage/sqlite/sqlite_storage.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

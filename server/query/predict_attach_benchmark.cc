@@ -1,5 +1,5 @@
 // Fleet-wide PredictAttach in process (prints figures; not a timed test):
-// the index filled with N sample hosts (tests/util/sample_report.h), then
+// the index filled with N sample hosts (tools/loadgen/sample_report.h), then
 // DoPredictAttach over every host with a what-if (threads=400000), with
 // and without a rollout plan, on 1 and 2 scan threads. Prints the CPU time
 // of the process per query (robust to other load on the machine) and the
@@ -18,7 +18,7 @@
 #include "absl/time/clock.h"
 #include "server/index/host_index.h"
 #include "server/query/query_service.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 ABSL_FLAG(int32_t, hosts, 100000, "Hosts in the index");
 ABSL_FLAG(int32_t, queries, 40, "Queries per kind");

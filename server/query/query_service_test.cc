@@ -5,56 +5,12 @@
 #include "common/models/evaluate.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "server/query/query_service_test_fixture.h"
 #include "server/storage/sqlite/sqlite_storage.h"
-#include "tests/util/sample_report.h"
-#include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {
-
-class QueryServiceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto s = SqliteStorage::Open(testing::NewTempDir("query") + "/q.db");
-    ASSERT_TRUE(s.ok());
-    storage_ = std::move(*s);
-    now_ = absl::FromUnixSeconds(1800000000);
-    // As the server has them: stored first, then in the index.
-    std::vector<CommittedReport> reports;
-    std::vector<ReportRow> rows;
-    for (int i = 0; i < 6; ++i) {
-      SampleHost h;
-      h.host_id = "h" + std::to_string(i);
-      h.threads = 10000 + 60000 * i;  // h5 is the worst
-      h.role = i % 2 == 0 ? "db" : "web";
-      const v1::HostReport r = SampleReport(h, 1, now_ - absl::Seconds(10));
-      reports_[r.host_id()] = r;
-      const absl::Time received = i == 0 ? now_ - absl::Hours(1) : now_;
-      reports.push_back({StoredReport::Of(r), received});
-      ReportRow row;
-      row.host_id = r.host_id();
-      row.seq = r.seq();
-      row.received_at_ns = absl::ToUnixNanos(received);
-      // observed_at_ns stays 0: outside every history window read below.
-      row.blob = r.SerializeAsString();
-      rows.push_back(std::move(row));
-    }
-    ASSERT_TRUE(storage_->WriteBatch(rows).ok());
-    index_.Apply(reports);
-    QueryOptions opts;
-    opts.now = [this] { return now_; };
-    opts.store = storage_.get();
-    opts.events = storage_.get();
-    service_ =
-        std::make_unique<QueryService>(&index_, storage_.get(), nullptr, opts);
-  }
-
-  absl::Time now_;
-  std::map<std::string, v1::HostReport> reports_;  // as sent
-  std::unique_ptr<SqliteStorage> storage_;
-  HostIndex index_;
-  std::unique_ptr<QueryService> service_;
-};
 
 TEST_F(QueryServiceTest, PredictAttachRanksWorstFirstAndLimits) {
   v1::PredictAttachRequest req;
@@ -283,107 +239,6 @@ TEST_F(QueryServiceTest, FleetSummaryDrawsEveryHostInTheMarginStrip) {
   EXPECT_EQ(plain.margin_strip_size(), 0);
 }
 
-TEST_F(QueryServiceTest, HostHistoryGivesTheStoredReportsOfTheWindow) {
-  // h1's seqs 1..5 observed 50, 40, 30, 20 and 10 s ago, 1000 more threads
-  // each.
-  std::vector<ReportRow> rows;
-  std::vector<v1::HostReport> reports;
-  for (int seq = 1; seq <= 5; ++seq) {
-    SampleHost h;
-    h.host_id = "h1";
-    h.threads = 100000 + 1000 * seq;
-    const absl::Time observed = now_ - absl::Seconds(60 - 10 * seq);
-    reports.push_back(SampleReport(h, seq, observed));
-    ReportRow r;
-    r.host_id = "h1";
-    r.seq = seq;
-    r.observed_at_ns = absl::ToUnixNanos(observed);
-    r.received_at_ns = r.observed_at_ns;
-    r.worst_risk = reports.back().predictions().worst_risk();
-    r.purge_seconds = 2.5 * seq;
-    r.blob = reports.back().SerializeAsString();
-    rows.push_back(r);
-  }
-  ASSERT_TRUE(storage_->WriteBatch(rows).ok());
-
-  v1::GetHostHistoryRequest req;
-  req.set_host_id("h1");
-  req.set_probe_kind(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
-  *req.mutable_from() = google::protobuf::util::TimeUtil::SecondsToTimestamp(
-      absl::ToUnixSeconds(now_) - 45);
-  v1::GetHostHistoryResponse resp;
-  grpc::Status st = service_->DoGetHostHistory(req, &resp);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  // From 45 s ago to now: seqs 2..5.
-  EXPECT_EQ(resp.matched_reports(), 4u);
-  ASSERT_EQ(resp.points_size(), 4);
-  for (int i = 0; i < 4; ++i) {
-    const v1::HistoryPoint& p = resp.points(i);
-    const v1::HostReport& r = reports[i + 1];
-    EXPECT_EQ(p.seq(), static_cast<uint64_t>(i + 2));
-    EXPECT_EQ(p.threads(), 100000u + 1000u * (i + 2));
-    EXPECT_EQ(p.purge_seconds(), 2.5 * (i + 2));
-    EXPECT_EQ(p.observed_at().seconds(),
-              absl::ToUnixSeconds(now_) - 40 + 10 * i);
-    // The stored function_graph prediction (attach[0]: ProbeKind order).
-    ASSERT_EQ(r.predictions().attach(0).probe_kind(),
-              v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
-    EXPECT_EQ(p.attach_latency_seconds(),
-              r.predictions().attach(0).latency_seconds());
-  }
-  // Two points of four: every second one, from the oldest.
-  req.set_max_points(2);
-  resp.Clear();
-  ASSERT_TRUE(service_->DoGetHostHistory(req, &resp).ok());
-  ASSERT_EQ(resp.points_size(), 2);
-  EXPECT_EQ(resp.points(0).seq(), 2u);
-  EXPECT_EQ(resp.points(1).seq(), 4u);
-
-  struct Bad {
-    std::string host;
-    int64_t from_s;
-    grpc::StatusCode code;
-    std::string message;
-  } bad[] = {
-      {"", -45, grpc::StatusCode::INVALID_ARGUMENT, "host_id is required"},
-      {"nope", -45, grpc::StatusCode::NOT_FOUND, "unknown host \"nope\""},
-      {"h1", +45, grpc::StatusCode::INVALID_ARGUMENT, "from is after to"},
-  };
-  for (const Bad& b : bad) {
-    v1::GetHostHistoryRequest r;
-    r.set_host_id(b.host);
-    *r.mutable_from() = google::protobuf::util::TimeUtil::SecondsToTimestamp(
-        absl::ToUnixSeconds(now_) + b.from_s);
-    v1::GetHostHistoryResponse out;
-    grpc::Status got = service_->DoGetHostHistory(r, &out);
-    EXPECT_EQ(got.error_code(), b.code) << b.message;
-    EXPECT_EQ(got.error_message(), b.message);
-  }
-}
-
-// A stored event of `host`, kmsg seq `seq`, logged `ago_s` seconds ago.
-EventRow StoredEventRow(const std::string& host, uint64_t seq, int64_t ago_s,
-                        v1::EventPrediction predicted, absl::Time now) {
-  v1::StoredEvent e;
-  e.set_host_id(host);
-  e.mutable_event()->set_boot_id("b");
-  e.mutable_event()->set_kmsg_seq(seq);
-  e.mutable_event()->set_kind(v1::OBSERVED_EVENT_KIND_SOFT_LOCKUP);
-  *e.mutable_event()->mutable_logged_at() =
-      google::protobuf::util::TimeUtil::SecondsToTimestamp(
-          absl::ToUnixSeconds(now) - ago_s);
-  e.set_predicted(predicted);
-  EventRow row;
-  row.host_id = host;
-  row.boot_id = "b";
-  row.kmsg_seq = seq;
-  row.logged_at_ns = absl::ToUnixNanos(now - absl::Seconds(ago_s));
-  row.kind = e.event().kind();
-  row.predicted = predicted;
-  row.blob = e.SerializeAsString();
-  return row;
-}
-
 // Accuracy: a soft lockup of h1 compared with the report current then
 // (seq 7: 3,200 threads without a shadow stack, PREEMPT_DYNAMIC booted
 // none, so the whole walk is one non-yielding stretch) at the seed c_visit
@@ -487,72 +342,6 @@ TEST_F(QueryServiceTest, AccuracyComparesObservedSecondsWithThePredictions) {
   bad.set_limit(10001);
   EXPECT_EQ(service.DoAccuracy(bad, &resp).error_message(),
             "limit 10001 is over 10000");
-}
-
-TEST_F(QueryServiceTest, ListEventsGivesTheStoredEventsNewestFirst) {
-  // Logged 1 h, 2 h, 3 h and 8 days ago; the last is outside the default
-  // window of 7 days.
-  ASSERT_TRUE(
-      storage_
-          ->PutEvents(
-              {StoredEventRow("h1", 10, 3600, v1::EVENT_PREDICTION_YES, now_),
-               StoredEventRow("h1", 11, 7200, v1::EVENT_PREDICTION_NO, now_),
-               StoredEventRow("h2", 5, 10800, v1::EVENT_PREDICTION_NO, now_),
-               StoredEventRow("h2", 1, 8 * 86400, v1::EVENT_PREDICTION_NO,
-                              now_)})
-          .ok());
-  auto seqs = [](const v1::ListEventsResponse& r) {
-    std::vector<uint64_t> out;
-    for (const v1::StoredEvent& e : r.events()) {
-      out.push_back(e.event().kmsg_seq());
-    }
-    return out;
-  };
-  v1::ListEventsRequest req;
-  v1::ListEventsResponse resp;
-  ASSERT_TRUE(service_->DoListEvents(req, &resp).ok());
-  EXPECT_EQ(seqs(resp), (std::vector<uint64_t>{10, 11, 5}));
-  EXPECT_EQ(resp.events(0).host_id(), "h1");
-  EXPECT_EQ(resp.events(0).predicted(), v1::EVENT_PREDICTION_YES);
-  // The misses only.
-  req.set_predicted(v1::EVENT_PREDICTION_NO);
-  resp.Clear();
-  ASSERT_TRUE(service_->DoListEvents(req, &resp).ok());
-  EXPECT_EQ(seqs(resp), (std::vector<uint64_t>{11, 5}));
-  // h2 over 10 days, at most one.
-  req.Clear();
-  req.set_host_id("h2");
-  *req.mutable_from() = google::protobuf::util::TimeUtil::SecondsToTimestamp(
-      absl::ToUnixSeconds(now_) - 10 * 86400);
-  req.set_limit(1);
-  resp.Clear();
-  ASSERT_TRUE(service_->DoListEvents(req, &resp).ok());
-  EXPECT_EQ(seqs(resp), (std::vector<uint64_t>{5}));
-
-  struct Bad {
-    v1::ListEventsRequest req;
-    std::string message;
-  };
-  std::vector<Bad> bad(3);
-  *bad[0].req.mutable_from() =
-      google::protobuf::util::TimeUtil::SecondsToTimestamp(
-          absl::ToUnixSeconds(now_) + 1);
-  bad[0].message = "from is after to";
-  bad[1].req.set_limit(10001);  // 10000 is the most
-  bad[1].message = "limit 10001 is over 10000";
-  bad[2].req.set_predicted(static_cast<v1::EventPrediction>(9));
-  bad[2].message = "unknown predicted";
-  for (const Bad& b : bad) {
-    v1::ListEventsResponse out;
-    grpc::Status got = service_->DoListEvents(b.req, &out);
-    EXPECT_EQ(got.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
-        << b.message;
-    EXPECT_EQ(got.error_message(), b.message);
-  }
-  req.Clear();
-  req.set_limit(10000);
-  resp.Clear();
-  EXPECT_TRUE(service_->DoListEvents(req, &resp).ok());
 }
 
 }  // namespace

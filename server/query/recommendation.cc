@@ -22,6 +22,16 @@ const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
 
 std::string Recommend(const v1::AttachPrediction& p) {
   std::string latency = FormatSeconds(p.latency_seconds());
+  // Before "does not use fgraph": a kind the kernel lacks is not used at all,
+  // and its attach fails.
+  if (p.unavailable()) {
+    return "unavailable: this probe kind does not exist on this kernel (a "
+           "config option off, or a release before it); the attach would fail";
+  }
+  if (p.busy()) {
+    return "refused by the kernel (-EBUSY): fgraph is already active and "
+           "takes one user before 6.11";
+  }
   if (!p.uses_fgraph()) {
     return absl::StrCat(
         "safe to attach: this probe kind does not use fgraph on this "

@@ -37,6 +37,26 @@ TEST(RecommendTest, NoWalkIsSafe) {
             "(about 60.0 ms)");
 }
 
+// kprobe_multi_return on a kernel without CONFIG_FPROBE: the model marks it
+// unavailable (and uses_fgraph false); it must not read as safe.
+TEST(RecommendTest, UnavailableKindIsNotSafe) {
+  v1::AttachPrediction p;
+  p.set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
+  p.set_unavailable(true);
+  p.set_risk(v1::RISK_NONE);
+  EXPECT_EQ(Recommend(p),
+            "unavailable: this probe kind does not exist on this kernel (a "
+            "config option off, or a release before it); the attach would "
+            "fail");
+  // Refused with fgraph active (before 6.11): not "safe, already active".
+  v1::AttachPrediction b = Walking(v1::RISK_NONE, 0);
+  b.set_fgraph_already_active(true);
+  b.set_busy(true);
+  EXPECT_EQ(Recommend(b),
+            "refused by the kernel (-EBUSY): fgraph is already active and "
+            "takes one user before 6.11");
+}
+
 TEST(RecommendTest, StallNamesTheWorstApplyingCheck) {
   v1::AttachPrediction p = Walking(v1::RISK_STALL, 221.852);
   // The RCU check has the larger margin but does not apply: the soft lockup

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "server/index/host_index.h"
 #include "server/query/query_service.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/report.pb.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/proto_json.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/web/query_params.h"
 
@@ -14,13 +15,12 @@ namespace {
 constexpr char kHistorySuffix[] = "/history";
 
 HttpResponse Json(const google::protobuf::Message& msg) {
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.preserve_proto_field_names = true;
-  opts.always_print_primitive_fields = true;
+  ProtoJsonOptions opts;
+  opts.print_defaults = true;
   HttpResponse r;
   r.content_type = "application/json";
   r.headers.emplace_back("Cache-Control", "no-store");
-  (void)google::protobuf::util::MessageToJsonString(msg, &r.body, opts);
+  r.body = ProtoToJson(msg, opts).value_or("");
   return r;
 }
 

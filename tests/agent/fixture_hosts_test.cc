@@ -7,8 +7,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "common/models/evaluate.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
 
@@ -17,7 +17,6 @@ namespace {
 
 using agent::Collector;
 using agent::CollectorOptions;
-using agent::HostFs;
 
 const absl::Time kNow = absl::FromUnixSeconds(1796000000);
 

@@ -11,9 +11,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/time/clock.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "agent/report/report_text.h"
 #include "common/models/evaluate.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
 #include "tests/util/subprocess.h"
@@ -59,7 +59,7 @@ void CheckCycle(const v1::HostSnapshot& s, const std::optional<Known>& known) {
 }
 
 TEST(LiveProcTest, CollectsThisHost) {
-  agent::HostFs fs("/");
+  HostFs fs("/");
   agent::CollectorOptions o;
   o.state_dir = NewTempDir("live-state-");
   agent::Collector c(&fs, o, [] { return absl::Now(); });
@@ -92,7 +92,7 @@ TEST(LiveProcTest, CollectsKnownValuesFromAFixtureCopy) {
   write("/proc/sys/kernel/osrelease", "6.16.3-test\n");
   write("/sys/devices/system/cpu/online", "0-3,8-11\n");  // 4 + 4 = 8
   write("/sys/devices/system/cpu/possible", "0-15\n");    // 16
-  agent::HostFs fs(root);
+  HostFs fs(root);
   agent::CollectorOptions o;
   o.state_dir = NewTempDir("fixture-state-");
   agent::Collector c(&fs, o, [] { return absl::FromUnixSeconds(1796000000); });

@@ -8,8 +8,8 @@
 
 #include "absl/time/time.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "common/models/evaluate.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
 
@@ -39,7 +39,7 @@ TEST(MalformedHostTest, BadFilesBecomeUnknownWithReasons) {
   std::filesystem::remove(root + "/proc/cpuinfo");
   std::filesystem::remove(root + "/proc/sys/kernel/osrelease");
 
-  agent::HostFs fs(root);
+  HostFs fs(root);
   agent::Collector c(&fs, agent::CollectorOptions(),
                      [] { return absl::FromUnixSeconds(1796000000); });
   v1::HostSnapshot s = c.Collect();
@@ -83,7 +83,7 @@ TEST(MalformedHostTest, BadFilesBecomeUnknownWithReasons) {
 
 TEST(MalformedHostTest, EmptyRootDoesNotCrash) {
   std::string root = NewTempDir("empty-host-");
-  agent::HostFs fs(root);
+  HostFs fs(root);
   agent::Collector c(&fs, agent::CollectorOptions(),
                      [] { return absl::FromUnixSeconds(1796000000); });
   v1::HostSnapshot s = c.Collect();

@@ -8,8 +8,8 @@
 
 #include "absl/time/time.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "common/models/evaluate.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
 
@@ -62,7 +62,7 @@ TEST(OddHostTest, DamagedFilesNeverCrashTheCollector) {
       for (int i = 0; i < damaged; ++i) {
         Damage(files[rng() % files.size()], &rng);
       }
-      agent::HostFs fs(root);
+      HostFs fs(root);
       absl::Time now = absl::FromUnixSeconds(1796000000);
       agent::Collector c(&fs, agent::CollectorOptions(), [&] { return now; });
       for (int cycle = 0; cycle < 2; ++cycle) {

@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "agent/testing/generated_host.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
 
@@ -24,11 +24,11 @@ struct Opens {
   uint64_t first = 0;   // first cycle (also reads the once-per-boot inputs)
   uint64_t steady = 0;  // a later cycle
   uint64_t threads = 0;
-  agent::IoCost steady_cost;  // the later cycle's system calls and bytes
+  IoCost steady_cost;  // the later cycle's system calls and bytes
 };
 
-agent::IoCost Sum(const agent::InputCosts& costs) {
-  agent::IoCost sum;
+IoCost Sum(const InputCosts& costs) {
+  IoCost sum;
   for (const auto& [input, cost] : costs) sum += cost;
   return sum;
 }
@@ -56,7 +56,7 @@ std::string HostWithThreads(uint64_t threads) {
 
 Opens Measure(uint64_t threads) {
   std::string root = HostWithThreads(threads);
-  agent::HostFs fs(root);
+  HostFs fs(root);
   agent::CollectorOptions o;
   absl::Time now = absl::FromUnixSeconds(1796000000);
   agent::Collector c(&fs, o, [&] { return now; });
@@ -93,11 +93,11 @@ TEST(OpenCountTest, SameOpensFor100And100000Threads) {
 }
 
 // What /proc/vmallocinfo cost in the collector's last cycle.
-agent::IoCost VmallocinfoCost(const agent::Collector& c) {
+IoCost VmallocinfoCost(const agent::Collector& c) {
   for (const auto& [input, cost] : c.cycle_costs()) {
     if (input == "/proc/vmallocinfo") return cost;
   }
-  return agent::IoCost();
+  return IoCost();
 }
 
 // Why input `input` is not applicable, or "" when it is.
@@ -154,7 +154,7 @@ TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
     } else {
       ASSERT_TRUE(std::filesystem::remove(config_path));
     }
-    agent::HostFs fs(root);
+    HostFs fs(root);
     absl::Time now = absl::FromUnixSeconds(1796000000);
     agent::Collector c(&fs, agent::CollectorOptions(), [&] { return now; });
     for (absl::Duration step :
@@ -182,13 +182,13 @@ TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
   // KASAN_VMALLOC: read on the first cycle and every 10 minutes, not in
   // between.
   ASSERT_TRUE(agent::WriteGeneratedConfig(root, true).ok());
-  agent::HostFs fs(root);
+  HostFs fs(root);
   absl::Time now = absl::FromUnixSeconds(1796000000);
   agent::Collector c(&fs, agent::CollectorOptions(), [&] { return now; });
   v1::HostSnapshot s = c.Collect();
   EXPECT_EQ(s.vmalloc().areas(), 402000u);
   EXPECT_EQ(s.vmalloc().unpurged_areas(), 20u);  // 1 in 100 other areas
-  agent::IoCost first = VmallocinfoCost(c);
+  IoCost first = VmallocinfoCost(c);
   EXPECT_EQ(first.bytes, size);
   // The buffer starts at 64 KiB and doubles while reads fill it: 64 KiB ..
   // 2 MiB in 6 reads (4,128,768 bytes), then 4 MiB reads, then the empty
@@ -215,7 +215,7 @@ TEST(OpenCountTest, VmallocinfoOf400kThreadsOnlyWhereTheModelNeedsIt) {
   EXPECT_EQ(s.vmalloc().vmallocinfo_read_at().seconds(), 1796000000 + 600);
   // Now the buffer starts as large as the last read, at most 4 MiB: about
   // 41 MB / 4 MiB = 10 reads, and the empty one.
-  const agent::IoCost rare = VmallocinfoCost(c);
+  const IoCost rare = VmallocinfoCost(c);
   EXPECT_EQ(rare.bytes, size);
   EXPECT_EQ(rare.read_calls, (size + kMiB4 - 1) / kMiB4 + 1);
   EXPECT_LE(rare.read_calls, 11u);

@@ -7,7 +7,7 @@
 
 #include "absl/time/time.h"
 #include "proto/tracehealth/v1/report.pb.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

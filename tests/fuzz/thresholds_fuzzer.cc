@@ -4,10 +4,10 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-#include "agent/parsers/proc.h"
+#include "common/procfs/proc.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)tracehealth::agent::ParseSingleInteger(text);
+  (void)tracehealth::ParseSingleInteger(text);
   return 0;
 }

@@ -5,7 +5,7 @@
 #   tests/packaging/image_test.sh OUT      (OUT of deploy/package.sh)
 #
 # 1. pushes both OCI layouts to a local registry (docker-registry on
-#    127.0.0.1) with the README's `skopeo copy` and pulls them back: the
+#    127.0.0.1) with docs/operations.md's `skopeo copy` and pulls them back: the
 #    registry must serve the layout's manifest digest;
 # 2. unpacks the pulled images (umoci unpack) and runs each entrypoint in its
 #    root (run_bundle.sh: new mount and PID namespaces, chroot) with the
@@ -109,7 +109,7 @@ kill "$registry_pid" 2>/dev/null; wait "$registry_pid" 2>/dev/null; registry_pid
 
 # The manifests name the images by the tag the build produces.
 for name in agent server; do
-  manifest=$repo/deploy/k8s/$([[ $name == agent ]] && echo agent-daemonset || echo server).yaml
+  manifest=$repo/deploy/k8s/base/$([[ $name == agent ]] && echo agent-daemonset || echo server).yaml
   image=$(python3 -c 'import sys, yaml
 print(*[c["image"] for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] in ("DaemonSet", "Deployment")
         for c in d["spec"]["template"]["spec"]["containers"]])' "$manifest")
@@ -122,9 +122,9 @@ done
 
 # --- 2. server ----------------------------------------------------------------
 mkdir -p "$tmp/server-data"
-chown 65532:65532 "$tmp/server-data"   # fsGroup 65532 in deploy/k8s/server.yaml
+chown 65532:65532 "$tmp/server-data"   # fsGroup 65532 in deploy/k8s/base/server.yaml
 chmod 0750 "$tmp/server-data"
-if ! python3 "$here/k8s_pod.py" "$repo/deploy/k8s/server.yaml" Deployment \
+if ! python3 "$here/k8s_pod.py" "$repo/deploy/k8s/base/server.yaml" Deployment \
        --volume data="$tmp/server-data" --workdir "$tmp" >"$tmp/server.spec" 2>"$tmp/spec.err"; then
   flunk "server.yaml's Deployment as a run spec" "$(cat "$tmp/spec.err")"
   finish
@@ -161,7 +161,7 @@ fi
 # --- 3. agent (the DaemonSet) reports to it -------------------------------------
 mkdir -p "$tmp/agent-state" "$tmp/boot"
 chmod 0700 "$tmp/agent-state"
-if ! python3 "$here/k8s_pod.py" "$repo/deploy/k8s/agent-daemonset.yaml" DaemonSet \
+if ! python3 "$here/k8s_pod.py" "$repo/deploy/k8s/base/agent-daemonset.yaml" DaemonSet \
        --var NODE_NAME=image-node-1 --volume proc="$fixture/proc" --volume sys="$fixture/sys" \
        --volume boot="$tmp/boot" --volume state="$tmp/agent-state" --workdir "$tmp" \
        >"$tmp/agent.spec" 2>"$tmp/spec.err"; then

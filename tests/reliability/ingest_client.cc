@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::testing {
 

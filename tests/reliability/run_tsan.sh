@@ -25,7 +25,11 @@ if [[ ${#targets[@]} -eq 0 ]]; then
     //common:happens_before_test
     //server/...
     //tests/server:server_integration_test
-    //tests/reliability:hostile_input_test
+    //tests/server:server_refusals_test
+    //tests/reliability:hostile_reports_test
+    //tests/reliability:hostile_access_test
+    //tests/reliability:hostile_flood_test
+    //tests/reliability:hostile_queries_test
     //tests/reliability:load_restart_test
   )
 fi

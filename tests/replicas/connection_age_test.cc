@@ -18,8 +18,8 @@
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/reliability/processes.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::testing {
 namespace {

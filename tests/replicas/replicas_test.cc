@@ -27,9 +27,9 @@
 #include "tests/replicas/replica_env.h"
 #include "tests/replicas/sim_agent.h"
 #include "tests/util/postgres_cluster.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 #include "tools/loadgen/loadgen.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::testing {
 namespace {

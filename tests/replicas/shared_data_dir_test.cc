@@ -16,8 +16,8 @@
 #include "tests/reliability/processes.h"
 #include "tests/replicas/replica_env.h"
 #include "tests/util/postgres_cluster.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::testing {
 namespace {

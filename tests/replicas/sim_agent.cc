@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::testing {
 

@@ -23,8 +23,8 @@
 #include "tests/agent/fixture_util.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/server/server_process.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::testing {
 namespace {

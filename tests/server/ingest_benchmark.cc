@@ -29,9 +29,9 @@
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/server/server_process.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 #include "tools/loadgen/loadgen.h"
+#include "tools/loadgen/sample_report.h"
 
 ABSL_FLAG(int32_t, hosts, 100, "Simulated hosts (streams)");
 ABSL_FLAG(double, seconds, 15, "Streaming time");

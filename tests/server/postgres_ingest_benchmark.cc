@@ -34,9 +34,9 @@
 #include "server/storage/postgres/postgres_storage.h"
 #include "tests/server/server_process.h"
 #include "tests/util/postgres_cluster.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 #include "tools/loadgen/loadgen.h"
+#include "tools/loadgen/sample_report.h"
 
 ABSL_FLAG(int32_t, hosts, 200,
           "Simulated hosts (streams), split over the replicas");

@@ -17,8 +17,8 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tests/reliability/ingest_client.h"
 #include "tests/server/server_process.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::testing {
 namespace {

@@ -36,9 +36,9 @@
 #include "proto/tracehealth/v1/query.grpc.pb.h"
 #include "tests/server/server_process.h"
 #include "tests/util/postgres_cluster.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
 #include "tools/loadgen/loadgen.h"
+#include "tools/loadgen/sample_report.h"
 
 ABSL_FLAG(int32_t, hosts, 100000, "Hosts to store");
 ABSL_FLAG(int32_t, queries, 5000, "Queries per single-host kind");

@@ -12,8 +12,8 @@
 
 #include "absl/time/clock.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "common/models/evaluate.h"
+#include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "server/index/host_index.h"
 #include "server/index/host_record.h"
@@ -42,7 +42,7 @@ const char* const kFixtureHosts[] = {
 
 // The report the agent would send: the snapshot and PredictAll's numbers.
 v1::HostReport ReportOf(const std::string& name) {
-  agent::HostFs fs(testing::FixtureRoot(name));
+  HostFs fs(testing::FixtureRoot(name));
   agent::Collector c(&fs, agent::CollectorOptions{}, [] { return kNow; });
   v1::HostReport r;
   r.set_host_id(name);

@@ -14,8 +14,8 @@
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "proto/tracehealth/v1/query.pb.h"
 #include "tests/server/server_process.h"
-#include "tests/util/sample_report.h"
 #include "tests/util/subprocess.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::testing {
 namespace {

@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -17,33 +16,13 @@
 #include "common/escape.h"
 #include "common/format.h"
 #include "common/grpc_code_name.h"
-#include "google/protobuf/util/json_util.h"
+#include "common/proto_json.h"
 #include "tools/tracehealthctl/accuracy_table.h"
 #include "tools/tracehealthctl/events_table.h"
 #include "tools/tracehealthctl/model_request.h"
 #include "tools/tracehealthctl/plan_command.h"
 #include "tools/tracehealthctl/table.h"
 #include "tools/tracehealthctl/what_if_flags.h"
-
-ABSL_FLAG(std::string, hosts, "",
-          "predict, plan, hosts, summary: comma-separated host ids");
-ABSL_FLAG(std::string, selector, "",
-          "predict, plan, hosts, summary: label selector, e.g. "
-          "role=db,zone=~us-.*");
-ABSL_FLAG(std::string, min_risk, "",
-          "hosts: only hosts at least this risky: none|latency|warning|stall");
-ABSL_FLAG(std::string, sort, "risk",
-          "hosts: order by risk|host|last_seen|latency");
-ABSL_FLAG(int32_t, limit, 0,
-          "At most this many rows (0: the server's default, 100; plan: the "
-          "worst 10 hosts)");
-ABSL_FLAG(std::string, state, "",
-          "alerts: pending|firing|resolved (default: pending and firing)");
-ABSL_FLAG(std::string, predicted, "",
-          "events: yes|no|unknown, as the models predicted them (default: "
-          "all)");
-ABSL_FLAG(absl::Duration, since, absl::Hours(24 * 7),
-          "events: those logged this long before now");
 
 namespace tracehealth {
 namespace {
@@ -69,20 +48,21 @@ std::string ProbeName(v1::ProbeKind kind) {
   return Lower(absl::StripPrefix(v1::ProbeKind_Name(kind), "PROBE_KIND_"));
 }
 
-void SelectHosts(v1::HostSelector* sel) {
-  for (absl::string_view id : absl::StrSplit(absl::GetFlag(FLAGS_hosts), ',',
-                                             absl::SkipWhitespace())) {
+void SelectHosts(const FleetCommands::Options& o, v1::HostSelector* sel) {
+  for (absl::string_view id :
+       absl::StrSplit(o.hosts, ',', absl::SkipWhitespace())) {
     sel->add_host_ids(std::string(absl::StripAsciiWhitespace(id)));
   }
-  sel->set_labels(absl::GetFlag(FLAGS_selector));
+  sel->set_labels(o.selector);
 }
 
 // --hosts/--selector and --probe (kprobe_multi_return when not given) into
 // `req`, a request with both.
 template <typename Request>
-absl::Status SelectHostsAndProbe(Request* req) {
-  SelectHosts(req->mutable_hosts());
-  absl::StatusOr<std::optional<v1::ProbeKind>> probe = ProbeFlag();
+absl::Status SelectHostsAndProbe(const FleetCommands::Options& o,
+                                 Request* req) {
+  SelectHosts(o, req->mutable_hosts());
+  absl::StatusOr<std::optional<v1::ProbeKind>> probe = ProbeFlag(o.model);
   if (!probe.ok()) return probe.status();
   req->set_probe_kind(probe->value_or(v1::PROBE_KIND_KPROBE_MULTI_RETURN));
   return absl::OkStatus();
@@ -151,28 +131,26 @@ int FleetCommands::Usage(const std::string& message) {
 }
 
 int FleetCommands::PrintJson(const google::protobuf::Message& m) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.add_whitespace = true;
-  opts.preserve_proto_field_names = true;
-  auto st = google::protobuf::util::MessageToJsonString(m, &json, opts);
-  if (!st.ok()) {
-    err_ << "tracehealthctl: " << st.ToString() << "\n";
+  ProtoJsonOptions opts;
+  opts.pretty = true;
+  absl::StatusOr<std::string> json = ProtoToJson(m, opts);
+  if (!json.ok()) {
+    err_ << "tracehealthctl: " << json.status().message() << "\n";
     return 1;
   }
-  out_ << json;
+  out_ << *json;
   return 0;
 }
 
 int FleetCommands::Predict() {
   v1::PredictAttachRequest req;
-  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+  if (absl::Status st = SelectHostsAndProbe(options_, &req); !st.ok()) {
     return Usage(std::string(st.message()));
   }
-  absl::StatusOr<v1::WhatIf> what_if = WhatIfFromFlags();
+  absl::StatusOr<v1::WhatIf> what_if = WhatIfFromFlags(options_.model);
   if (!what_if.ok()) return Usage(std::string(what_if.status().message()));
   *req.mutable_what_if() = *what_if;
-  req.set_limit(absl::GetFlag(FLAGS_limit));
+  req.set_limit(options_.limit);
   v1::PredictAttachResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::PredictAttach, req, &resp);
       rc >= 0) {
@@ -202,13 +180,15 @@ int FleetCommands::Predict() {
 
 int FleetCommands::Plan() {
   v1::PredictAttachRequest req;
-  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+  if (absl::Status st = SelectHostsAndProbe(options_, &req); !st.ok()) {
     return Usage(std::string(st.message()));
   }
-  if (absl::Status st = PlanRequestFromFlags(&req); !st.ok()) {
+  if (absl::Status st =
+          PlanRequestFromFlags(options_.plan, options_.model, &req);
+      !st.ok()) {
     return Usage(std::string(st.message()));
   }
-  const int32_t limit = absl::GetFlag(FLAGS_limit);
+  const int32_t limit = options_.limit;
   req.set_limit(limit > 0 ? limit : 10);
   v1::PredictAttachResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::PredictAttach, req, &resp);
@@ -221,10 +201,10 @@ int FleetCommands::Plan() {
 
 int FleetCommands::Hosts() {
   v1::ListHostsRequest req;
-  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+  if (absl::Status st = SelectHostsAndProbe(options_, &req); !st.ok()) {
     return Usage(std::string(st.message()));
   }
-  const std::string mr = absl::GetFlag(FLAGS_min_risk);
+  const std::string mr = options_.min_risk;
   if (!mr.empty()) {
     std::optional<v1::Risk> r = Pick(kRisks, mr);
     if (!r) {
@@ -233,14 +213,14 @@ int FleetCommands::Hosts() {
     }
     req.set_min_risk(*r);
   }
-  const std::string sort = absl::GetFlag(FLAGS_sort);
+  const std::string sort = options_.sort;
   std::optional<v1::HostSort> s = Pick(kSorts, sort);
   if (!s) {
     return Usage(absl::StrCat("--sort: expected ", Choices(kSorts), ", got '",
                               EscapeText(sort), "'"));
   }
   req.set_sort(*s);
-  req.set_limit(absl::GetFlag(FLAGS_limit));
+  req.set_limit(options_.limit);
   v1::ListHostsResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::ListHosts, req, &resp); rc >= 0)
     return rc;
@@ -292,10 +272,10 @@ int FleetCommands::Host(const std::string& id) {
 
 int FleetCommands::Summary() {
   v1::FleetSummaryRequest req;
-  if (absl::Status st = SelectHostsAndProbe(&req); !st.ok()) {
+  if (absl::Status st = SelectHostsAndProbe(options_, &req); !st.ok()) {
     return Usage(std::string(st.message()));
   }
-  if (absl::GetFlag(FLAGS_limit) > 0) req.set_worst(absl::GetFlag(FLAGS_limit));
+  if (options_.limit > 0) req.set_worst(options_.limit);
   v1::FleetSummaryResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::FleetSummary, req, &resp); rc >= 0)
     return rc;
@@ -313,7 +293,7 @@ int FleetCommands::Summary() {
 
 int FleetCommands::Alerts() {
   v1::ListAlertsRequest req;
-  const std::string s = absl::GetFlag(FLAGS_state);
+  const std::string s = options_.state;
   if (!s.empty()) {
     std::optional<v1::AlertState> state = Pick(kStates, s);
     if (!state) {
@@ -322,7 +302,7 @@ int FleetCommands::Alerts() {
     }
     req.set_state(*state);
   }
-  req.set_limit(absl::GetFlag(FLAGS_limit));
+  req.set_limit(options_.limit);
   v1::ListAlertsResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::ListAlerts, req, &resp); rc >= 0)
     return rc;
@@ -342,9 +322,9 @@ int FleetCommands::Alerts() {
 }
 
 int FleetCommands::Events(const std::string& host) {
-  absl::StatusOr<v1::ListEventsRequest> req = server::EventsRequest(
-      host, Lower(absl::GetFlag(FLAGS_predicted)), absl::GetFlag(FLAGS_since),
-      absl::GetFlag(FLAGS_limit), absl::Now());
+  absl::StatusOr<v1::ListEventsRequest> req =
+      server::EventsRequest(host, Lower(options_.predicted), options_.since,
+                            options_.limit, absl::Now());
   if (!req.ok()) return Usage(std::string(req.status().message()));
   v1::ListEventsResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::ListEvents, *req, &resp); rc >= 0)
@@ -354,8 +334,8 @@ int FleetCommands::Events(const std::string& host) {
 }
 
 int FleetCommands::Accuracy() {
-  absl::StatusOr<v1::AccuracyRequest> req = server::AccuracyRequestOf(
-      absl::GetFlag(FLAGS_since), absl::GetFlag(FLAGS_limit), absl::Now());
+  absl::StatusOr<v1::AccuracyRequest> req =
+      server::AccuracyRequestOf(options_.since, options_.limit, absl::Now());
   if (!req.ok()) return Usage(std::string(req.status().message()));
   v1::AccuracyResponse resp;
   if (int rc = Call(&v1::FleetQuery::Stub::Accuracy, *req, &resp); rc >= 0)

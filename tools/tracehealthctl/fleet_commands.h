@@ -1,7 +1,8 @@
 // The FleetQuery commands of tracehealthctl: predict, plan, hosts, host,
-// summary, alerts, events. Each reads its flags (defined in fleet_commands.cc,
-// plan_command.cc and model_request.cc), calls the server, and prints a table
-// (cells escaped: table.h) or, with --json, the response as protobuf JSON.
+// summary, alerts, events. Each takes its flags' values from Options (the
+// flags are defined by tracehealthctl's main), calls the server, and prints a
+// table (cells escaped: table.h) or, with --json, the response as protobuf
+// JSON.
 //
 // Exit codes: 0 on success; 1 when the call failed (the gRPC code's name
 // and the server's message, escaped, on `err`); 2 for a flag the command
@@ -17,6 +18,8 @@
 
 #include "absl/time/time.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "tools/tracehealthctl/model_request.h"
+#include "tools/tracehealthctl/plan_command.h"
 
 namespace tracehealth {
 
@@ -28,6 +31,17 @@ class FleetCommands {
     std::string token;  // bearer token; empty: none
     bool json = false;
     absl::Duration timeout = absl::Seconds(30);
+    // The commands' flags (--help of each names those it reads).
+    std::string hosts;     // comma-separated host ids
+    std::string selector;  // label selector
+    std::string min_risk;  // "" : every host
+    std::string sort = "risk";
+    int32_t limit = 0;  // 0: the server's default
+    std::string state;
+    std::string predicted;
+    absl::Duration since = absl::Hours(24 * 7);
+    PlanFlags plan;
+    ModelFlags model;  // --probe and the what-if flags
   };
 
   FleetCommands(std::unique_ptr<v1::FleetQuery::Stub> stub, Options options,

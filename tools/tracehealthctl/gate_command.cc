@@ -10,13 +10,13 @@
 #include "absl/time/clock.h"
 #include "agent/calibrate/host_pricing.h"
 #include "agent/collect/collector.h"
-#include "agent/collect/host_fs.h"
 #include "agent/gate/function_list.h"
 #include "agent/gate/gate_check.h"
 #include "agent/gate/unix_socket.h"
 #include "common/grpc_code_name.h"
+#include "common/procfs/host_fs.h"
+#include "common/proto_json.h"
 #include "common/proto_time.h"
-#include "google/protobuf/util/json_util.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/gate.grpc.pb.h"
 
@@ -68,7 +68,7 @@ AgentAnswer AskAgent(const std::string& path, const v1::CheckRequest& req) {
 
 v1::CheckResponse InProcess(const std::string& root,
                             const v1::CheckRequest& req, std::ostream& err) {
-  agent::HostFs fs(root);
+  HostFs fs(root);
   // The host is priced as its agent prices it: with the calibration in the
   // agent's default state directory (only read). Nothing else of the
   // agent's is read or written.
@@ -105,16 +105,14 @@ int ExitCode(v1::AttachVerdict v) {
 int Print(const v1::CheckResponse& resp, bool json, std::ostream& out,
           std::ostream& err) {
   if (json) {
-    std::string text;
-    google::protobuf::util::JsonPrintOptions opts;
-    opts.add_whitespace = true;
-    opts.preserve_proto_field_names = true;
-    auto st = google::protobuf::util::MessageToJsonString(resp, &text, opts);
-    if (!st.ok()) {
-      err << "tracehealthctl gate: " << st.ToString() << "\n";
+    ProtoJsonOptions opts;
+    opts.pretty = true;
+    absl::StatusOr<std::string> text = ProtoToJson(resp, opts);
+    if (!text.ok()) {
+      err << "tracehealthctl gate: " << text.status().message() << "\n";
       return kGateUnknown;
     }
-    out << text;
+    out << *text;
   } else {
     out << resp.reason() << " [" << resp.answered_by() << "]\n";
     for (const v1::Mitigation& m : resp.mitigations()) {

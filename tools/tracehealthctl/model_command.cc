@@ -32,7 +32,8 @@ void MarkOverridden(const std::set<std::string>& given, v1::Basis* basis) {
 }  // namespace
 
 int RunModelCommand(const std::vector<std::string>& args, bool json,
-                    std::ostream& out, std::ostream& err) {
+                    const ModelFlags& flags, std::ostream& out,
+                    std::ostream& err) {
   if (args.size() != 1) {
     err << (args.empty() ? "model: which model?\n"
                          : "model: one model at a time\n")
@@ -40,7 +41,7 @@ int RunModelCommand(const std::vector<std::string>& args, bool json,
     return 2;
   }
   const std::string& model = args[0];
-  absl::StatusOr<ModelRequest> request = BuildModelRequest(model);
+  absl::StatusOr<ModelRequest> request = BuildModelRequest(model, flags);
   if (!request.ok()) {
     err << "model: " << request.status().message() << "\n" << kUsage;
     return 2;

@@ -2,9 +2,8 @@
 // from flags (e.g. --threads 400000 --batch 32 --preempt none --kernel 6.16.0)
 // and prints readable text, or protobuf JSON with --json.
 //
-// The flags are absl flags defined in model_request.cc; tracehealthctl's
-// main parses them (absl::ParseCommandLine) and passes the remaining
-// positional arguments after "model" here.
+// tracehealthctl's main parses the flags (flags.cc) and passes their values
+// and the positional arguments after "model" here.
 #ifndef TRACEHEALTH_TOOLS_TRACEHEALTHCTL_MODEL_COMMAND_H_
 #define TRACEHEALTH_TOOLS_TRACEHEALTHCTL_MODEL_COMMAND_H_
 
@@ -12,13 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "tools/tracehealthctl/model_request.h"
+
 namespace tracehealth {
 
 // `args` are the positional arguments after "model" (e.g. {"fgraph"}).
-// `json` selects protobuf JSON output. Returns the process exit code:
-// 0 on success, 2 on a usage error (message on `err`).
+// `json` selects protobuf JSON output; `flags` are the model flags' values.
+// Returns the process exit code: 0 on success, 2 on a usage error (message
+// on `err`).
 int RunModelCommand(const std::vector<std::string>& args, bool json,
-                    std::ostream& out, std::ostream& err);
+                    const ModelFlags& flags, std::ostream& out,
+                    std::ostream& err);
 
 }  // namespace tracehealth
 

@@ -5,33 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "absl/flags/declare.h"
-#include "absl/flags/flag.h"
-#include "absl/flags/reflection.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
-
-ABSL_DECLARE_FLAG(std::string, kernel);
-ABSL_DECLARE_FLAG(std::string, preempt);
-ABSL_DECLARE_FLAG(int64_t, threads);
-ABSL_DECLARE_FLAG(int64_t, batch);
-ABSL_DECLARE_FLAG(std::string, probe);
-ABSL_DECLARE_FLAG(int64_t, sites);
-ABSL_DECLARE_FLAG(double, c_visit_ns);
-ABSL_DECLARE_FLAG(int64_t, cpus);
-ABSL_DECLARE_FLAG(int64_t, shadow_page_areas);
-ABSL_DECLARE_FLAG(int64_t, pools);
-ABSL_DECLARE_FLAG(int64_t, max_pools);
-ABSL_DECLARE_FLAG(std::string, history);
-ABSL_DECLARE_FLAG(std::string, show_stacks);
-ABSL_DECLARE_FLAG(std::string, fgraph_active);
-ABSL_DECLARE_FLAG(std::string, preempt_dynamic);
-ABSL_DECLARE_FLAG(std::string, preempt_rcu);
-ABSL_DECLARE_FLAG(std::string, cpu_model);
-ABSL_DECLARE_FLAG(int64_t, null_threads);
-ABSL_DECLARE_FLAG(int64_t, persistent_count);
-ABSL_DECLARE_FLAG(int64_t, persistent_bytes);
 
 namespace tracehealth {
 namespace {
@@ -42,20 +18,21 @@ struct Result {
   std::string err;
 };
 
-Result RunCommand(const std::vector<std::string>& args, bool json) {
+Result RunCommand(const std::vector<std::string>& args, bool json,
+                  const ModelFlags& flags) {
   std::ostringstream out, err;
-  int code = RunModelCommand(args, json, out, err);
+  int code = RunModelCommand(args, json, flags, out, err);
   return {code, out.str(), err.str()};
 }
 
 TEST(ModelCommandTest, FgraphTextForTheSeedHost) {
-  absl::FlagSaver saver;
-  absl::SetFlag(&FLAGS_threads, 400000);
-  absl::SetFlag(&FLAGS_batch, 32);
-  absl::SetFlag(&FLAGS_preempt, "none");
-  absl::SetFlag(&FLAGS_kernel, "6.16.0");
-  absl::SetFlag(&FLAGS_probe, "kprobe_multi_return");
-  Result r = RunCommand({"fgraph"}, false);
+  ModelFlags f;
+  f.threads = 400000;
+  f.batch = 32;
+  f.preempt = "none";
+  f.kernel = "6.16.0";
+  f.probe = "kprobe_multi_return";
+  Result r = RunCommand({"fgraph"}, false, f);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("kprobe_multi return"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("passes 12500"), std::string::npos) << r.out;
@@ -71,12 +48,12 @@ TEST(ModelCommandTest, FgraphTextForTheSeedHost) {
 // might_resched(), so the longest stretch is one pass (88.7 ns * 128,000 +
 // 2 us = 11.36 ms), not the 22.7 s walk: latency, no soft lockup.
 TEST(ModelCommandTest, VoluntaryAt128kThreadsIsNoSoftLockup) {
-  absl::FlagSaver saver;
-  absl::SetFlag(&FLAGS_kernel, "6.1.0");
-  absl::SetFlag(&FLAGS_preempt, "voluntary");
-  absl::SetFlag(&FLAGS_threads, 128000);
-  absl::SetFlag(&FLAGS_probe, "function_graph");
-  Result r = RunCommand({"fgraph"}, true);
+  ModelFlags f;
+  f.kernel = "6.1.0";
+  f.preempt = "voluntary";
+  f.threads = 128000;
+  f.probe = "function_graph";
+  Result r = RunCommand({"fgraph"}, true, f);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::Predictions p;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok())
@@ -88,7 +65,7 @@ TEST(ModelCommandTest, VoluntaryAt128kThreadsIsNoSoftLockup) {
   for (const v1::ThresholdCheck& c : fg.checks()) {
     EXPECT_LT(c.margin(), 0.01) << c.kind();
   }
-  r = RunCommand({"fgraph"}, false);
+  r = RunCommand({"fgraph"}, false, f);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("risk latency"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("predicts a soft lockup"), std::string::npos) << r.out;
@@ -96,23 +73,23 @@ TEST(ModelCommandTest, VoluntaryAt128kThreadsIsNoSoftLockup) {
             std::string::npos)
       << r.out;
   // The same on PREEMPT_NONE is a soft lockup.
-  absl::SetFlag(&FLAGS_preempt, "none");
-  r = RunCommand({"fgraph"}, false);
+  f.preempt = "none";
+  r = RunCommand({"fgraph"}, false, f);
   EXPECT_NE(r.out.find("predicts a soft lockup"), std::string::npos) << r.out;
 }
 
 // PREEMPT_DYNAMIC booted none with CONFIG_PREEMPT_RCU=y: a soft lockup,
 // and the RCU check only sees one pass.
 TEST(ModelCommandTest, DynamicNoneFlags) {
-  absl::FlagSaver saver;
-  absl::SetFlag(&FLAGS_kernel, "6.1.0");
-  absl::SetFlag(&FLAGS_preempt, "none");
-  absl::SetFlag(&FLAGS_preempt_dynamic, "true");
-  absl::SetFlag(&FLAGS_preempt_rcu, "true");
-  absl::SetFlag(&FLAGS_cpu_model, "QEMU TCG CPU version 2.5+");
-  absl::SetFlag(&FLAGS_threads, 200000);
-  absl::SetFlag(&FLAGS_probe, "function_graph");
-  Result r = RunCommand({"fgraph"}, true);
+  ModelFlags f;
+  f.kernel = "6.1.0";
+  f.preempt = "none";
+  f.preempt_dynamic = true;
+  f.preempt_rcu = true;
+  f.cpu_model = "QEMU TCG CPU version 2.5+";
+  f.threads = 200000;
+  f.probe = "function_graph";
+  Result r = RunCommand({"fgraph"}, true, f);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::Predictions p;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok());
@@ -124,20 +101,23 @@ TEST(ModelCommandTest, DynamicNoneFlags) {
       EXPECT_NEAR(c.predicted(), 88.7e-9 * 200000 + 2e-6, 1e-12);
     }
   }
-  absl::SetFlag(&FLAGS_preempt_rcu, "sometimes");
-  r = RunCommand({"fgraph"}, false);
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("--preempt_rcu"), std::string::npos) << r.err;
+  // Given false, the same host reads as PREEMPT_RCU=n.
+  f.preempt_rcu = false;
+  r = RunCommand({"fgraph"}, false, f);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("kernel.config_preempt_rcu = false [given]"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(ModelCommandTest, FgraphJsonRoundTrips) {
-  absl::FlagSaver saver;
-  absl::SetFlag(&FLAGS_threads, 400080);
-  absl::SetFlag(&FLAGS_batch, 1024);
-  absl::SetFlag(&FLAGS_preempt, "lazy");
-  absl::SetFlag(&FLAGS_kernel, "6.18.2");
-  absl::SetFlag(&FLAGS_sites, 0);
-  Result r = RunCommand({"fgraph"}, true);
+  ModelFlags f;
+  f.threads = 400080;
+  f.batch = 1024;
+  f.preempt = "lazy";
+  f.kernel = "6.18.2";
+  f.sites = 0;
+  Result r = RunCommand({"fgraph"}, true, f);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::Predictions p;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok())
@@ -160,10 +140,10 @@ TEST(ModelCommandTest, FgraphJsonRoundTrips) {
 }
 
 TEST(ModelCommandTest, FgraphDefaultsAreMarked) {
-  absl::FlagSaver saver;
-  absl::SetFlag(&FLAGS_threads, 1000);
-  absl::SetFlag(&FLAGS_probe, "function_graph");
-  Result r = RunCommand({"fgraph"}, false);
+  ModelFlags f;
+  f.threads = 1000;
+  f.probe = "function_graph";
+  Result r = RunCommand({"fgraph"}, false, f);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("kernel.preempt_mode = preemption unknown [default]"),
             std::string::npos)
@@ -173,12 +153,12 @@ TEST(ModelCommandTest, FgraphDefaultsAreMarked) {
 }
 
 TEST(ModelCommandTest, VmapSeed004) {
-  absl::FlagSaver saver;
-  absl::SetFlag(&FLAGS_cpus, 256);
-  absl::SetFlag(&FLAGS_kernel, "6.10.0");
-  absl::SetFlag(&FLAGS_shadow_page_areas, 2804);
-  absl::SetFlag(&FLAGS_preempt, "voluntary");
-  Result r = RunCommand({"vmap"}, true);
+  ModelFlags f;
+  f.cpus = 256;
+  f.kernel = "6.10.0";
+  f.shadow_page_areas = 2804;
+  f.preempt = "voluntary";
+  Result r = RunCommand({"vmap"}, true, f);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::VmapPurgePrediction p;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok())
@@ -186,17 +166,17 @@ TEST(ModelCommandTest, VmapSeed004) {
   EXPECT_EQ(p.flushes_per_purge(), 2805u);
   EXPECT_NEAR(p.purge_seconds() / 23.9, 1.0, 0.15);
   EXPECT_EQ(p.risk(), v1::RISK_STALL);
-  absl::SetFlag(&FLAGS_kernel, "6.13.0");
-  r = RunCommand({"vmap"}, false);
+  f.kernel = "6.13.0";
+  r = RunCommand({"vmap"}, false, f);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("flushes 129"), std::string::npos) << r.out;
 }
 
 TEST(ModelCommandTest, StackDepotWithHistoryAndShowStacks) {
-  absl::FlagSaver saver;
-  absl::SetFlag(&FLAGS_pools, 7000);
-  absl::SetFlag(&FLAGS_max_pools, 8192);
-  absl::SetFlag(&FLAGS_history, "0:6000,3600:6500,7200:7000");
+  ModelFlags f;
+  f.pools = 7000;
+  f.max_pools = 8192;
+  f.history = "0:6000,3600:6500,7200:7000";
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string path = std::string(tmp ? tmp : "/tmp") + "/show_stacks";
   {
@@ -206,10 +186,10 @@ TEST(ModelCommandTest, StackDepotWithHistoryAndShowStacks) {
          " post_alloc_hook+0x177/0x1a0\n get_page_from_freelist+0x6d6/0x2ab0\n"
          " alloc_b+0x10/0x20\nnr_base_pages: 4\n\n";
   }
-  absl::SetFlag(&FLAGS_show_stacks, path);
-  absl::SetFlag(&FLAGS_persistent_count, 400);
-  absl::SetFlag(&FLAGS_persistent_bytes, 128000);
-  Result r = RunCommand({"stackdepot"}, true);
+  f.show_stacks = path;
+  f.persistent_count = 400;
+  f.persistent_bytes = 128000;
+  Result r = RunCommand({"stackdepot"}, true, f);
   ASSERT_EQ(r.code, 0) << r.err;
   v1::StackDepotPrediction p;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &p).ok())
@@ -225,62 +205,59 @@ TEST(ModelCommandTest, StackDepotWithHistoryAndShowStacks) {
   EXPECT_EQ(p.trie().trie_bytes(),
             static_cast<uint64_t>(std::llround(128000 * p.trie().ratio())));
 
-  absl::SetFlag(&FLAGS_show_stacks, path + ".missing");
-  r = RunCommand({"stackdepot"}, false);
+  f.show_stacks = path + ".missing";
+  r = RunCommand({"stackdepot"}, false, f);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("cannot open"), std::string::npos);
 }
 
 TEST(ModelCommandTest, UsageErrors) {
-  absl::FlagSaver saver;
-  Result r = RunCommand({}, false);
+  ModelFlags f;
+  Result r = RunCommand({}, false, f);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("usage"), std::string::npos);
-  EXPECT_EQ(RunCommand({"fgraph", "vmap"}, false).code, 2);
-  r = RunCommand({"bogus"}, false);
+  EXPECT_EQ(RunCommand({"fgraph", "vmap"}, false, f).code, 2);
+  r = RunCommand({"bogus"}, false, f);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("unknown model"), std::string::npos);
-  absl::SetFlag(&FLAGS_preempt, "sometimes");
-  r = RunCommand({"fgraph"}, false);
+  f.preempt = "sometimes";
+  r = RunCommand({"fgraph"}, false, f);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--preempt"), std::string::npos);
-  absl::SetFlag(&FLAGS_preempt, "");
-  absl::SetFlag(&FLAGS_probe, "uprobe");
-  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
-  absl::SetFlag(&FLAGS_probe, "");
-  absl::SetFlag(&FLAGS_kernel, "banana");
-  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
-  absl::SetFlag(&FLAGS_kernel, "");
-  absl::SetFlag(&FLAGS_threads, -5);
-  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
+  f.preempt = "";
+  f.probe = "uprobe";
+  EXPECT_EQ(RunCommand({"fgraph"}, false, f).code, 2);
+  f.probe = "";
+  f.kernel = "banana";
+  EXPECT_EQ(RunCommand({"fgraph"}, false, f).code, 2);
+  f.kernel = "";
+  f.threads = -5;
+  EXPECT_EQ(RunCommand({"fgraph"}, false, f).code, 2);
   // PID_MAX_LIMIT = 4,194,304: one more is no host.
-  absl::SetFlag(&FLAGS_threads, 4194305);
-  r = RunCommand({"fgraph"}, false);
+  f.threads = 4194305;
+  r = RunCommand({"fgraph"}, false, f);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--threads must be at most 4194304"), std::string::npos)
       << r.err;
-  absl::SetFlag(&FLAGS_threads, 4194304);
-  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 0);
-  absl::SetFlag(&FLAGS_null_threads, 4194305);
-  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
-  absl::SetFlag(&FLAGS_null_threads, -1);
-  absl::SetFlag(&FLAGS_threads, -1);
-  absl::SetFlag(&FLAGS_fgraph_active, "maybe");
-  EXPECT_EQ(RunCommand({"fgraph"}, false).code, 2);
-  absl::SetFlag(&FLAGS_fgraph_active, "");
-  absl::SetFlag(&FLAGS_history, "0:1,bad");
-  EXPECT_EQ(RunCommand({"stackdepot"}, false).code, 2);
-  absl::SetFlag(&FLAGS_history, "");
-  absl::SetFlag(&FLAGS_c_visit_ns, -3.0);
-  r = RunCommand({"fgraph"}, false);
+  f.threads = 4194304;
+  EXPECT_EQ(RunCommand({"fgraph"}, false, f).code, 0);
+  f.null_threads = 4194305;
+  EXPECT_EQ(RunCommand({"fgraph"}, false, f).code, 2);
+  f.null_threads = -1;
+  f.threads = -1;
+  f.history = "0:1,bad";
+  EXPECT_EQ(RunCommand({"stackdepot"}, false, f).code, 2);
+  f.history = "";
+  f.c_visit_ns = -3.0;
+  r = RunCommand({"fgraph"}, false, f);
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--c_visit_ns"), std::string::npos);
 }
 
 TEST(ModelCommandTest, UnknownThreadsIsAnswerNotError) {
-  absl::FlagSaver saver;
-  absl::SetFlag(&FLAGS_probe, "function_graph");
-  Result r = RunCommand({"fgraph"}, false);
+  ModelFlags f;
+  f.probe = "function_graph";
+  Result r = RunCommand({"fgraph"}, false, f);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("risk unknown"), std::string::npos) << r.out;
 }

@@ -5,7 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "common/enum_names.h"
 #include "common/escape.h"
-#include "google/protobuf/util/json_util.h"
+#include "common/proto_json.h"
 
 namespace tracehealth {
 namespace {
@@ -129,18 +129,15 @@ void PrintVmap(const v1::VmapPurgePrediction& p, std::ostream& out) {
 
 bool PrintJson(const google::protobuf::Message& message, std::ostream& out,
                std::ostream& err) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  std::string json;
-  auto status =
-      google::protobuf::util::MessageToJsonString(message, &json, options);
-  if (!status.ok()) {
-    err << "model: cannot render JSON: " << status.ToString() << "\n";
+  ProtoJsonOptions options;
+  options.pretty = true;
+  absl::StatusOr<std::string> json = ProtoToJson(message, options);
+  if (!json.ok()) {
+    err << "model: cannot render JSON: " << json.status().message() << "\n";
     return false;
   }
-  out << json;
-  if (json.empty() || json.back() != '\n') out << "\n";
+  out << *json;
+  if (json->empty() || json->back() != '\n') out << "\n";
   return true;
 }
 

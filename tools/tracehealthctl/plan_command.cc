@@ -4,7 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -15,11 +14,6 @@
 #include "common/format.h"
 #include "tools/tracehealthctl/table.h"
 #include "tools/tracehealthctl/what_if_flags.h"
-
-ABSL_FLAG(absl::Duration, max_latency, absl::ZeroDuration(),
-          "plan: the longest an attach may block a host (e.g. 2s); required");
-ABSL_FLAG(int32_t, wave_hosts, 20,
-          "plan: hosts listed per wave, least predicted latency first");
 
 namespace tracehealth {
 
@@ -40,13 +34,15 @@ const char* PlanClassName(v1::PlanClass c) {
   }
 }
 
-absl::Status PlanRequestFromFlags(v1::PredictAttachRequest* req) {
-  const absl::Duration max = absl::GetFlag(FLAGS_max_latency);
+absl::Status PlanRequestFromFlags(const PlanFlags& plan,
+                                  const ModelFlags& model,
+                                  v1::PredictAttachRequest* req) {
+  const absl::Duration max = plan.max_latency;
   if (max <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         "plan: --max_latency is required and must be > 0 (e.g. 2s)");
   }
-  if (absl::GetFlag(FLAGS_wave_hosts) < 0) {
+  if (plan.wave_hosts < 0) {
     return absl::InvalidArgumentError("plan: --wave_hosts must be >= 0");
   }
   const int64_t ns = absl::ToInt64Nanoseconds(max);
@@ -54,8 +50,8 @@ absl::Status PlanRequestFromFlags(v1::PredictAttachRequest* req) {
   req->mutable_plan()->mutable_max_latency()->set_nanos(
       static_cast<int32_t>(ns % 1000000000));
   req->mutable_plan()->set_wave_host_ids(
-      static_cast<uint32_t>(absl::GetFlag(FLAGS_wave_hosts)));
-  absl::StatusOr<v1::WhatIf> what_if = WhatIfFromFlags();
+      static_cast<uint32_t>(plan.wave_hosts));
+  absl::StatusOr<v1::WhatIf> what_if = WhatIfFromFlags(model);
   if (!what_if.ok()) return what_if.status();
   *req->mutable_what_if() = *std::move(what_if);
   return absl::OkStatus();

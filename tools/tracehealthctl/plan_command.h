@@ -8,18 +8,28 @@
 #ifndef TRACEHEALTH_TOOLS_TRACEHEALTHCTL_PLAN_COMMAND_H_
 #define TRACEHEALTH_TOOLS_TRACEHEALTHCTL_PLAN_COMMAND_H_
 
+#include <cstdint>
 #include <ostream>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "proto/tracehealth/v1/query.pb.h"
+#include "tools/tracehealthctl/model_request.h"
 
 namespace tracehealth {
 
-// Sets the plan (--max_latency, --wave_hosts) and the what-if of `req`
-// from the flags. INVALID_ARGUMENT naming the flag for a missing or
-// non-positive --max_latency, a negative --wave_hosts or a bad what-if
-// (what_if_flags.h).
-absl::Status PlanRequestFromFlags(v1::PredictAttachRequest* req);
+// The values of --max_latency and --wave_hosts.
+struct PlanFlags {
+  absl::Duration max_latency = absl::ZeroDuration();  // required, > 0
+  int32_t wave_hosts = 20;
+};
+
+// Sets the plan (`plan`) and the what-if (`model`) of `req`.
+// INVALID_ARGUMENT naming the flag for a missing or non-positive
+// --max_latency, a negative --wave_hosts or a bad what-if (what_if_flags.h).
+absl::Status PlanRequestFromFlags(const PlanFlags& plan,
+                                  const ModelFlags& model,
+                                  v1::PredictAttachRequest* req);
 
 // The readable form of a response to a plan request.
 void PrintPlan(const v1::PredictAttachRequest& req,

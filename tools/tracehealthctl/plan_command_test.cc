@@ -3,51 +3,44 @@
 #include <sstream>
 #include <string>
 
-#include "absl/flags/declare.h"
-#include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-
-ABSL_DECLARE_FLAG(absl::Duration, max_latency);
-ABSL_DECLARE_FLAG(int32_t, wave_hosts);
-ABSL_DECLARE_FLAG(int64_t, threads);
-ABSL_DECLARE_FLAG(std::string, preempt);
 
 namespace tracehealth {
 namespace {
 
 TEST(PlanCommandTest, RequestFromFlags) {
   v1::PredictAttachRequest req;
-  absl::SetFlag(&FLAGS_max_latency, absl::ZeroDuration());
-  absl::Status st = PlanRequestFromFlags(&req);
+  PlanFlags plan;
+  ModelFlags model;
+  plan.max_latency = absl::ZeroDuration();
+  absl::Status st = PlanRequestFromFlags(plan, model, &req);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("--max_latency is required"), std::string::npos)
       << st;
 
-  absl::SetFlag(&FLAGS_max_latency, absl::Milliseconds(2500));
-  absl::SetFlag(&FLAGS_wave_hosts, 5);
-  absl::SetFlag(&FLAGS_threads, 400000);
-  ASSERT_TRUE(PlanRequestFromFlags(&req).ok());
+  plan.max_latency = absl::Milliseconds(2500);
+  plan.wave_hosts = 5;
+  model.threads = 400000;
+  ASSERT_TRUE(PlanRequestFromFlags(plan, model, &req).ok());
   EXPECT_EQ(req.plan().max_latency().seconds(), 2);
   EXPECT_EQ(req.plan().max_latency().nanos(), 500000000);
   EXPECT_EQ(req.plan().wave_host_ids(), 5u);
   EXPECT_EQ(req.what_if().threads(), 400000u);
 
-  absl::SetFlag(&FLAGS_preempt, "sometimes");
+  model.preempt = "sometimes";
   v1::PredictAttachRequest bad;
-  st = PlanRequestFromFlags(&bad);
+  st = PlanRequestFromFlags(plan, model, &bad);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("--preempt: expected "), std::string::npos) << st;
   EXPECT_NE(st.message().find("'sometimes'"), std::string::npos) << st;
-  absl::SetFlag(&FLAGS_preempt, "");
-  absl::SetFlag(&FLAGS_wave_hosts, -1);
-  st = PlanRequestFromFlags(&bad);
+  model.preempt = "";
+  plan.wave_hosts = -1;
+  st = PlanRequestFromFlags(plan, model, &bad);
   EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("--wave_hosts must be >= 0"), std::string::npos)
       << st;
-  absl::SetFlag(&FLAGS_wave_hosts, 20);
-  absl::SetFlag(&FLAGS_threads, -1);
 }
 
 TEST(PlanCommandTest, PrintsCountsWavesAndWorstHosts) {

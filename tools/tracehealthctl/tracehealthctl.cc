@@ -19,6 +19,7 @@
 #include "common/flag_help.h"
 #include "common/read_file.h"
 #include "grpcpp/grpcpp.h"
+#include "tools/tracehealthctl/flags.h"
 #include "tools/tracehealthctl/fleet_commands.h"
 #include "tools/tracehealthctl/gate_command.h"
 #include "tools/tracehealthctl/model_command.h"
@@ -61,6 +62,10 @@ int Help(const std::string& cmd) {
 int RunFleetCommand(const std::string& cmd,
                     const std::vector<std::string>& args) {
   FleetCommands::Options options;
+  if (absl::Status st = FleetFlagsFromCommandLine(&options); !st.ok()) {
+    std::cerr << "tracehealthctl: " << st.message() << "\n";
+    return kUsageError;
+  }
   options.json = absl::GetFlag(FLAGS_json);
   options.timeout = absl::Seconds(absl::GetFlag(FLAGS_timeout));
   const std::string token_file = absl::GetFlag(FLAGS_token_file);
@@ -129,7 +134,13 @@ int Run(bool help, const std::vector<std::string>& positional) {
     return kUsageError;
   }
   if (cmd == "model") {
-    return RunModelCommand(args, absl::GetFlag(FLAGS_json), std::cout,
+    absl::StatusOr<ModelFlags> flags = ModelFlagsFromCommandLine();
+    if (!flags.ok()) {
+      std::cerr << "tracehealthctl: model: " << flags.status().message()
+                << "\n";
+      return kUsageError;
+    }
+    return RunModelCommand(args, absl::GetFlag(FLAGS_json), *flags, std::cout,
                            std::cerr);
   }
   return RunFleetCommand(cmd, args);
@@ -148,8 +159,14 @@ int main(int argc, char** argv) {
       "events [ID]|model KIND|gate|help (see tracehealthctl --help)");
   const bool help = tracehealth::WantsHelp(argc, argv);
   std::vector<char*> rest = tracehealth::WithoutHelp(argc, argv);
+  // Bare true|false model flags get their value (absl wants one for a text
+  // flag).
+  std::vector<std::string> args = tracehealth::WithBooleanValues(
+      std::vector<std::string>(rest.begin() + 1, rest.end()));
+  std::vector<char*> argv2 = {rest[0]};
+  for (std::string& a : args) argv2.push_back(a.data());
   std::vector<char*> parsed =
-      absl::ParseCommandLine(static_cast<int>(rest.size()), rest.data());
+      absl::ParseCommandLine(static_cast<int>(argv2.size()), argv2.data());
   const std::vector<std::string> positional(parsed.begin() + 1, parsed.end());
   return tracehealth::Run(help, positional);
 }

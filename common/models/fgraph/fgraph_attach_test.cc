@@ -11,13 +11,6 @@
 namespace tracehealth {
 namespace {
 
-v1::HostSnapshot Host(const std::string& release, v1::PreemptMode mode,
-                      uint64_t threads) {
-  v1::HostSnapshot s = testing::FgraphHost(release, mode, threads);
-  s.mutable_fgraph()->set_available_filter_functions(60000);
-  return s;
-}
-
 const v1::ThresholdCheck* Check(const v1::AttachPrediction& p,
                                 v1::ThresholdCheck::Kind kind) {
   for (const auto& c : p.checks()) {
@@ -53,7 +46,8 @@ constexpr SeedRow kSeedRows[] = {
 TEST(FgraphAttachTest, ReproducesTheSixLazyRows) {
   for (const SeedRow& row : kSeedRows) {
     const uint64_t n = row.harness_threads + row.other_threads;
-    v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_LAZY, n);
+    v1::HostSnapshot s =
+        testing::FgraphAttachHost("6.18.2", v1::PREEMPT_MODE_LAZY, n);
     s.mutable_kernel()->set_preempt_dynamic(true);
     ModelOptions options;
     options.batch = row.batch;
@@ -85,7 +79,8 @@ TEST(FgraphAttachTest, ReproducesTheSixLazyRows) {
 // The thread's 6.16 PREEMPT_NONE run (a static build, no PREEMPT_RCU):
 // 240,000 idle threads, 51.3-54.6 s, soft lockups in 3 of 3 runs.
 TEST(FgraphAttachTest, ReproducesTheStaticNoneRunWithItsOwnConstant) {
-  v1::HostSnapshot s = Host("6.16.0", v1::PREEMPT_MODE_NONE, 240080);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.16.0", v1::PREEMPT_MODE_NONE, 240080);
   s.mutable_kernel()->set_preempt_dynamic(false);
   ModelOptions options;
   options.sites = 0;
@@ -160,7 +155,7 @@ TEST(FgraphAttachTest, EveryPreemptionModel) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    v1::HostSnapshot s = Host("6.16.0", c.mode, 400000);
+    v1::HostSnapshot s = testing::FgraphAttachHost("6.16.0", c.mode, 400000);
     if (c.dynamic) s.mutable_kernel()->set_preempt_dynamic(*c.dynamic);
     ModelOptions options;
     options.sites = 0;
@@ -178,7 +173,8 @@ TEST(FgraphAttachTest, EveryPreemptionModel) {
 // for well over 100 s with 128k threads and logged neither a soft lockup
 // nor an RCU stall: each pass's GFP_KERNEL allocations reschedule.
 TEST(FgraphAttachTest, VoluntaryIsLatencyNotALockup) {
-  v1::HostSnapshot s = Host("6.1.0", v1::PREEMPT_MODE_VOLUNTARY, 128000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.1.0", v1::PREEMPT_MODE_VOLUNTARY, 128000);
   ModelOptions options;
   options.sites = 0;
   v1::AttachPrediction p =
@@ -210,7 +206,8 @@ TEST(FgraphAttachTest, VoluntaryIsLatencyNotALockup) {
 // PREEMPT_DYNAMIC booted preempt=none keeps CONFIG_PREEMPT_RCU=y: soft
 // lockups, no RCU stall.
 TEST(FgraphAttachTest, DynamicBootedNoneLocksUpWithoutAnRcuStall) {
-  v1::HostSnapshot s = Host("6.1.0", v1::PREEMPT_MODE_NONE, 200000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.1.0", v1::PREEMPT_MODE_NONE, 200000);
   s.mutable_kernel()->set_preempt_dynamic(true);
   s.mutable_kernel()->set_config_preempt_rcu(true);
   ModelOptions options;
@@ -239,7 +236,8 @@ TEST(FgraphAttachTest, DynamicBootedNoneLocksUpWithoutAnRcuStall) {
 // 22 s soft lockup in register_ftrace_graph while the fitted constant says
 // 5.7 s: its visits cost 4.6-7.5x the fit. The verdict names the factor.
 TEST(FgraphAttachTest, EmulatedCpuNamesHowFarTheConstantMayBeOff) {
-  v1::HostSnapshot s = Host("6.1.0", v1::PREEMPT_MODE_NONE, 64000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.1.0", v1::PREEMPT_MODE_NONE, 64000);
   s.mutable_kernel()->set_preempt_dynamic(true);
   s.mutable_kernel()->set_config_preempt_rcu(true);
   s.mutable_thresholds()->set_watchdog_thresh_seconds(10);
@@ -280,7 +278,8 @@ TEST(FgraphAttachTest, EmulatedCpuNamesHowFarTheConstantMayBeOff) {
 // cost to a first user's enable; they were measured on this CPU, so the
 // emulated CPU costs no confidence. A what-if c_visit still wins.
 TEST(FgraphAttachTest, CalibratedConstantsReplaceTheSeedValue) {
-  v1::HostSnapshot s = Host("6.1.0", v1::PREEMPT_MODE_NONE, 64000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.1.0", v1::PREEMPT_MODE_NONE, 64000);
   s.mutable_kernel()->set_preempt_dynamic(true);
   s.mutable_kernel()->set_config_preempt_rcu(true);
   s.mutable_thresholds()->set_watchdog_thresh_seconds(10);
@@ -309,7 +308,8 @@ TEST(FgraphAttachTest, CalibratedConstantsReplaceTheSeedValue) {
 // of the task list: 400,000 threads, 40,000 of them NULL, 2.26 s if they
 // were at the head, 42.1 s at the tail (which the prediction uses).
 TEST(FgraphAttachTest, ForkDeltaUsesTheTailBound) {
-  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
   s.mutable_fgraph()->set_null_threads_bound(40000);
   s.mutable_fgraph()->set_null_threads_basis("fork delta");
   ModelOptions options;
@@ -333,7 +333,8 @@ TEST(FgraphAttachTest, ForkDeltaUsesTheTailBound) {
 
 TEST(FgraphAttachTest, ThreadCountsAbovePidMaxLimitAreInvalid) {
   // PID_MAX_LIMIT = 4 * 1024 * 1024 = 4,194,304 on 64-bit.
-  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_LAZY, 4194305);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.18.2", v1::PREEMPT_MODE_LAZY, 4194305);
   v1::AttachPrediction p =
       PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
   EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
@@ -349,7 +350,8 @@ TEST(FgraphAttachTest, ThreadCountsAbovePidMaxLimitAreInvalid) {
 // registered at a time" -> -EBUSY. From 6.11 a new user walks every thread
 // once under read_lock(&tasklist_lock) (init_task_vars).
 TEST(FgraphAttachTest, SecondFgraphUser) {
-  v1::HostSnapshot s = Host("6.10.14", v1::PREEMPT_MODE_FULL, 400000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.10.14", v1::PREEMPT_MODE_FULL, 400000);
   s.mutable_fgraph()->set_active(true);
   v1::AttachPrediction p =
       PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_PROFILER, {});
@@ -377,7 +379,8 @@ TEST(FgraphAttachTest, SecondFgraphUser) {
 TEST(FgraphAttachTest, TasklistLockPassesBefore510) {
   ModelOptions options;
   options.sites = 0;
-  v1::HostSnapshot s = Host("5.9.16", v1::PREEMPT_MODE_FULL, 100000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("5.9.16", v1::PREEMPT_MODE_FULL, 100000);
   v1::AttachPrediction p =
       PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
   // 88.7e-9 * 100,000 + 2e-6 = 8.872 ms.
@@ -391,7 +394,8 @@ TEST(FgraphAttachTest, TasklistLockPassesBefore510) {
 
 TEST(FgraphAttachTest, ShadowStackMemory) {
   // 6.13+: 4096 B from fgraph_stack: 400,000 x 4096 = 1,638,400,000 B.
-  v1::HostSnapshot s = Host("6.13.0", v1::PREEMPT_MODE_LAZY, 400000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.13.0", v1::PREEMPT_MODE_LAZY, 400000);
   v1::AttachPrediction p =
       PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
   EXPECT_EQ(p.shadow_stack_size(), 4096u);
@@ -407,130 +411,9 @@ TEST(FgraphAttachTest, ShadowStackMemory) {
   EXPECT_EQ(p.shadow_stack_bytes(), 400000ull * 65536);
 }
 
-TEST(FgraphAttachTest, PatchingAndDetachPerProbeKind) {
-  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_LAZY, 1000);
-  s.mutable_fgraph()->set_active(true);
-  // kprobe_multi: 100 sites at 1.069 s / 48,712 attach and 0.373 s /
-  // 48,712 detach per site (the kprobe_multi bench without IBT).
-  v1::AttachPrediction p =
-      PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, {});
-  EXPECT_NEAR(p.patch_seconds(), 100 * 1.069 / 48712, 1e-12);
-  EXPECT_NEAR(p.detach_seconds(), 100 * 0.373 / 48712, 1e-12);
-  // fentry: 17 s / 2,800 attach, 300 s / 2,800 detach per probe.
-  p = PredictFgraphAttach(s, v1::PROBE_KIND_FENTRY_FEXIT, {});
-  EXPECT_NEAR(p.patch_seconds(), 17.0 / 2800, 1e-12);
-  EXPECT_NEAR(p.detach_seconds(), 300.0 / 2800, 1e-12);
-  EXPECT_EQ(p.risk(), v1::RISK_NONE);
-  // kretprobe: 1 / 184 s.
-  p = PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {});
-  EXPECT_NEAR(p.patch_seconds(), 1.0 / 184, 1e-12);
-  // The function-graph tracer patches what set_ftrace_filter names...
-  s.mutable_fgraph()->set_ftrace_filter_functions(1200);
-  p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
-  EXPECT_EQ(p.patch_sites(), 1200u);
-  EXPECT_NEAR(p.patch_seconds(), 1200e-6, 1e-12);
-  // ... and every available function when the filter is empty.
-  s.mutable_fgraph()->set_ftrace_filter_functions(0);
-  p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
-  EXPECT_EQ(p.patch_sites(), 60000u);
-}
-
-struct MatrixCase {
-  const char* release;
-  const char* arch;
-  v1::ProbeKind kind;
-  bool uses_fgraph;
-};
-
-TEST(FgraphAttachTest, ProbeKindByKernelMatrix) {
-  const MatrixCase cases[] = {
-      {"6.13.0", "x86_64", v1::PROBE_KIND_KPROBE_MULTI, false},
-      {"6.14.0", "x86_64", v1::PROBE_KIND_KPROBE_MULTI, true},
-      {"6.18.2", "x86_64", v1::PROBE_KIND_KPROBE_MULTI, true},
-      // 6.18.31 vs 6.18.32 (the entry-only backport, WITH_REGS).
-      {"6.18.31", "x86_64", v1::PROBE_KIND_KPROBE_MULTI, true},
-      {"6.18.32", "x86_64", v1::PROBE_KIND_KPROBE_MULTI, false},
-      // arm64 needs 6.18.34 (cd06078a38aa).
-      {"6.18.33", "aarch64", v1::PROBE_KIND_KPROBE_MULTI, true},
-      {"6.18.34", "aarch64", v1::PROBE_KIND_KPROBE_MULTI, false},
-      {"6.19", "x86_64", v1::PROBE_KIND_KPROBE_MULTI, false},
-      {"6.19", "x86_64", v1::PROBE_KIND_FPROBE_EVENT, false},
-      {"6.18.2", "x86_64", v1::PROBE_KIND_FPROBE_EVENT, true},
-      {"6.13.0", "x86_64", v1::PROBE_KIND_KPROBE_MULTI_RETURN, false},
-      {"6.14.0", "x86_64", v1::PROBE_KIND_KPROBE_MULTI_RETURN, true},
-      {"6.19", "x86_64", v1::PROBE_KIND_KPROBE_MULTI_RETURN, true},
-      {"6.19", "x86_64", v1::PROBE_KIND_KPROBE_SESSION, true},
-      {"6.19", "x86_64", v1::PROBE_KIND_FPROBE_RETURN_EVENT, true},
-      {"6.1.0", "x86_64", v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, true},
-      {"6.19", "x86_64", v1::PROBE_KIND_FUNCTION_PROFILER, true},
-      {"6.19", "x86_64", v1::PROBE_KIND_GRAPH_LATENCY_TRACER, true},
-      {"6.13.0", "x86_64", v1::PROBE_KIND_KRETPROBE, false},
-      {"6.19", "x86_64", v1::PROBE_KIND_KRETPROBE, false},
-      {"6.18.2", "x86_64", v1::PROBE_KIND_FENTRY_FEXIT, false},
-  };
-  for (const MatrixCase& c : cases) {
-    SCOPED_TRACE(::testing::Message()
-                 << c.release << " " << c.arch << " " << ProbeKindName(c.kind));
-    v1::HostSnapshot s = Host(c.release, v1::PREEMPT_MODE_NONE, 400000);
-    s.mutable_kernel()->set_arch(c.arch);
-    s.mutable_kernel()->set_preempt_dynamic(false);
-    v1::AttachPrediction p = PredictFgraphAttach(s, c.kind, {});
-    EXPECT_EQ(p.uses_fgraph(), c.uses_fgraph);
-    if (c.uses_fgraph) {
-      EXPECT_EQ(p.passes(), 12500u);
-      EXPECT_GT(p.walk_seconds(), 20.0);
-      EXPECT_EQ(p.risk(), v1::RISK_STALL);
-    } else {
-      // Costs nothing but its own patching.
-      EXPECT_EQ(p.passes(), 0u);
-      EXPECT_EQ(p.walk_seconds(), 0.0);
-      EXPECT_DOUBLE_EQ(p.latency_seconds(), p.patch_seconds());
-      EXPECT_LT(p.latency_seconds(), 0.01);
-      EXPECT_EQ(p.risk(), v1::RISK_NONE);
-    }
-    // Numbers only: the explanation is fgraph_explain's.
-    EXPECT_TRUE(p.summary().empty());
-    EXPECT_EQ(p.basis().inputs_size(), 0);
-  }
-}
-
-TEST(FgraphAttachTest, KindsBeforeTheirReleaseAreUnavailable) {
-  // BPF kprobe_multi came in 5.18 (0dcac2725406): on 5.4 it is unavailable,
-  // not "100 us to patch".
-  v1::HostSnapshot s = Host("5.4.280", v1::PREEMPT_MODE_VOLUNTARY, 1000);
-  v1::AttachPrediction p =
-      PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, {});
-  EXPECT_TRUE(p.unavailable());
-  EXPECT_EQ(p.patch_sites(), 0u);
-  EXPECT_DOUBLE_EQ(p.latency_seconds(), 0);
-  s.mutable_kernel()->set_release("5.18.0");
-  EXPECT_FALSE(
-      PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, {}).unavailable());
-  // CONFIG_FPROBE=n likewise.
-  s.mutable_kernel()->set_config_fprobe(false);
-  p = PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {});
-  EXPECT_TRUE(p.unavailable());
-  EXPECT_FALSE(p.uses_fgraph());
-}
-
-// 7dadeaa6e851 (7.0): an x86-64 kernel runs full or lazy whatever the
-// snapshot (or a what-if) says.
-TEST(FgraphAttachTest, NoneIsRefusedOn70X86) {
-  v1::HostSnapshot s = Host("7.0.0", v1::PREEMPT_MODE_NONE, 400000);
-  s.mutable_kernel()->set_arch("x86_64");
-  s.mutable_kernel()->set_preempt_dynamic(true);
-  v1::AttachPrediction p =
-      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
-  EXPECT_EQ(p.risk(), v1::RISK_LATENCY);
-  EXPECT_DOUBLE_EQ(p.non_yielding_seconds(), 0);
-  s.mutable_kernel()->set_release("6.19.8");
-  EXPECT_EQ(
-      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {}).risk(),
-      v1::RISK_STALL);
-}
-
 TEST(FgraphAttachTest, FgraphAlreadyActiveMeansNoWalk) {
-  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
   s.mutable_fgraph()->set_active(true);
   ModelOptions options;
   options.sites = 0;
@@ -548,7 +431,8 @@ TEST(FgraphAttachTest, FgraphAlreadyActiveMeansNoWalk) {
 }
 
 TEST(FgraphAttachTest, LatencyBudgetInverse) {
-  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_FULL, 100000);
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.18.2", v1::PREEMPT_MODE_FULL, 100000);
   ModelOptions options;
   options.latency_budget_seconds = 1.0;
   options.sites = 0;
@@ -561,108 +445,6 @@ TEST(FgraphAttachTest, LatencyBudgetInverse) {
   const v1::ThresholdCheck* budget = Check(p, v1::ThresholdCheck::KIND_LATENCY);
   ASSERT_NE(budget, nullptr);
   EXPECT_GT(budget->margin(), 1.0);
-}
-
-TEST(FgraphAttachTest, UnknownInputsAreExplicit) {
-  v1::HostSnapshot s;
-  v1::AttachPrediction p =
-      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
-  EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
-  EXPECT_LT(p.basis().confidence(), 0.8);
-  // Unknown preemption with a walk that would stall a PREEMPT_NONE kernel.
-  s = Host("6.18.2", v1::PREEMPT_MODE_UNKNOWN, 400000);
-  p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {});
-  EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
-  for (const auto& c : p.checks()) EXPECT_FALSE(c.applies());
-  // Unknown release for an fprobe kind: worst case, risk unknown.
-  s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 400000);
-  s.mutable_kernel()->clear_release();
-  p = PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, {});
-  EXPECT_TRUE(p.uses_fgraph());
-  EXPECT_EQ(p.risk(), v1::RISK_UNKNOWN);
-}
-
-// Confidence = 1 - 0.1 per default input (and per inferred feature row
-// next to the release) - 0.3 per unknown one - the CPU class's loss.
-TEST(FgraphAttachTest, ConfidenceCountsAssumedInputs) {
-  // Everything measured: release, filter, available functions, preemption
-  // (PREEMPT_DYNAMIC, PREEMPT_RCU), both thresholds, fgraph.active,
-  // threads, N_null bound, a Sapphire Rapids CPU.
-  v1::HostSnapshot s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 1000);
-  s.mutable_kernel()->set_preempt_dynamic(true);
-  s.mutable_kernel()->set_config_preempt_rcu(true);
-  s.mutable_thresholds()->set_watchdog_thresh_seconds(10);
-  s.mutable_thresholds()->set_rcu_cpu_stall_timeout_seconds(21);
-  s.mutable_fgraph()->set_null_threads_bound(10);
-  s.mutable_fgraph()->set_ftrace_filter_functions(0);
-  s.mutable_cpus()->set_model_name("Intel(R) Xeon(R) Platinum 8480+");
-  EXPECT_DOUBLE_EQ(
-      PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
-          .basis()
-          .confidence(),
-      1.0);
-  // Defaults: the filter, preempt_dynamic, PREEMPT_RCU, both thresholds,
-  // N_null and the CPU model: 7 x 0.1.
-  s = Host("6.18.2", v1::PREEMPT_MODE_NONE, 1000);
-  EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
-                  .basis()
-                  .confidence(),
-              1.0 - 7 * 0.1, 1e-12);
-  // PREEMPT_VOLUNTARY does not need PREEMPT_RCU: 6 x 0.1.
-  s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_VOLUNTARY);
-  EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
-                  .basis()
-                  .confidence(),
-              1.0 - 6 * 0.1, 1e-12);
-  // kretprobe: no walk, nothing assumed.
-  EXPECT_DOUBLE_EQ(
-      PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {}).basis().confidence(),
-      1.0);
-  // A second fgraph user's pass (6.14 has multi-user fgraph): the default
-  // sites, preempt_dynamic, both thresholds and the CPU model (5 x 0.1),
-  // and on 6.14.0 the inferred fprobe_on_fgraph row (6.14) next to the
-  // release (0.1 more); on 6.15 the row is certain.
-  s.mutable_kernel()->set_release("6.14.0");
-  s.mutable_fgraph()->set_active(true);
-  EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
-                  .basis()
-                  .confidence(),
-              1.0 - 6 * 0.1, 1e-12);
-  s.mutable_kernel()->set_release("6.15.0");
-  EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
-                  .basis()
-                  .confidence(),
-              1.0 - 5 * 0.1, 1e-12);
-}
-
-// Vendor kernels: Debian/Ubuntu releases are asked about their upstream
-// version; RHEL's backports make the mainline version meaningless.
-TEST(FgraphAttachTest, VendorReleases) {
-  v1::HostSnapshot s =
-      Host("5.14.0-427.13.1.el9_4.x86_64", v1::PREEMPT_MODE_VOLUNTARY, 1000);
-  s.mutable_fgraph()->set_active(true);
-  // kretprobe: no walk; the release counted as unknown: 1 - 0.3.
-  EXPECT_NEAR(
-      PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {}).basis().confidence(),
-      1.0 - 0.3, 1e-12);
-  // An operator's table speaks for the vendor kernel.
-  ModelOptions options;
-  options.features = &FeatureTable::Builtin();
-  absl::StatusOr<FeatureTable> vendor =
-      FeatureTable::WithOverride("features: {}\n");
-  ASSERT_TRUE(vendor.ok());
-  options.features = &*vendor;
-  EXPECT_DOUBLE_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, options)
-                       .basis()
-                       .confidence(),
-                   1.0);
-  // Debian 6.1.0-28 built from 6.1.119: its rows are 6.1.119's.
-  s = Host("6.1.0-28-amd64", v1::PREEMPT_MODE_VOLUNTARY, 1000);
-  s.mutable_kernel()->set_upstream_version("6.1.119");
-  s.mutable_fgraph()->set_active(true);
-  EXPECT_DOUBLE_EQ(
-      PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {}).basis().confidence(),
-      1.0);
 }
 
 }  // namespace

@@ -21,6 +21,16 @@ inline v1::HostSnapshot FgraphHost(const std::string& release,
   return s;
 }
 
+// FgraphHost with 60,000 lines in available_filter_functions (the fgraph
+// attach tests' host).
+inline v1::HostSnapshot FgraphAttachHost(const std::string& release,
+                                         v1::PreemptMode mode,
+                                         uint64_t threads) {
+  v1::HostSnapshot s = FgraphHost(release, mode, threads);
+  s.mutable_fgraph()->set_available_filter_functions(60000);
+  return s;
+}
+
 // Seed 004's host: 256 CPUs, generic KASAN with KASAN_VMALLOC, 4 KiB pages,
 // PREEMPT_VOLUNTARY; 2,805 flushes = 2,804 pending areas owning a whole
 // shadow page + the final one.

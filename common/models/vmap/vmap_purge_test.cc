@@ -94,6 +94,24 @@ TEST(VmapPurgeTest, Seed004BeforeCombining) {
   EXPECT_TRUE(p.summary().empty());  // numbers only: vmap_explain writes it
 }
 
+// Before the combining change, without the count of pending areas that
+// own a whole shadow page: every pending area is counted, plus the final
+// flush (an upper bound: areas that share a shadow page flush once).
+TEST(VmapPurgeTest, BeforeCombiningEveryPendingAreaPlusOne) {
+  v1::HostSnapshot s = Seed004Host("6.10.0");
+  s.mutable_vmalloc()->clear_unpurged_shadow_page_areas();
+  s.mutable_vmalloc()->set_unpurged_areas(3000);
+  v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
+  EXPECT_FALSE(p.combined_flushes());
+  EXPECT_EQ(p.flushes_per_purge(), 3001u);
+  s.mutable_vmalloc()->set_unpurged_areas(0);
+  EXPECT_EQ(PredictVmapPurge(s, {}).flushes_per_purge(), 1u);
+  // With the shadow-page count it wins over the area count: 2,804 + 1.
+  s = Seed004Host("6.10.0");
+  s.mutable_vmalloc()->set_unpurged_areas(3000);
+  EXPECT_EQ(PredictVmapPurge(s, {}).flushes_per_purge(), 2805u);
+}
+
 TEST(VmapPurgeTest, Seed004WorstCaseAfterCombining) {
   // After 9e9e085effe9: one flush per active vmap node (128 on 256 CPUs,
   // all active in the worst case) plus the final one: 129 x 8.5 ms.

@@ -57,9 +57,6 @@ PgParams& PgParams::Double(double v) {
   snprintf(buf, sizeof(buf), "%.17g", v);
   return Add(std::string(buf), 0);
 }
-PgParams& PgParams::OptDouble(const std::optional<double>& v) {
-  return v.has_value() ? Double(*v) : Null();
-}
 PgParams& PgParams::OptInt(const std::optional<int64_t>& v) {
   return v.has_value() ? Int(*v) : Null();
 }

@@ -37,7 +37,6 @@ class PgParams {
   PgParams& Text(std::string v);
   PgParams& Int(int64_t v);
   PgParams& Double(double v);
-  PgParams& OptDouble(const std::optional<double>& v);
   PgParams& OptInt(const std::optional<int64_t>& v);
   PgParams& Bytes(std::string v);  // bytea, sent in binary
   PgParams& Null();

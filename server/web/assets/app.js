@@ -395,8 +395,10 @@ function renderInputs(p, unknown) {
   add('stack depot', p.stack_depot && p.stack_depot.basis);
   add('vmap purge', p.vmap_purge && p.vmap_purge.basis);
   const body = el('tbody', {});
+  // Every tracehealth.v1.InputSource (server/web/input_source_names_test.sh).
   const srcText = {INPUT_SOURCE_MEASURED: 'measured', INPUT_SOURCE_DERIVED: 'derived',
-    INPUT_SOURCE_DEFAULT: 'defaulted', INPUT_SOURCE_OVERRIDDEN: 'overridden'};
+    INPUT_SOURCE_DEFAULT: 'defaulted', INPUT_SOURCE_OVERRIDDEN: 'overridden',
+    INPUT_SOURCE_NOT_APPLICABLE: 'not applicable', INPUT_SOURCE_UNSPECIFIED: 'unspecified'};
   for (const i of [...seen.values()].sort((a, b) => a.name.localeCompare(b.name))) {
     body.append(el('tr', {},
         el('td', {}, i.name), el('td', {}, i.value),

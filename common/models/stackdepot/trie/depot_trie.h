@@ -96,7 +96,9 @@ class DepotTrie {
   // The ID of `frames` when stored.
   std::optional<StackId> Lookup(absl::Span<const uint64_t> frames) const;
 
-  // The exact trace of `id`. NotFound for an ID never handed out.
+  // The exact trace of `id`. NotFound for an ID never handed out. For the
+  // tests and models_benchmark (reading back what Insert stored proves the
+  // trie lossless); the model only counts nodes.
   absl::StatusOr<std::vector<uint64_t>> Fetch(StackId id) const;
 
   // Whether `address` has a 32-bit payload on this architecture.
