@@ -68,20 +68,6 @@ bool FromJson(const std::string& json, Message* m) {
   return google::protobuf::util::JsonStringToMessage(json, m, opts).ok();
 }
 
-// `host`'s function_graph tracehealth_attach_latency_seconds; -1: missing.
-double ExposedLatency(const std::string& body, const std::string& host) {
-  double exposed = -1;
-  for (absl::string_view line : absl::StrSplit(body, '\n')) {
-    if (absl::ConsumePrefix(&line, "tracehealth_attach_latency_seconds{") &&
-        absl::StrContains(line, "host=\"" + host + "\"") &&
-        absl::StrContains(line, "probe_kind=\"function_graph_tracer\"") &&
-        !absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &exposed)) {
-      return -1;
-    }
-  }
-  return exposed;
-}
-
 TEST(OneAnswerEndToEndTest, EveryReaderGivesACalibratedHostOneLatency) {
   const std::string dir = NewTempDir("one-answer-e2e");
   std::filesystem::create_directories(dir + "/server");
@@ -202,7 +188,7 @@ TEST(OneAnswerEndToEndTest, EveryReaderGivesACalibratedHostOneLatency) {
   {
     absl::StatusOr<std::string> body = HttpGet(sp->metrics_addr, "/metrics");
     ASSERT_TRUE(body.ok()) << body.status();
-    got["/metrics"] = ExposedLatency(*body, kHost);
+    got["/metrics"] = FunctionGraphLatencyOnMetrics(*body, kHost);
   }
   {
     absl::StatusOr<std::string> body =
