@@ -8,7 +8,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "server/report/stored_report.h"
-#include "tests/util/sample_report.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::server {
 namespace {
