@@ -14,8 +14,8 @@
 #include "absl/time/clock.h"
 #include "agent/agent_setup.h"
 #include "agent/calibrate/calibrate_command.h"
-#include "agent/calibrate/calibration_store.h"
 #include "agent/calibrate/calibrator.h"
+#include "agent/calibrate/host_pricing.h"
 #include "agent/calibrate/journal.h"
 #include "agent/collect/collector.h"
 #include "agent/events/kmsg_events.h"
@@ -124,7 +124,7 @@ struct Gate {
 // must start (exit code 1, or 2 for an unknown group); the default one only
 // warns when it cannot be made.
 int StartGate(const AgentConfig& config, const std::string& state_dir,
-              const HostFs* fs, const FeatureTable* features, Gate* gate,
+              const HostFs* fs, const ModelOptions& models, Gate* gate,
               std::ostream& err) {
   if (config.local_socket == "none") return 0;
   const bool named = !config.local_socket.empty();
@@ -140,7 +140,7 @@ int StartGate(const AgentConfig& config, const std::string& state_dir,
     so.group = *gid;
   }
   GateServiceOptions go;
-  go.features = features;
+  go.models = models;  // the reports' own
   go.answered_by = "agent unix:" + so.socket_path;
   auto service = std::make_unique<GateService>(fs, go);
   absl::StatusOr<std::unique_ptr<GateServer>> server =
@@ -283,13 +283,13 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   ropts.host_id = host_id;
   ropts.labels = config.labels;
   ropts.interval_seconds = absl::ToDoubleSeconds(config.interval);
-  ropts.models.features = features.get();
   ropts.feature_table_override = features.rows;
+  // One pricing for the reports, their explanations and the gate.
   std::string calibration_warning;
-  ropts.calibration = UsableCalibration(fs, state_dir, &calibration_warning);
-  if (ropts.calibration) {
-    ropts.models.calibration = HostCalibratedConstants(*ropts.calibration);
-  }
+  const HostPricing pricing =
+      LoadHostPricing(fs, state_dir, features.get(), &calibration_warning);
+  ropts.models = HostModelOptions(pricing);
+  ropts.calibration = pricing.calibration;
   if (!calibration_warning.empty()) {
     err << "tracehealth-agent: warning: " << calibration_warning << "\n";
   }
@@ -341,7 +341,7 @@ int RunAgent(const AgentConfig& config, std::ostream& out, std::ostream& err) {
   // the waiter's thread takes.
   SignalWaiter signals;
   Gate gate;
-  rc = StartGate(config, state_dir, &fs, features.get(), &gate, err);
+  rc = StartGate(config, state_dir, &fs, ropts.models, &gate, err);
   if (rc != 0) return rc;
   Uplink up;
   if (!config.server.empty()) {

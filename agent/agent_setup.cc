@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/calibrate/calibrator.h"
+#include "agent/calibrate/host_pricing.h"
 #include "agent/collect/default_host_id.h"
 #include "agent/state/state_file.h"
 #include "common/host_identity.h"
@@ -119,7 +120,7 @@ int PrepareStateDir(const AgentConfig& config, std::string* state_dir,
                     std::ostream& err) {
   *state_dir = config.state_dir;
   if (state_dir->empty() && (!config.once || config.calibrate))
-    *state_dir = "/var/lib/tracehealth-agent";
+    *state_dir = kDefaultStateDir;
   if (state_dir->empty()) return 0;
   absl::Status state_ok = MakeDirs(*state_dir);
   if (state_ok.ok()) return 0;

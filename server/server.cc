@@ -37,6 +37,7 @@
 #include "server/metrics/host_collector.h"
 #include "server/metrics/process_collector.h"
 #include "server/metrics/text_exposition.h"
+#include "server/post_commit.h"
 #include "server/query/query_service.h"
 #include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sqlite/sqlite_storage.h"
@@ -276,8 +277,6 @@ absl::Status Server::MakeAlerting() {
   Alerting::Options aopts;
   aopts.eval_interval = config_.alert_eval_interval;
   aopts.transitions = transitions_;
-  aopts.reports = reports_;
-  aopts.classes = &classes_;  // rules see the class-priced predictions
   aopts.metrics_max_hosts =
       static_cast<size_t>(std::max<int64_t>(0, config_.metrics_max_hosts));
   // Several URLs, comma-separated: every instance of an Alertmanager
@@ -306,6 +305,20 @@ absl::Status Server::StartServing(
     const std::shared_ptr<grpc::ServerCredentials>& creds, QueryOptions qopts) {
   recorder_ =
       std::make_unique<EventRecorder>(events_, reports_, &metrics_, env_.log);
+  // One pricing of each committed batch for the rules, the recorder and the
+  // index; each host's previous report read once.
+  ReportPricer::Options popts;
+  popts.classes = &classes_;
+  popts.latest_seq = [this](const std::string& host) {
+    return index_.LatestSeq(host);
+  };
+  popts.read_report = [this](const std::string& host, uint64_t seq) {
+    return reports_->GetReport(host, seq);
+  };
+  pricer_ = std::make_unique<ReportPricer>(std::move(popts));
+  post_commit_ = std::make_unique<PostCommit>(
+      PostCommit::Parts{pricer_.get(), alerting_.get(), recorder_.get(),
+                        &index_, &metrics_, env_.log, env_.now});
   ReportWriter::Options wopts;
   wopts.queue_capacity = static_cast<size_t>(config_.writer_queue);
   writer_ = std::make_unique<ReportWriter>(
@@ -450,53 +463,7 @@ void Server::Stop() {
 
 void Server::OnCommitted(absl::Span<const CommittedReport> stored,
                          const BatchStats& stats) {
-  if (stats.failed) {
-    metrics_.CountCommitFailure();
-    LogCommitFailure(stats);
-    return;
-  }
-  // Rules compare each report with the host's previous one, which they read
-  // from the index: the index must not hold `stored` yet.
-  alerting_->OnCommitted(stored);
-  // Observed events compare with the host's previous report too. The index
-  // keeps only its record: the report is read back from the store, for the
-  // few reports that carry events (Record asks for no others).
-  recorder_->Record(stored, [this](const std::string& host) {
-    const uint64_t seq = index_.LatestSeq(host);
-    if (seq == 0) return std::shared_ptr<const v1::HostReport>();
-    absl::StatusOr<std::string> blob = reports_->GetReport(host, seq);
-    auto report = std::make_shared<v1::HostReport>();
-    if (!blob.ok() || !report->ParseFromString(*blob)) {
-      return std::shared_ptr<const v1::HostReport>();
-    }
-    return std::shared_ptr<const v1::HostReport>(std::move(report));
-  });
-  index_.Apply(stored);
-  metrics_.CountStored(static_cast<double>(stats.stored));
-  metrics_.CountDuplicates(static_cast<double>(stats.duplicates));
-  metrics_.ObserveCommit(absl::ToDoubleSeconds(stats.commit_time),
-                         static_cast<double>(stats.reports));
-}
-
-void Server::LogCommitFailure(const BatchStats& stats) {
-  // The streams of the batch end UNAVAILABLE and their agents replay; the
-  // log says why too, at most once a minute.
-  const absl::Time now = env_.now();
-  int unlogged = 0;
-  {
-    absl::MutexLock lock(&failure_log_mu_);
-    if (now - last_failure_logged_ < absl::Minutes(1)) {
-      ++unlogged_failures_;
-      return;
-    }
-    unlogged = unlogged_failures_;
-    last_failure_logged_ = now;
-    unlogged_failures_ = 0;
-  }
-  env_.log(absl::StrFormat(
-      "storing %zu reports failed: %s (%d more failures since the last "
-      "message)",
-      stats.reports, stats.error.ToString(), unlogged));
+  post_commit_->OnCommitted(stored, stats);
 }
 
 }  // namespace tracehealth::server

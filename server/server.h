@@ -12,7 +12,7 @@
 // what it was given, then alerting, the housekeeper and the HTTP server stop.
 //
 // After each commit the writer's publisher thread calls OnCommitted, which
-// runs what follows a commit in the order it needs (see there).
+// runs what follows a commit in the order it needs (server/post_commit.h).
 //
 // Thread safety: construct, Start, Stop and destroy on one thread. The
 // address accessors may be called from any thread after Start returned OK.
@@ -28,9 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
@@ -70,7 +68,9 @@ class HttpServer;
 class Router;
 class IngestService;
 class LeaseStore;
+class PostCommit;
 class QueryService;
+class ReportPricer;
 class ReportStore;
 
 // Everything the server's flags configure (server/main.cc documents each).
@@ -211,17 +211,9 @@ class Server {
   const std::string& grpc_address() const { return grpc_address_; }
   const std::string& metrics_address() const { return metrics_address_; }
 
-  // What follows each commit, in this order:
-  // - A failed commit (stats.failed) is counted
-  //   (tracehealth_ingest_commit_failures_total) and logged at most once a
-  //   minute, with the number of failures not logged since; nothing else
-  //   happens (the streams of the batch end UNAVAILABLE and their agents
-  //   replay).
-  // - Otherwise the alert rules see `stored` FIRST, while the host index
-  //   still holds each host's previous report (rules such as `increased`
-  //   compare a report with it); THEN the index takes `stored`; then the
-  //   stored/duplicate counters and the commit histogram.
-  // Requires a successful Start.
+  // What follows each commit (server/post_commit.h: priced once, then the
+  // alert rules, the event recorder, the index, the counters). Requires a
+  // successful Start.
   void OnCommitted(absl::Span<const CommittedReport> stored,
                    const BatchStats& stats);
 
@@ -239,7 +231,6 @@ class Server {
   absl::Status StartHttp(const std::string& token);
   HostMetricsOptions MetricsOptions() const;
   absl::Status WritePortFile() const;
-  void LogCommitFailure(const BatchStats& stats);
 
   const ServerConfig config_;
   const Env env_;
@@ -267,6 +258,8 @@ class Server {
   std::unique_ptr<Alerting> alerting_;
   ServerMetrics metrics_;
   std::unique_ptr<EventRecorder> recorder_;
+  std::unique_ptr<ReportPricer> pricer_;
+  std::unique_ptr<PostCommit> post_commit_;
   std::unique_ptr<ReportWriter> writer_;
   std::unique_ptr<DescriptorGuard> descriptors_;  // before ingest_
   std::unique_ptr<IngestService> ingest_;
@@ -280,11 +273,6 @@ class Server {
   std::string grpc_address_;
   std::string metrics_address_;
   bool stopped_ = false;
-
-  absl::Mutex failure_log_mu_;
-  absl::Time last_failure_logged_ ABSL_GUARDED_BY(failure_log_mu_) =
-      absl::InfinitePast();
-  int unlogged_failures_ ABSL_GUARDED_BY(failure_log_mu_) = 0;
 };
 
 }  // namespace tracehealth::server

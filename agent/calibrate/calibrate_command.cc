@@ -4,14 +4,13 @@
 #include <memory>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "agent/calibrate/calibration_store.h"
 #include "agent/calibrate/calibrator.h"
-#include "common/models/fgraph/hardware_class.h"
+#include "agent/calibrate/host_pricing.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 
@@ -74,34 +73,6 @@ std::string CalibrationLine(const v1::Calibration& c) {
       c.first_enable_seconds() * 1e3, c.second_enable_seconds() * 1e3);
 }
 
-std::optional<v1::Calibration> UsableCalibration(const HostFs& fs,
-                                                 const std::string& state_dir,
-                                                 std::string* warning) {
-  if (state_dir.empty()) return std::nullopt;
-  absl::StatusOr<std::optional<v1::Calibration>> stored =
-      LoadCalibration(state_dir);
-  if (!stored.ok()) {
-    *warning =
-        absl::StrCat("calibration not used: ", stored.status().message());
-    return std::nullopt;
-  }
-  if (!stored->has_value()) return std::nullopt;
-  absl::StatusOr<std::string> release =
-      fs.ReadFile("/proc/sys/kernel/osrelease", 4096);
-  const std::string now =
-      release.ok() ? KernelReleaseFamily(absl::StripAsciiWhitespace(*release))
-                   : "";
-  const std::string then = KernelReleaseFamily((*stored)->kernel_release());
-  if (now != then) {
-    *warning = absl::StrCat("calibration not used: it was measured on ",
-                            (*stored)->kernel_release(), ", this host runs ",
-                            release.ok() ? absl::StripAsciiWhitespace(*release)
-                                         : "an unknown release");
-    return std::nullopt;
-  }
-  return **stored;
-}
-
 int RunCalibrate(const HostFs& fs, const CalibrateCommand& cmd,
                  absl::Notification* stop, std::ostream& out,
                  std::ostream& err) {
@@ -111,15 +82,12 @@ int RunCalibrate(const HostFs& fs, const CalibrateCommand& cmd,
   options.budget_seconds = absl::ToDoubleSeconds(cmd.budget);
   options.threads = cmd.threads;
   options.hold_for_test = cmd.hold_for_test;
-  options.features = cmd.features;
   options.log = [&err](const std::string& line) {
     err << "tracehealth-agent: " << line << "\n";
   };
   std::string warning;
-  if (std::optional<v1::Calibration> current =
-          UsableCalibration(fs, cmd.state_dir, &warning)) {
-    options.current = HostCalibratedConstants(*current);
-  }
+  options.models = HostModelOptions(
+      LoadHostPricing(fs, cmd.state_dir, cmd.features, &warning));
   if (!warning.empty())
     err << "tracehealth-agent: warning: " << warning << "\n";
   Calibrator calibrator(

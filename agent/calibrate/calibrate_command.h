@@ -56,13 +56,6 @@ int RunCalibrate(const HostFs& fs, const CalibrateCommand& command,
 // The one-line text form (above) of a calibration.
 std::string CalibrationLine(const v1::Calibration& calibration);
 
-// This host's stored calibration for the model, when there is one for the
-// kernel release family the host runs now (`*warning` says why one was not
-// used).
-std::optional<v1::Calibration> UsableCalibration(const HostFs& fs,
-                                                 const std::string& state_dir,
-                                                 std::string* warning);
-
 }  // namespace tracehealth::agent
 
 #endif  // TRACEHEALTH_AGENT_CALIBRATE_CALIBRATE_COMMAND_H_

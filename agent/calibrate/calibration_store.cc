@@ -3,10 +3,8 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
 #include "agent/state/state_file.h"
 #include "common/proto_json.h"
-#include "common/proto_time.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tracehealth::agent {
@@ -49,18 +47,6 @@ absl::StatusOr<std::optional<v1::Calibration>> LoadCalibration(
         absl::StrCat(path, ": c_visit_seconds must be positive"));
   }
   return c;
-}
-
-CalibratedConstants HostCalibratedConstants(
-    const v1::Calibration& calibration) {
-  CalibratedConstants k;
-  k.c_visit_seconds = calibration.c_visit_seconds();
-  k.fixed_seconds = calibration.fixed_seconds();
-  k.source = absl::StrCat("this host's calibration ",
-                          absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
-                                           FromProto(calibration.measured_at()),
-                                           absl::UTCTimeZone()));
-  return k;
 }
 
 }  // namespace tracehealth::agent

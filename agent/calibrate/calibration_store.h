@@ -1,7 +1,7 @@
 // This host's calibration in the state directory: the last successful
 // tracehealth-agent --calibrate, as JSON of proto Calibration
-// (STATE_DIR/calibration.json, written atomically), and the constants later
-// agent runs give the fgraph model from it.
+// (STATE_DIR/calibration.json, written atomically). What the models take
+// from it: host_pricing.h.
 //
 // Thread safety: functions of the file.
 #ifndef TRACEHEALTH_AGENT_CALIBRATE_CALIBRATION_STORE_H_
@@ -13,7 +13,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/models/model_options.h"
 #include "proto/tracehealth/v1/calibration.pb.h"
 
 namespace tracehealth::agent {
@@ -29,10 +28,6 @@ absl::Status SaveCalibration(absl::string_view state_dir,
 // has no positive c_visit.
 absl::StatusOr<std::optional<v1::Calibration>> LoadCalibration(
     absl::string_view state_dir);
-
-// The model's constants from this host's calibration, with the source
-// "this host's calibration <measured_at, RFC 3339>".
-CalibratedConstants HostCalibratedConstants(const v1::Calibration& calibration);
 
 }  // namespace tracehealth::agent
 

@@ -4,6 +4,7 @@
 
 #include "absl/time/time.h"
 #include "agent/testing/test_tmp.h"
+#include "common/models/calibrated_constants.h"
 #include "common/proto_time.h"
 #include "gtest/gtest.h"
 
@@ -26,7 +27,10 @@ TEST(CalibrationStoreTest, SaveLoadAndTheModelsConstants) {
   absl::StatusOr<std::optional<v1::Calibration>> back = LoadCalibration(dir);
   ASSERT_TRUE(back.ok() && back->has_value()) << back.status();
   EXPECT_EQ((*back)->threads(), 9000u);
-  CalibratedConstants k = HostCalibratedConstants(**back);
+  // What the models take from it (the one converter, common/models/
+  // calibrated_constants.h).
+  CalibratedConstants k = ConstantsOf(**back);
+  EXPECT_EQ(k.origin, ConstantsOrigin::kHostCalibration);
   EXPECT_DOUBLE_EQ(k.c_visit_seconds, 120.5e-9);
   EXPECT_DOUBLE_EQ(k.fixed_seconds, 40e-6);
   EXPECT_EQ(k.source, "this host's calibration 2026-12-01T15:40:00Z");

@@ -185,9 +185,7 @@ bool Calibrator::Prepare(const v1::HostSnapshot& snapshot, Plan* plan,
   }
 
   // The current model's constants for this build and host.
-  ModelOptions mopts;
-  mopts.features = options_.features;
-  mopts.calibration = options_.current;
+  const ModelOptions& mopts = options_.models;
   const KernelFeatures features =
       ResolveKernelFeatures(snapshot.kernel(), mopts);
   const AttachContext ctx = MakeAttachContext(snapshot, mopts, features);
@@ -307,7 +305,7 @@ absl::Status Calibrator::Measure(const Plan& plan, v1::Calibration* c) {
 CalibrationOutcome Calibrator::Run() {
   CollectorOptions copts;
   copts.state_dir = options_.state_dir;
-  copts.features = options_.features;
+  copts.features = options_.models.features;
   Collector collector(fs_, copts, clock_);
   const v1::HostSnapshot snapshot = collector.Collect();
   Plan plan;
@@ -328,6 +326,7 @@ CalibrationOutcome Calibrator::Run() {
   c.set_predicted_seconds(plan.predicted.seconds);
   c.set_budget_seconds(options_.budget_seconds);
   c.set_predicted_basis(plan.basis);
+  c.set_origin(v1::CONSTANTS_ORIGIN_HOST_CALIBRATION);  // measured here
   if (options_.log) {
     options_.log(absl::StrFormat(
         "calibrating: %d idle threads, %s limited to %s; the first enable "

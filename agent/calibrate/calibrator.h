@@ -52,13 +52,13 @@ struct CalibratorOptions {
   // 0: chosen (step 2); otherwise refused when its prediction exceeds the
   // budget.
   uint64_t threads = 0;
-  // The constants the prediction uses (this host's stored calibration);
-  // nullopt: the seed default.
-  std::optional<CalibratedConstants> current;
+  // The options the prediction uses: the host's (host_pricing.h
+  // HostModelOptions: its stored calibration, else the seed default) and
+  // the feature table the collector uses too.
+  ModelOptions models;
   // Test hook: after the first enable (journal written, threads up, tracer
   // and filter changed), wait this long or until `stop`.
   absl::Duration hold_for_test = absl::ZeroDuration();
-  const FeatureTable* features = &FeatureTable::Builtin();
   // Progress lines for the agent's log (what is about to be measured).
   std::function<void(const std::string&)> log;
 };

@@ -234,7 +234,8 @@ TEST_F(CalibratorTest, PredictsWithTheStoredCalibration) {
   // (292.8 us) is not.
   CalibratorOptions o = Options();
   o.budget_seconds = 120e-6;
-  o.current = CalibratedConstants{10e-9, 50e-6, "this host's calibration X"};
+  o.models.calibration =
+      CalibratedConstants{10e-9, 50e-6, "this host's calibration X"};
   CalibrationOutcome ok = Run(o, {0, 2'000'000, 3'000'000, 3'100'000});
   ASSERT_EQ(ok.kind, CalibrationOutcome::kCalibrated) << ok.reason;
   EXPECT_NEAR(ok.calibration.predicted_seconds(), 113.32e-6, 1e-12);

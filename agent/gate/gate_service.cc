@@ -53,14 +53,12 @@ absl::StatusOr<v1::CheckResponse> GateService::Answer(
   }
   const absl::Time read_at = options_.clock();
   const v1::HostSnapshot fresh =
-      RefreshMovingInputs(*fs_, *options_.features, last);
+      RefreshMovingInputs(*fs_, *options_.models.features, last);
   if (fresh.threads().has_total()) {
     history_.Add(read_at, fresh.threads().total());
   }
-  ModelOptions models;
-  models.features = options_.features;
-  v1::CheckResponse out = EvaluateCheck(request, fresh, models, functions_,
-                                        history_.Trend(read_at));
+  v1::CheckResponse out = EvaluateCheck(request, fresh, options_.models,
+                                        functions_, history_.Trend(read_at));
   out.set_answered_by(options_.answered_by);
   *out.mutable_read_at() = ToProto(read_at);
   *out.mutable_snapshot_at() = ToProto(last_at);

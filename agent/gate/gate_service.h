@@ -8,7 +8,7 @@
 // UNAVAILABLE until the first snapshot is published.
 //
 // Thread safety: thread-safe; Check runs on gRPC's threads while the
-// agent's loop publishes. `fs` and `options.features` are not owned and
+// agent's loop publishes. `fs` and `options.models.features` are not owned and
 // must outlive the service.
 #ifndef TRACEHEALTH_AGENT_GATE_GATE_SERVICE_H_
 #define TRACEHEALTH_AGENT_GATE_GATE_SERVICE_H_
@@ -23,14 +23,18 @@
 #include "absl/time/time.h"
 #include "agent/gate/function_list.h"
 #include "agent/gate/thread_history.h"
-#include "common/kernel/feature_table.h"
+#include "common/models/model_options.h"
 #include "common/procfs/host_fs.h"
 #include "proto/tracehealth/v1/gate.grpc.pb.h"
 
 namespace tracehealth::agent {
 
 struct GateServiceOptions {
-  const FeatureTable* features = &FeatureTable::Builtin();
+  // How this host is priced: the options its reports use
+  // (agent/calibrate/host_pricing.h HostModelOptions: its calibration and
+  // feature table), so the gate answers as they do. Their feature table
+  // also reads the moving inputs.
+  ModelOptions models;
   // CheckResponse.answered_by, e.g. "agent unix:/var/lib/.../gate.sock".
   std::string answered_by = "agent";
   std::function<absl::Time()> clock = [] { return absl::Now(); };

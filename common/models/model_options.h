@@ -21,6 +21,16 @@ struct OverriddenInputs {
   bool fgraph_active = false;   // fgraph.active
 };
 
+// Where the fgraph walk's constants of a prediction come from (proto
+// v1::ConstantsOrigin carries it on the wire): a typed field, so that no
+// reader tells them apart by the sentence the basis shows.
+enum class ConstantsOrigin {
+  kSeedDefault,       // the models' fitted constants (no calibration)
+  kHostCalibration,   // this host's own calibration
+  kClassCalibration,  // the medians of its hardware class's canaries
+  kWhatIf,            // a what-if c_visit_seconds
+};
+
 // The fgraph walk's constants measured by calibration (tracehealth-agent
 // --calibrate): this host's own, or the median of its hardware class's.
 // They replace the seed default c_visit; a what-if c_visit_seconds still
@@ -30,9 +40,12 @@ struct CalibratedConstants {
   // Added to every first-user enable (registration and patching that do not
   // grow with the thread count).
   double fixed_seconds = 0;
-  // Where they came from, as the basis names it: "this host's calibration
-  // 2026-12-01T15:40:00Z", "3 canaries of class Intel Xeon 8480+ / 6.1".
+  // Where they came from, for people (the basis shows it; never parsed):
+  // "this host's calibration 2026-12-01T15:40:00Z", "3 canaries of class
+  // Intel Xeon 8480+ / 6.1".
   std::string source;
+  // Whose they are: kHostCalibration or kClassCalibration.
+  ConstantsOrigin origin = ConstantsOrigin::kHostCalibration;
 };
 
 struct ModelOptions {
@@ -54,6 +67,16 @@ struct ModelOptions {
   // Which snapshot inputs are what-if values rather than the host's.
   OverriddenInputs overridden;
 };
+
+// The origin of the walk constants `options` price with: a what-if
+// c_visit_seconds, else the calibration's, else the seed default.
+inline ConstantsOrigin OriginOf(const ModelOptions& options) {
+  if (options.c_visit_seconds) return ConstantsOrigin::kWhatIf;
+  if (options.calibration && options.calibration->c_visit_seconds > 0) {
+    return options.calibration->origin;
+  }
+  return ConstantsOrigin::kSeedDefault;
+}
 
 }  // namespace tracehealth
 

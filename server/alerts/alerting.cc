@@ -10,7 +10,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "prometheus/metric_family.h"
 #include "server/alerts/alert_series.h"
-#include "server/calibration/calibrated_report.h"
 
 namespace tracehealth::server {
 namespace {
@@ -131,17 +130,6 @@ Alerting::Values Alerting::ValuesOf(const v1::HostReport& report) const {
   return v;
 }
 
-Alerting::Values Alerting::StoredValues(const std::string& host,
-                                        uint64_t seq) const {
-  if (options_.reports != nullptr && seq > 0) {
-    absl::StatusOr<std::string> blob = options_.reports->GetReport(host, seq);
-    auto report = std::make_shared<v1::HostReport>();
-    if (blob.ok() && report->ParseFromString(*blob))
-      return ValuesOf(*WithClassCalibration(report, options_.classes));
-  }
-  return Values(increase_rules_.size());
-}
-
 Alerting::~Alerting() { Stop(); }
 
 std::shared_ptr<prometheus::Collectable> Alerting::collector() const {
@@ -184,23 +172,16 @@ void Alerting::Stop() {
   notifiers.clear();  // their last delivery attempts, outside mu_
 }
 
-void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
+void Alerting::OnCommitted(const PricedBatch& batch) {
   if (engine_.rules().empty()) return;
-  // Rules read whole reports, so each is parsed here (the index then uses
-  // the same parse; a class-priced host's is priced again there, as its
-  // record is built from the report); `keep` holds the batch's alive.
-  std::vector<std::shared_ptr<const v1::HostReport>> keep;
-  keep.reserve(reports.size());
   // Previous report per host within this batch (reports of one host arrive
-  // in seq order); keys and values point into `keep`.
+  // in seq order); keys and values point into the batch's reports.
   absl::flat_hash_map<absl::string_view, const v1::HostReport*> previous;
   std::vector<v1::Alert> changed;
   std::vector<std::optional<double>> before(engine_.rules().size());
-  for (const CommittedReport& c : reports) {
-    // As the index and the queries show it: priced by the host's class
-    // when it has no calibration of its own.
-    keep.push_back(WithClassCalibration(c.report->report(), options_.classes));
-    const v1::HostReport& r = *keep.back();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const CommittedReport& c = batch.committed(i);
+    const v1::HostReport& r = *batch.shown(i);
     auto it = previous.find(r.host_id());
     std::vector<v1::Alert> c1;
     if (it != previous.end()) {
@@ -208,7 +189,7 @@ void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
       c1 = engine_.OnReport(r, it->second, c.received_at);
     } else {
       // A replayed older report says nothing about the host's state now.
-      const uint64_t newest = index_->LatestSeq(r.host_id());
+      const uint64_t newest = batch.PreviousSeq(r.host_id());
       if (newest >= r.seq()) continue;
       std::fill(before.begin(), before.end(), std::nullopt);
       if (!increase_rules_.empty()) {
@@ -219,8 +200,11 @@ void Alerting::OnCommitted(absl::Span<const CommittedReport> reports) {
           if (v != previous_.end()) kept = v->second;
         }
         // Not seen since the start: its newest stored report, read once
-        // (the value is kept below).
-        if (!kept.has_value()) kept = StoredValues(r.host_id(), newest);
+        // for the batch (the value is kept below).
+        if (!kept.has_value()) {
+          std::shared_ptr<const v1::HostReport> p = batch.Previous(r.host_id());
+          kept = p != nullptr ? ValuesOf(*p) : Values(increase_rules_.size());
+        }
         for (size_t k = 0; k < increase_rules_.size(); ++k)
           before[increase_rules_[k]] = (*kept)[k];
       }

@@ -1,17 +1,16 @@
 // Alerting: runs the alert engine inside the server.
 //
-// - OnCommitted() evaluates the report rules for newly committed reports.
+// - OnCommitted() evaluates the report rules for a newly committed batch,
+//   as the server priced it (server/calibration/report_pricer.h): each
+//   report as the index and the queries show it (a host without a
+//   calibration of its own priced with its hardware class's constants).
 //   The server calls it after each commit on the report writer's publisher
 //   thread ("ingest-publish"), before the host index takes the reports (a
-//   replayed older seq is told from the index's newest). `increased` rules
-//   compare with the host's previous report through the value they read of
-//   it, kept per host (only with such rules). For a host without a kept
-//   value (its first report since the server started) it is read once from
-//   the host's stored newest report (Options::reports, with the index's
-//   seq: OnCommitted runs before the index applies the batch). Rules,
-//   the kept values and the stored read see each report as the index and
-//   the queries show it: a host without a calibration of its own priced
-//   with its hardware class's constants (Options::classes).
+//   replayed older seq is told from the batch's PreviousSeq). `increased`
+//   rules compare with the host's previous report through the value they
+//   read of it, kept per host (only with such rules). For a host without a
+//   kept value (its first report since the server started) it is the
+//   batch's Previous report (read once, for every reader of the batch).
 // - A background thread, every `eval_interval` and promptly after changes,
 //   advances `for` timers and silence rules over the host index, stores every
 //   changed alert and hands it to each Alertmanager notifier configured.
@@ -54,12 +53,10 @@
 #include "server/alerts/alert_row.h"
 #include "server/alerts/alertmanager_notifier.h"
 #include "server/alerts/engine.h"
-#include "server/calibration/class_calibrations.h"
+#include "server/calibration/report_pricer.h"
 #include "server/index/host_index.h"
-#include "server/report/committed_report.h"
 #include "server/storage/alert_store.h"
 #include "server/storage/alert_transitions.h"
-#include "server/storage/report_store.h"
 
 namespace tracehealth::server {
 
@@ -72,16 +69,6 @@ class Alerting {
     std::vector<AlertmanagerNotifier::Options> alertmanagers;
     // Not owned; null: changes are stored with PutAlert.
     AlertTransitions* transitions = nullptr;
-    // Not owned; where `increased` rules read a host's previous report
-    // when they have no value of it yet. Null: such a host's first report
-    // is compared with nothing.
-    ReportStore* reports = nullptr;
-    // Not owned, may be null (no classes); the hardware classes' constants
-    // (server/calibration/class_calibrations.h). Rules evaluate each report
-    // as the index and the queries show it (WithClassCalibration): a host
-    // without a calibration of its own is priced with its class's
-    // constants, one model run per such report.
-    const ClassCalibrations* classes = nullptr;
     // Hosts with per-host tracehealth_alerts series at most (the worst).
     size_t metrics_max_hosts = 1000;
   };
@@ -101,7 +88,7 @@ class Alerting {
   // Stores what is pending, stops the thread and the notifier. Idempotent.
   void Stop();
 
-  void OnCommitted(absl::Span<const CommittedReport> reports);
+  void OnCommitted(const PricedBatch& batch);
 
   std::vector<v1::Alert> Alerts() const { return engine_.Alerts(); }
 
@@ -113,9 +100,6 @@ class Alerting {
   // its newest report.
   using Values = absl::InlinedVector<std::optional<double>, 1>;
   Values ValuesOf(const v1::HostReport& report) const;
-  // The values of `host`'s report `seq` read from Options::reports; none
-  // (all nullopt) when there is no store or the report cannot be read.
-  Values StoredValues(const std::string& host, uint64_t seq) const;
   void Run();
   // Stores and notifies `changed`.
   void Publish(const std::vector<v1::Alert>& changed);

@@ -36,6 +36,24 @@ CommittedReport Report(const std::string& host, uint64_t seq, double latency,
   return {StoredReport::Of(*r), at};
 }
 
+// `batch` priced as the server prices it (server/calibration/
+// report_pricer.h): a host's previous report is the index's newest, read
+// from `store` (null: none is read); `classes` price hosts without their
+// own calibration.
+PricedBatch Priced(const std::vector<CommittedReport>& batch,
+                   const HostIndex& index, ReportStore* store = nullptr,
+                   const ClassCalibrations* classes = nullptr) {
+  ReportPricer::Options o;
+  o.classes = classes;
+  o.latest_seq = [&index](const std::string& h) { return index.LatestSeq(h); };
+  if (store != nullptr) {
+    o.read_report = [store](const std::string& h, uint64_t seq) {
+      return store->GetReport(h, seq);
+    };
+  }
+  return ReportPricer(o).Price(batch);
+}
+
 // Waits until `storage` holds `n` pending/firing alerts.
 std::vector<AlertRow> WaitStored(AlertStore* storage, size_t n) {
   absl::Time deadline = absl::Now() + absl::Seconds(10);
@@ -64,8 +82,9 @@ TEST(AlertingTest, EvaluatesCommittedReportsStoresAndRestores) {
     std::vector<CommittedReport> batch = {Report("h1", 1, 9, 0, t0),
                                           Report("h2", 1, 1, 0, t0),
                                           Report("h2", 2, 1, 3, t0)};
-    alerting.OnCommitted(batch);
-    index.Apply(batch);
+    PricedBatch priced = Priced(batch, index);
+    alerting.OnCommitted(priced);
+    index.Apply(priced);
     std::vector<AlertRow> rows = WaitStored(storage->get(), 2);
     ASSERT_EQ(rows.size(), 2u);
     std::map<std::string, std::string> fired;
@@ -74,7 +93,7 @@ TEST(AlertingTest, EvaluatesCommittedReportsStoresAndRestores) {
     EXPECT_EQ(fired["Dropping"], "h2");  // 0 -> 3 within one batch
     // A replayed old report changes nothing.
     std::vector<CommittedReport> replay = {Report("h1", 1, 1, 0, t0)};
-    alerting.OnCommitted(replay);
+    alerting.OnCommitted(Priced(replay, index));
     absl::SleepFor(absl::Milliseconds(200));
     EXPECT_EQ(WaitStored(storage->get(), 2).size(), 2u);
   }
@@ -86,7 +105,7 @@ TEST(AlertingTest, EvaluatesCommittedReportsStoresAndRestores) {
   ASSERT_EQ(live.size(), 2u);
   std::vector<CommittedReport> recover = {
       Report("h1", 2, 1, 0, t0 + absl::Seconds(15))};
-  restarted.OnCommitted(recover);
+  restarted.OnCommitted(Priced(recover, index));
   index.Apply(recover);
   std::vector<AlertRow> rows = WaitStored(storage->get(), 1);
   ASSERT_EQ(rows.size(), 1u);
@@ -122,12 +141,13 @@ TEST(AlertingTest, IncreasedComparesAcrossBatchesAndRestarts) {
     row.blob = c.report->report()->SerializeAsString();
     ASSERT_TRUE((*storage)->WriteBatch({row}).ok());
     std::vector<CommittedReport> batch = {std::move(c)};
-    a.OnCommitted(batch);
-    idx.Apply(batch);
+    PricedBatch priced = Priced(batch, idx, storage->get());
+    a.OnCommitted(priced);
+    idx.Apply(priced);
   };
   {
     Alerting alerting(Rules(), storage->get(), &index,
-                      {absl::Milliseconds(50), {}, nullptr, storage->get()});
+                      {absl::Milliseconds(50), {}, nullptr});
     ASSERT_TRUE(alerting.Start().ok());
     commit(alerting, index, Report("h3", 1, 1, 5, t0));
     commit(alerting, index, Report("h3", 2, 1, 5, t0));  // 5 -> 5
@@ -149,7 +169,7 @@ TEST(AlertingTest, IncreasedComparesAcrossBatchesAndRestarts) {
   ASSERT_TRUE(reloaded.LoadFrom(**storage).ok());
   ASSERT_EQ(reloaded.LatestSeq("h4"), 1u);
   Alerting restarted(Rules(), storage->get(), &reloaded,
-                     {absl::Milliseconds(50), {}, nullptr, storage->get()});
+                     {absl::Milliseconds(50), {}, nullptr});
   ASSERT_TRUE(restarted.Start().ok());
   commit(restarted, reloaded, Report("h3", 4, 1, 6, t0 + absl::Seconds(15)));
   EXPECT_TRUE(WaitStored(storage->get(), 0).empty());
@@ -242,8 +262,7 @@ rules:
   ClassCalibrations classes;
   AddCanaries(classes);
   HostIndex index(&classes);
-  Alerting::Options opts{absl::Milliseconds(50), {}, nullptr, storage->get()};
-  opts.classes = &classes;
+  Alerting::Options opts{absl::Milliseconds(50), {}, nullptr};
   Alerting alerting(*rules, storage->get(), &index, opts);
   ASSERT_TRUE(alerting.Start().ok());
   const absl::Time t0 = absl::Now();
@@ -264,8 +283,9 @@ rules:
     own.report = StoredReport::Of(*r);
   }
   std::vector<CommittedReport> batch = {guest, own};
-  alerting.OnCommitted(batch);
-  index.Apply(batch);
+  PricedBatch priced = Priced(batch, index, storage->get(), &classes);
+  alerting.OnCommitted(priced);
+  index.Apply(priced);
   // Priced by the class: 400 ns * 256,067,999 = 102.4271996 s + 8 ms +
   // 2.56 ms = 102.4377596 s walk, + the class's 2 ms fixed cost, patching as
   // sent: over 60 s, so guest-1 fires; guest-2 stays quiet.
@@ -310,20 +330,25 @@ rules:
   HostIndex index(&classes);
   ASSERT_TRUE(index.LoadFrom(**storage).ok());
   ASSERT_EQ(index.LatestSeq("guest-1"), 1u);
-  Alerting::Options opts{absl::Milliseconds(50), {}, nullptr, storage->get()};
-  opts.classes = &classes;
+  Alerting::Options opts{absl::Milliseconds(50), {}, nullptr};
   Alerting alerting(*rules, storage->get(), &index, opts);
   ASSERT_TRUE(alerting.Start().ok());
   // seq 2 priced at 102.4377596 s, compared with seq 1 read from the store
   // and priced alike (102.4377596 s): not increased. Compared with the
   // stored report as sent (22.7 s) it would fire.
   std::vector<CommittedReport> second = {QemuReport("guest-1", 2, t0)};
-  alerting.OnCommitted(second);
-  index.Apply(second);
+  {
+    PricedBatch priced = Priced(second, index, storage->get(), &classes);
+    alerting.OnCommitted(priced);
+    index.Apply(priced);
+  }
   // seq 3 compared with the kept value of seq 2, priced: not increased.
   std::vector<CommittedReport> third = {QemuReport("guest-1", 3, t0)};
-  alerting.OnCommitted(third);
-  index.Apply(third);
+  {
+    PricedBatch priced = Priced(third, index, storage->get(), &classes);
+    alerting.OnCommitted(priced);
+    index.Apply(priced);
+  }
   absl::SleepFor(absl::Milliseconds(200));
   EXPECT_TRUE(alerting.Alerts().empty());
   // A fourth canary at 600 ns moves the median to (400 + 500) / 2 = 450 ns:
@@ -337,8 +362,11 @@ rules:
   c.mutable_measured_at()->set_seconds(1796139600);
   ASSERT_TRUE(classes.Add(c));
   std::vector<CommittedReport> fourth = {QemuReport("guest-1", 4, t0)};
-  alerting.OnCommitted(fourth);
-  index.Apply(fourth);
+  {
+    PricedBatch priced = Priced(fourth, index, storage->get(), &classes);
+    alerting.OnCommitted(priced);
+    index.Apply(priced);
+  }
   std::vector<AlertRow> rows = WaitStored(storage->get(), 1);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].rule, "GraphSlower");
@@ -380,13 +408,13 @@ TEST(AlertingTest, TwoEvaluatorsOfOneHostStoreOneEpisode) {
   // pending.
   const absl::Time t0 = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()));
   std::vector<CommittedReport> first = {Report("h", 1, 9, 0, t0)};
-  a.OnCommitted(first);
+  a.OnCommitted(Priced(first, index_a));
   std::vector<AlertRow> rows = WaitStored(store, 1);
   ASSERT_EQ(rows.size(), 1u);
   // B sees the next report 10 s later and would start its own episode.
   std::vector<CommittedReport> second = {
       Report("h", 2, 9, 0, t0 + absl::Seconds(10))};
-  b.OnCommitted(second);
+  b.OnCommitted(Priced(second, index_b));
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   std::vector<v1::Alert> b_live;
   while (absl::Now() < deadline) {
@@ -407,7 +435,7 @@ TEST(AlertingTest, TwoEvaluatorsOfOneHostStoreOneEpisode) {
   // The condition clears (on B): the pending alert leaves the store too.
   std::vector<CommittedReport> cleared = {
       Report("h", 3, 1, 0, t0 + absl::Seconds(20))};
-  b.OnCommitted(cleared);
+  b.OnCommitted(Priced(cleared, index_b));
   rows = WaitStored(store, 0);
   EXPECT_TRUE(rows.empty());
 }

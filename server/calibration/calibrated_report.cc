@@ -2,12 +2,10 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
 #include "common/kernel/feature_table_override.h"
+#include "common/models/calibrated_constants.h"
 #include "common/models/evaluate.h"
 #include "common/models/fgraph/hardware_class.h"
-#include "common/proto_time.h"
 
 namespace tracehealth::server {
 
@@ -20,21 +18,7 @@ std::optional<CalibratedConstants> ReportCalibration(const v1::HostReport& r) {
   if (!r.has_calibration() || !(r.calibration().c_visit_seconds() > 0)) {
     return std::nullopt;
   }
-  const v1::Calibration& c = r.calibration();
-  CalibratedConstants k;
-  k.c_visit_seconds = c.c_visit_seconds();
-  k.fixed_seconds = c.fixed_seconds();
-  if (c.class_canaries() > 0) {
-    k.source = absl::StrCat(c.class_canaries(),
-                            c.class_canaries() == 1 ? " canary" : " canaries",
-                            " of class ", c.hardware_class());
-  } else {
-    k.source = absl::StrCat(
-        "this host's calibration",
-        absl::FormatTime(" %Y-%m-%dT%H:%M:%SZ", FromProto(c.measured_at()),
-                         absl::UTCTimeZone()));
-  }
-  return k;
+  return ConstantsOf(r.calibration());
 }
 
 ModelOptions HostModelOptions(const v1::HostReport& r,
@@ -62,6 +46,7 @@ std::shared_ptr<const v1::HostReport> WithClassCalibration(
   v1::Calibration* c = out->mutable_calibration();
   c->set_hardware_class(cls);
   c->set_class_canaries(k->canaries);
+  c->set_origin(v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
   c->set_c_visit_seconds(k->c_visit_median);
   c->set_fixed_seconds(k->fixed_median);
   std::optional<FeatureTable> table;

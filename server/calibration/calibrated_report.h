@@ -30,8 +30,8 @@ namespace tracehealth::server {
 std::string ReportHardwareClass(const v1::HostReport& r);
 
 // The constants `r`'s predictions are computed with (nullopt: the seed
-// default), named as the basis names them: "this host's calibration
-// <measured_at>" or "N canaries of class X".
+// default): common/models/calibrated_constants.h ConstantsOf its
+// calibration (origin kHostCalibration or kClassCalibration).
 std::optional<CalibratedConstants> ReportCalibration(const v1::HostReport& r);
 
 // The models' options for the host that sent `r`: its constants

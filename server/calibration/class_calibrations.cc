@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/models/calibrated_constants.h"
 #include "common/proto_time.h"
 
 namespace tracehealth::server {
@@ -19,8 +20,8 @@ CalibratedConstants ClassConstants::Constants() const {
   CalibratedConstants k;
   k.c_visit_seconds = c_visit_median;
   k.fixed_seconds = fixed_median;
-  k.source = absl::StrCat(canaries, canaries == 1 ? " canary" : " canaries",
-                          " of class ", hardware_class);
+  k.origin = ConstantsOrigin::kClassCalibration;
+  k.source = ClassCalibrationSource(canaries, hardware_class);
   return k;
 }
 

@@ -40,8 +40,8 @@ struct ClassConstants {
   double c_visit_min = 0;
   double c_visit_max = 0;
   double fixed_median = 0;
-  // The model's constants, with the source "N canaries of class X" ("1
-  // canary of class X").
+  // The model's constants (origin kClassCalibration), with the source "N
+  // canaries of class X" ("1 canary of class X").
   CalibratedConstants Constants() const;
 };
 

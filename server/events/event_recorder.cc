@@ -117,21 +117,21 @@ v1::StoredEvent EventRecorder::Compare(const std::string& host,
   return s;
 }
 
-void EventRecorder::Record(absl::Span<const CommittedReport> stored,
-                           const Previous& previous) {
+void EventRecorder::Record(const PricedBatch& batch) {
   std::vector<EventRow> rows;
   std::vector<v1::StoredEvent> events;
   // Each host's newest report so far in this batch.
   absl::flat_hash_map<std::string, std::shared_ptr<const v1::HostReport>>
       latest;
   int unstorable = 0;
-  for (const CommittedReport& c : stored) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const CommittedReport& c = batch.committed(i);
     const std::string& host = c.report->host_id();
-    std::shared_ptr<const v1::HostReport> report = c.report->report();
+    std::shared_ptr<const v1::HostReport> report = batch.shown(i);
     if (report->observed_events_size() > 0) {
       auto it = latest.find(host);
       std::shared_ptr<const v1::HostReport> prev =
-          it != latest.end() ? it->second : previous(host);
+          it != latest.end() ? it->second : batch.Previous(host);
       const int n =
           std::min(report->observed_events_size(), kMaxEventsPerReport);
       for (int i = 0; i < n; ++i) {

@@ -4,10 +4,12 @@
 // tracehealth_observed_events_total{kind,model,predicted}.
 //
 // The current prediction is that of the host's newest report observed at
-// or before the event: the host's previous report (the latest-state
-// index's, or an earlier one of the same batch) or the report carrying the
-// event; when both were observed after it (an event that waited in the
-// agent), the newest older one in the report store, searched back 24 h.
+// or before the event: the host's previous report (the batch's Previous,
+// or an earlier one of the same batch) or the report carrying the event,
+// both as the server shows them (server/calibration/report_pricer.h); when
+// both were observed after it (an event that waited in the agent), the
+// newest older one in the report store, searched back 24 h, as its agent
+// sent it.
 //
 // An event arriving again (an agent that resent it after a crash) is
 // stored and counted once. One without a kind, boot id or time is skipped
@@ -28,8 +30,8 @@
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/query.pb.h"
 #include "proto/tracehealth/v1/report.pb.h"
+#include "server/calibration/report_pricer.h"
 #include "server/metrics/server_metrics.h"
-#include "server/report/committed_report.h"
 #include "server/storage/event_store.h"
 #include "server/storage/report_store.h"
 
@@ -40,18 +42,14 @@ class EventRecorder {
   // A report carries at most 16 events; more than this are not stored.
   static constexpr int kMaxEventsPerReport = 64;
 
-  using Previous = std::function<std::shared_ptr<const v1::HostReport>(
-      const std::string& host_id)>;
   using Log = std::function<void(const std::string& line)>;
 
   EventRecorder(EventStore* events, ReportStore* reports,
                 ServerMetrics* metrics, Log log);
 
-  // `previous(host)`: the host's newest report before `stored` (null when
-  // none): the one the latest-state index's record names before `stored` is
-  // applied. Called only for reports that carry events.
-  void Record(absl::Span<const CommittedReport> stored,
-              const Previous& previous);
+  // Records the events of `batch`; the batch's Previous is asked only for
+  // hosts whose reports carry events.
+  void Record(const PricedBatch& batch);
 
  private:
   // The host's newest stored report observed at or before `at_ns`.

@@ -75,10 +75,12 @@ class EventRecorderTest : public ::testing::Test {
               std::shared_ptr<const v1::HostReport> previous) {
     Store(r);
     CommittedReport c{StoredReport::Of(r), kT0 + absl::Seconds(100)};
-    recorder_->Record({c}, [&](const std::string& host) {
-      EXPECT_EQ(host, "h1");
-      return previous;
-    });
+    // The index's report is seq 1 (any: the read is this test's).
+    recorder_->Record(AsCommitted(absl::MakeConstSpan(&c, 1), {{"h1", 1}},
+                                  [&](const std::string& host, uint64_t) {
+                                    EXPECT_EQ(host, "h1");
+                                    return previous;
+                                  }));
   }
 
   std::vector<v1::StoredEvent> Events() {
@@ -205,9 +207,7 @@ TEST_F(EventRecorderTest, AnEarlierReportOfTheBatchIsThePrevious) {
   Store(second);
   std::vector<CommittedReport> batch = {{StoredReport::Of(first), kT0},
                                         {StoredReport::Of(second), kT0}};
-  recorder_->Record(batch, [](const std::string&) {
-    return std::shared_ptr<const v1::HostReport>();
-  });
+  recorder_->Record(AsCommitted(batch));
   std::vector<v1::StoredEvent> got = Events();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].prediction_seq(), 10u);

@@ -125,12 +125,20 @@ HostRecord HostIndex::RecordOf(const v1::HostReport& report) {
 }
 
 void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
-  for (const CommittedReport& c : reports) {
+  ReportPricer::Options o;
+  o.classes = classes_;
+  Apply(ReportPricer(o).Price(reports));
+}
+
+void HostIndex::Apply(const PricedBatch& batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const CommittedReport& c = batch.committed(i);
     const std::string& host = c.report->host_id();
     // Outside the lock: building the record, from the one stored with the
-    // report where it is usable, else from the parse (shared with alert
-    // rules, which may have done it).
-    HostRecord record = CommittedRecord(c);
+    // report where it is usable and the report is shown as its agent sent
+    // it, else from the report as shown (priced already: no model runs).
+    HostRecord record =
+        CommittedRecord(c, *batch.shown(i), batch.class_priced(i));
     record.seq = c.report->seq();
     Shard& shard = ShardOf(host);
     absl::MutexLock lock(&shard.mu);
@@ -166,13 +174,15 @@ absl::Status HostIndex::Merge(LatestRow& row) {
   return absl::OkStatus();
 }
 
-HostRecord HostIndex::CommittedRecord(const CommittedReport& c) {
-  if (!c.record.empty()) {
+HostRecord HostIndex::CommittedRecord(const CommittedReport& c,
+                                      const v1::HostReport& shown,
+                                      bool class_priced) {
+  if (!class_priced && !c.record.empty()) {
     absl::StatusOr<HostRecord> record =
         DecodeHostRecord(c.record, tables_, &identities_);
-    if (record.ok() && !ClassWouldPrice(*record)) return *std::move(record);
+    if (record.ok()) return *std::move(record);
   }
-  return RecordOf(*c.report->report());
+  return MakeHostRecord(shown, tables_, &identities_);
 }
 
 absl::StatusOr<HostRecord> HostIndex::MergedRecord(const LatestRow& row) {

@@ -33,6 +33,7 @@
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/calibration/class_calibrations.h"
+#include "server/calibration/report_pricer.h"
 #include "server/index/host_record.h"
 #include "server/report/committed_report.h"
 #include "server/storage/report_store.h"
@@ -86,11 +87,17 @@ class HostIndex {
   // returned after loading the rest). `stats` (optional) gets the counts.
   absl::Status LoadFrom(ReportStore& storage, LoadStats* stats = nullptr);
 
-  // Applies newly committed reports: a host's record is replaced only by a
-  // report with a higher seq; last_seen and the count always advance. The
-  // record is the one stored with the report (CommittedReport::record);
-  // a report without a usable one, or whose class prices it, is parsed here
-  // unless someone has already (StoredReport).
+  // Applies a newly committed batch as the server priced it
+  // (server/calibration/report_pricer.h): a host's record is replaced only
+  // by a report with a higher seq; last_seen and the count always advance.
+  // The record is the one stored with the report (CommittedReport::record)
+  // unless the batch shows the report priced with its class's constants
+  // or the stored one is not usable: then it is made from the report as
+  // shown. No model runs here.
+  void Apply(const PricedBatch& batch);
+  // The same for reports nobody has priced yet: priced here with the
+  // index's classes (for tests and benchmarks; the server prices each
+  // batch once for all its readers).
   void Apply(absl::Span<const CommittedReport> reports);
 
   // Takes a host's state as another replica stored it (ChangeFeed): its
@@ -125,9 +132,10 @@ class HostIndex {
     mutable absl::Mutex mu;
     absl::node_hash_map<std::string, HostEntry> hosts ABSL_GUARDED_BY(mu);
   };
-  // The record of a committed report: its stored record's when usable, else
-  // RecordOf its report.
-  HostRecord CommittedRecord(const CommittedReport& c);
+  // The record of a committed report: its stored record's when usable and
+  // the report is not class-priced, else the record of `shown`.
+  HostRecord CommittedRecord(const CommittedReport& c,
+                             const v1::HostReport& shown, bool class_priced);
   // The record of a change-feed row: its stored record when usable and not
   // priced by the host's class, else its report's.
   absl::StatusOr<HostRecord> MergedRecord(const LatestRow& row);

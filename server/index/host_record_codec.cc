@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/models/calibrated_constants.h"
 #include "common/models/evaluate.h"
 
 namespace tracehealth::server {
@@ -151,6 +152,7 @@ void FillStoredRecord(const v1::HostReport& report, v1::StoredHostRecord* s) {
     c->set_c_visit_seconds(h.calibration->c_visit_seconds);
     c->set_fixed_seconds(h.calibration->fixed_seconds);
     c->set_source(h.calibration->source);
+    c->set_origin(OriginToProto(h.calibration->origin));
   }
   PutInputs(h.inputs, s);
   PutPredictions(h, s);
@@ -202,6 +204,11 @@ absl::StatusOr<HostRecord> DecodeHostRecord(absl::string_view bytes,
     k.c_visit_seconds = s.calibration().c_visit_seconds();
     k.fixed_seconds = s.calibration().fixed_seconds();
     k.source = s.calibration().source();
+    // Records from before the origin field were all the host's own.
+    k.origin =
+        s.calibration().origin() == v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION
+            ? ConstantsOrigin::kClassCalibration
+            : ConstantsOrigin::kHostCalibration;
     h.calibration = std::make_shared<const CalibratedConstants>(std::move(k));
   }
   if (absl::Status st = GetPredictions(s, &h); !st.ok()) return st;

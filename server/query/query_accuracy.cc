@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/models/calibrated_constants.h"
 #include "common/models/evaluate.h"
 #include "common/models/fgraph/hardware_class.h"
 #include "google/protobuf/util/time_util.h"
@@ -55,8 +55,7 @@ std::optional<CalibratedConstants> ConstantsNow(
     const std::string& host_id, const ClassCalibrations* classes) {
   std::optional<HostEntry> e = index.Get(host_id);
   if (e && e->record.calibration != nullptr &&
-      absl::StartsWith(e->record.calibration->source,
-                       "this host's calibration")) {
+      e->record.calibration->origin == ConstantsOrigin::kHostCalibration) {
     return *e->record.calibration;
   }
   if (classes == nullptr) return std::nullopt;
@@ -88,6 +87,7 @@ void Compare(const v1::StoredEvent& ev, const v1::HostReport* then,
   if (!c) return;
   s->set_calibrated_seconds(*c);
   s->set_calibrated_basis(now->source);
+  s->set_calibrated_origin(OriginToProto(now->origin));
   if (*c > 0 && seconds) s->set_calibrated_ratio(ev.event().seconds() / *c);
 }
 

@@ -305,7 +305,38 @@ TEST_F(QueryServiceTest, AccuracyComparesObservedSecondsWithThePredictions) {
   EXPECT_NEAR(a.calibrated_ratio(), 26 / 32.6038e-3, 1e-3);
   EXPECT_EQ(a.calibrated_basis(),
             "1 canary of class Intel(R) Xeon(R) Platinum 8480+ / 6.16");
+  EXPECT_EQ(a.calibrated_origin(), v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
   EXPECT_NEAR(k.median_ratio(), 26 / 14.6067013e-3, 1e-3);
+
+  // The index shows h1 priced by a class (400 ns then): constants of its
+  // class now are still the ones compared with (200 ns), told by the typed
+  // origin, not by the sentence.
+  auto reprice = [&](uint64_t seq, v1::ConstantsOrigin origin,
+                     uint32_t canaries) {
+    v1::HostReport r = SampleReport(h, seq, now_ - absl::Minutes(1));
+    v1::Calibration* own = r.mutable_calibration();
+    own->set_c_visit_seconds(
+        origin == v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION ? 400e-9 : 120e-9);
+    own->set_class_canaries(canaries);
+    own->set_hardware_class("Intel(R) Xeon(R) Platinum 8480+ / 6.16");
+    own->set_origin(origin);
+    own->mutable_measured_at()->set_seconds(1796139600);
+    index_.Apply(std::vector<CommittedReport>{{StoredReport::Of(r), now_}});
+    v1::AccuracyResponse again;
+    EXPECT_TRUE(service.DoAccuracy(v1::AccuracyRequest(), &again).ok());
+    return again.classes(0).samples(0);
+  };
+  v1::EventAccuracy by_class =
+      reprice(8, v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION, 3);
+  EXPECT_NEAR(by_class.calibrated_seconds(), 32.6038e-3, 1e-9);
+  EXPECT_EQ(by_class.calibrated_origin(),
+            v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
+  // Its own calibration now (120 ns): 120 ns * V + 0.264 ms = 19.66788 ms.
+  v1::EventAccuracy own = reprice(9, v1::CONSTANTS_ORIGIN_HOST_CALIBRATION, 0);
+  EXPECT_NEAR(own.calibrated_seconds(), 19.66788e-3, 1e-9);
+  EXPECT_EQ(own.calibrated_origin(), v1::CONSTANTS_ORIGIN_HOST_CALIBRATION);
+  EXPECT_EQ(own.calibrated_basis(),
+            "this host's calibration 2026-12-01T15:40:00Z");
 
   v1::AccuracyRequest bad;
   bad.set_limit(10001);

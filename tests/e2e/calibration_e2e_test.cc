@@ -55,22 +55,12 @@ const v1::BasisConstant* Constant(const v1::AttachPrediction& p,
   return nullptr;
 }
 
-// `host`'s function_graph tracehealth_attach_latency_seconds on /metrics,
-// -1 when missing.
+// `host`'s function_graph latency on /metrics, -1 when missing.
 double ExposedLatency(const std::string& metrics_addr,
                       const std::string& host) {
   absl::StatusOr<std::string> body = HttpGet(metrics_addr, "/metrics");
   EXPECT_TRUE(body.ok()) << body.status();
-  double exposed = -1;
-  for (absl::string_view line : absl::StrSplit(body.value_or(""), '\n')) {
-    if (absl::ConsumePrefix(&line, "tracehealth_attach_latency_seconds{") &&
-        absl::StrContains(line, "host=\"" + host + "\"") &&
-        absl::StrContains(line, "probe_kind=\"function_graph_tracer\"") &&
-        !absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &exposed)) {
-      return -1;
-    }
-  }
-  return exposed;
+  return FunctionGraphLatencyOnMetrics(body.value_or(""), host);
 }
 
 TEST(CalibrationEndToEndTest, ClassConstantsPriceHostsWithoutTheirOwn) {

@@ -1,5 +1,9 @@
 #include "tests/util/class_canary.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "grpcpp/grpcpp.h"
 
 namespace tracehealth::testing {
@@ -28,6 +32,20 @@ std::optional<v1::AttachPrediction> PredictFunctionGraph(
     return std::nullopt;
   }
   return resp.answers(0).prediction();
+}
+
+double FunctionGraphLatencyOnMetrics(const std::string& body,
+                                     const std::string& host) {
+  double exposed = -1;
+  for (absl::string_view line : absl::StrSplit(body, '\n')) {
+    if (absl::ConsumePrefix(&line, "tracehealth_attach_latency_seconds{") &&
+        absl::StrContains(line, "host=\"" + host + "\"") &&
+        absl::StrContains(line, "probe_kind=\"function_graph_tracer\"") &&
+        !absl::SimpleAtod(line.substr(line.rfind(' ') + 1), &exposed)) {
+      return -1;
+    }
+  }
+  return exposed;
 }
 
 }  // namespace tracehealth::testing

@@ -24,6 +24,11 @@ v1::Calibration Canary(const std::string& host, double c_visit, double fixed);
 std::optional<v1::AttachPrediction> PredictFunctionGraph(
     v1::FleetQuery::Stub& stub, const std::string& host);
 
+// `host`'s function_graph tracehealth_attach_latency_seconds in the /metrics
+// text `body`; -1 when it is missing or does not parse.
+double FunctionGraphLatencyOnMetrics(const std::string& body,
+                                     const std::string& host);
+
 }  // namespace tracehealth::testing
 
 #endif  // TRACEHEALTH_TESTS_UTIL_CLASS_CANARY_H_

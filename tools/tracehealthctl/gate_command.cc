@@ -6,7 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "agent/calibrate/host_pricing.h"
 #include "agent/collect/collector.h"
 #include "agent/gate/function_list.h"
 #include "agent/gate/gate_check.h"
@@ -65,16 +67,24 @@ AgentAnswer AskAgent(const std::string& path, const v1::CheckRequest& req) {
 }
 
 v1::CheckResponse InProcess(const std::string& root,
-                            const v1::CheckRequest& req) {
+                            const v1::CheckRequest& req, std::ostream& err) {
   HostFs fs(root);
-  // No state directory: nothing of the agent's is read or written.
-  agent::Collector collector(&fs, agent::CollectorOptions(),
-                             [] { return absl::Now(); });
+  // The host is priced as its agent prices it: with the calibration in the
+  // agent's default state directory (only read). Nothing else of the
+  // agent's is read or written.
+  std::string warning;
+  const ModelOptions models = agent::HostModelOptions(agent::LoadHostPricing(
+      fs, absl::StrCat(absl::StripSuffix(root, "/"), agent::kDefaultStateDir),
+      &FeatureTable::Builtin(), &warning));
+  if (!warning.empty()) err << "tracehealthctl gate: " << warning << "\n";
+  agent::CollectorOptions copts;
+  copts.features = models.features;
+  agent::Collector collector(&fs, copts, [] { return absl::Now(); });
   const absl::Time read_at = absl::Now();
   const v1::HostSnapshot snapshot = collector.Collect();
   agent::FunctionCache functions(&fs);
-  v1::CheckResponse out = agent::EvaluateCheck(req, snapshot, ModelOptions(),
-                                               functions, std::nullopt);
+  v1::CheckResponse out =
+      agent::EvaluateCheck(req, snapshot, models, functions, std::nullopt);
   out.set_answered_by(absl::StrCat("in-process (root ", root, ")"));
   *out.mutable_read_at() = ToProto(read_at);
   return out;
@@ -159,7 +169,8 @@ int RunGate(const GateArgs& args, std::ostream& out, std::ostream& err) {
         << GrpcCodeName(a.status.error_code()) << ": "
         << a.status.error_message() << "); evaluating in-process\n";
   }
-  return Print(InProcess(args.root.value_or("/"), req), args.json, out, err);
+  return Print(InProcess(args.root.value_or("/"), req, err), args.json, out,
+               err);
 }
 
 }  // namespace tracehealth

@@ -1,0 +1,35 @@
+// The fgraph walk's calibrated constants (model_options.h) from a
+// v1::Calibration, and their origin between the proto enum and the
+// models' (ConstantsOrigin): the one converter the agent (its own
+// calibration) and the server (a report's, or its class's) share.
+//
+// Thread safety: pure functions.
+#ifndef TRACEHEALTH_COMMON_MODELS_CALIBRATED_CONSTANTS_H_
+#define TRACEHEALTH_COMMON_MODELS_CALIBRATED_CONSTANTS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/models/model_options.h"
+#include "proto/tracehealth/v1/calibration.pb.h"
+
+namespace tracehealth {
+
+v1::ConstantsOrigin OriginToProto(ConstantsOrigin origin);
+
+// The origin `c` states; a Calibration from a sender before the field
+// (UNSPECIFIED) is its class's with class_canaries > 0, else the host's.
+ConstantsOrigin CalibrationOrigin(const v1::Calibration& c);
+
+// For people only: "this host's calibration 2026-12-01T15:40:00Z".
+std::string HostCalibrationSource(const v1::Calibration& c);
+// For people only: "3 canaries of class X" ("1 canary of class X").
+std::string ClassCalibrationSource(uint32_t canaries,
+                                   const std::string& hardware_class);
+
+// c_visit, fixed, origin (CalibrationOrigin) and the source sentence of `c`.
+CalibratedConstants ConstantsOf(const v1::Calibration& c);
+
+}  // namespace tracehealth
+
+#endif  // TRACEHEALTH_COMMON_MODELS_CALIBRATED_CONSTANTS_H_

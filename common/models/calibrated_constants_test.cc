@@ -1,0 +1,74 @@
+#include "common/models/calibrated_constants.h"
+
+#include "absl/time/time.h"
+#include "common/proto_time.h"
+#include "gtest/gtest.h"
+
+namespace tracehealth {
+namespace {
+
+v1::Calibration Measured() {
+  v1::Calibration c;
+  c.set_c_visit_seconds(120e-9);
+  c.set_fixed_seconds(2e-3);
+  c.set_hardware_class("CPU X / 6.1");
+  *c.mutable_measured_at() =
+      ToProto(absl::FromUnixSeconds(1796139600));  // 2026-12-01T15:40:00Z
+  return c;
+}
+
+TEST(CalibratedConstantsTest, AHostsOwnCalibration) {
+  v1::Calibration c = Measured();
+  for (v1::ConstantsOrigin o : {v1::CONSTANTS_ORIGIN_UNSPECIFIED,
+                                v1::CONSTANTS_ORIGIN_HOST_CALIBRATION}) {
+    c.set_origin(o);
+    const CalibratedConstants k = ConstantsOf(c);
+    EXPECT_EQ(k.origin, ConstantsOrigin::kHostCalibration) << o;
+    EXPECT_DOUBLE_EQ(k.c_visit_seconds, 120e-9);
+    EXPECT_DOUBLE_EQ(k.fixed_seconds, 2e-3);
+    EXPECT_EQ(k.source, "this host's calibration 2026-12-01T15:40:00Z");
+  }
+}
+
+TEST(CalibratedConstantsTest, AClassStandingIn) {
+  v1::Calibration c = Measured();
+  c.set_class_canaries(3);
+  // A sender before the origin field: class_canaries says it.
+  CalibratedConstants k = ConstantsOf(c);
+  EXPECT_EQ(k.origin, ConstantsOrigin::kClassCalibration);
+  EXPECT_EQ(k.source, "3 canaries of class CPU X / 6.1");
+  c.set_origin(v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
+  EXPECT_EQ(ConstantsOf(c).origin, ConstantsOrigin::kClassCalibration);
+  c.set_class_canaries(1);
+  EXPECT_EQ(ConstantsOf(c).source, "1 canary of class CPU X / 6.1");
+  // The typed field wins over the count.
+  c.set_origin(v1::CONSTANTS_ORIGIN_HOST_CALIBRATION);
+  EXPECT_EQ(ConstantsOf(c).origin, ConstantsOrigin::kHostCalibration);
+}
+
+TEST(CalibratedConstantsTest, OriginsMapOneToOne) {
+  EXPECT_EQ(OriginToProto(ConstantsOrigin::kSeedDefault),
+            v1::CONSTANTS_ORIGIN_SEED_DEFAULT);
+  EXPECT_EQ(OriginToProto(ConstantsOrigin::kHostCalibration),
+            v1::CONSTANTS_ORIGIN_HOST_CALIBRATION);
+  EXPECT_EQ(OriginToProto(ConstantsOrigin::kClassCalibration),
+            v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
+  EXPECT_EQ(OriginToProto(ConstantsOrigin::kWhatIf),
+            v1::CONSTANTS_ORIGIN_WHAT_IF);
+}
+
+TEST(CalibratedConstantsTest, OptionsNameTheConstantsTheyPriceWith) {
+  ModelOptions o;
+  EXPECT_EQ(OriginOf(o), ConstantsOrigin::kSeedDefault);
+  o.calibration = ConstantsOf(Measured());
+  EXPECT_EQ(OriginOf(o), ConstantsOrigin::kHostCalibration);
+  o.calibration->origin = ConstantsOrigin::kClassCalibration;
+  EXPECT_EQ(OriginOf(o), ConstantsOrigin::kClassCalibration);
+  o.calibration->c_visit_seconds = 0;  // not usable: the seed
+  EXPECT_EQ(OriginOf(o), ConstantsOrigin::kSeedDefault);
+  o.c_visit_seconds = 90e-9;
+  EXPECT_EQ(OriginOf(o), ConstantsOrigin::kWhatIf);
+}
+
+}  // namespace
+}  // namespace tracehealth
