@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "common/read_file.h"
 #include "common/status.h"
+#include "common/write_file.h"
 #include "grpcpp/grpcpp.h"
 #include "re2/re2.h"
 #include "server/alerts/alerting.h"
@@ -71,7 +71,8 @@ absl::StatusOr<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
-// --query_client_names, anchored; null when not set.
+// --query_client_names, compiled as given (the query service matches a
+// client's name whole, RE2::FullMatch); null when not set.
 absl::StatusOr<std::shared_ptr<const re2::RE2>> ClientNamePattern(
     const std::string& pattern, const std::string& client_ca) {
   if (pattern.empty()) return std::shared_ptr<const re2::RE2>();
@@ -81,29 +82,12 @@ absl::StatusOr<std::shared_ptr<const re2::RE2>> ClientNamePattern(
   }
   RE2::Options opts;
   opts.set_log_errors(false);
-  auto re = std::make_shared<const re2::RE2>(
-      absl::StrCat("^(?:", pattern, ")$"), opts);
+  auto re = std::make_shared<const re2::RE2>(pattern, opts);
   if (!re->ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--query_client_names: bad pattern \"", pattern, "\": ", re->error()));
   }
   return re;
-}
-
-absl::Status WriteFileAtomically(const std::string& path,
-                                 const std::string& content) {
-  std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat(tmp, ": write failed"));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(
-        absl::StrCat("rename ", tmp, " -> ", path, " failed"));
-  }
-  return absl::OkStatus();
 }
 
 std::string HostPart(const std::string& addr) {
@@ -435,9 +419,10 @@ absl::Status Server::StartHttp(const std::string& token) {
 
 absl::Status Server::WritePortFile() const {
   if (config_.port_file.empty()) return absl::OkStatus();
-  return WriteFileAtomically(
-      config_.port_file, absl::StrCat("grpc=", grpc_address_,
-                                      "\nmetrics=", metrics_address_, "\n"));
+  return WriteFileAtomically(config_.port_file,
+                             absl::StrCat("grpc=", grpc_address_,
+                                          "\nmetrics=", metrics_address_, "\n"),
+                             /*durable=*/false);
 }
 
 void Server::Stop() {

@@ -333,6 +333,18 @@ TEST(ServerTest, StartNamesWhatFailed) {
          return "--query_client_names: bad pattern \"ops-(\": ";
        },
        true},
+      // Compiled as given and matched whole: wrapped as ^(?:...)$ it would
+      // be another, valid pattern.
+      {"client names that close the group",
+       [](C& c, S) {
+         c.query_client_names = "a)|(b";
+         c.tls_client_ca = c.data_dir + "/ca.pem";
+       },
+       absl::StatusCode::kInvalidArgument,
+       [](const C&, S) {
+         return "--query_client_names: bad pattern \"a)|(b\": ";
+       },
+       true},
       {"TLS", [](C& c, S) { c.tls_cert = c.data_dir + "/cert.pem"; },
        absl::StatusCode::kInvalidArgument,
        [](const C&, S) { return "TLS: --tls_cert and --tls_key go together"; }},
