@@ -23,6 +23,14 @@ absl::StatusOr<std::string> ReportOfHeartbeat(absl::string_view full_report,
     r.mutable_snapshot()->mutable_threads()->clear_total();
   }
   v1::Predictions& p = *r.mutable_predictions();
+  // Every attach prediction names the threads it was made for: the
+  // heartbeat's (its other numbers are the full report's, within the
+  // tolerance).
+  if (beat.threads.has_value()) {
+    for (v1::AttachPrediction& a : *p.mutable_attach()) {
+      a.set_threads_total(*beat.threads);
+    }
+  }
   if (beat.attach_latency_seconds.has_value()) {
     for (v1::AttachPrediction& a : *p.mutable_attach()) {
       if (a.probe_kind() == v1::PROBE_KIND_KPROBE_MULTI_RETURN)

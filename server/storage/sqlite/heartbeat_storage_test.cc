@@ -86,6 +86,9 @@ TEST(HeartbeatStorageTest, SteadyReportsAreHeartbeatsAndReadBackWhole) {
     EXPECT_EQ(got.snapshot().threads().total(),
               want.snapshot().threads().total());
     for (int i = 0; i < got.predictions().attach_size(); ++i) {
+      // Every probe kind's prediction names the heartbeat's threads.
+      EXPECT_EQ(got.predictions().attach(i).threads_total(),
+                want.predictions().attach(i).threads_total());
       if (got.predictions().attach(i).probe_kind() ==
           v1::PROBE_KIND_KPROBE_MULTI_RETURN) {
         EXPECT_EQ(got.predictions().attach(i).latency_seconds(),
