@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/metric_family.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/text_serializer.h"
 
@@ -22,30 +23,6 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-
-MetricFamily Family(std::string name, std::string help,
-                    MetricType type = MetricType::Gauge) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.help = std::move(help);
-  f.type = type;
-  return f;
-}
-
-void AddGauge(MetricFamily& f, std::vector<ClientMetric::Label> labels,
-              double value) {
-  ClientMetric m;
-  m.label = std::move(labels);
-  m.gauge.value = value;
-  f.metric.push_back(std::move(m));
-}
-
-// "kprobe_multi_return" for PROBE_KIND_KPROBE_MULTI_RETURN, as the server's
-// probe_kind label spells it.
-std::string ProbeKindLabelValue(v1::ProbeKind kind) {
-  return absl::AsciiStrToLower(
-      absl::StripPrefix(v1::ProbeKind_Name(kind), "PROBE_KIND_"));
-}
 
 // The server's check label of an attach check kind; nullptr for the kinds
 // it does not export.
@@ -79,7 +56,7 @@ std::string RenderTextfile(const v1::HostReport& report) {
       "Predicted attach stall over its threshold (> 1: crossed), per check.");
   const v1::Predictions& p = report.predictions();
   for (const v1::AttachPrediction& a : p.attach()) {
-    const std::string kind = ProbeKindLabelValue(a.probe_kind());
+    const std::string kind = ProbeKindMetricLabel(a.probe_kind());
     AddGauge(latency, {{"host", host}, {"probe_kind", kind}},
              a.latency_seconds());
     std::vector<const char*> seen;

@@ -7,28 +7,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
+#include "common/metric_family.h"
 
 namespace tracehealth::server {
 namespace {
 
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
-
-MetricFamily Gauges(const char* name, const char* help) {
-  MetricFamily f;
-  f.name = name;
-  f.help = help;
-  f.type = prometheus::MetricType::Gauge;
-  return f;
-}
-
-void AddGauge(MetricFamily& f, std::vector<ClientMetric::Label> labels,
-              double value) {
-  ClientMetric m;
-  m.label = std::move(labels);
-  m.gauge.value = value;
-  f.metric.push_back(std::move(m));
-}
 
 bool Exported(const AlertBrief& a) {
   return a.state == v1::ALERT_STATE_FIRING ||
@@ -73,7 +58,7 @@ std::vector<MetricFamily> AlertSeries(absl::Span<const AlertBrief> alerts,
   }
 
   MetricFamily by_rule =
-      Gauges("tracehealth_alert_hosts",
+      Family("tracehealth_alert_hosts",
              "Pending or firing alerts of the server's rule engine, by rule, "
              "state and severity (one alert per rule and host).");
   std::vector<std::pair<decltype(counts)::key_type, uint64_t>> sorted(
@@ -106,7 +91,7 @@ std::vector<MetricFamily> AlertSeries(absl::Span<const AlertBrief> alerts,
     if (x.first != y.first) return x.first < y.first;
     return x.second->rule < y.second->rule;
   });
-  MetricFamily per_host = Gauges(
+  MetricFamily per_host = Family(
       "tracehealth_alerts",
       "1 per pending or firing alert of the server's rule engine, for the "
       "--metrics_max_hosts hosts with the worst alerts (firing, critical, "
@@ -119,7 +104,7 @@ std::vector<MetricFamily> AlertSeries(absl::Span<const AlertBrief> alerts,
               {"severity", a->severity}},
              1);
   }
-  MetricFamily omitted = Gauges(
+  MetricFamily omitted = Family(
       "tracehealth_alerts_omitted_hosts",
       "Hosts with a pending or firing alert that have no tracehealth_alerts "
       "series (over --metrics_max_hosts); tracehealth_alert_hosts counts "

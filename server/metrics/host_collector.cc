@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 #include "absl/types/span.h"
+#include "common/metric_family.h"
 
 namespace tracehealth::server {
 namespace {
@@ -24,24 +25,6 @@ constexpr double kLatencyBuckets[] = {0.001, 0.01, 0.1, 0.5, 1,  2,
                                       5,     10,   20,  60,  300};
 // Predicted / threshold: warning from 0.5, a stall from 1.
 constexpr double kMarginBuckets[] = {0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 5, 10};
-
-MetricFamily Family(
-    const char* name, const char* help,
-    prometheus::MetricType type = prometheus::MetricType::Gauge) {
-  MetricFamily f;
-  f.name = name;
-  f.help = help;
-  f.type = type;
-  return f;
-}
-
-void AddGauge(MetricFamily& f, std::vector<ClientMetric::Label> labels,
-              double value) {
-  ClientMetric m;
-  m.label = std::move(labels);
-  m.gauge.value = value;
-  f.metric.push_back(std::move(m));
-}
 
 std::string PreemptLabel(int mode) {
   return absl::AsciiStrToLower(absl::StripPrefix(
@@ -213,7 +196,7 @@ struct HostFamilies {
     for (int k = 0; k < kProbeKinds; ++k) {
       const StoredAttach& a = r.attach[k];
       if (!a.present) continue;
-      std::string kind = ProbeKindLabel(
+      std::string kind = ProbeKindMetricLabel(
           static_cast<v1::ProbeKind>(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER + k));
       AddGauge(latency, {{"host", host}, {"probe_kind", kind}},
                a.latency_seconds);
@@ -297,7 +280,7 @@ void FleetCounts::AppendTo(std::vector<MetricFamily>* out) const {
   MetricFamily hosts =
       Family("tracehealth_fleet_hosts", "Hosts by their worst predicted risk.");
   for (int i = 0; i < kRisks; ++i) {
-    AddGauge(hosts, {{"risk", RiskLabel(static_cast<v1::Risk>(i))}},
+    AddGauge(hosts, {{"risk", RiskMetricLabel(static_cast<v1::Risk>(i))}},
              static_cast<double>(by_risk[i]));
   }
   out->push_back(std::move(hosts));
@@ -320,13 +303,13 @@ void FleetCounts::AppendTo(std::vector<MetricFamily>* out) const {
       "(> 1: crossed), over the hosts where one applies.",
       prometheus::MetricType::Histogram);
   for (int i = 0; i < kProbeKinds; ++i) {
-    const std::string kind = ProbeKindLabel(
+    const std::string kind = ProbeKindMetricLabel(
         static_cast<v1::ProbeKind>(v1::PROBE_KIND_FUNCTION_GRAPH_TRACER + i));
     for (int r = 0; r < kRisks; ++r) {
-      AddGauge(
-          risks,
-          {{"probe_kind", kind}, {"risk", RiskLabel(static_cast<v1::Risk>(r))}},
-          static_cast<double>(attach_risk[i][r]));
+      AddGauge(risks,
+               {{"probe_kind", kind},
+                {"risk", RiskMetricLabel(static_cast<v1::Risk>(r))}},
+               static_cast<double>(attach_risk[i][r]));
     }
     lat.metric.push_back(
         latency[i].ToMetric({{"probe_kind", kind}}, kLatencyBuckets));
@@ -339,15 +322,6 @@ void FleetCounts::AppendTo(std::vector<MetricFamily>* out) const {
 }
 
 }  // namespace
-
-std::string ProbeKindLabel(v1::ProbeKind kind) {
-  return absl::AsciiStrToLower(
-      absl::StripPrefix(v1::ProbeKind_Name(kind), "PROBE_KIND_"));
-}
-
-std::string RiskLabel(v1::Risk risk) {
-  return absl::AsciiStrToLower(absl::StripPrefix(v1::Risk_Name(risk), "RISK_"));
-}
 
 HostCollector::HostCollector(const HostIndex* index, HostMetricsOptions options)
     : index_(index), options_(std::move(options)) {}

@@ -53,11 +53,6 @@
 
 namespace tracehealth::server {
 
-// "kprobe_multi_return" for PROBE_KIND_KPROBE_MULTI_RETURN.
-std::string ProbeKindLabel(v1::ProbeKind kind);
-// "stall" for RISK_STALL.
-std::string RiskLabel(v1::Risk risk);
-
 // Kernel (release, preemption) series at most in
 // tracehealth_fleet_kernel_hosts.
 inline constexpr size_t kMaxKernelSeries = 100;
