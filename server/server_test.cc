@@ -387,9 +387,11 @@ TEST(ServerTest, StartNamesWhatFailed) {
        true},
       {"port file",
        [](C& c, S) { c.port_file = c.data_dir + "/no/such/dir/ports"; },
-       absl::StatusCode::kInternal,
-       [](const C& c, S) { return c.data_dir + "/no/such/dir/ports.tmp."; },
-       true},
+       absl::StatusCode::kNotFound,
+       [](const C& c, S) {
+         return c.data_dir +
+                "/no/such/dir/ports.tmp: No such file or directory";
+       }},
   };
   TakenPort taken;
   for (const StartFailure& f : failures) {
