@@ -16,6 +16,10 @@ prometheus::MetricFamily Family(std::string name, std::string help,
   return f;
 }
 
+prometheus::MetricFamily Family(const MetricSpec& spec) {
+  return Family(spec.name, spec.help, spec.type);
+}
+
 void AddGauge(prometheus::MetricFamily& f,
               std::vector<prometheus::ClientMetric::Label> labels,
               double value) {

@@ -48,12 +48,8 @@ absl::Status Errno(const std::string& what, const std::string& path) {
 
 std::string RenderTextfile(const v1::HostReport& report) {
   const std::string& host = report.host_id();
-  MetricFamily latency =
-      Family("tracehealth_attach_latency_seconds",
-             "Predicted latency of the first attach of a probe kind.");
-  MetricFamily margin = Family(
-      "tracehealth_attach_stall_margin_ratio",
-      "Predicted attach stall over its threshold (> 1: crossed), per check.");
+  MetricFamily latency = Family(host_metric::kAttachLatency);
+  MetricFamily margin = Family(host_metric::kAttachMargin);
   const v1::Predictions& p = report.predictions();
   for (const v1::AttachPrediction& a : p.attach()) {
     const std::string kind = ProbeKindMetricLabel(a.probe_kind());
@@ -71,23 +67,15 @@ std::string RenderTextfile(const v1::HostReport& report) {
                c.margin());
     }
   }
-  MetricFamily budget = Family("tracehealth_stackdepot_pool_budget_ratio",
-                               "Stack depot pools used over the pool budget.");
-  MetricFamily exhaustion =
-      Family("tracehealth_stackdepot_seconds_to_exhaustion",
-             "Predicted seconds until the stack depot pool budget "
-             "is used up at the current growth.");
+  MetricFamily budget = Family(host_metric::kPoolBudget);
+  MetricFamily exhaustion = Family(host_metric::kSecondsToExhaustion);
   const v1::StackDepotPrediction& sd = p.stack_depot();
   if (sd.has_budget_ratio())
     AddGauge(budget, {{"host", host}}, sd.budget_ratio());
   if (sd.has_seconds_to_exhaustion())
     AddGauge(exhaustion, {{"host", host}}, sd.seconds_to_exhaustion());
-  MetricFamily purge = Family("tracehealth_vmap_purge_seconds",
-                              "Predicted duration of one KASAN vmalloc purge.");
-  MetricFamily purge_margin =
-      Family("tracehealth_vmap_purge_lockup_margin_ratio",
-             "Predicted KASAN vmalloc purge over the soft-lockup threshold (> "
-             "1: crossed).");
+  MetricFamily purge = Family(host_metric::kPurgeSeconds);
+  MetricFamily purge_margin = Family(host_metric::kPurgeMargin);
   const v1::VmapPurgePrediction& vp = p.vmap_purge();
   if (vp.applies()) AddGauge(purge, {{"host", host}}, vp.purge_seconds());
   for (const v1::ThresholdCheck& c : vp.checks()) {
@@ -102,26 +90,17 @@ std::string RenderTextfile(const v1::HostReport& report) {
   AddGauge(last, {{"host", host}},
            static_cast<double>(report.observed_at().seconds()) +
                report.observed_at().nanos() * 1e-9);
-  MetricFamily interval = Family("tracehealth_host_report_interval_seconds",
-                                 "The agent's report interval.");
+  MetricFamily interval = Family(host_metric::kReportInterval);
   if (report.interval_seconds() > 0)
     AddGauge(interval, {{"host", host}}, report.interval_seconds());
-  MetricFamily threads =
-      Family("tracehealth_host_threads", "Threads on the host.");
+  MetricFamily threads = Family(host_metric::kThreads);
   if (report.snapshot().threads().has_total()) {
     AddGauge(threads, {{"host", host}},
              static_cast<double>(report.snapshot().threads().total()));
   }
-  MetricFamily risk =
-      Family("tracehealth_host_risk",
-             "Worst predicted risk (0 unknown, 1 none, 2 latency, "
-             "3 warning, 4 stall).");
+  MetricFamily risk = Family(host_metric::kRisk);
   AddGauge(risk, {{"host", host}}, static_cast<double>(p.worst_risk()));
-  MetricFamily dropped = Family(
-      "tracehealth_agent_spool_dropped_reports_total",
-      "Reports the agent dropped because its spool was full (since agent "
-      "start).",
-      MetricType::Counter);
+  MetricFamily dropped = Family(host_metric::kSpoolDropped);
   ClientMetric d;
   d.label = {{"host", host}};
   d.counter.value = static_cast<double>(report.health().spool_dropped_total());

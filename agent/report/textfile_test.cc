@@ -88,7 +88,8 @@ TEST(RenderTextfile, ExactText) {
             "# TYPE tracehealth_host_risk gauge\n"
             "tracehealth_host_risk{host=\"node-7\"} 3\n"
             "# HELP tracehealth_agent_spool_dropped_reports_total Reports the "
-            "agent dropped because its spool was full (since agent start).\n"
+            "host's agent dropped because its spool was full (since agent "
+            "start).\n"
             "# TYPE tracehealth_agent_spool_dropped_reports_total counter\n"
             "tracehealth_agent_spool_dropped_reports_total{host=\"node-7\"} "
             "2\n");

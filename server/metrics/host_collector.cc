@@ -153,40 +153,19 @@ const char* const kCheckLabels[kStoredChecks] = {"soft_lockup", "rcu_stall",
 
 // The per-host families, filled host by host.
 struct HostFamilies {
-  MetricFamily latency =
-      Family("tracehealth_attach_latency_seconds",
-             "Predicted latency of the first attach of a probe kind.");
-  MetricFamily margin = Family(
-      "tracehealth_attach_stall_margin_ratio",
-      "Predicted attach stall over its threshold (> 1: crossed), per check.");
-  MetricFamily budget = Family("tracehealth_stackdepot_pool_budget_ratio",
-                               "Stack depot pools used over the pool budget.");
-  MetricFamily exhaustion =
-      Family("tracehealth_stackdepot_seconds_to_exhaustion",
-             "Predicted seconds until the stack depot pool budget "
-             "is used up at the current growth.");
-  MetricFamily purge = Family("tracehealth_vmap_purge_seconds",
-                              "Predicted duration of one KASAN vmalloc purge.");
-  MetricFamily purge_margin =
-      Family("tracehealth_vmap_purge_lockup_margin_ratio",
-             "Predicted KASAN vmalloc purge over the soft-lockup threshold (> "
-             "1: crossed).");
+  MetricFamily latency = Family(host_metric::kAttachLatency);
+  MetricFamily margin = Family(host_metric::kAttachMargin);
+  MetricFamily budget = Family(host_metric::kPoolBudget);
+  MetricFamily exhaustion = Family(host_metric::kSecondsToExhaustion);
+  MetricFamily purge = Family(host_metric::kPurgeSeconds);
+  MetricFamily purge_margin = Family(host_metric::kPurgeMargin);
   MetricFamily last =
       Family("tracehealth_host_last_report_timestamp_seconds",
              "When the server last stored a report of the host.");
-  MetricFamily interval = Family("tracehealth_host_report_interval_seconds",
-                                 "The agent's report interval.");
-  MetricFamily threads =
-      Family("tracehealth_host_threads", "Threads on the host.");
-  MetricFamily dropped = Family(
-      "tracehealth_agent_spool_dropped_reports_total",
-      "Reports the host's agent dropped because its spool was full (since "
-      "agent start).",
-      prometheus::MetricType::Counter);
-  MetricFamily risk =
-      Family("tracehealth_host_risk",
-             "Worst predicted risk (0 unknown, 1 none, 2 latency, "
-             "3 warning, 4 stall).");
+  MetricFamily interval = Family(host_metric::kReportInterval);
+  MetricFamily threads = Family(host_metric::kThreads);
+  MetricFamily dropped = Family(host_metric::kSpoolDropped);
+  MetricFamily risk = Family(host_metric::kRisk);
   MetricFamily stale =
       Family("tracehealth_host_stale",
              "1 when the host missed its last report intervals.");
