@@ -239,7 +239,9 @@ class FleetPageTest(unittest.TestCase):
         self.assertIn('note="><img src onerror>', text)
         self.assertIn("ctl=a\\x1b[2J\\x07b", text)  # control characters shown escaped
         self.assertEqual(labels.find_elements(By.CSS_SELECTOR, "*"), [])
-        self.assertEqual(len(self.driver.find_elements(By.TAG_NAME, "script")), 2)
+        # The page's own three (chart.min.js, host.js, app.js) and none injected.
+        scripts = [e.get_attribute("src") for e in self.driver.find_elements(By.TAG_NAME, "script")]
+        self.assertEqual([s.rsplit("/", 1)[-1] for s in scripts], ["chart.min.js", "host.js", "app.js"])
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "main img")), 0)
         with self.assertRaises(NoAlertPresentException):
             self.driver.switch_to.alert.text
