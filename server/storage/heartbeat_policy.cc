@@ -43,4 +43,18 @@ Beat BeatOf(const ReportRow& row) {
   return b;
 }
 
+ReportRow RowOfBeat(const std::string& host_id, const Beat& beat) {
+  ReportRow r;
+  r.host_id = host_id;
+  r.seq = beat.seq;
+  r.observed_at_ns = beat.observed_at_ns;
+  r.received_at_ns = beat.received_at_ns;
+  r.threads = beat.threads;
+  r.attach_latency_seconds = beat.attach_latency_seconds;
+  r.pool_budget_ratio = beat.pool_budget_ratio;
+  r.purge_seconds = beat.purge_seconds;
+  r.heartbeat = true;
+  return r;
+}
+
 }  // namespace tracehealth::server

@@ -65,6 +65,10 @@ class HeartbeatPolicy {
 // What a heartbeat stores of `row`.
 Beat BeatOf(const ReportRow& row);
 
+// BeatOf's inverse: the report row a heartbeat of `host_id` stands for in
+// history (its seq, times and moving numbers; heartbeat set).
+ReportRow RowOfBeat(const std::string& host_id, const Beat& beat);
+
 }  // namespace tracehealth::server
 
 #endif  // TRACEHEALTH_SERVER_STORAGE_HEARTBEAT_POLICY_H_

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "common/status.h"
+#include "server/storage/heartbeat_policy.h"
 #include "server/storage/sqlite/connection.h"
 #include "server/storage/sqlite/heartbeats.h"
 #include "server/storage/sqlite/statement.h"
@@ -60,16 +61,7 @@ WHERE host_id = ?1 AND observed_at_ns >= ?2 AND observed_at_ns < ?3)sql"));
       if (b.observed_at_ns < from_ns || b.observed_at_ns >= to_ns) continue;
       Entry e;
       e.id = c.base_id;
-      ReportRow& r = e.row;
-      r.host_id = host_id;
-      r.seq = b.seq;
-      r.observed_at_ns = b.observed_at_ns;
-      r.received_at_ns = b.received_at_ns;
-      r.threads = b.threads;
-      r.attach_latency_seconds = b.attach_latency_seconds;
-      r.pool_budget_ratio = b.pool_budget_ratio;
-      r.purge_seconds = b.purge_seconds;
-      r.heartbeat = true;
+      e.row = RowOfBeat(host_id, b);
       entries.push_back(std::move(e));
     }
   }
