@@ -55,7 +55,7 @@ std::optional<CalibratedConstants> ConstantsNow(
     const std::string& host_id, const ClassCalibrations* classes) {
   std::optional<HostEntry> e = index.Get(host_id);
   if (e && e->record.calibration != nullptr &&
-      e->record.calibration->origin != ConstantsOrigin::kSeedDefault) {
+      e->record.calibration->origin == ConstantsOrigin::kHostCalibration) {
     return *e->record.calibration;
   }
   if (classes == nullptr) return std::nullopt;
