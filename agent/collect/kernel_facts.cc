@@ -8,7 +8,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/parsers/cpu.h"
 #include "agent/parsers/kconfig.h"
@@ -143,9 +142,11 @@ std::optional<KernelConfig> FindConfig(const HostFs& fs, KernelFacts* f) {
     errors.emplace_back(gz.status().message());
   }
   if (k->has_release()) {
-    for (const char* pattern : {"/boot/config-%s", "/lib/modules/%s/config",
-                                "/usr/lib/modules/%s/config"}) {
-      const std::string path = absl::StrFormat(pattern, k->release());
+    const std::string path_candidates[] = {
+        absl::StrCat("/boot/config-", k->release()),
+        absl::StrCat("/lib/modules/", k->release(), "/config"),
+        absl::StrCat("/usr/lib/modules/", k->release(), "/config")};
+    for (const std::string& path : path_candidates) {
       absl::StatusOr<std::string> text = fs.ReadFile(path, kConfigTextMax);
       if (!text.ok()) {
         errors.emplace_back(text.status().message());
