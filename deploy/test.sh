@@ -40,7 +40,24 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+setup_start=$(date +%s)
 bash deploy/setup.sh --test || exit 1
+
+# Each step's wall time, printed as the step ends and again in a summary at
+# the end, so that a slow step shows where the run's minutes went.
+times=()
+step_name=""
+step_start=$(date +%s)
+step() {
+  local now
+  now=$(date +%s)
+  [[ -n $step_name ]] && times+=("$((now - step_start)) s  ${step_name}")
+  step_name=$1
+  step_start=$now
+  [[ -z $1 ]] || echo "== $1"
+}
+run_start=$(date +%s)
+times+=("$((run_start - setup_start)) s  deploy/setup.sh --test")
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -59,25 +76,25 @@ counted() {
 }
 
 # Benchmarks are built (so they cannot rot) but not run here: see docs/benchmarks.md.
-echo "== bazel build //..."
+step "bazel build //..."
 bazel build //... 2>&1 | tail -n 3
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "tests: 0 passed, 1 failed"; exit 1; }
 
-echo "== bazel test //..."
+step "bazel test //..."
 # Results are never taken from the cache: every test runs on every call.
 bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 
-echo "== dependency direction (tests/style/check_deps.sh)"
+step "dependency direction (tests/style/check_deps.sh)"
 counted bash tests/style/check_deps.sh
 
-echo "== quick start, non-interactive"
+step "quick start, non-interactive"
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)
 counted env TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke
 rm -rf "$qs_home"
 
 if [[ ${TRACEHEALTH_PACKAGING:-1} != 0 ]]; then
-  echo "== Debian packages and container images (deploy/package.sh, tests/packaging/)"
+  step "Debian packages and container images (deploy/package.sh, tests/packaging/)"
   pkg_out=$(mktemp -d -t tracehealth-package.XXXXXX)
   if bash deploy/package.sh "$pkg_out"; then
     extra_passed=$((extra_passed + 1))
@@ -96,7 +113,7 @@ if [[ ${TRACEHEALTH_PACKAGING:-1} != 0 ]]; then
 fi
 
 if [[ ${TRACEHEALTH_LAB:-1} != 0 ]]; then
-  echo "== kernel lab (tests/lab/run_lab.sh)"
+  step "kernel lab (tests/lab/run_lab.sh)"
   lab_out=$(mktemp -d -t tracehealth-lab.XXXXXX)
   lab_log=$(mktemp)
   if bash tests/lab/run_lab.sh --out "$lab_out" 2>&1 | tee "$lab_log"; then
@@ -113,16 +130,16 @@ bazel shutdown >/dev/null 2>&1 || true
 
 fuzz_seconds=${TRACEHEALTH_FUZZ_SECONDS:-10}
 if [[ $fuzz_seconds -gt 0 ]]; then
-  echo "== fuzzing, ${fuzz_seconds} s per target"
+  step "fuzzing, ${fuzz_seconds} s per target"
   counted bash tests/fuzz/run_fuzzers.sh "$fuzz_seconds"
 fi
 
 if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
-  echo "== ThreadSanitizer (tests/reliability/run_tsan.sh)"
+  step "ThreadSanitizer (tests/reliability/run_tsan.sh)"
   counted bash tests/reliability/run_tsan.sh
 fi
 
-echo "== Kubernetes overlays rendered and schema-checked (tests/deploy/k8s_render_test.sh)"
+step "Kubernetes overlays rendered and schema-checked (tests/deploy/k8s_render_test.sh)"
 k8s_log=$(mktemp)
 if bash tests/deploy/k8s_render_test.sh 2>&1 | tee "$k8s_log"; then
   # A skip (no kubectl, npm registry unreachable) is no pass.
@@ -132,19 +149,23 @@ else
 fi
 rm -f "$k8s_log"
 
-echo "== monitoring mixin (tests/deploy/mixin_test.sh)"
+step "monitoring mixin (tests/deploy/mixin_test.sh)"
 counted bash tests/deploy/mixin_test.sh
 
-echo "== setup split (tests/deploy/setup_split_test.sh)"
+step "setup split (tests/deploy/setup_split_test.sh)"
 counted bash tests/deploy/setup_split_test.sh
 
-echo "== clang-format (tests/style/check_format.sh)"
+step "clang-format (tests/style/check_format.sh)"
 counted bash tests/style/check_format.sh
 
 if [[ ${TRACEHEALTH_TSA:-1} != 0 ]]; then
-  echo "== thread-safety analysis (tests/style/check_thread_safety.sh)"
+  step "thread-safety analysis (tests/style/check_thread_safety.sh)"
   counted bash tests/style/check_thread_safety.sh
 fi
+
+step ""
+echo "== step times (total $(( $(date +%s) - setup_start )) s)"
+printf '  %s\n' "${times[@]}"
 
 passed=$(grep -cE '^//.*PASSED' "$log" || true)
 failed=$(grep -cE '^//.*(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" || true)
