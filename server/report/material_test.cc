@@ -201,7 +201,10 @@ TEST(MaterialTest, EqualReportsAreTheSame) {
 TEST(MaterialTest, UnknownDigestIsNeverTheSame) {
   EXPECT_FALSE(SameMaterial(0, {}, 0, {}));
   // Bytes that do not decode (a tag, then a cut length) have no digest.
-  const std::string cut = std::string("\x42\x05" "ab", 4);
+  const std::string cut = std::string(
+      "\x42\x05"
+      "ab",
+      4);
   EXPECT_EQ(MaterialOfWire(cut).digest, 0u);
   EXPECT_EQ(MaterialOfWire(Base().SerializeAsString()).digest,
             MaterialOf(Base()).digest);
