@@ -166,6 +166,11 @@ ABSL_FLAG(int64_t, alertmanager_max_batch_alerts,
           ServerConfig().alertmanager_max_batch_alerts,
           "Alerts in one post to Alertmanager at most (posts are also at "
           "most 1 MiB)");
+ABSL_FLAG(int64_t, alertmanager_max_alerts,
+          ServerConfig().alertmanager_max_alerts,
+          "Alerts tracked for each Alertmanager at most; past it a new alert "
+          "evicts the longest-resolved one or is not sent (counted in "
+          "tracehealth_alertmanager_alerts_dropped_total)");
 
 namespace tracehealth::server {
 namespace {
@@ -232,6 +237,10 @@ int Main(const sigset_t& sigs) {
       absl::GetFlag(FLAGS_alertmanager_max_batch_alerts);
   if (config.alertmanager_max_batch_alerts < 1) {
     return Fail("--alertmanager_max_batch_alerts: must be >= 1");
+  }
+  config.alertmanager_max_alerts = absl::GetFlag(FLAGS_alertmanager_max_alerts);
+  if (config.alertmanager_max_alerts < 1) {
+    return Fail("--alertmanager_max_alerts: must be >= 1");
   }
   const std::string min_risk = absl::GetFlag(FLAGS_metrics_host_min_risk);
   if (!v1::Risk_Parse("RISK_" + absl::AsciiStrToUpper(min_risk),

@@ -271,6 +271,7 @@ absl::Status Server::MakeAlerting() {
     nopts.url = std::string(url);
     nopts.resend_interval = config_.alert_resend_interval;
     nopts.max_batch_alerts = config_.alertmanager_max_batch_alerts;
+    nopts.max_alerts = static_cast<size_t>(config_.alertmanager_max_alerts);
     aopts.alertmanagers.push_back(nopts);
   }
   const size_t rule_count = rules.size();

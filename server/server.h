@@ -144,6 +144,10 @@ struct ServerConfig {
   absl::Duration alert_resend_interval = absl::Minutes(1);
   // Alerts in one post to Alertmanager at most (also at most 1 MiB).
   int64_t alertmanager_max_batch_alerts = 1000;
+  // Alerts tracked for each Alertmanager at most (AlertmanagerNotifier's
+  // max_alerts): room for every host of a 100,000-host fleet alerting on
+  // three rules at once (a risk, a stall, silence).
+  int64_t alertmanager_max_alerts = 300000;
   // /metrics: per-host series only for hosts at or above this worst risk
   // (and stale or dropping ones), at most metrics_max_hosts of them, worst
   // first (server/metrics/host_collector.h).

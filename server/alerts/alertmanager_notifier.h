@@ -61,7 +61,7 @@ class AlertmanagerNotifier {
     absl::Duration timeout = absl::Seconds(5);
     // How often the sender thread runs a round.
     absl::Duration poll = absl::Milliseconds(200);
-    size_t max_alerts = 100000;
+    size_t max_alerts = 300000;
     size_t max_batch_alerts = 1000;
     size_t max_batch_bytes = 1 << 20;
     size_t max_concurrent_posts = 4;
