@@ -10,7 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/escape.h"
+#include "common/models/calibrated_constants.h"
 #include "common/models/explain.h"
+#include "common/models/model_options.h"
 #include "common/proto_time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/alerts/alert_row.h"
@@ -217,8 +219,9 @@ grpc::Status QueryService::DoGetHost(const v1::GetHostRequest& req,
   resp->set_stale(IsStale(*e, options_.now()));
   *resp->mutable_latest() = *std::move(report);
   std::optional<FeatureTable> table;
-  ExplainPredictions(resp->latest().snapshot(),
-                     HostModelOptions(resp->latest(), &table),
+  const ModelOptions options = HostModelOptions(resp->latest(), &table);
+  resp->set_constants_origin(OriginToProto(OriginOf(options)));
+  ExplainPredictions(resp->latest().snapshot(), options,
                      resp->mutable_latest()->mutable_predictions());
   return grpc::Status::OK;
 }

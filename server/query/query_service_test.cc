@@ -52,6 +52,64 @@ TEST_F(QueryServiceTest, GetHostExplainsTheStoredPredictions) {
   EXPECT_EQ(resp.labels().at("role"), "web");
 }
 
+// Whose constants price the shown report, typed: the seed default without a
+// calibration, the host's own, or its class's (stood in by the server).
+TEST_F(QueryServiceTest, GetHostNamesWhoseConstantsPriceThePredictions) {
+  // A report of `host` (seq 2) with a calibration of c_visit `c_visit`,
+  // stored and applied as the server does.
+  auto store = [&](const std::string& host, double c_visit,
+                   v1::ConstantsOrigin origin, uint32_t canaries) {
+    SampleHost h;
+    h.host_id = host;
+    v1::HostReport r = SampleReport(h, 2, now_ - absl::Seconds(5));
+    v1::Calibration* c = r.mutable_calibration();
+    c->set_c_visit_seconds(c_visit);
+    c->set_origin(origin);
+    c->set_class_canaries(canaries);
+    ReportRow row;
+    row.host_id = host;
+    row.seq = 2;
+    row.received_at_ns = absl::ToUnixNanos(now_);
+    row.blob = r.SerializeAsString();
+    ASSERT_TRUE(storage_->WriteBatch({row}).ok());
+    index_.Apply(std::vector<CommittedReport>{{StoredReport::Of(r), now_}});
+  };
+  auto origin = [&](const QueryService& q, const std::string& host) {
+    v1::GetHostRequest req;
+    req.set_host_id(host);
+    v1::HostState resp;
+    EXPECT_TRUE(q.DoGetHost(req, &resp).ok()) << host;
+    return resp.constants_origin();
+  };
+  // From a sender before the origin field: canaries say a class's.
+  store("h1", 120e-9, v1::CONSTANTS_ORIGIN_UNSPECIFIED, 0);
+  store("h2", 400e-9, v1::CONSTANTS_ORIGIN_UNSPECIFIED, 3);
+  store("h4", 120e-9, v1::CONSTANTS_ORIGIN_HOST_CALIBRATION, 0);
+  // No usable c_visit: not a calibration (the seed default prices it).
+  store("h5", 0, v1::CONSTANTS_ORIGIN_HOST_CALIBRATION, 0);
+  EXPECT_EQ(origin(*service_, "h3"), v1::CONSTANTS_ORIGIN_SEED_DEFAULT);
+  EXPECT_EQ(origin(*service_, "h1"), v1::CONSTANTS_ORIGIN_HOST_CALIBRATION);
+  EXPECT_EQ(origin(*service_, "h2"), v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
+  EXPECT_EQ(origin(*service_, "h4"), v1::CONSTANTS_ORIGIN_HOST_CALIBRATION);
+  EXPECT_EQ(origin(*service_, "h5"), v1::CONSTANTS_ORIGIN_SEED_DEFAULT);
+
+  // With a canary of the sample hosts' class, the server prices a host
+  // without a calibration of its own by the class; its own still wins.
+  ClassCalibrations classes;
+  v1::Calibration canary;
+  canary.set_host_id("canary");
+  canary.set_hardware_class("Intel(R) Xeon(R) Platinum 8480+ / 6.16");
+  canary.set_c_visit_seconds(200e-9);
+  classes.Add(canary);
+  QueryOptions opts;
+  opts.now = [this] { return now_; };
+  opts.store = storage_.get();
+  opts.classes = &classes;
+  QueryService priced(&index_, storage_.get(), nullptr, opts);
+  EXPECT_EQ(origin(priced, "h3"), v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
+  EXPECT_EQ(origin(priced, "h4"), v1::CONSTANTS_ORIGIN_HOST_CALIBRATION);
+}
+
 TEST_F(QueryServiceTest, WhatIfRecomputesEveryHost) {
   v1::PredictAttachRequest req;
   req.mutable_hosts()->set_labels("role=db");

@@ -142,6 +142,21 @@ void AddApiRoutes(const QueryService* q, Router* router) {
   };
   add("POST", "/api/v1/predict", predict);
   add("GET", "/api/v1/predict", predict);
+  // PredictAttach with a plan: the plan is required (an absent one is
+  // refused as one without max_latency), and the answers are left out.
+  HttpHandler rollout = [q](const HttpRequest& r) {
+    return Call<v1::PredictAttachRequest, v1::PredictAttachResponse>(
+        r, {}, [q](const auto& req, auto* resp) {
+          v1::PredictAttachRequest planned = req;
+          planned.mutable_plan();
+          planned.set_limit(1);
+          grpc::Status st = q->DoPredictAttach(planned, resp);
+          resp->clear_answers();
+          return st;
+        });
+  };
+  add("POST", "/api/v1/rollout", rollout);
+  add("GET", "/api/v1/rollout", rollout);
 }
 
 }  // namespace tracehealth::server

@@ -2,13 +2,22 @@
 // protobuf JSON mapping of their messages (proto field names), answered by
 // the same QueryService code as gRPC.
 //
-//   GET  /api/v1/summary              FleetSummaryRequest  ->
-//   FleetSummaryResponse GET  /api/v1/hosts                ListHostsRequest ->
-//   ListHostsResponse GET  /api/v1/hosts/ID             GetHostRequest       ->
-//   HostState GET  /api/v1/hosts/ID/history     GetHostHistoryRequest ->
-//   GetHostHistoryResponse GET  /api/v1/alerts               ListAlertsRequest
-//   -> ListAlertsResponse POST /api/v1/predict PredictAttachRequest (JSON body)
-//   GET  /api/v1/predict              the same from query parameters
+//   GET  /api/v1/summary           FleetSummaryRequest -> FleetSummaryResponse
+//   GET  /api/v1/hosts             ListHostsRequest -> ListHostsResponse
+//   GET  /api/v1/hosts/ID          GetHostRequest -> HostState
+//   GET  /api/v1/hosts/ID/history  GetHostHistoryRequest ->
+//                                  GetHostHistoryResponse
+//   GET  /api/v1/alerts            ListAlertsRequest -> ListAlertsResponse
+//   GET  /api/v1/events            ListEventsRequest -> ListEventsResponse
+//   GET  /api/v1/accuracy          AccuracyRequest -> AccuracyResponse
+//   POST /api/v1/predict           PredictAttachRequest (JSON body) ->
+//                                  PredictAttachResponse
+//   GET  /api/v1/predict           the same from query parameters
+//   GET  /api/v1/rollout           PredictAttachRequest whose plan is
+//   POST /api/v1/rollout           required (plan.max_latency=2s) ->
+//                                  PredictAttachResponse with the plan,
+//                                  matched_hosts and unknown_hosts, and no
+//                                  answers (/api/v1/predict has those)
 //
 // GET requests take their message from the query string
 // (server/web/query_params.h). Errors are {"error":{"code":HTTP,

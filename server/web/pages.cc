@@ -34,11 +34,12 @@ void AddPageRoutes(Router* router) {
   }
   if (index == nullptr) return;
   HttpHandler page = [index](const HttpRequest&) { return Serve(*index); };
-  // Views of the page (app.js shows the one the path names). The rollout
-  // plan's view will be added here with its API once the gate exists.
+  // Views of the page (app.js shows the one the path names).
   router->Add({"GET", "/", false, false, page});
   router->Add({"GET", "/hosts/*", false, false, page});
   router->Add({"GET", "/what-if", false, false, page});
+  router->Add({"GET", "/rollout", false, false, page});
+  router->Add({"GET", "/accuracy", false, false, page});
 }
 
 }  // namespace tracehealth::server

@@ -1,6 +1,7 @@
 #include "server/web/pages.h"
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/web/assets.h"
 
@@ -35,7 +36,18 @@ TEST(PagesTest, EveryViewIsTheOneDocumentWithAStrictPolicy) {
                                 "default-src 'none'"));
   EXPECT_EQ(Get(router, "/hosts/db-1").body, index.body);
   EXPECT_EQ(Get(router, "/what-if").body, index.body);
+  EXPECT_EQ(Get(router, "/rollout").body, index.body);
+  EXPECT_EQ(Get(router, "/accuracy").body, index.body);
   EXPECT_EQ(Get(router, "/nope").status, 404);
+  EXPECT_EQ(Get(router, "/rollouts").status, 404);
+  // The views' scripts, each served from the binary.
+  for (const char* js : {"/static/host.js", "/static/events.js",
+                         "/static/rollout.js", "/static/accuracy.js"}) {
+    EXPECT_TRUE(absl::StrContains(
+        index.body, absl::StrCat("<script src=\"", js, "\" defer>")))
+        << js;
+    EXPECT_EQ(Get(router, js).status, 200) << js;
+  }
 }
 
 TEST(PagesTest, TheFilesAreServedFromTheBinary) {

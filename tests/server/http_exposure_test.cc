@@ -3,7 +3,8 @@
 // connections open (and counts their descriptors in process_open_fds), and
 // those are closed after their timeouts; the bearer token on /api/v1 (and
 // /metrics when asked); HTTPS with a certificate made by
-// deploy/tls/make-certs.sh; the status codes of the JSON API.
+// deploy/tls/make-certs.sh; the status codes of the JSON API; the rollout
+// plan's route, its JSON on two hosts and its refusals.
 #include <unistd.h>
 
 #include <cstdio>
@@ -262,6 +263,146 @@ TEST_F(HttpApiTest, JsonEndpointsAnswerWithTheQueryApisMessagesAndCodes) {
                                     std::string(65537, ' ')));
   ASSERT_TRUE(too_big.ok());
   EXPECT_EQ(too_big->status, 413);
+}
+
+// The rollout plan's route, on two hosts whose kprobe_multi_return attach
+// is worked out by hand (6.16.3, a PREEMPT_DYNAMIC build: c_visit 88.7 ns,
+// batch 32, every thread without a shadow stack; server/query/
+// plan_query_test.cc has the formulas): walk = 88.7 ns V + 2 us P + 20 ns N
+// with P = N / 32 passes and V = 32 (P-1) P / 2 + (P-1) + N visits, plus
+// patching 100 sites at 1.069 s / 48,712 each.
+//   web-1: N = 3,200, P = 100, V = 161,699, PREEMPT_FULL: 16.8 ms, safe
+//     under 2 s;
+//   db-1: N = 240,000, P = 7,500, V = 899,880,000 + 7,499 + 240,000 =
+//     900,127,499, PREEMPT_NONE: 79.86 s without yielding, 3.99x the 20 s
+//     soft-lockup threshold: a lockup risk.
+TEST_F(HttpApiTest, RolloutRouteAnswersThePlanAndRefusesBadParameters) {
+  {
+    auto stub = v1::TelemetryIngest::NewStub(
+        grpc::CreateChannel(sp_.grpc_addr, grpc::InsecureChannelCredentials()));
+    ReportStream s(stub.get());
+    SampleHost h;
+    h.host_id = "web-1";
+    h.threads = 3200;
+    h.preempt = v1::PREEMPT_MODE_FULL;
+    h.role = "web";
+    ASSERT_TRUE(s.Send(SampleReport(h, 1, absl::Now())));
+    ASSERT_TRUE(s.WaitAcked(1));
+    EXPECT_TRUE(s.Finish().ok());
+  }
+  const double patch = 100 * (1.069 / 48712);
+  const double web = 88.7e-9 * 161699 + 2e-6 * 100 + 20e-9 * 3200 + patch;
+  const double db = 88.7e-9 * 900127499 + 2e-6 * 7500 + 20e-9 * 240000 + patch;
+  // The JSON text of each wave's max_latency_seconds, checked against the
+  // hand values; the rest of the body is compared whole.
+  auto numbers = [](const std::string& body) {
+    std::vector<std::string> out;
+    const std::string key = R"("max_latency_seconds":)";
+    for (size_t at = body.find(key); at != std::string::npos;
+         at = body.find(key, at + 1)) {
+      const size_t from = at + key.size();
+      out.push_back(body.substr(from, body.find(',', from) - from));
+    }
+    return out;
+  };
+  const std::string kind = "probe_kind=PROBE_KIND_KPROBE_MULTI_RETURN";
+  RawResponse plan = Get("/api/v1/rollout?" + kind +
+                         "&plan.max_latency=2s&plan.wave_host_ids=5");
+  EXPECT_EQ(plan.status, 200) << plan.body;
+  EXPECT_EQ(plan.Header("Content-Type"), "application/json");
+  std::vector<std::string> n = numbers(plan.body);
+  ASSERT_EQ(n.size(), 2u) << plan.body;
+  EXPECT_NEAR(std::stod(n[0]), web, 1e-12);
+  EXPECT_NEAR(std::stod(n[1]), db, 1e-9);
+  EXPECT_NEAR(web, 16.80e-3, 0.01e-3);
+  EXPECT_NEAR(db, 79.86, 0.01);
+  const std::string lockup_action =
+      "mitigate first, then attach: keep another fgraph user active (no "
+      "shadow-stack walk), or attach on a preemptible kernel or one with the "
+      "1024 batch; as they are, the walk reaches a soft-lockup or RCU-stall "
+      "threshold, or half of it";
+  EXPECT_EQ(
+      plan.body,
+      absl::StrCat(
+          R"({"answers":[],"unknown_hosts":[],"matched_hosts":2,)",
+          R"("plan":{"safe":1,"over_budget":0,)",
+          R"("lockup_risk":1,"unknown":0,"waves":[)",
+          R"({"number":1,"plan_class":"PLAN_CLASS_SAFE","hosts":1,)",
+          R"("max_latency_seconds":)", n[0],
+          R"(,"action":"attach: at most 16.8 ms, below the budget of 2.00 )",
+          R"(s, no stall risk","host_ids":["web-1"]},)",
+          R"({"number":2,"plan_class":"PLAN_CLASS_LOCKUP_RISK","hosts":1,)",
+          R"("max_latency_seconds":)", n[1], R"(,"action":")", lockup_action,
+          R"(","host_ids":["db-1"]}],"max_latency":"2s"}})"));
+
+  // The same plan from a JSON body, and an explicit id nobody knows.
+  absl::StatusOr<RawResponse> posted = RawExchange(
+      sp_.metrics_addr,
+      RequestText("POST", "/api/v1/rollout",
+                  {{"Authorization", "Bearer s3cret-token"}},
+                  R"({"hosts":{"host_ids":["db-1","nope"]},)"
+                  R"("probe_kind":"PROBE_KIND_KPROBE_MULTI_RETURN",)"
+                  R"("plan":{"max_latency":"100s"}})"));
+  ASSERT_TRUE(posted.ok());
+  EXPECT_EQ(posted->status, 200) << posted->body;
+  std::vector<std::string> m = numbers(posted->body);
+  ASSERT_EQ(m.size(), 1u) << posted->body;
+  EXPECT_NEAR(std::stod(m[0]), db, 1e-9);
+  EXPECT_EQ(posted->body,
+            absl::StrCat(
+                R"({"answers":[],"unknown_hosts":["nope"],"matched_hosts":1,)",
+                R"("plan":{"safe":0,"over_budget":0,)",
+                R"("lockup_risk":1,"unknown":0,"waves":[)",
+                R"({"number":1,"plan_class":"PLAN_CLASS_LOCKUP_RISK",)",
+                R"("hosts":1,"max_latency_seconds":)", m[0], R"(,"action":")",
+                lockup_action, R"(","host_ids":[]}],"max_latency":"100s"}})"));
+
+  // Refused as the other routes refuse (400 and the reason), each beside
+  // the nearest request that is answered.
+  auto error = [](const std::string& message) {
+    return absl::StrCat(R"({"error":{"code":400,"message":")", message,
+                        R"("}})");
+  };
+  // (The JSON printer escapes '>'.)
+  const std::string required =
+      error(R"(plan.max_latency: required, must be \u003e 0)");
+  struct Case {
+    std::string query;
+    int status;
+    std::string body;  // exact; empty: any 200 answer
+  } cases[] = {
+      {kind, 400, required},
+      {kind + "&plan.max_latency=0s", 400, required},
+      {kind + "&plan.max_latency=-1s", 400, required},
+      {kind + "&plan.max_latency=0.000000001s", 200, ""},
+      {kind + "&plan.max_latency=2s&plan.wave_host_ids=100001", 400,
+       error("plan.wave_host_ids: at most 100000, got 100001")},
+      {kind + "&plan.max_latency=2s&plan.wave_host_ids=100000", 200, ""},
+      {kind + "&plan.max_latency=2s&what_if.latency_budget_seconds=1", 400,
+       error("what_if.latency_budget_seconds: a plan's budget is "
+             "plan.max_latency; leave it unset")},
+      {kind + "&plan.max_latency=2s&what_if.threads=1000", 200, ""},
+      {kind + "&plan.max_latency=2s&bogus=1", 400,
+       error(R"(unknown query parameter \"bogus\")")},
+  };
+  for (const Case& c : cases) {
+    RawResponse r = Get("/api/v1/rollout?" + c.query);
+    EXPECT_EQ(r.status, c.status) << c.query << ": " << r.body;
+    if (!c.body.empty()) EXPECT_EQ(r.body, c.body) << c.query;
+  }
+  // A 1 ns budget: web-1's 16.8 ms is over it.
+  EXPECT_TRUE(absl::StrContains(
+      Get("/api/v1/rollout?" + kind + "&plan.max_latency=0.000000001s").body,
+      R"("safe":0,"over_budget":1,"lockup_risk":1)"));
+  absl::StatusOr<RawResponse> empty = RawExchange(
+      sp_.metrics_addr,
+      RequestText("POST", "/api/v1/rollout",
+                  {{"Authorization", "Bearer s3cret-token"}}, "{}"));
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->status, 400);
+  EXPECT_EQ(empty->body, required);
+  // The token guards it as every /api/v1 route.
+  EXPECT_EQ(Get("/api/v1/rollout?plan.max_latency=2s", "").status, 401);
 }
 
 TEST(HttpTlsTest, HttpsWithTheCertificateAndNothingInTheClear) {

@@ -4,9 +4,12 @@ fed by real agents on the fixture hosts.
 
 Checks: the fleet table lists every host with the risk the gRPC API gives
 (tracehealthctl), sorting and filtering work, a host page shows its
-explanation and charts, the what-if form gives the number tracehealthctl
-predict gives (a kernel what-if on a Debian host included), hostile label values render as text, and the browser logs no
-error. Screenshots go to $TEST_UNDECLARED_OUTPUTS_DIR.
+explanation, charts, observed kernel events and the calibration its
+predictions use, the what-if form gives the number tracehealthctl predict
+gives (a kernel what-if on a Debian host included), the rollout plan and
+accuracy views show what their routes answer, hostile label values render
+as text, and the browser logs no error. Screenshots go to
+$TEST_UNDECLARED_OUTPUTS_DIR.
 """
 import json
 import os
@@ -28,6 +31,7 @@ SERVER = os.path.join(RUNFILES, "server/tracehealth-server")
 AGENT = os.path.join(RUNFILES, "agent/tracehealth-agent")
 CTL = os.path.join(RUNFILES, "tools/tracehealthctl/tracehealthctl")
 FIXTURES = os.path.join(RUNFILES, "tests/fixtures/hosts")
+KMSG = os.path.join(RUNFILES, "tests/fixtures/kmsg")
 OUT = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR", tempfile.gettempdir())
 
 # host id -> (fixture, labels)
@@ -44,6 +48,36 @@ HOSTS = {
                 'note="><img src onerror>,'
                 'ctl=a\x1b[2J\x07b'),
 }
+
+
+# db-lockup's kernel log: a soft lockup in the fgraph walk
+# (tests/fixtures/kmsg), logged a minute before the agents start.
+LOGGED = {"db-lockup": "soft_lockup_fgraph"}
+# web-active's own calibration, measured on its release family (6.19).
+CALIBRATED = {"web-active": {
+    "c_visit_seconds": 1.2e-07, "fixed_seconds": 0, "kernel_release": "6.19.2",
+    "cpu_model": "AMD EPYC 9654 96-Core Processor",
+    "measured_at": "2026-12-01T15:40:00Z"}}
+
+
+def kernel_log(root, name, at):
+    """The records of kmsg fixture `name`, renumbered from 100 and dated from
+    unix time `at` on (one microsecond apart), as ROOT/dev/kmsg."""
+    btime = next(int(line.split()[1]) for line in open(os.path.join(root, "proc/stat"))
+                 if line.startswith("btime "))
+    ts = int((at - btime) * 1e6)
+    seq = 100
+    out = []
+    for line in open(os.path.join(KMSG, name)):
+        if line.startswith(" ") or not line.strip():
+            out.append(line)
+            continue
+        pri, _, _, rest = line.split(",", 3)
+        out.append("%s,%d,%d,%s" % (pri, seq, ts, rest))
+        seq, ts = seq + 1, ts + 1
+    os.makedirs(os.path.join(root, "dev"), exist_ok=True)
+    with open(os.path.join(root, "dev/kmsg"), "w") as f:
+        f.write("".join(out))
 
 
 def wait(cond, timeout=15, what="condition"):
@@ -74,8 +108,16 @@ class FleetPageTest(unittest.TestCase):
         agents = []
         for host, (fixture, labels) in HOSTS.items():
             state = os.path.join(cls.tmp, "agent-" + host)
+            root = os.path.join(FIXTURES, fixture)
+            if host in LOGGED:
+                root = shutil.copytree(root, os.path.join(cls.tmp, "root-" + host))
+                kernel_log(root, LOGGED[host], time.time() - 60)
+            if host in CALIBRATED:
+                os.makedirs(state)
+                with open(os.path.join(state, "calibration.json"), "w") as f:
+                    json.dump(CALIBRATED[host], f)
             agents.append(subprocess.Popen(
-                [AGENT, "--root=" + os.path.join(FIXTURES, fixture), "--state_dir=" + state,
+                [AGENT, "--root=" + root, "--state_dir=" + state,
                  "--host_id=" + host, "--labels=" + labels, "--server=" + cls.grpc,
                  "--interval=200ms", "--max_reports=3", "--shutdown_flush_timeout=30s"],
                 stdout=subprocess.DEVNULL, stderr=cls.log(state + ".log")))
@@ -194,7 +236,31 @@ class FleetPageTest(unittest.TestCase):
             "const c = Chart.getChart('chart-threads'); return c && c.data.datasets[0].data.length;") == 3,
             what="threads chart with 3 points")
         self.assertIn("3 of 3 reports", self.driver.find_element(By.ID, "history-count").text)
+        # Its kernel log's soft lockup, as the gRPC API lists it, in words:
+        # logged before the host's first report, so nothing to compare with.
+        want = self.ctl("events", "db-lockup")["events"]
+        self.assertEqual([(e["event"]["kind"], e["event"]["model"], e["predicted"]) for e in want],
+                         [("OBSERVED_EVENT_KIND_SOFT_LOCKUP", "EVENT_MODEL_FGRAPH_ATTACH", "EVENT_PREDICTION_UNKNOWN")])
+        rows = wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#events tbody tr"), what="events")
+        self.assertEqual(len(rows), 1)
+        self.assertEqual(rows[0].get_attribute("data-predicted"), "EVENT_PREDICTION_UNKNOWN")
+        self.assertEqual([rows[0].find_element(By.CSS_SELECTOR, "td." + c).text for c in ("kind", "model", "predicted")],
+                         ["soft lockup", "fgraph attach", "not comparable"])
+        self.assertIn("22 s, bpftrace:4242", rows[0].text)
+        # No calibration anywhere: the seed constants.
+        self.assertEqual(self.driver.find_element(By.ID, "host-calibration").text, "seed constants (no calibration)")
+        main = self.driver.find_element(By.ID, "main").text
+        for raw in ("OBSERVED_EVENT_KIND_", "EVENT_MODEL_", "EVENT_PREDICTION_", "CONSTANTS_ORIGIN_", "INPUT_SOURCE_"):
+            self.assertNotIn(raw, main)
         self.shot("host.png")
+        self.assert_no_console_errors()
+
+    def test_3b_host_page_names_its_own_calibration(self):
+        self.assertEqual(self.ctl("host", "web-active")["constants_origin"], "CONSTANTS_ORIGIN_HOST_CALIBRATION")
+        self.open("/hosts/web-active")
+        cal = wait(lambda: self.driver.find_elements(By.ID, "host-calibration"), what="calibration")[0]
+        self.assertEqual(cal.text, "this host's own calibration: c_visit 120 ns, measured 2026-12-01 15:40:00Z")
+        wait(lambda: self.driver.find_elements(By.ID, "no-events"), what="no events")
         self.assert_no_console_errors()
 
     def test_4_what_if_gives_the_models_answer(self):
@@ -231,6 +297,54 @@ class FleetPageTest(unittest.TestCase):
         self.assertEqual(float(cell.get_attribute("data-seconds")), want["latency_seconds"])
         self.assert_no_console_errors()
 
+    def test_4c_rollout_plan_view(self):
+        want = self.ctl("plan", "--probe=kprobe_multi_return", "--max_latency=2s")["plan"]
+        # db-lockup's 240,000-thread walk on PREEMPT_NONE is a lockup risk.
+        self.assertGreaterEqual(want.get("lockup_risk", 0), 1)
+        self.open("/")
+        wait(lambda: len(self.rows()) == len(HOSTS), what="host rows")
+        self.driver.find_element(By.LINK_TEXT, "Rollout plan").click()
+        wait(lambda: self.driver.find_elements(By.ID, "rollout"), what="rollout form")
+        Select(self.driver.find_element(By.ID, "r-kind")).select_by_value("PROBE_KIND_KPROBE_MULTI_RETURN")
+        budget = self.driver.find_element(By.ID, "r-budget")
+        budget.clear()
+        budget.send_keys("2")
+        self.driver.find_element(By.ID, "r-submit").click()
+        rows = wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#waves tbody tr"), what="waves")
+        for key in ("safe", "over_budget", "lockup_risk", "unknown"):
+            self.assertEqual(self.driver.find_element(By.ID, "plan-" + key).text, str(want.get(key, 0)), key)
+        words = {"PLAN_CLASS_SAFE": "safe", "PLAN_CLASS_OVER_BUDGET": "over budget",
+                 "PLAN_CLASS_LOCKUP_RISK": "lockup risk", "PLAN_CLASS_UNKNOWN": "unknown"}
+        self.assertEqual([(r.get_attribute("data-plan-class"), r.find_elements(By.TAG_NAME, "td")[1].text) for r in rows],
+                         [(w["plan_class"], words[w["plan_class"]]) for w in want["waves"]])
+        lockup = [r for r in rows if r.get_attribute("data-plan-class") == "PLAN_CLASS_LOCKUP_RISK"][0]
+        self.assertIn("db-lockup", [a.text for a in lockup.find_elements(By.CSS_SELECTOR, "td.hosts a")])
+        # The plan is a link: the same view from its address.
+        self.assertIn("max_latency=2", self.driver.current_url)
+        self.assertNotIn("PLAN_CLASS_", self.driver.find_element(By.ID, "main").text)
+        self.shot("rollout.png")
+        # A refused plan: the route's reason on the page.
+        self.open("/rollout?probe_kind=PROBE_KIND_KPROBE_MULTI_RETURN&max_latency=0")
+        err = wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "p.error"), what="error")
+        self.assertIn("plan.max_latency: required, must be > 0", err[0].text)
+        self.driver.get_log("browser")  # the 400 is logged by the browser: expected here
+
+    def test_4d_accuracy_view(self):
+        want = {c["hardware_class"]: c for c in self.ctl("accuracy")["classes"]}
+        self.open("/")
+        wait(lambda: len(self.rows()) == len(HOSTS), what="host rows")
+        self.driver.find_element(By.LINK_TEXT, "Accuracy").click()
+        rows = wait(lambda: self.driver.find_elements(By.CSS_SELECTOR, "#accuracy tbody tr"), what="classes")
+        self.assertEqual(sorted(r.get_attribute("data-cls") for r in rows), sorted(want))
+        for r in rows:
+            c = want[r.get_attribute("data-cls")]
+            self.assertEqual(r.find_element(By.CSS_SELECTOR, "td.events").text, str(c.get("events", 0)))
+        # db-lockup's soft lockup, in its class.
+        lockup_class = self.ctl("host", "db-lockup")["latest"]["snapshot"]["cpus"]["model_name"] + " / 6.16"
+        self.assertEqual(want[lockup_class].get("events", 0), 1)
+        self.shot("accuracy.png")
+        self.assert_no_console_errors()
+
     def test_5_hostile_labels_are_text(self):
         self.open("/hosts/hostile")
         labels = wait(lambda: self.driver.find_elements(By.ID, "host-labels"), what="labels")[0]
@@ -239,9 +353,10 @@ class FleetPageTest(unittest.TestCase):
         self.assertIn('note="><img src onerror>', text)
         self.assertIn("ctl=a\\x1b[2J\\x07b", text)  # control characters shown escaped
         self.assertEqual(labels.find_elements(By.CSS_SELECTOR, "*"), [])
-        # The page's own three (chart.min.js, host.js, app.js) and none injected.
+        # The page's own scripts and none injected.
         scripts = [e.get_attribute("src") for e in self.driver.find_elements(By.TAG_NAME, "script")]
-        self.assertEqual([s.rsplit("/", 1)[-1] for s in scripts], ["chart.min.js", "host.js", "app.js"])
+        self.assertEqual([s.rsplit("/", 1)[-1] for s in scripts],
+                         ["chart.min.js", "host.js", "events.js", "rollout.js", "accuracy.js", "app.js"])
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, "main img")), 0)
         with self.assertRaises(NoAlertPresentException):
             self.driver.switch_to.alert.text

@@ -20,10 +20,12 @@ const PREEMPT_MODES = ['PREEMPT_MODE_NONE', 'PREEMPT_MODE_VOLUNTARY', 'PREEMPT_M
 const PAGE_SIZES = [50, 100, 500];
 const STRIP_CELLS = 1000;
 
-// Views by path. The rollout plan's view joins these once its API exists.
+// Views by path (rollout.js, accuracy.js and host.js define theirs).
 const VIEWS = [
   {name: 'Fleet', href: '/', match: (p) => p === '/', show: showFleet},
   {name: 'What-if', href: '/what-if', match: (p) => p === '/what-if', show: showWhatIf},
+  {name: 'Rollout plan', href: '/rollout', match: (p) => p === '/rollout', show: showRollout},
+  {name: 'Accuracy', href: '/accuracy', match: (p) => p === '/accuracy', show: showAccuracy},
   {name: null, match: (p) => p.startsWith('/hosts/'), show: showHost},
 ];
 

@@ -1,5 +1,6 @@
 // The fleet page's host view (/hosts/ID): a host's predictions with their
-// inputs and basis, and its history charts. Loaded before app.js, whose
+// inputs, basis and the calibration they use, its history charts, and the
+// kernel events its agent observed. Loaded before app.js, whose
 // helpers (el, api, fmt...) it calls when the view is shown. Every
 // host-supplied string is put into the page with textContent or as an
 // attribute value, never parsed as HTML.
@@ -34,6 +35,7 @@ async function showHost(main) {
           ...kv('rcu_cpu_stall_timeout', th.rcu_cpu_stall_timeout_seconds === undefined ? 'unknown'
               : th.rcu_cpu_stall_timeout_seconds + ' s' + (th.panic_on_rcu_stall ? ' (panic_on_rcu_stall)' : '')),
           ...kv('Worst risk', riskBadge(r.predictions.worst_risk)),
+          ...kv('Calibration', el('span', {id: 'host-calibration'}, calibrationText(state))),
           ...kv('Last report', fmtTime(state.last_seen) + (state.stale ? ' (stale)' : '') + ', ' + fmt(state.reports) + ' reports'),
           ...kv('What-if', el('a', {href: '/what-if?host=' + encodeURIComponent(state.host_id), id: 'whatif-link'}, 'ask about this host')))));
 
@@ -42,6 +44,9 @@ async function showHost(main) {
   const hist = el('section', {id: 'history'});
   main.append(hist);
   renderHistory(hist, state.host_id, 3600);
+  const eventsBox = el('section', {id: 'host-events'});
+  main.append(eventsBox);
+  renderEvents(eventsBox, state.host_id);
   const alertsBox = el('section', {id: 'host-alerts'});
   main.append(alertsBox);
   try {
@@ -52,6 +57,31 @@ async function showHost(main) {
 }
 
 function kv(name, value) { return [el('dt', {}, name), el('dd', {}, value)]; }
+
+// Every tracehealth.v1.ConstantsOrigin in words
+// (server/web/enum_names_test.sh checks the table against the proto).
+const ORIGIN_TEXT = {
+  CONSTANTS_ORIGIN_SEED_DEFAULT: 'seed constants (no calibration)',
+  CONSTANTS_ORIGIN_HOST_CALIBRATION: 'this host\'s own calibration',
+  CONSTANTS_ORIGIN_CLASS_CALIBRATION: 'its hardware class\'s calibration',
+  CONSTANTS_ORIGIN_WHAT_IF: 'a what-if value',
+  CONSTANTS_ORIGIN_UNSPECIFIED: 'not said',
+};
+// "this host's own calibration: c_visit 120 ns, measured 2026-12-01
+// 15:40:00Z", from the server's typed origin (HostState.constants_origin).
+function calibrationText(state) {
+  const origin = state.constants_origin || 'CONSTANTS_ORIGIN_UNSPECIFIED';
+  const c = state.latest.calibration || {};
+  const ns = (s) => fmt(num(s) * 1e9, 1) + ' ns';
+  let text = ORIGIN_TEXT[origin];
+  if (origin === 'CONSTANTS_ORIGIN_HOST_CALIBRATION') {
+    text += ': c_visit ' + ns(c.c_visit_seconds) + ', measured ' + fmtTime(c.measured_at);
+  } else if (origin === 'CONSTANTS_ORIGIN_CLASS_CALIBRATION') {
+    text += ': c_visit ' + ns(c.c_visit_seconds) + ', the median of ' + fmt(c.class_canaries) +
+        (c.class_canaries === 1 ? ' canary' : ' canaries') + ' of ' + c.hardware_class;
+  }
+  return text;
+}
 
 function renderPredictions(p) {
   const body = el('tbody', {});
