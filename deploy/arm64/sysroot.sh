@@ -119,12 +119,15 @@ fi
 # for packages without a .deb of the candidate version in the cache).
 cd "$DEB_DIR"
 missing=()
-while read -r pkg; do
-  ver=$(apt-cache "${APT_OPTS[@]}" policy "$pkg" 2>/dev/null | awk '/Candidate:/ {print $2}')
+# One apt-cache call for all ("pkg:" then "  Candidate: VERSION" per package).
+mapfile -t pkgs < "$want"
+while read -r pkg ver; do
   [[ -n $ver && $ver != "(none)" ]] || continue
   fver=${ver//:/%3a}
   [[ -f ${pkg}_${fver}_arm64.deb || -f ${pkg}_${fver}_all.deb ]] || missing+=("$pkg")
-done < "$want"
+done < <(apt-cache "${APT_OPTS[@]}" policy "${pkgs[@]}" 2>/dev/null |
+  awk '/^[^ ]/ { sub(/:(arm64)?:?$/, "", $1); sub(/:$/, "", $1); pkg = $1 }
+       /^  Candidate:/ { print pkg, $2 }')
 if ((${#missing[@]})); then
   echo "arm64 sysroot: downloading ${#missing[@]} packages" >&2
   apt-get "${APT_OPTS[@]}" -q download "${missing[@]}" >"$APT_DIR/download.log" 2>&1 ||
