@@ -4,8 +4,12 @@
 # (tests/fixtures/hosts/*) exactly as the x86-64 agent does: both run
 # `--once --format=json` on the same tree and tests/arm64/compare_reports.py
 # compares the JSON (wall-clock times and the agent's own cycle cost aside,
-# see there). Also: `file` must call the binary ARM aarch64, and the
-# comparison itself must see a changed field (checked first, on a copy).
+# see there). Also: `file` must call the three binaries (agent, server,
+# tracehealthctl) ARM aarch64, the comparison itself must see a changed field
+# (checked first, on made-up reports), and the arm64 server, agent and
+# tracehealthctl, all under qemu, must work together: the agent streams a
+# fixture host to the server, tracehealthctl reads it back with its thread
+# count and a prediction for each of the 10 probe kinds.
 #
 # Skipped, with the reason on a line starting "arm64: SKIPPED", without the
 # cross compiler or qemu-aarch64 (deploy/setup.sh --test installs both) or
@@ -52,26 +56,34 @@ fi
 
 build() {
   local start=$(date +%s)
-  if ! bazel build "$@" //agent:tracehealth-agent >"$work/build.log" 2>&1; then
+  if ! bazel build "$@" >"$work/build.log" 2>&1; then
     tail -n 30 "$work/build.log"
-    echo "FAIL bazel build $* //agent:tracehealth-agent"
+    echo "FAIL bazel build $*"
     exit 1
   fi
-  echo "built $* //agent:tracehealth-agent in $(( $(date +%s) - start )) s"
+  echo "built $* in $(( $(date +%s) - start )) s"
 }
-build
+build //agent:tracehealth-agent
 x86=$work/tracehealth-agent.x86_64
 cp "$(bazel info bazel-bin 2>/dev/null)/agent/tracehealth-agent" "$x86"
-build --config=arm64
+build --config=arm64 //agent:tracehealth-agent //server:tracehealth-server \
+  //tools/tracehealthctl
+arm_bin=$(bazel info --config=arm64 bazel-bin 2>/dev/null)
 arm=$work/tracehealth-agent.aarch64
-cp "$(bazel info --config=arm64 bazel-bin 2>/dev/null)/agent/tracehealth-agent" "$arm"
+arm_server=$work/tracehealth-server.aarch64
+arm_ctl=$work/tracehealthctl.aarch64
+cp "$arm_bin/agent/tracehealth-agent" "$arm"
+cp "$arm_bin/server/tracehealth-server" "$arm_server"
+cp "$arm_bin/tools/tracehealthctl/tracehealthctl" "$arm_ctl"
 
-if file -L "$arm" | grep -q 'ELF 64-bit LSB .*ARM aarch64'; then
-  echo "PASS file: $(file -L -b "$arm" | cut -d, -f1-2) ($(stat -c %s "$arm") bytes)"
-else
-  echo "FAIL file: $(file -L -b "$arm")"
-  fail=1
-fi
+for b in "$arm" "$arm_server" "$arm_ctl"; do
+  if file -L "$b" | grep -q 'ELF 64-bit LSB .*ARM aarch64'; then
+    echo "PASS file $(basename "$b"): $(file -L -b "$b" | cut -d, -f1-2) ($(stat -c %s "$b") bytes)"
+  else
+    echo "FAIL file $(basename "$b"): $(file -L -b "$b")"
+    fail=1
+  fi
+done
 
 hosts=0
 for dir in tests/fixtures/hosts/*/; do
@@ -106,5 +118,48 @@ for dir in tests/fixtures/hosts/*/; do
   fi
 done
 ((hosts > 0)) || { echo "FAIL no fixture host found"; fail=1; }
+
+# Server, agent and tracehealthctl, all arm64 under qemu, on loopback.
+on_arm() { QEMU_LD_PREFIX=$sysroot "$qemu" -L "$sysroot" "$@"; }
+e2e=$work/e2e
+mkdir -p "$e2e/server" "$e2e/agent"
+on_arm "$arm_server" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 \
+  --data_dir="$e2e/server" --port_file="$e2e/ports" \
+  --alert_rules=deploy/alerts/rules.yaml --host_report_rate=0 >"$e2e/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 300); do
+  [[ -s $e2e/ports ]] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+grpc=$(sed -n 's/^grpc=//p' "$e2e/ports" 2>/dev/null)
+if [[ -z $grpc ]]; then
+  echo "FAIL arm64 server did not start:"
+  tail -n 10 "$e2e/server.log"
+  fail=1
+else
+  on_arm "$arm" "--root=$PWD/tests/fixtures/hosts/kasan-6.12-256cpu" \
+    --state_dir="$e2e/agent" --server="$grpc" --host_id=arm64-e2e --max_reports=1 \
+    >"$e2e/agent.log" 2>&1
+  agent_rc=$?
+  json=""
+  for _ in $(seq 1 60); do
+    json=$(on_arm "$arm_ctl" --server="$grpc" --json host arm64-e2e 2>/dev/null) && break
+    json=""
+    sleep 0.5
+  done
+  kinds=$(grep -o '"probe_kind": *"PROBE_KIND_[A-Z_]*"' <<<"$json" | sort -u | wc -l)
+  # The fixture's 61000 threads, as the server stored them (a uint64: JSON string).
+  threads=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["latest"]["snapshot"]["threads"]["total"])' <<<"$json" 2>/dev/null)
+  if [[ $agent_rc -eq 0 && $kinds -eq 10 && $threads == 61000 ]]; then
+    echo "PASS arm64 server + agent + tracehealthctl: kasan-6.12-256cpu stored, 61000 threads, 10 probe kinds predicted"
+  else
+    echo "FAIL arm64 server + agent + tracehealthctl: agent exit $agent_rc, threads '$threads', $kinds probe kinds (want 0, 61000, 10)"
+    tail -n 5 "$e2e/agent.log" "$e2e/server.log"
+    fail=1
+  fi
+fi
+kill "$server_pid" 2>/dev/null
+wait "$server_pid" 2>/dev/null
 if ((fail)); then echo "arm64: FAIL"; else echo "arm64: PASS ($hosts fixture hosts)"; fi
 exit "$fail"
