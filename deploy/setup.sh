@@ -47,6 +47,11 @@ TEST_PACKAGES=(
   # The kernel lab (tests/lab/): qemu boots Debian's cloud kernel (fetched with
   # apt-get download, never installed) with a busybox initramfs
   qemu-system-x86 busybox-static cpio
+  # The aarch64 cross build (bazel build --config=arm64, deploy/arm64/) and its
+  # test under qemu-aarch64 user emulation (tests/arm64/): Debian's arm64
+  # libraries are fetched into a sysroot by deploy/arm64/sysroot.sh, never
+  # installed
+  g++-aarch64-linux-gnu qemu-user-static
   # Debian packages and container images (deploy/package.sh, tests/packaging/)
   dpkg-dev debhelper lintian umoci skopeo docker-registry jq systemd
   # Kubernetes manifests (tests/deploy/k8s_render_test.sh: npm validates them

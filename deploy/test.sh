@@ -15,6 +15,11 @@
 #      function_graph enables, and a real soft lockup reported and counted
 #      as predicted; skipped (with the reason) without qemu or the kernel
 #      package; TRACEHEALTH_LAB=0 skips.
+#   4a. the aarch64 cross build (bazel build --config=arm64) of the agent run
+#      under qemu-aarch64 user emulation on every fixture host, its JSON
+#      report compared with the x86-64 agent's (tests/arm64/qemu_agent_test.sh);
+#      skipped (with the reason) without the cross compiler, qemu-user-static
+#      or the arm64 packages (deploy/arm64/sysroot.sh); TRACEHEALTH_ARM64=0 skips.
 #   5. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 #   6. ThreadSanitizer over the server's concurrent code
@@ -123,6 +128,18 @@ if [[ ${TRACEHEALTH_LAB:-1} != 0 ]]; then
     extra_failed=$((extra_failed + 1)); status=1
   fi
   rm -rf "$lab_out" "$lab_log"
+fi
+
+if [[ ${TRACEHEALTH_ARM64:-1} != 0 ]]; then
+  step "arm64 agent under qemu-aarch64 (tests/arm64/qemu_agent_test.sh)"
+  arm64_log=$(mktemp)
+  if bash tests/arm64/qemu_agent_test.sh 2>&1 | tee "$arm64_log"; then
+    # A skip (no cross compiler, no qemu, packages unreachable) is no pass.
+    grep -q '^arm64: SKIPPED' "$arm64_log" || extra_passed=$((extra_passed + 1))
+  else
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+  rm -f "$arm64_log"
 fi
 
 # Stop the Bazel server this run started (CI must leave nothing running).
