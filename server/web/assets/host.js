@@ -33,6 +33,9 @@ async function showHost(main) {
               (th.softlockup_panic ? ' (softlockup_panic)' : '')),
           ...kv('rcu_cpu_stall_timeout', th.rcu_cpu_stall_timeout_seconds === undefined ? 'unknown'
               : th.rcu_cpu_stall_timeout_seconds + ' s' + (th.panic_on_rcu_stall ? ' (panic_on_rcu_stall)' : '')),
+          ...kv('hung_task_timeout_secs', th.hung_task_timeout_seconds === undefined ? 'unknown'
+              : th.hung_task_timeout_seconds === 0 ? 'off'
+              : th.hung_task_timeout_seconds + ' s' + (th.hung_task_panic ? ' (hung_task_panic)' : '')),
           ...kv('Worst risk', riskBadge(r.predictions.worst_risk)),
           ...kv('Last report', fmtTime(state.last_seen) + (state.stale ? ' (stale)' : '') + ', ' + fmt(state.reports) + ' reports'),
           ...kv('What-if', el('a', {href: '/what-if?host=' + encodeURIComponent(state.host_id), id: 'whatif-link'}, 'ask about this host')))));
