@@ -46,6 +46,19 @@ constexpr CheckRow kChecks[] = {
     {v1::ThresholdCheck::KIND_RCU_STALL, "RCU stall", "RCU-stall"},
     {v1::ThresholdCheck::KIND_LATENCY, "latency budget", "latency-budget"},
     {v1::ThresholdCheck::KIND_POOL_BUDGET, "pool budget", "pool-budget"},
+    {v1::ThresholdCheck::KIND_HUNG_TASK, "hung task", "hung-task"},
+};
+
+struct HungTaskRow {
+  v1::HungTaskRisk value;
+  const char* name;
+};
+constexpr HungTaskRow kHungTasks[] = {
+    {v1::HUNG_TASK_RISK_UNKNOWN, "unknown"},
+    {v1::HUNG_TASK_RISK_OFF, "off"},
+    {v1::HUNG_TASK_RISK_NONE, "none"},
+    {v1::HUNG_TASK_RISK_REPORTED, "reported"},
+    {v1::HUNG_TASK_RISK_PANIC, "panic"},
 };
 
 struct CpuClassRow {
@@ -157,6 +170,10 @@ const char* CheckKindName(v1::ThresholdCheck::Kind kind) {
 
 const char* CheckKindAdjective(v1::ThresholdCheck::Kind kind) {
   return Column(kChecks, kind, &CheckRow::adjective, "threshold");
+}
+
+const char* HungTaskRiskName(v1::HungTaskRisk risk) {
+  return Column(kHungTasks, risk, &HungTaskRow::name, "unspecified");
 }
 
 const char* CpuClassName(v1::CpuClass cls) {

@@ -30,12 +30,16 @@ const char* PreemptModeConfigName(v1::PreemptMode mode);
 // any other text.
 std::optional<v1::PreemptMode> PreemptModeFromName(absl::string_view name);
 
-// "soft lockup", "RCU stall", "latency budget", "pool budget";
-// "unspecified" otherwise.
+// "soft lockup", "RCU stall", "latency budget", "pool budget", "hung
+// task"; "unspecified" otherwise.
 const char* CheckKindName(v1::ThresholdCheck::Kind kind);
 // The same as an adjective: "soft-lockup", "RCU-stall", "latency-budget",
-// "pool-budget"; "threshold" otherwise ("crosses the soft-lockup threshold").
+// "pool-budget", "hung-task"; "threshold" otherwise ("crosses the
+// soft-lockup threshold").
 const char* CheckKindAdjective(v1::ThresholdCheck::Kind kind);
+
+// "unknown", "off", "none", "reported", "panic"; "unspecified" otherwise.
+const char* HungTaskRiskName(v1::HungTaskRisk risk);
 
 // "the fitted class", "another CPU", "a guest", "an emulated CPU", "an
 // unknown CPU" (CPU_CLASS_UNSPECIFIED too).

@@ -63,8 +63,20 @@ TEST(EnumNamesTest, CheckKindNounAndAdjective) {
                "latency-budget");
   EXPECT_STREQ(CheckKindAdjective(v1::ThresholdCheck::KIND_POOL_BUDGET),
                "pool-budget");
+  EXPECT_STREQ(CheckKindName(v1::ThresholdCheck::KIND_HUNG_TASK), "hung task");
+  EXPECT_STREQ(CheckKindAdjective(v1::ThresholdCheck::KIND_HUNG_TASK),
+               "hung-task");
   EXPECT_STREQ(CheckKindAdjective(v1::ThresholdCheck::KIND_UNSPECIFIED),
                "threshold");
+}
+
+TEST(EnumNamesTest, HungTaskRisk) {
+  EXPECT_STREQ(HungTaskRiskName(v1::HUNG_TASK_RISK_UNKNOWN), "unknown");
+  EXPECT_STREQ(HungTaskRiskName(v1::HUNG_TASK_RISK_OFF), "off");
+  EXPECT_STREQ(HungTaskRiskName(v1::HUNG_TASK_RISK_NONE), "none");
+  EXPECT_STREQ(HungTaskRiskName(v1::HUNG_TASK_RISK_REPORTED), "reported");
+  EXPECT_STREQ(HungTaskRiskName(v1::HUNG_TASK_RISK_PANIC), "panic");
+  EXPECT_STREQ(HungTaskRiskName(v1::HUNG_TASK_RISK_UNSPECIFIED), "unspecified");
 }
 
 TEST(EnumNamesTest, CpuClass) {

@@ -205,6 +205,14 @@ void Collector::CollectThresholds(v1::Thresholds* t, Unknowns* unknown) {
        }},
       {"/proc/sys/kernel/panic_on_rcu_stall", "thresholds.panic_on_rcu_stall",
        [t](int64_t v) { t->set_panic_on_rcu_stall(v != 0); }},
+      // Absent without CONFIG_DETECT_HUNG_TASK: unknown, not the default.
+      {"/proc/sys/kernel/hung_task_timeout_secs",
+       "thresholds.hung_task_timeout_seconds",
+       [t](int64_t v) {
+         t->set_hung_task_timeout_seconds(static_cast<uint32_t>(v));
+       }},
+      {"/proc/sys/kernel/hung_task_panic", "thresholds.hung_task_panic",
+       [t](int64_t v) { t->set_hung_task_panic(v != 0); }},
   };
   for (const Threshold& th : thresholds) {
     absl::StatusOr<int64_t> v = read_int(th.path);

@@ -88,7 +88,7 @@ TEST(CollectorTest, RtBuildWinsOverSchedPreempt) {
   EXPECT_EQ(s.kernel().preempt_source(), "debugfs sched/preempt");
 }
 
-// The four threshold files: 0 to 1,000,000 taken as they are, anything
+// The six threshold files: 0 to 1,000,000 taken as they are, anything
 // else unknown with the file and the value named.
 TEST(CollectorTest, ThresholdFilesAndTheirRange) {
   TestTree t;
@@ -102,7 +102,22 @@ TEST(CollectorTest, ThresholdFilesAndTheirRange) {
     return Collector(&fs, CollectorOptions(), [] { return kT0; }).Collect();
   };
   {
+    // No hung-task files (no CONFIG_DETECT_HUNG_TASK): unknown, not 120 s.
     v1::HostSnapshot s = collect();
+    EXPECT_FALSE(s.thresholds().has_hung_task_timeout_seconds());
+    EXPECT_FALSE(s.thresholds().has_hung_task_panic());
+    EXPECT_NE(Unknown(s, "thresholds.hung_task_timeout_seconds"), "");
+    EXPECT_NE(Unknown(s, "thresholds.hung_task_panic"), "");
+  }
+  t.Write("/proc/sys/kernel/hung_task_timeout_secs", "120\n");
+  t.Write("/proc/sys/kernel/hung_task_panic", "1\n");
+  {
+    v1::HostSnapshot s = collect();
+    ASSERT_TRUE(s.thresholds().has_hung_task_timeout_seconds());
+    EXPECT_EQ(s.thresholds().hung_task_timeout_seconds(), 120u);
+    ASSERT_TRUE(s.thresholds().has_hung_task_panic());
+    EXPECT_TRUE(s.thresholds().hung_task_panic());
+    EXPECT_EQ(Unknown(s, "thresholds.hung_task_timeout_seconds"), "");
     ASSERT_TRUE(s.thresholds().has_watchdog_thresh_seconds());
     EXPECT_EQ(s.thresholds().watchdog_thresh_seconds(), 0u);
     EXPECT_TRUE(s.thresholds().softlockup_panic());
@@ -114,8 +129,12 @@ TEST(CollectorTest, ThresholdFilesAndTheirRange) {
   t.Write("/proc/sys/kernel/watchdog_thresh", "-1\n");
   t.Write("/sys/module/rcupdate/parameters/rcu_cpu_stall_timeout", "1000001\n");
   t.Write("/proc/sys/kernel/panic_on_rcu_stall", "yes\n");
+  // 0 turns the detector off: read as 0, not unknown.
+  t.Write("/proc/sys/kernel/hung_task_timeout_secs", "0\n");
   {
     v1::HostSnapshot s = collect();
+    ASSERT_TRUE(s.thresholds().has_hung_task_timeout_seconds());
+    EXPECT_EQ(s.thresholds().hung_task_timeout_seconds(), 0u);
     EXPECT_FALSE(s.thresholds().has_watchdog_thresh_seconds());
     EXPECT_EQ(Unknown(s, "thresholds.watchdog_thresh_seconds"),
               "/proc/sys/kernel/watchdog_thresh: implausible value -1");

@@ -137,6 +137,22 @@ StallAssessment AssessStall(
   return AssessCore(core, thresholds, checks);
 }
 
+v1::HungTaskRisk AssessHungTask(
+    double held_seconds, const v1::Thresholds& thresholds,
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks) {
+  if (!thresholds.has_hung_task_timeout_seconds()) {
+    return v1::HUNG_TASK_RISK_UNKNOWN;
+  }
+  const double timeout = thresholds.hung_task_timeout_seconds();
+  if (timeout <= 0) return v1::HUNG_TASK_RISK_OFF;
+  const bool panics = thresholds.hung_task_panic();
+  const v1::ThresholdCheck& check =
+      AddCheck(checks, v1::ThresholdCheck::KIND_HUNG_TASK, timeout,
+               held_seconds, /*applies=*/true, panics);
+  if (check.margin() < 1.0) return v1::HUNG_TASK_RISK_NONE;
+  return panics ? v1::HUNG_TASK_RISK_PANIC : v1::HUNG_TASK_RISK_REPORTED;
+}
+
 StallAssessment AssessStretches(
     const StretchInput& input, const v1::Thresholds& thresholds,
     google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks) {

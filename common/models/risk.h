@@ -94,6 +94,23 @@ StallAssessment AssessStretches(
     const StretchInput& input, const v1::Thresholds& thresholds,
     google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks);
 
+// The hung-task detector against work that holds a mutex for
+// `held_seconds` (the fgraph attach's ftrace_lock): every
+// hung_task_timeout_secs khungtaskd reports each task in uninterruptible
+// sleep that has not been scheduled since its previous look, and panics on
+// it when hung_task_panic is set (kernel/hung_task.c). A waiter blocked
+// for the timeout can be reported (it is for twice the timeout), so a hold
+// at or over the timeout is a risk, whatever the preemption model: the
+// waiters sleep, the holder need not stall. Appends a KIND_HUNG_TASK check
+// (threshold: the timeout; applies: always; panics: hung_task_panic) when
+// the timeout was read and is not 0. Returns HUNG_TASK_RISK_UNKNOWN when it
+// was not read (no check, no risk claimed), OFF when it is 0, else NONE,
+// REPORTED or PANIC. It does not change the stall risk (AssessStall,
+// AssessStretches): nothing waits unless something else takes the lock.
+v1::HungTaskRisk AssessHungTask(
+    double held_seconds, const v1::Thresholds& thresholds,
+    google::protobuf::RepeatedPtrField<v1::ThresholdCheck>* checks);
+
 // Soft-lockup threshold 2 * watchdog_thresh in seconds (0: disabled).
 double SoftLockupThresholdSeconds(const v1::Thresholds& thresholds);
 double RcuStallThresholdSeconds(const v1::Thresholds& thresholds);

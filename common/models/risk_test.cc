@@ -187,6 +187,47 @@ TEST(RiskTest, BoundariesOnBothSides) {
   EXPECT_EQ(Assess(in, t).risk, v1::RISK_LATENCY);
 }
 
+// The hung-task detector: a hold of 120 s against the default 120 s timeout
+// is a report (margin 1), 119.999 s is not; hung_task_panic makes it a
+// panic; timeout 0 is off and an unread timeout is unknown, neither with a
+// check.
+TEST(RiskTest, HungTaskBoundariesPanicOffAndUnknown) {
+  google::protobuf::RepeatedPtrField<v1::ThresholdCheck> checks;
+  v1::Thresholds t;
+  EXPECT_EQ(AssessHungTask(1000, t, &checks), v1::HUNG_TASK_RISK_UNKNOWN);
+  EXPECT_EQ(checks.size(), 0);
+  t.set_hung_task_timeout_seconds(0);
+  t.set_hung_task_panic(true);
+  EXPECT_EQ(AssessHungTask(1000, t, &checks), v1::HUNG_TASK_RISK_OFF);
+  EXPECT_EQ(checks.size(), 0);
+
+  t.set_hung_task_timeout_seconds(120);
+  t.set_hung_task_panic(false);
+  EXPECT_EQ(AssessHungTask(120, t, &checks), v1::HUNG_TASK_RISK_REPORTED);
+  ASSERT_EQ(checks.size(), 1);
+  EXPECT_EQ(checks[0].kind(), v1::ThresholdCheck::KIND_HUNG_TASK);
+  EXPECT_DOUBLE_EQ(checks[0].threshold(), 120);
+  EXPECT_DOUBLE_EQ(checks[0].predicted(), 120);
+  EXPECT_DOUBLE_EQ(checks[0].margin(), 1);
+  EXPECT_TRUE(checks[0].applies());
+  EXPECT_FALSE(checks[0].panics());
+  checks.Clear();
+  EXPECT_EQ(AssessHungTask(119.999, t, &checks), v1::HUNG_TASK_RISK_NONE);
+  ASSERT_EQ(checks.size(), 1);
+  EXPECT_DOUBLE_EQ(checks[0].margin(), 119.999 / 120);
+  EXPECT_TRUE(checks[0].applies());
+
+  t.set_hung_task_panic(true);
+  checks.Clear();
+  EXPECT_EQ(AssessHungTask(120, t, &checks), v1::HUNG_TASK_RISK_PANIC);
+  ASSERT_EQ(checks.size(), 1);
+  EXPECT_TRUE(checks[0].panics());
+  checks.Clear();
+  // Below the timeout, hung_task_panic changes nothing but the check's flag.
+  EXPECT_EQ(AssessHungTask(119.999, t, &checks), v1::HUNG_TASK_RISK_NONE);
+  EXPECT_TRUE(checks[0].panics());
+}
+
 // The defaults: soft lockup at 2 * 10 s, RCU stall at 21 s.
 TEST(RiskTest, DefaultThresholds) {
   v1::Thresholds t;

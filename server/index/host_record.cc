@@ -127,6 +127,14 @@ AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot,
     in.bits |= kHasPanicOnRcuStall;
     SetBit(&in.bits, kPanicOnRcuStall, t.panic_on_rcu_stall());
   }
+  if (t.has_hung_task_timeout_seconds()) {
+    in.bits |= kHasHungTaskTimeout;
+    in.hung_task_timeout_seconds = t.hung_task_timeout_seconds();
+  }
+  if (t.has_hung_task_panic()) {
+    in.bits |= kHasHungTaskPanic;
+    SetBit(&in.bits, kHungTaskPanic, t.hung_task_panic());
+  }
   return in;
 }
 
@@ -215,6 +223,16 @@ void AttachModelInputs::FillNumbers(v1::HostSnapshot* s) const {
     t->set_panic_on_rcu_stall(has(kPanicOnRcuStall));
   } else {
     t->clear_panic_on_rcu_stall();
+  }
+  if (has(kHasHungTaskTimeout)) {
+    t->set_hung_task_timeout_seconds(hung_task_timeout_seconds);
+  } else {
+    t->clear_hung_task_timeout_seconds();
+  }
+  if (has(kHasHungTaskPanic)) {
+    t->set_hung_task_panic(has(kHungTaskPanic));
+  } else {
+    t->clear_hung_task_panic();
   }
 }
 

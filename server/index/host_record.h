@@ -52,6 +52,7 @@ struct AttachModelInputs {
   uint32_t page_size = 0;
   uint32_t watchdog_thresh_seconds = 0;
   uint32_t rcu_cpu_stall_timeout_seconds = 0;
+  uint32_t hung_task_timeout_seconds = 0;
   v1::PreemptMode preempt_mode = v1::PREEMPT_MODE_UNKNOWN;
   // Presence and value bits (kHas*: the field is set; the others: its value).
   uint32_t bits = 0;
@@ -80,6 +81,9 @@ struct AttachModelInputs {
     kHasFtraceFilter = 1u << 24,
     kHasHypervisor = 1u << 26,
     kHypervisor = 1u << 27,
+    kHasHungTaskTimeout = 1u << 28,
+    kHasHungTaskPanic = 1u << 29,
+    kHungTaskPanic = 1u << 30,
   };
   bool has(Bit b) const { return (bits & b) != 0; }
   // The kernel release ("" when unknown: see has_release).

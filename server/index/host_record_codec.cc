@@ -26,6 +26,7 @@ void PutInputs(const AttachModelInputs& in, Stored* s) {
   s->set_page_size(in.page_size);
   s->set_watchdog_thresh_seconds(in.watchdog_thresh_seconds);
   s->set_rcu_cpu_stall_timeout_seconds(in.rcu_cpu_stall_timeout_seconds);
+  s->set_hung_task_timeout_seconds(in.hung_task_timeout_seconds);
   s->set_preempt_mode(in.preempt_mode);
   s->set_input_bits(in.bits);
 }
@@ -51,6 +52,7 @@ AttachModelInputs GetInputs(const Stored& s, KernelIdentityCache* identities) {
   in.page_size = s.page_size();
   in.watchdog_thresh_seconds = s.watchdog_thresh_seconds();
   in.rcu_cpu_stall_timeout_seconds = s.rcu_cpu_stall_timeout_seconds();
+  in.hung_task_timeout_seconds = s.hung_task_timeout_seconds();
   in.preempt_mode = static_cast<v1::PreemptMode>(s.preempt_mode());
   in.bits = s.input_bits();
   return in;

@@ -22,6 +22,8 @@ void ExpectSameRecord(const HostRecord& got, const HostRecord& want) {
             want.inputs.watchdog_thresh_seconds);
   EXPECT_EQ(got.inputs.rcu_cpu_stall_timeout_seconds,
             want.inputs.rcu_cpu_stall_timeout_seconds);
+  EXPECT_EQ(got.inputs.hung_task_timeout_seconds,
+            want.inputs.hung_task_timeout_seconds);
   EXPECT_EQ(got.inputs.preempt_mode, want.inputs.preempt_mode);
   EXPECT_EQ(got.inputs.bits, want.inputs.bits);
   EXPECT_EQ(got.features == nullptr, want.features == nullptr);
@@ -167,11 +169,24 @@ TEST(HostRecordCodecTest, EveryFleetHostRoundTrips) {
     if (i % 3 == 0) r.clear_observed_at();
     if (i % 4 == 0) r.set_model_version("0.9.0");  // current_model false
     if (i % 5 == 0) r.mutable_snapshot()->mutable_kernel()->clear_release();
+    // The hung-task inputs: unread, off, and 120 s with and without panic.
+    if (i % 4 != 1) {
+      v1::Thresholds* t = r.mutable_snapshot()->mutable_thresholds();
+      t->set_hung_task_timeout_seconds(i % 4 == 0 ? 0 : 120);
+      t->set_hung_task_panic(i % 4 == 3);
+    }
     absl::StatusOr<HostRecord> h =
         DecodeHostRecord(EncodeHostRecord(r), tables, &identities);
     ASSERT_TRUE(h.ok()) << h.status();
     const HostRecord want = MakeHostRecord(r, tables, &identities);
     ExpectSameRecord(*h, want);
+    if (i % 4 != 1) {
+      EXPECT_EQ(h->inputs.hung_task_timeout_seconds, i % 4 == 0 ? 0u : 120u);
+      EXPECT_TRUE(h->inputs.has(AttachModelInputs::kHasHungTaskTimeout));
+      EXPECT_EQ(h->inputs.has(AttachModelInputs::kHungTaskPanic), i % 4 == 3);
+    } else {
+      EXPECT_FALSE(h->inputs.has(AttachModelInputs::kHasHungTaskTimeout));
+    }
     // Interned: the same identity object as the report's record.
     EXPECT_EQ(h->inputs.identity.get(), want.inputs.identity.get());
   }

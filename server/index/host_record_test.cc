@@ -88,7 +88,9 @@ TEST(HostRecordTest, KeepsWhatQueriesAndMetricsRead) {
 }
 
 TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
-  const v1::HostSnapshot full = SampleSnapshot(FleetHost(7));
+  v1::HostSnapshot full = SampleSnapshot(FleetHost(7));
+  full.mutable_thresholds()->set_hung_task_timeout_seconds(120);
+  full.mutable_thresholds()->set_hung_task_panic(true);
   const AttachModelInputs in = AttachModelInputs::Of(full);
   v1::HostSnapshot scratch;
   in.Fill(&scratch);
@@ -117,6 +119,8 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
   EXPECT_FALSE(scratch.fgraph().has_null_threads_bound());
   EXPECT_FALSE(scratch.thresholds().has_watchdog_thresh_seconds());
   EXPECT_FALSE(scratch.thresholds().has_softlockup_panic());
+  EXPECT_FALSE(scratch.thresholds().has_hung_task_timeout_seconds());
+  EXPECT_FALSE(scratch.thresholds().has_hung_task_panic());
   EXPECT_FALSE(scratch.kernel().has_version());
   EXPECT_FALSE(scratch.cpus().has_model_name());
   EXPECT_EQ(scratch.kernel().preempt_mode(), v1::PREEMPT_MODE_FULL);

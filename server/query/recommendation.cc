@@ -8,19 +8,41 @@
 namespace tracehealth::server {
 namespace {
 
-// The applying check with the largest margin, or nullptr.
+// The applying check with the largest margin, or nullptr. The hung-task
+// check is not among them: it is said on its own (HungTaskClause).
 const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
   const v1::ThresholdCheck* worst = nullptr;
   for (const auto& c : p.checks()) {
-    if (!c.applies()) continue;
+    if (!c.applies() || c.kind() == v1::ThresholdCheck::KIND_HUNG_TASK)
+      continue;
     if (worst == nullptr || c.margin() > worst->margin()) worst = &c;
   }
   return worst;
 }
 
-}  // namespace
+// "; tasks waiting for ftrace_lock (other tracers, BPF attaches) are
+// reported hung after 2m, and the host panics on it" when the hold reaches
+// hung_task_timeout_secs; "" otherwise.
+std::string HungTaskClause(const v1::AttachPrediction& p) {
+  if (p.hung_task() != v1::HUNG_TASK_RISK_REPORTED &&
+      p.hung_task() != v1::HUNG_TASK_RISK_PANIC) {
+    return "";
+  }
+  for (const auto& c : p.checks()) {
+    if (c.kind() != v1::ThresholdCheck::KIND_HUNG_TASK) continue;
+    return absl::StrCat(
+        "; tasks waiting for ftrace_lock (other tracers, BPF attaches) are "
+        "reported hung after ",
+        FormatSeconds(c.threshold()),
+        p.hung_task() == v1::HUNG_TASK_RISK_PANIC
+            ? ", and the host panics on it (hung_task_panic)"
+            : "");
+  }
+  return "";
+}
 
-std::string Recommend(const v1::AttachPrediction& p) {
+// The advice from the risk and the stall checks.
+std::string Advice(const v1::AttachPrediction& p) {
   std::string latency = FormatSeconds(p.latency_seconds());
   // Before "does not use fgraph": a kind the kernel lacks is not used at all,
   // and its attach fails.
@@ -73,6 +95,12 @@ std::string Recommend(const v1::AttachPrediction& p) {
           "unknown: inputs missing (confidence %.2f); estimate %s",
           p.basis().confidence(), latency);
   }
+}
+
+}  // namespace
+
+std::string Recommend(const v1::AttachPrediction& p) {
+  return absl::StrCat(Advice(p), HungTaskClause(p));
 }
 
 }  // namespace tracehealth::server

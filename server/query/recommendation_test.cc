@@ -88,5 +88,44 @@ TEST(RecommendTest, WarningLatencyNoneAndUnknown) {
             "unknown: inputs missing (confidence 0.40); estimate 3.00 s");
 }
 
+// The seed's 400,000-thread PREEMPT_LAZY walk, 221.80 s under ftrace_lock:
+// latency only for the attaching CPU, but 1.85x the 120 s hung-task
+// timeout. The hung-task check is said on its own, never as the worst
+// stall check, and only when the hold reaches the timeout.
+TEST(RecommendTest, HungTaskSaidOnItsOwn) {
+  v1::AttachPrediction p = Walking(v1::RISK_LATENCY, 221.80);
+  AddCheck(&p, v1::ThresholdCheck::KIND_HUNG_TASK, 120, 1.848, true, false);
+  p.set_hung_task(v1::HUNG_TASK_RISK_REPORTED);
+  EXPECT_EQ(Recommend(p),
+            "attach outside peak: the attaching call blocks for 221.80 s, "
+            "latency only; tasks waiting for ftrace_lock (other tracers, BPF "
+            "attaches) are reported hung after 120.00 s");
+  p.set_hung_task(v1::HUNG_TASK_RISK_PANIC);
+  p.mutable_checks(0)->set_panics(true);
+  EXPECT_EQ(Recommend(p),
+            "attach outside peak: the attaching call blocks for 221.80 s, "
+            "latency only; tasks waiting for ftrace_lock (other tracers, BPF "
+            "attaches) are reported hung after 120.00 s, and the host panics "
+            "on it (hung_task_panic)");
+  // Below the timeout: nothing said.
+  p.set_hung_task(v1::HUNG_TASK_RISK_NONE);
+  p.mutable_checks(0)->set_margin(0.999);
+  EXPECT_EQ(Recommend(p),
+            "attach outside peak: the attaching call blocks for 221.80 s, "
+            "latency only");
+  // A stall: the soft lockup is named though the hung-task margin is
+  // larger (a watchdog_thresh of 150 s).
+  v1::AttachPrediction s = Walking(v1::RISK_STALL, 400);
+  AddCheck(&s, v1::ThresholdCheck::KIND_SOFT_LOCKUP, 300, 1.33, true, false);
+  AddCheck(&s, v1::ThresholdCheck::KIND_HUNG_TASK, 120, 3.33, true, false);
+  s.set_hung_task(v1::HUNG_TASK_RISK_REPORTED);
+  EXPECT_EQ(Recommend(s),
+            "do not attach now: 400.00 s without yielding crosses the "
+            "soft-lockup threshold (300.00 s); attach while another fgraph "
+            "user is active, or on a preemptible kernel; tasks waiting for "
+            "ftrace_lock (other tracers, BPF attaches) are reported hung "
+            "after 120.00 s");
+}
+
 }  // namespace
 }  // namespace tracehealth::server

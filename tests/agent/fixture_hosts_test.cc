@@ -51,6 +51,9 @@ TEST(FixtureHostsTest, PreemptNone616With240kThreads) {
   EXPECT_EQ(s.thresholds().watchdog_thresh_seconds(), 10u);
   EXPECT_EQ(s.thresholds().rcu_cpu_stall_timeout_seconds(), 21u);
   EXPECT_FALSE(s.thresholds().softlockup_panic());
+  EXPECT_EQ(s.thresholds().hung_task_timeout_seconds(), 120u);
+  ASSERT_TRUE(s.thresholds().has_hung_task_panic());
+  EXPECT_FALSE(s.thresholds().hung_task_panic());
   EXPECT_EQ(s.cpus().online(), 64u);
   EXPECT_FALSE(s.cpus().invlpgb());
   EXPECT_EQ(s.fgraph().tracefs_path(), "/sys/kernel/tracing");
@@ -87,6 +90,19 @@ TEST(FixtureHostsTest, PreemptNone616With240kThreads) {
     }
   }
   EXPECT_TRUE(soft_lockup);
+  // ftrace_lock is held for the walk and the patching, under the 120 s
+  // hung-task timeout: waiters are not reported.
+  EXPECT_EQ(fg.hung_task(), v1::HUNG_TASK_RISK_NONE);
+  int hung_checks = 0;
+  for (const v1::ThresholdCheck& c : fg.checks()) {
+    if (c.kind() != v1::ThresholdCheck::KIND_HUNG_TASK) continue;
+    ++hung_checks;
+    EXPECT_DOUBLE_EQ(c.threshold(), 120);
+    EXPECT_DOUBLE_EQ(c.predicted(), fg.lock_seconds());
+    EXPECT_LT(c.margin(), 1);
+    EXPECT_FALSE(c.panics());
+  }
+  EXPECT_EQ(hung_checks, 1);
   // PREEMPT_DYNAMIC (CONFIG_PREEMPT_RCU=y) booted none: each pass reports
   // its quiescent state, so no RCU stall: one pass, 88.7 ns * 240,000 +
   // 2 us = 21.29 ms.
@@ -146,6 +162,13 @@ TEST(FixtureHostsTest, FgraphActiveInInstanceOn619) {
   EXPECT_TRUE(s.fgraph().active());
   EXPECT_EQ(s.fgraph().null_threads_bound(), 0u);
   EXPECT_EQ(s.fgraph().null_threads_basis(), "fgraph active now");
+  // Built without the hung-task detector: unknown, not the 120 s default.
+  EXPECT_FALSE(s.thresholds().has_hung_task_timeout_seconds());
+  EXPECT_FALSE(s.thresholds().has_hung_task_panic());
+  std::set<std::string> unknown;
+  for (const v1::UnknownInput& u : s.unknown()) unknown.insert(u.input());
+  EXPECT_EQ(unknown.count("thresholds.hung_task_timeout_seconds"), 1u);
+  EXPECT_EQ(unknown.count("thresholds.hung_task_panic"), 1u);
 
   v1::Predictions p = EvaluateAll(s);
   const v1::AttachPrediction& ret =
@@ -156,6 +179,7 @@ TEST(FixtureHostsTest, FgraphActiveInInstanceOn619) {
   // One init_task_vars() pass over 50,000 threads: 4.437 ms.
   EXPECT_NEAR(ret.walk_seconds(), 0.004437, 1e-9);
   EXPECT_LT(ret.latency_seconds(), 0.01);
+  EXPECT_EQ(ret.hung_task(), v1::HUNG_TASK_RISK_UNKNOWN);
   // Entry-only kprobe_multi is off fgraph on 6.19.
   EXPECT_FALSE(Attach(p, v1::PROBE_KIND_KPROBE_MULTI).uses_fgraph());
 }
@@ -316,10 +340,20 @@ TEST(FixtureHostsTest, VoluntaryDynamic61With128kThreads) {
   EXPECT_EQ(fg.risk(), v1::RISK_LATENCY);
   EXPECT_NEAR(fg.non_yielding_seconds(), 0.0113556, 1e-9);
   EXPECT_NEAR(fg.lock_seconds(), fg.latency_seconds(), 1e-12);
+  // The stall checks are far below; ftrace_lock waiters sleep for the whole
+  // 22.73 s, 22.7258 / 120 = 0.1894 of the hung-task timeout.
+  int hung_checks = 0;
   for (const v1::ThresholdCheck& c : fg.checks()) {
     EXPECT_TRUE(c.applies());
+    if (c.kind() == v1::ThresholdCheck::KIND_HUNG_TASK) {
+      ++hung_checks;
+      EXPECT_NEAR(c.margin(), 0.189382, 1e-5);
+      continue;
+    }
     EXPECT_LT(c.margin(), 0.01) << c.kind();
   }
+  EXPECT_EQ(hung_checks, 1);
+  EXPECT_EQ(fg.hung_task(), v1::HUNG_TASK_RISK_NONE);
   // 6.1: 2 KiB shadow stacks: 128,000 x 2048 B.
   EXPECT_EQ(fg.shadow_stack_bytes(), 262144000u);
   // An emulated CPU: lower confidence, said in the summary.

@@ -62,6 +62,10 @@ void PrintAttach(const v1::AttachPrediction& p, std::ostream& out) {
       p.busy() ? "; refused (EBUSY)" : "",
       p.unavailable() ? "; unavailable on this kernel" : "");
   PrintChecks(p.checks(), out);
+  if (p.hung_task() != v1::HUNG_TASK_RISK_UNSPECIFIED) {
+    out << "  hung tasks (ftrace_lock waiters): "
+        << HungTaskRiskName(p.hung_task()) << "\n";
+  }
   if (p.has_c_visit_factor_to_stall()) {
     out << absl::StrFormat("  a stall threshold at %.4gx c_visit\n",
                            p.c_visit_factor_to_stall());

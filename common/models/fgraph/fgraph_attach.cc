@@ -397,6 +397,12 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
     stall.blocking_seconds = out.latency_seconds();
     const StallAssessment a =
         AssessStretches(stall, thresholds, out.mutable_checks());
+    // Whatever the preemption model, tasks waiting for ftrace_lock sleep
+    // uninterruptibly for as long as the walk holds it.
+    if (walking) {
+      out.set_hung_task(
+          AssessHungTask(out.lock_seconds(), thresholds, out.mutable_checks()));
+    }
     v1::Risk risk = a.risk;
     if (!walking && risk != v1::RISK_LATENCY) risk = v1::RISK_NONE;
     // An unknown release: fprobe kinds were assumed on fgraph (the worst

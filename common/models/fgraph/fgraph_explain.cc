@@ -196,11 +196,13 @@ void AddConstantsAndRows(const AttachContext& ctx, const AttachCase& k,
   }
 }
 
-// The worst applicable stall check of `p`, or nullptr.
+// The worst applicable stall check of `p` (soft lockup, RCU stall), or
+// nullptr.
 const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
   const v1::ThresholdCheck* worst = nullptr;
   for (const auto& check : p.checks()) {
     if (check.applies() && check.kind() != v1::ThresholdCheck::KIND_LATENCY &&
+        check.kind() != v1::ThresholdCheck::KIND_HUNG_TASK &&
         (worst == nullptr || check.margin() > worst->margin())) {
       worst = &check;
     }
@@ -303,6 +305,27 @@ void AppendFactorPhrase(const v1::HostSnapshot& snapshot,
   }
 }
 
+// "; tasks waiting for ftrace_lock are reported hung (1.85x the 120 s
+// hung_task_timeout_secs), and hung_task_panic panics the host": only when
+// the hold reaches the timeout.
+void AppendHungTaskPhrase(const v1::AttachPrediction& p, std::string* summary) {
+  if (p.hung_task() != v1::HUNG_TASK_RISK_REPORTED &&
+      p.hung_task() != v1::HUNG_TASK_RISK_PANIC) {
+    return;
+  }
+  for (const v1::ThresholdCheck& c : p.checks()) {
+    if (c.kind() != v1::ThresholdCheck::KIND_HUNG_TASK) continue;
+    absl::StrAppend(summary,
+                    "; tasks waiting for ftrace_lock are reported hung (",
+                    FormatFixed(c.margin(), 2), "x the ",
+                    FormatFixed(c.threshold(), 0), " s hung_task_timeout_secs)",
+                    p.hung_task() == v1::HUNG_TASK_RISK_PANIC
+                        ? ", and hung_task_panic panics the host"
+                        : "");
+    return;
+  }
+}
+
 void WriteSummary(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
                   const AttachContext& ctx, const AttachCase& k,
                   const v1::AttachPrediction& p, std::string* summary) {
@@ -357,6 +380,7 @@ void WriteSummary(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
   AppendRiskPhrase(ctx, k, p, summary);
   if (p.risk() != v1::RISK_UNKNOWN)
     AppendFactorPhrase(snapshot, ctx, k, summary);
+  AppendHungTaskPhrase(p, summary);
   absl::StrAppend(summary, ".");
 }
 

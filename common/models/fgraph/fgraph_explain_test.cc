@@ -292,6 +292,35 @@ TEST(FgraphExplainTest, PreemptibleIsLatencyOnlyAndOverridesAreNamed) {
       << p.summary();
 }
 
+// The seed's 400,000-thread PREEMPT_LAZY walk (221.8018 s with no patching)
+// against a 120 s hung_task_timeout_secs: 1.85x, said after the stall
+// verdict; with hung_task_panic, the panic too; below the timeout, or with
+// the timeout unknown, nothing.
+TEST(FgraphExplainTest, HungTaskIsSaidWhenTheHoldReachesTheTimeout) {
+  v1::HostSnapshot s = FgraphHost("6.16.0", v1::PREEMPT_MODE_LAZY, 400000);
+  s.mutable_kernel()->set_preempt_dynamic(true);
+  s.mutable_thresholds()->set_hung_task_timeout_seconds(120);
+  ModelOptions options;
+  options.sites = 0;
+  v1::AttachPrediction p =
+      Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  const std::string said =
+      "; latency only (PREEMPT_LAZY); tasks waiting for ftrace_lock are "
+      "reported hung (1.85x the 120 s hung_task_timeout_secs)";
+  EXPECT_NE(p.summary().find(said + "."), std::string::npos) << p.summary();
+  s.mutable_thresholds()->set_hung_task_panic(true);
+  p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  EXPECT_NE(p.summary().find(said + ", and hung_task_panic panics the host."),
+            std::string::npos)
+      << p.summary();
+  s.mutable_thresholds()->set_hung_task_timeout_seconds(222);
+  p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  EXPECT_EQ(p.summary().find("hung"), std::string::npos) << p.summary();
+  s.mutable_thresholds()->clear_hung_task_timeout_seconds();
+  p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  EXPECT_EQ(p.summary().find("hung"), std::string::npos) << p.summary();
+}
+
 TEST(FgraphExplainTest, ExplainingChangesNoNumberAndReplacesAnOldText) {
   const v1::HostSnapshot s =
       FgraphHost("6.14.0", v1::PREEMPT_MODE_VOLUNTARY, 240000);

@@ -1,5 +1,7 @@
 #include "common/models/vmap/vmap_purge.h"
 
+#include <optional>
+
 #include "common/models/testing/model_hosts.h"
 #include "gtest/gtest.h"
 
@@ -120,6 +122,56 @@ TEST(VmapPurgeTest, Seed004WorstCaseAfterCombining) {
   EXPECT_EQ(p.flushes_per_purge(), 129u);
   EXPECT_NEAR(p.purge_seconds() / 1.07, 1.0, 0.15);
   EXPECT_EQ(p.risk(), v1::RISK_NONE);
+}
+
+// Every way the flush count is worked out, each exact on Seed004Host (256
+// online CPUs, possible unset: 256, so 128 vmap nodes; 2,804 pending areas
+// owning a whole shadow page; 3,100 pending areas; 73,728-page threshold).
+// Dropping any path's "+ 1", the floor of one node, or the cap of nodes by
+// pending areas fails here.
+TEST(VmapPurgeTest, EveryFlushCountPathExactly) {
+  struct Case {
+    const char* path;
+    const char* release;
+    std::optional<uint64_t> shadow_page_areas;
+    std::optional<uint64_t> areas;
+    uint64_t flushes;
+  };
+  const Case cases[] = {
+      // Combined (6.13): one per vmap node + 1; nodes = clamp(256, 1, 128).
+      {"nodes", "6.13.0", 2804, 3100, 128 + 1},
+      {"nodes, no area count", "6.13.0", std::nullopt, std::nullopt, 128 + 1},
+      // Fewer pending areas than nodes: at most one node per area, + 1;
+      // both sides of 128.
+      {"nodes = areas, 127", "6.13.0", std::nullopt, 127, 127 + 1},
+      {"nodes, 128 areas", "6.13.0", std::nullopt, 128, 128 + 1},
+      {"nodes = areas, 5", "6.13.0", 0, 5, 5 + 1},
+      // No pending area: one node at least, + 1.
+      {"nodes floor", "6.13.0", 0, 0, 1 + 1},
+      // Before combining: one per shadow-page-owning area + 1 (wins over
+      // the area count), else every pending area + 1, else the worst case
+      // at the threshold: 73,728 / 8 + 1.
+      {"shadow-page areas", "6.10.0", 2804, 3100, 2804 + 1},
+      {"shadow-page areas, none", "6.10.0", 0, 3100, 0 + 1},
+      {"areas", "6.10.0", std::nullopt, 3100, 3100 + 1},
+      {"areas, one", "6.10.0", std::nullopt, 1, 1 + 1},
+      {"lazy threshold", "6.10.0", std::nullopt, std::nullopt, 9216 + 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.path);
+    v1::HostSnapshot s = Seed004Host(c.release);
+    s.mutable_vmalloc()->clear_unpurged_shadow_page_areas();
+    s.mutable_vmalloc()->clear_unpurged_areas();
+    if (c.shadow_page_areas) {
+      s.mutable_vmalloc()->set_unpurged_shadow_page_areas(*c.shadow_page_areas);
+    }
+    if (c.areas) s.mutable_vmalloc()->set_unpurged_areas(*c.areas);
+    const v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
+    EXPECT_EQ(p.flushes_per_purge(), c.flushes);
+    // Whatever the count, the purge is that many flushes at 8.51 ms
+    // (23.87 s / 2,805 on 256 CPUs).
+    EXPECT_NEAR(p.purge_seconds(), c.flushes * (23.87 / 2805), 1e-9);
+  }
 }
 
 // 9e9e085effe9 reached 6.12.y in 6.12.4 ("[PATCH 6.12 000/146] 6.12.4-rc1

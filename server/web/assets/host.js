@@ -34,6 +34,9 @@ async function showHost(main) {
               (th.softlockup_panic ? ' (softlockup_panic)' : '')),
           ...kv('rcu_cpu_stall_timeout', th.rcu_cpu_stall_timeout_seconds === undefined ? 'unknown'
               : th.rcu_cpu_stall_timeout_seconds + ' s' + (th.panic_on_rcu_stall ? ' (panic_on_rcu_stall)' : '')),
+          ...kv('hung_task_timeout_secs', th.hung_task_timeout_seconds === undefined ? 'unknown'
+              : th.hung_task_timeout_seconds === 0 ? 'off'
+              : th.hung_task_timeout_seconds + ' s' + (th.hung_task_panic ? ' (hung_task_panic)' : '')),
           ...kv('Worst risk', riskBadge(r.predictions.worst_risk)),
           ...kv('Calibration', el('span', {id: 'host-calibration'}, calibrationText(state))),
           ...kv('Last report', fmtTime(state.last_seen) + (state.stale ? ' (stale)' : '') + ', ' + fmt(state.reports) + ' reports'),
