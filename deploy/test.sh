@@ -80,6 +80,23 @@ counted() {
   fi
 }
 
+# counted_unless_skipped LABEL CMD...: counted as counted() does, but a run
+# that printed "LABEL: SKIPPED ..." (no qemu, no kernel package, registry
+# unreachable...) is no pass.
+counted_unless_skipped() {
+  local label=$1 out rc
+  shift
+  out=$(mktemp)
+  "$@" 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  if [[ $rc -eq 0 ]]; then
+    grep -q "^${label}: SKIPPED" "$out" || extra_passed=$((extra_passed + 1))
+  else
+    extra_failed=$((extra_failed + 1)); status=1
+  fi
+  rm -f "$out"
+}
+
 # Benchmarks are built (so they cannot rot) but not run here: see docs/benchmarks.md.
 step "bazel build //..."
 bazel build //... 2>&1 | tail -n 3
@@ -120,26 +137,13 @@ fi
 if [[ ${TRACEHEALTH_LAB:-1} != 0 ]]; then
   step "kernel lab (tests/lab/run_lab.sh)"
   lab_out=$(mktemp -d -t tracehealth-lab.XXXXXX)
-  lab_log=$(mktemp)
-  if bash tests/lab/run_lab.sh --out "$lab_out" 2>&1 | tee "$lab_log"; then
-    # A skip (no qemu, no kernel package) is no pass.
-    grep -q '^lab: SKIPPED' "$lab_log" || extra_passed=$((extra_passed + 1))
-  else
-    extra_failed=$((extra_failed + 1)); status=1
-  fi
-  rm -rf "$lab_out" "$lab_log"
+  counted_unless_skipped lab bash tests/lab/run_lab.sh --out "$lab_out"
+  rm -rf "$lab_out"
 fi
 
 if [[ ${TRACEHEALTH_ARM64:-1} != 0 ]]; then
   step "arm64 agent under qemu-aarch64 (tests/arm64/qemu_agent_test.sh)"
-  arm64_log=$(mktemp)
-  if bash tests/arm64/qemu_agent_test.sh 2>&1 | tee "$arm64_log"; then
-    # A skip (no cross compiler, no qemu, packages unreachable) is no pass.
-    grep -q '^arm64: SKIPPED' "$arm64_log" || extra_passed=$((extra_passed + 1))
-  else
-    extra_failed=$((extra_failed + 1)); status=1
-  fi
-  rm -f "$arm64_log"
+  counted_unless_skipped arm64 bash tests/arm64/qemu_agent_test.sh
 fi
 
 # Stop the Bazel server this run started (CI must leave nothing running).
@@ -157,14 +161,7 @@ if [[ ${TRACEHEALTH_TSAN:-1} != 0 ]]; then
 fi
 
 step "Kubernetes overlays rendered and schema-checked (tests/deploy/k8s_render_test.sh)"
-k8s_log=$(mktemp)
-if bash tests/deploy/k8s_render_test.sh 2>&1 | tee "$k8s_log"; then
-  # A skip (no kubectl, npm registry unreachable) is no pass.
-  grep -q '^k8s render: SKIPPED' "$k8s_log" || extra_passed=$((extra_passed + 1))
-else
-  extra_failed=$((extra_failed + 1)); status=1
-fi
-rm -f "$k8s_log"
+counted_unless_skipped "k8s render" bash tests/deploy/k8s_render_test.sh
 
 step "monitoring mixin (tests/deploy/mixin_test.sh)"
 counted bash tests/deploy/mixin_test.sh
