@@ -116,7 +116,7 @@ ABSL_FLAG(absl::Duration, full_report_interval,
           "A report whose material content (predictions beyond 5 %, risk, "
           "kernel, config, labels, health, ...) equals the host's stored one "
           "is stored as a heartbeat of a few bytes; a full report at least "
-          "this often per host. 0: store every report whole (SQLite store)");
+          "this often per host. 0: store every report whole");
 ABSL_FLAG(
     double, host_report_rate, ServerConfig().host_report_rate,
     "Reports per second one host may send (token bucket; 0 = unlimited). Over "

@@ -198,6 +198,7 @@ absl::Status Server::OpenBackend() {
   PostgresOptions popts;
   popts.dsn = config_.postgres_dsn;
   popts.partition_span = config_.postgres_partition_span;
+  popts.full_report_interval = config_.full_report_interval;
   TH_ASSIGN_OR_RETURN(std::unique_ptr<PostgresStorage> s,
                       PostgresStorage::Open(popts));
   leases_ = s.get();

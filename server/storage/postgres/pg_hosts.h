@@ -23,6 +23,10 @@ struct HostUpdate {
   int64_t last_ns = 0;
   int64_t max_seq = 0;
   int64_t max_seq_received_ns = 0;
+  // When max_seq is a heartbeat: its full report's seq and receive time
+  // (hosts.latest_base_seq/_received_ns); -1 when it is stored whole.
+  int64_t max_seq_base_seq = -1;
+  int64_t max_seq_base_received_ns = -1;
 };
 
 // Known hosts (in `latest`, their locked rows' newest seq) are updated, new

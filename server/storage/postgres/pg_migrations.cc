@@ -102,6 +102,30 @@ CREATE TABLE calibrations (
     R"sql(
 ALTER TABLE reports ADD COLUMN record bytea;
 )sql",
+    // 5: heartbeats (server/storage/heartbeat_policy.h): one row per chunk
+    // (heartbeat_chunk.h) of a host's heartbeats on one full report, the
+    // reports row (host_id, base_seq); `beats` counts its heartbeats. Not
+    // partitioned: a chunk is a few hundred bytes a host an hour.
+    // hosts.latest_base_seq/_received_ns: the full report of the host's
+    // newest seq when that is a heartbeat (NULL when it is stored whole),
+    // whose record a restart and the change feed read.
+    R"sql(
+CREATE TABLE heartbeats (
+  host_id text NOT NULL,
+  first_seq bigint NOT NULL,
+  last_seq bigint NOT NULL,
+  base_seq bigint NOT NULL,
+  first_observed_ns bigint NOT NULL,
+  last_observed_ns bigint NOT NULL,
+  last_received_ns bigint NOT NULL,
+  beats integer NOT NULL,
+  chunk bytea NOT NULL,
+  PRIMARY KEY (host_id, first_seq)
+);
+CREATE INDEX heartbeats_base ON heartbeats (host_id, base_seq);
+ALTER TABLE hosts ADD COLUMN latest_base_seq bigint,
+  ADD COLUMN latest_base_received_ns bigint;
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

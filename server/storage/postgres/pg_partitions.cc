@@ -80,4 +80,44 @@ absl::StatusOr<int64_t> EnsurePartitions(PgConnection& conn, int64_t from_ns,
   return start;
 }
 
+absl::StatusOr<int64_t> DropPartitionsBefore(PgConnection& c,
+                                             int64_t cutoff_ns) {
+  PgConnection* const conn = &c;
+  TH_ASSIGN_OR_RETURN(std::vector<ReportPartition> parts,
+                      ListPartitions(*conn));
+  int64_t dropped = 0;
+  for (const ReportPartition& p : parts) {
+    if (p.to_ns > cutoff_ns) break;
+    // Detached, its hosts' newest reports are copied back into reports,
+    // where no range partition covers them any more: reports_default.
+    TH_RETURN_IF_ERROR(conn->Run("BEGIN"));
+    auto fail = [conn](absl::Status st) {
+      (void)conn->Run("ROLLBACK");
+      return st;
+    };
+    absl::StatusOr<PgResult> rows =
+        conn->Exec(absl::StrCat("SELECT count(*) FROM ", p.name));
+    absl::Status st = rows.status();
+    if (st.ok()) {
+      st = conn->Run(
+          absl::StrCat("ALTER TABLE reports DETACH PARTITION ", p.name));
+    }
+    absl::StatusOr<PgResult> kept;
+    if (st.ok()) {
+      // ... and the full reports of the heartbeats kept.
+      kept = conn->Exec(absl::StrCat(
+          "INSERT INTO reports SELECT r.* FROM ", p.name,
+          " r WHERE EXISTS (SELECT 1 FROM hosts h WHERE h.host_id = "
+          "r.host_id AND h.latest_seq = r.seq) OR EXISTS (SELECT 1 FROM "
+          "heartbeats b WHERE b.host_id = r.host_id AND b.base_seq = r.seq)"));
+      st = kept.status();
+    }
+    if (st.ok()) st = conn->Run(absl::StrCat("DROP TABLE ", p.name));
+    if (st.ok()) st = conn->Run("COMMIT");
+    if (!st.ok()) return fail(st);
+    dropped += rows->Int(0, 0) - kept->affected();
+  }
+  return dropped;
+}
+
 }  // namespace tracehealth::server

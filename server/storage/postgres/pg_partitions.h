@@ -36,6 +36,14 @@ absl::StatusOr<std::vector<ReportPartition>> ListPartitions(PgConnection& conn);
 absl::StatusOr<int64_t> EnsurePartitions(PgConnection& conn, int64_t from_ns,
                                          int64_t to_ns, absl::Duration span);
 
+// Retention at a span boundary: each partition ending at or before
+// `cutoff_ns` is detached, the rows it must keep (each host's newest report,
+// and the full reports of the heartbeats left in the heartbeats table) are
+// copied back into reports (into reports_default), and it is dropped, one
+// transaction a partition. Returns the rows dropped.
+absl::StatusOr<int64_t> DropPartitionsBefore(PgConnection& conn,
+                                             int64_t cutoff_ns);
+
 }  // namespace tracehealth::server
 
 #endif  // TRACEHEALTH_SERVER_STORAGE_POSTGRES_PG_PARTITIONS_H_

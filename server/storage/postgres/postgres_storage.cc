@@ -12,6 +12,7 @@
 #include "server/storage/postgres/pg_alerts.h"
 #include "server/storage/postgres/pg_calibrations.h"
 #include "server/storage/postgres/pg_events.h"
+#include "server/storage/postgres/pg_heartbeats.h"
 #include "server/storage/postgres/pg_hosts.h"
 #include "server/storage/postgres/pg_migrations.h"
 #include "server/storage/postgres/pg_partitions.h"
@@ -19,20 +20,23 @@
 namespace tracehealth::server {
 namespace {
 
-// A host's newest report's record joined to its bookkeeping, then the
-// report: at start only for a row without a record; the change feed always
-// has it (a replica whose hardware class prices the host rebuilds its
-// record from the report). Every column binary (see RowToLatest).
+// A host's newest report's record (a heartbeat's: its full report's)
+// joined to its bookkeeping, then the report: at start only for a row
+// without a record; the change feed always has it (a replica whose hardware
+// class prices the host rebuilds its record from the report). Every column
+// binary (see RowToLatest).
+#define TH_NEWEST_ROW                                                  \
+  " FROM hosts h JOIN reports r ON r.host_id = h.host_id AND r.seq = " \
+  "coalesce(h.latest_base_seq, h.latest_seq) AND r.received_at_ns = "  \
+  "coalesce(h.latest_base_received_ns, h.latest_received_ns)"
 constexpr char kLatestSelect[] =
     "SELECT h.host_id, h.first_seen_ns, h.last_seen_ns, h.reports, "
-    "h.latest_seq, r.record, CASE WHEN r.record IS NULL THEN r.report END "
-    "FROM hosts h JOIN reports r ON r.host_id = h.host_id AND r.seq = "
-    "h.latest_seq AND r.received_at_ns = h.latest_received_ns";
+    "h.latest_seq, r.record, CASE WHEN r.record IS NULL THEN r.report "
+    "END" TH_NEWEST_ROW;
 constexpr char kFeedSelect[] =
     "SELECT h.host_id, h.first_seen_ns, h.last_seen_ns, h.reports, "
-    "h.latest_seq, r.record, r.report FROM hosts h JOIN reports r ON "
-    "r.host_id = h.host_id AND r.seq = h.latest_seq AND r.received_at_ns = "
-    "h.latest_received_ns";
+    "h.latest_seq, r.record, r.report" TH_NEWEST_ROW;
+#undef TH_NEWEST_ROW
 
 LatestRow RowToLatest(const PgResult& r, int i) {
   LatestRow row;
@@ -53,7 +57,8 @@ int PostgresStorage::LatestSchemaVersion() { return PgLatestSchemaVersion(); }
 PostgresStorage::PostgresStorage(PostgresOptions options)
     : options_(std::move(options)),
       writer_id_(absl::Uniform<int64_t>(absl::BitGen(), 1,
-                                        std::numeric_limits<int64_t>::max())) {}
+                                        std::numeric_limits<int64_t>::max())),
+      heartbeats_(options_.full_report_interval) {}
 
 PostgresStorage::~PostgresStorage() = default;
 
@@ -152,12 +157,15 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteBatch(
   TH_RETURN_IF_ERROR(conn->Run("BEGIN"));
   absl::StatusOr<std::vector<WriteOutcome>> out =
       WriteInTransaction(*conn, rows);
-  if (!out.ok()) {
-    (void)conn->Run("ROLLBACK");
-    return out.status();
+  if (out.ok()) {
+    absl::Status st = conn->Run("COMMIT");
+    if (st.ok()) return out;
+    out = st;
   }
-  TH_RETURN_IF_ERROR(conn->Run("COMMIT"));
-  return out;
+  (void)conn->Run("ROLLBACK");
+  // The policy may hold rows that were rolled back.
+  heartbeats_.Reset();
+  return out.status();
 }
 
 absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
@@ -200,20 +208,49 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
     for (int i = 0; i < found.rows(); ++i) {
       stored_before.emplace(found.Text(i, 0), found.Int(i, 1));
     }
+    // ... or in heartbeats.
+    TH_ASSIGN_OR_RETURN(auto beats,
+                        PgStoredBeats(conn, probe_hosts, probe_seqs));
+    stored_before.insert(beats.begin(), beats.end());
   }
   std::vector<WriteOutcome> out;
   out.reserve(rows.size());
   std::map<std::string, HostUpdate> updates;
+  // Each host's newest stored seq, as this batch goes on.
+  std::map<std::string, int64_t> newest = latest;
   CopyBinary copy;
+  PgBeatBatch beats;
+  bool whole = false;  // a row goes into the COPY
   for (const ReportRow& r : rows) {
-    const auto key = std::make_pair(r.host_id, static_cast<int64_t>(r.seq));
+    const int64_t seq = static_cast<int64_t>(r.seq);
     // stored_before also collects this batch's rows, for in-batch repeats.
-    if (!stored_before.insert(key).second) {
+    if (!stored_before.emplace(r.host_id, seq).second) {
       out.push_back(WriteOutcome::kDuplicate);
       continue;
     }
     out.push_back(WriteOutcome::kStored);
-    AddReportRow(copy, r, static_cast<int64_t>(r.seq));
+    // A heartbeat only above the host's every stored seq, and only while
+    // that newest seq is the policy's (no other instance stored above it),
+    // so a host's chunks never interleave.
+    auto n = newest.find(r.host_id);
+    HeartbeatPolicy::Host* base =
+        n != newest.end() && seq > n->second ? heartbeats_.Fold(r) : nullptr;
+    if (base != nullptr && static_cast<int64_t>(base->last_seq) != n->second) {
+      base = nullptr;
+    }
+    if (base != nullptr) {
+      beats.Add(*base, r);
+      heartbeats_.StoredBeat(*base, r.seq);
+    } else {
+      AddReportRow(copy, r, seq);
+      whole = true;
+      heartbeats_.StoredFull(r, r.received_at_ns);
+    }
+    if (n == newest.end()) {
+      newest.emplace(r.host_id, seq);
+    } else {
+      n->second = std::max(n->second, seq);
+    }
     auto [it, fresh] = updates.try_emplace(r.host_id);
     HostUpdate& u = it->second;
     if (fresh) {
@@ -222,13 +259,17 @@ absl::StatusOr<std::vector<WriteOutcome>> PostgresStorage::WriteInTransaction(
     u.stored++;
     u.first_ns = std::min(u.first_ns, r.received_at_ns);
     u.last_ns = std::max(u.last_ns, r.received_at_ns);
-    if (static_cast<int64_t>(r.seq) > u.max_seq) {
-      u.max_seq = static_cast<int64_t>(r.seq);
+    if (seq > u.max_seq) {
+      u.max_seq = seq;
       u.max_seq_received_ns = r.received_at_ns;
+      u.max_seq_base_seq =
+          base != nullptr ? static_cast<int64_t>(base->base_seq) : -1;
+      u.max_seq_base_received_ns = base != nullptr ? base->base_id : -1;
     }
   }
   if (updates.empty()) return out;  // only replays
-  TH_RETURN_IF_ERROR(conn.CopyIn(kCopyReports, copy.Finish()));
+  if (whole) TH_RETURN_IF_ERROR(conn.CopyIn(kCopyReports, copy.Finish()));
+  if (!beats.empty()) TH_RETURN_IF_ERROR(beats.Write(conn));
   TH_RETURN_IF_ERROR(PgUpsertHosts(conn, updates, latest, writer_id_));
   return out;
 }
@@ -272,59 +313,26 @@ absl::Status PostgresStorage::Poll(const std::function<void(LatestRow&)>& fn) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> PostgresStorage::DropPartitionsBefore(
-    int64_t cutoff_ns) {
-  absl::MutexLock lock(&control_.mu);
-  TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(control_));
-  TH_ASSIGN_OR_RETURN(std::vector<ReportPartition> parts,
-                      ListPartitions(*conn));
-  int64_t dropped = 0;
-  for (const ReportPartition& p : parts) {
-    if (p.to_ns > cutoff_ns) break;
-    // Detached, its hosts' newest reports are copied back into reports,
-    // where no range partition covers them any more: reports_default.
-    TH_RETURN_IF_ERROR(conn->Run("BEGIN"));
-    auto fail = [conn](absl::Status st) {
-      (void)conn->Run("ROLLBACK");
-      return st;
-    };
-    absl::StatusOr<PgResult> rows =
-        conn->Exec(absl::StrCat("SELECT count(*) FROM ", p.name));
-    absl::Status st = rows.status();
-    if (st.ok()) {
-      st = conn->Run(
-          absl::StrCat("ALTER TABLE reports DETACH PARTITION ", p.name));
-    }
-    absl::StatusOr<PgResult> kept;
-    if (st.ok()) {
-      kept = conn->Exec(absl::StrCat(
-          "INSERT INTO reports SELECT r.* FROM ", p.name,
-          " r JOIN hosts h ON h.host_id = r.host_id AND h.latest_seq = r.seq"));
-      st = kept.status();
-    }
-    if (st.ok()) st = conn->Run(absl::StrCat("DROP TABLE ", p.name));
-    if (st.ok()) st = conn->Run("COMMIT");
-    if (!st.ok()) return fail(st);
-    dropped += rows->Int(0, 0) - kept->affected();
-  }
-  return dropped;
-}
-
 absl::StatusOr<int64_t> PostgresStorage::DeleteReportsReceivedBefore(
     int64_t received_before_ns) {
-  TH_ASSIGN_OR_RETURN(int64_t deleted,
-                      DropPartitionsBefore(received_before_ns));
-  // What is left before the cutoff: the partition that straddles it and
-  // reports_default (each host's newest report stays).
   absl::MutexLock lock(&control_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(control_));
+  // Heartbeats first: a full report is kept while a chunk on it lives.
+  TH_ASSIGN_OR_RETURN(const int64_t beats,
+                      PgDeleteOldChunks(*conn, received_before_ns));
+  TH_ASSIGN_OR_RETURN(const int64_t dropped,
+                      DropPartitionsBefore(*conn, received_before_ns));
+  // What is left before the cutoff: the partition that straddles it and
+  // reports_default (each host's newest report stays, and each full report
+  // a heartbeat refers to).
   TH_ASSIGN_OR_RETURN(
       PgResult r,
       conn->Exec("DELETE FROM reports r WHERE r.received_at_ns < $1 AND r.seq "
                  "< (SELECT h.latest_seq FROM hosts h WHERE h.host_id = "
-                 "r.host_id)",
+                 "r.host_id) AND NOT EXISTS (SELECT 1 FROM heartbeats b "
+                 "WHERE b.host_id = r.host_id AND b.base_seq = r.seq)",
                  PgParams().Int(received_before_ns)));
-  return deleted + r.affected();
+  return beats + dropped + r.affected();
 }
 
 absl::StatusOr<int64_t> PostgresStorage::CountReports(
@@ -337,7 +345,8 @@ absl::StatusOr<int64_t> PostgresStorage::CountReports(
           : conn->Exec("SELECT count(*) FROM reports WHERE host_id = $1",
                        PgParams().Text(host_id));
   if (!r.ok()) return r.status();
-  return r->Int(0, 0);
+  TH_ASSIGN_OR_RETURN(const int64_t beats, PgCountBeats(*conn, host_id));
+  return r->Int(0, 0) + beats;
 }
 
 absl::StatusOr<std::string> PostgresStorage::GetReport(
@@ -349,9 +358,7 @@ absl::StatusOr<std::string> PostgresStorage::GetReport(
       conn->Exec("SELECT report FROM reports WHERE host_id = $1 AND seq = $2",
                  PgParams().Text(host_id).Int(static_cast<int64_t>(seq)),
                  /*binary_result=*/true));
-  if (r.rows() == 0) {
-    return absl::NotFoundError(absl::StrCat("no report ", host_id, "/", seq));
-  }
+  if (r.rows() == 0) return PgHeartbeatReport(*conn, host_id, seq);
   return r.Text(0, 0);
 }
 
@@ -363,37 +370,7 @@ absl::StatusOr<HistoryRows> PostgresStorage::ReadHostHistory(
   }
   absl::MutexLock lock(&read_.mu);
   TH_ASSIGN_OR_RETURN(PgConnection * conn, Ready(read_));
-  // i numbers the window's rows from 0, n counts them; every k-th is kept
-  // with k = ceil(n / max_rows). Every column binary.
-  TH_ASSIGN_OR_RETURN(
-      PgResult r,
-      conn->Exec(
-          "SELECT seq, observed_at_ns, received_at_ns, worst_risk::bigint, "
-          "attach_latency_seconds, pool_budget_ratio, purge_seconds, report, n "
-          "FROM (SELECT *, row_number() OVER (ORDER BY observed_at_ns, seq) - "
-          "1 AS i, count(*) OVER () AS n FROM reports WHERE host_id = $1 AND "
-          "observed_at_ns >= $2 AND observed_at_ns < $3) w WHERE i % ((n + $4 "
-          "- 1) / $4) = 0 ORDER BY i",
-          PgParams().Text(host_id).Int(from_ns).Int(to_ns).Int(
-              static_cast<int64_t>(max_rows)),
-          /*binary_result=*/true));
-  HistoryRows out;
-  out.rows.reserve(r.rows());
-  for (int i = 0; i < r.rows(); ++i) {
-    ReportRow row;
-    row.host_id = host_id;
-    row.seq = static_cast<uint64_t>(r.Int(i, 0));
-    row.observed_at_ns = r.Int(i, 1);
-    row.received_at_ns = r.Int(i, 2);
-    row.worst_risk = static_cast<int>(r.Int(i, 3));
-    if (!r.IsNull(i, 4)) row.attach_latency_seconds = r.Float8(i, 4);
-    if (!r.IsNull(i, 5)) row.pool_budget_ratio = r.Float8(i, 5);
-    if (!r.IsNull(i, 6)) row.purge_seconds = r.Float8(i, 6);
-    row.blob = r.Text(i, 7);
-    out.matched = r.Int(i, 8);
-    out.rows.push_back(std::move(row));
-  }
-  return out;
+  return PgReadHistory(*conn, host_id, from_ns, to_ns, max_rows);
 }
 
 absl::StatusOr<int64_t> PostgresStorage::SizeBytes() {

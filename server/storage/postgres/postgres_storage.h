@@ -15,6 +15,21 @@
 // it too). (host_id, seq) stays unique while the row is kept: a replay of a
 // report that retention already deleted is stored again.
 //
+// Heartbeats: a report whose material content equals its host's stored
+// full report is stored as a heartbeat (server/storage/heartbeat_policy.h,
+// the same rule as the SQLite store's; pg_heartbeats.h), in the batch's
+// transaction, under its host row's lock like a whole report, and only
+// above the host's every stored seq (so replays are found as duplicates in
+// the database). The policy's state is this instance's: a host's first
+// report after Open, after a failed batch, and after another replica (or
+// instance) stored the host's newest seq is stored whole, so a host that
+// moves to another replica is stored whole first, as after a restart.
+// GetReport rebuilds a heartbeat's report from its full report; LoadLatest
+// and the change feed give a heartbeat host's newest seq with its full
+// report's record (and report). Retention deletes a chunk once its last
+// beat is older than the cutoff, unless it holds its host's newest seq, and
+// keeps a full report while a chunk on it lives.
+//
 // Connections: one each for writes, reads, the change feed and alerts plus
 // leases, each serialized by its own mutex. A broken connection is
 // reconnected on next use (a multi-host DSN with
@@ -38,6 +53,7 @@
 #include "server/storage/calibration_store.h"
 #include "server/storage/change_feed.h"
 #include "server/storage/event_store.h"
+#include "server/storage/heartbeat_policy.h"
 #include "server/storage/lease_store.h"
 #include "server/storage/postgres/pg_connection.h"
 #include "server/storage/report_store.h"
@@ -56,6 +72,10 @@ struct PostgresOptions {
   // Apply migrations only up to this version (tests of old schemas); 0 =
   // all of them.
   int max_schema_version = 0;
+  // Store a report whose material content equals its host's stored full
+  // report as a heartbeat, and a full report at least this often per host
+  // (heartbeat_policy.h). Zero: every report whole.
+  absl::Duration full_report_interval = absl::Hours(6);
   PgConnection::Options connection;
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
@@ -93,11 +113,15 @@ class PostgresStorage : public ReportStore,
   absl::Duration retention_granularity() const override {
     return options_.partition_span;
   }
+  // Full reports and heartbeats.
   absl::StatusOr<int64_t> CountReports(const std::string& host_id) override;
+  // A full report, or a heartbeat's report rebuilt from its full report
+  // (heartbeat_report.h).
   absl::StatusOr<std::string> GetReport(const std::string& host_id,
                                         uint64_t seq) override;
   // Over every partition (the window is by observation time, partitions by
-  // receive time); the host's rows are found by the primary key's prefix.
+  // receive time); the host's rows are found by the primary key's prefix,
+  // merged with its heartbeats.
   absl::StatusOr<HistoryRows> ReadHostHistory(const std::string& host_id,
                                               int64_t from_ns, int64_t to_ns,
                                               size_t max_rows) override;
@@ -151,15 +175,13 @@ class PostgresStorage : public ReportStore,
   absl::StatusOr<std::vector<WriteOutcome>> WriteInTransaction(
       PgConnection& conn, absl::Span<const ReportRow> rows)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_.mu);
-  // Drops the range partitions that end at or before `cutoff_ns` (keeping
-  // each host's newest report). Returns the rows dropped.
-  absl::StatusOr<int64_t> DropPartitionsBefore(int64_t cutoff_ns);
 
   const PostgresOptions options_;
   const int64_t writer_id_;  // hosts.writer of this instance's changes
   bool old_schema_ = false;  // set by Open only
   Slot write_;
   int64_t covered_until_ns_ ABSL_GUARDED_BY(write_.mu) = 0;
+  HeartbeatPolicy heartbeats_ ABSL_GUARDED_BY(write_.mu);
   Slot read_;
   Slot control_;  // alerts, leases, retention
   Slot feed_;

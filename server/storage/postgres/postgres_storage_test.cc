@@ -252,8 +252,8 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
                             "SELECT version FROM schema_version ORDER BY 1");
   ASSERT_TRUE(rows.ok());
   // One row per migration (1: reports, alerts, leases; 2: events; 3:
-  // calibrations; 4: records), each applied once.
-  EXPECT_EQ(*rows, "1\n2\n3\n4\n");
+  // calibrations; 4: records; 5: heartbeats), each applied once.
+  EXPECT_EQ(*rows, "1\n2\n3\n4\n5\n");
   ASSERT_TRUE(Cluster()
                   .Sql(DbName(*dsn), "INSERT INTO schema_version VALUES (99)")
                   .ok());
@@ -264,7 +264,7 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
   EXPECT_TRUE(absl::IsFailedPrecondition(newer.status())) << newer.status();
   EXPECT_NE(newer.status().message().find(
                 "database schema version 99 is newer than this "
-                "server's (4)"),
+                "server's (5)"),
             std::string::npos)
       << newer.status();
 }
