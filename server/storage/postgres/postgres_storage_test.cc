@@ -7,11 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/storage/conformance/alert_store_conformance.h"
 #include "server/storage/conformance/calibration_store_conformance.h"
 #include "server/storage/conformance/event_store_conformance.h"
+#include "server/storage/conformance/heartbeat_conformance.h"
 #include "server/storage/conformance/replica_conformance.h"
 #include "server/storage/conformance/report_store_conformance.h"
 #include "server/storage/conformance/test_rows.h"
@@ -125,6 +127,36 @@ INSTANTIATE_TEST_SUITE_P(Postgres, ReportStoreConformance,
                          ::testing::Values(ReportStoreBackend{"postgres",
                                                               OpenReports}),
                          ReportStoreBackendName);
+int64_t SqlCount(const std::string& db, const std::string& sql) {
+  auto out = Cluster().Sql(db, sql);
+  EXPECT_TRUE(out.ok()) << out.status();
+  int64_t n = -1;
+  if (out.ok()) EXPECT_TRUE(absl::SimpleAtoi(*out, &n)) << *out;
+  return n;
+}
+
+absl::StatusOr<OpenedHeartbeatStore> OpenHeartbeats(absl::Duration interval) {
+  absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
+  if (!dsn.ok()) return dsn.status();
+  PostgresOptions o;
+  o.dsn = *dsn;
+  o.full_report_interval = interval;
+  absl::StatusOr<std::unique_ptr<PostgresStorage>> s = PostgresStorage::Open(o);
+  if (!s.ok()) return s.status();
+  OpenedHeartbeatStore out;
+  out.store = *std::move(s);
+  const std::string db = DbName(*dsn);
+  out.full_reports = [db] {
+    return SqlCount(db, "SELECT count(*) FROM reports");
+  };
+  out.chunks = [db] { return SqlCount(db, "SELECT count(*) FROM heartbeats"); };
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Postgres, HeartbeatConformance,
+                         ::testing::Values(HeartbeatBackend{"postgres",
+                                                            OpenHeartbeats}),
+                         HeartbeatBackendName);
 INSTANTIATE_TEST_SUITE_P(Postgres, AlertStoreConformance,
                          ::testing::Values(AlertStoreBackend{"postgres",
                                                              OpenAlerts}),
