@@ -1,6 +1,7 @@
 #include "server/storage/conformance/heartbeat_conformance.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -337,6 +338,45 @@ TEST_P(HeartbeatConformance, RetentionOfFullReportsAndHeartbeats) {
   Write(*s.store, {Report(11, "6.17.1")});
   EXPECT_EQ(s.full_reports(), 1);
   EXPECT_EQ(*s.store->CountReports("h"), 6);
+}
+
+// A host whose reports go to another store (replica) and back: each store
+// stores its first report of the host above the other's whole, then folds.
+TEST_P(HeartbeatConformance, HostMovedToAnotherStoreIsStoredWholeFirst) {
+  OpenedHeartbeatStore s = Open(absl::Hours(6));
+  ASSERT_NE(s.store, nullptr);
+  if (!s.another) GTEST_SKIP() << "the backend has no second store";
+  absl::StatusOr<std::unique_ptr<ReportStore>> b = s.another();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ReportStore& a = *s.store;
+  const std::vector<v1::HostReport> r = Reports(1, 7);
+  Write(a, {r[0], r[1]});    // 1 whole, 2 a heartbeat of 1
+  Write(**b, {r[2], r[3]});  // 3 whole (b's first), 4 of 3
+  Write(a, {r[4]});          // 5 whole: 3 and 4 are b's
+  Write(a, {r[5]});          // 6 of 5
+  EXPECT_EQ(s.full_reports(), 3);
+  EXPECT_EQ(s.chunks(), 3);
+  // Replays on either store are duplicates.
+  EXPECT_EQ(Write(**b, {r[1], r[5]}), std::vector<W>(2, W::kDuplicate));
+  EXPECT_EQ(Write(a, {r[3]}), std::vector<W>{W::kDuplicate});
+  // b folds 7 into neither its 3 nor a's 5: it did not store 6.
+  Write(**b, {r[6]});
+  EXPECT_EQ(s.full_reports(), 4);
+  for (ReportStore* store : {&a, b->get()}) {
+    EXPECT_EQ(*store->CountReports("h"), 7);
+    for (uint64_t seq = 1; seq <= 7; ++seq) {
+      EXPECT_EQ(Parse(store->GetReport("h", seq)).seq(), seq);
+    }
+    auto history = store->ReadHostHistory(
+        "h", 0, std::numeric_limits<int64_t>::max(), 100);
+    ASSERT_TRUE(history.ok()) << history.status();
+    std::vector<uint64_t> beats;
+    for (const ReportRow& row : history->rows) {
+      if (row.heartbeat) beats.push_back(row.seq);
+    }
+    EXPECT_EQ(beats, (std::vector<uint64_t>{2, 4, 6}));
+  }
+  EXPECT_EQ(Latest(a)["h"].latest_seq, 7u);
 }
 
 }  // namespace

@@ -38,6 +38,9 @@ struct OpenedHeartbeatStore {
   std::function<int64_t()> full_reports;
   // Heartbeat chunks stored (rows of its heartbeats table).
   std::function<int64_t()> chunks;
+  // Optional (the test that needs it is skipped without it): another store
+  // on the same database, open at the same time, as a second replica.
+  std::function<absl::StatusOr<std::unique_ptr<ReportStore>>()> another;
 };
 
 struct HeartbeatBackend {

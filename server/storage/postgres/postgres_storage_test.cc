@@ -150,6 +150,12 @@ absl::StatusOr<OpenedHeartbeatStore> OpenHeartbeats(absl::Duration interval) {
     return SqlCount(db, "SELECT count(*) FROM reports");
   };
   out.chunks = [db] { return SqlCount(db, "SELECT count(*) FROM heartbeats"); };
+  out.another = [o]() -> absl::StatusOr<std::unique_ptr<ReportStore>> {
+    absl::StatusOr<std::unique_ptr<PostgresStorage>> s =
+        PostgresStorage::Open(o);
+    if (!s.ok()) return s.status();
+    return std::unique_ptr<ReportStore>(*std::move(s));
+  };
   return out;
 }
 
@@ -262,6 +268,57 @@ TEST(PostgresStorageTest, RetentionDropsWholePartitionsKeepingEachHostsNewest) {
           .ok());
   EXPECT_EQ(latest, (std::map<std::string, uint64_t>{
                         {"a", 3}, {"b", 1}, {"silent", 2}}));
+}
+
+// Heartbeats across a partition drop: a full report whose partition goes
+// is kept (in reports_default) while a chunk on it lives.
+TEST(PostgresStorageTest, RetentionKeepsAHeartbeatsFullReportPastItsPartition) {
+  absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
+  ASSERT_TRUE(dsn.ok());
+  PostgresOptions o = HourPartitions();
+  o.dsn = *dsn;
+  auto s = PostgresStorage::Open(o);
+  ASSERT_TRUE(s.ok()) << s.status();
+  // One material content (digest 7) for a@1-3, another for a@4: 1 whole
+  // (hour 1000), 2 (hour 1000) and 3 (hour 1001) heartbeats of 1, 4 whole
+  // (hour 1002).
+  auto row = [](uint64_t seq, int64_t received_ns, uint64_t digest) {
+    ReportRow r = At("a", seq, received_ns);
+    r.material_digest = digest;
+    return r;
+  };
+  ASSERT_TRUE((*s)->WriteBatch({row(1, 1000 * kHour + 1, 7),
+                                row(2, 1000 * kHour + 2, 7)})
+                  .ok());
+  ASSERT_TRUE((*s)->WriteBatch({row(3, 1001 * kHour + 1, 7)}).ok());
+  const std::string db = DbName(*dsn);
+  EXPECT_EQ(SqlCount(db, "SELECT count(*) FROM reports"), 1);
+  EXPECT_EQ(SqlCount(db, "SELECT sum(beats) FROM heartbeats"), 2);
+  // Hour 1000's partition goes; a@1 is copied back: 2-3's chunk (last
+  // received in hour 1001) is on it.
+  auto deleted = (*s)->DeleteReportsReceivedBefore(1001 * kHour);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 0);
+  std::vector<std::string> names = PartitionNames(**s, *dsn);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "reports_3600000"), 0);
+  auto in_default =
+      Cluster().Sql(db, "SELECT host_id, seq FROM reports_default");
+  ASSERT_TRUE(in_default.ok());
+  EXPECT_EQ(*in_default, "a|1\n");
+  EXPECT_EQ(*(*s)->CountReports("a"), 3);
+  // A restart finds a@3 on a@1's record.
+  std::map<std::string, uint64_t> latest;
+  ASSERT_TRUE(
+      (*s)->LoadLatest([&](LatestRow& r) { latest[r.host_id] = r.latest_seq; })
+          .ok());
+  EXPECT_EQ(latest, (std::map<std::string, uint64_t>{{"a", 3}}));
+  // a@4 (another content) is whole; at hour 1002 the chunk and a@1 go.
+  ASSERT_TRUE((*s)->WriteBatch({row(4, 1002 * kHour + 1, 8)}).ok());
+  deleted = (*s)->DeleteReportsReceivedBefore(1002 * kHour);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_EQ(*deleted, 3);
+  EXPECT_EQ(*(*s)->CountReports("a"), 1);
+  EXPECT_EQ(*(*s)->GetReport("a", 4), "blob4");
 }
 
 TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
