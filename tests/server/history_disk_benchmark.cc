@@ -25,26 +25,40 @@
 // Store rows/s is the WriteBatch time only (row preparation excluded), and
 // its CPU the writing thread's (the background WAL checkpoints not counted).
 //
+// --store=postgres drives PostgresStorage instead, each store a database of
+// a PostgreSQL cluster the benchmark starts (tests/util/postgres_cluster.h,
+// default settings): the bytes are the sum of pg_total_relation_size
+// (table, indexes, TOAST) over every table after VACUUM and CHECKPOINT;
+// us CPU is then the client's only.
+//
 //   bazel run -c opt //tests/server:history_disk_benchmark
+//   bazel run -c opt //tests/server:history_disk_benchmark -- \
+//     --store=postgres --day_hosts=10 --fleet_hosts=0
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/ingest/report_row.h"
 #include "server/report/material.h"
 #include "server/report/report_head.h"
+#include "server/storage/postgres/pg_connection.h"
+#include "server/storage/postgres/postgres_storage.h"
 #include "server/storage/sqlite/sqlite_storage.h"
+#include "tests/util/postgres_cluster.h"
 #include "tests/util/subprocess.h"
 #include "tools/loadgen/sample_report.h"
 
@@ -55,6 +69,7 @@ ABSL_FLAG(int32_t, fleet_cycles, 240, "Cycles of the fleet pass");
 ABSL_FLAG(int32_t, batch, 1024, "Rows per WriteBatch");
 ABSL_FLAG(absl::Duration, full_report_interval, absl::Hours(6),
           "Heartbeat mode's full report interval");
+ABSL_FLAG(std::string, store, "sqlite", "sqlite or postgres");
 
 namespace tracehealth {
 namespace {
@@ -140,6 +155,13 @@ struct StoreFigures {
   std::string tables;            // bytes per table (dbstat)
 };
 
+// A store to drive, and how to measure it once closed.
+struct DrivenStore {
+  std::unique_ptr<server::ReportStore> store;
+  std::function<void(StoreFigures&)> measure;
+  std::shared_ptr<testing::ScopedTempDir> dir;  // SQLite's
+};
+
 double ThreadCpuSeconds() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -181,11 +203,10 @@ std::string Tables(sqlite3* db) {
   return out;
 }
 
-// Drives `hosts` through `cycles` cycles into a new store.
-StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
-                   absl::Duration interval) {
-  testing::ScopedTempDir dir("history_disk");
-  const std::string path = dir.path() + "/h.db";
+DrivenStore OpenSqlite(absl::Duration interval) {
+  DrivenStore d;
+  d.dir = std::make_shared<testing::ScopedTempDir>("history_disk");
+  const std::string path = d.dir->path() + "/h.db";
   server::SqliteOptions opts;
   opts.full_report_interval = interval;
   auto store = server::SqliteStorage::Open(path, opts);
@@ -193,6 +214,87 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
     std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
     std::exit(1);
   }
+  d.store = *std::move(store);
+  d.measure = [path](StoreFigures& f) {
+    f.file_bytes = FileBytes(path) + FileBytes(path + "-wal");
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
+        SQLITE_OK) {
+      f.full_rows = Int(db, "SELECT count(*) FROM reports");
+      f.tables = Tables(db);
+    }
+    sqlite3_close(db);
+  };
+  return d;
+}
+
+testing::PostgresCluster& Cluster() {
+  static testing::PostgresCluster* cluster = [] {
+    auto c = testing::PostgresCluster::Start();
+    if (!c.ok()) {
+      std::fprintf(stderr, "postgres: %s\n", c.status().ToString().c_str());
+      std::exit(1);
+    }
+    return c->release();
+  }();
+  return *cluster;
+}
+
+// The one-row, one-column `sql` on `conn`, as an integer (-1 on an error).
+int64_t PgInt(server::PgConnection& conn, const std::string& sql) {
+  auto r = conn.Exec(sql);
+  return r.ok() && r->rows() == 1 ? r->Int(0, 0) : -1;
+}
+
+DrivenStore OpenPostgres(absl::Duration interval) {
+  absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
+  server::PostgresOptions opts;
+  if (dsn.ok()) opts.dsn = *dsn;
+  opts.full_report_interval = interval;
+  auto store = dsn.ok()
+                   ? server::PostgresStorage::Open(opts)
+                   : absl::StatusOr<std::unique_ptr<server::PostgresStorage>>(
+                         dsn.status());
+  if (!store.ok()) {
+    std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
+    std::exit(1);
+  }
+  DrivenStore d;
+  d.store = *std::move(store);
+  d.measure = [dsn = *dsn](StoreFigures& f) {
+    auto conn = server::PgConnection::Connect(dsn);
+    if (!conn.ok() || !(*conn)->Run("VACUUM").ok() ||
+        !(*conn)->Run("CHECKPOINT").ok()) {
+      std::fprintf(stderr, "postgres: cannot vacuum\n");
+      std::exit(1);
+    }
+    constexpr char kTables[] =
+        " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = 'public' AND c.relkind = 'r'";
+    f.file_bytes =
+        PgInt(**conn,
+              absl::StrCat("SELECT sum(pg_total_relation_size(c.oid))::bigint",
+                           kTables));
+    f.full_rows = PgInt(**conn, "SELECT count(*) FROM reports");
+    auto r = (*conn)->Exec(absl::StrCat(
+        "SELECT c.relname, pg_total_relation_size(c.oid)", kTables,
+        " AND pg_total_relation_size(c.oid) > 65536 ORDER BY 2 DESC"));
+    if (!r.ok()) return;
+    for (int i = 0; i < r->rows(); ++i) {
+      absl::StrAppendFormat(&f.tables, "%s %.1f MB  ", r->Text(i, 0),
+                            r->Int(i, 1) / 1e6);
+    }
+  };
+  return d;
+}
+
+// Drives `hosts` through `cycles` cycles into a new store.
+StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
+                   absl::Duration interval) {
+  DrivenStore d = absl::GetFlag(FLAGS_store) == "postgres"
+                      ? OpenPostgres(interval)
+                      : OpenSqlite(interval);
+  std::unique_ptr<server::ReportStore>* store = &d.store;
   std::mt19937 rng(7);
   StoreFigures f;
   const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_batch));
@@ -218,19 +320,19 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
     }
   }
   if (!rows.empty()) flush();
-  store->reset();  // ledger checkpoint, log checkpointed and truncated
-  f.file_bytes = FileBytes(path) + FileBytes(path + "-wal");
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
-      SQLITE_OK) {
-    f.full_rows = Int(db, "SELECT count(*) FROM reports");
-    f.tables = Tables(db);
-  }
-  sqlite3_close(db);
+  // SQLite: ledger checkpoint, log checkpointed and truncated.
+  store->reset();
+  d.measure(f);
   return f;
 }
 
 int Main() {
+  const std::string kind_of_store = absl::GetFlag(FLAGS_store);
+  if (kind_of_store != "sqlite" && kind_of_store != "postgres") {
+    std::fprintf(stderr, "--store: sqlite or postgres\n");
+    return 2;
+  }
+  std::printf("store: %s\n", kind_of_store.c_str());
   const int day_hosts = absl::GetFlag(FLAGS_day_hosts);
   const int cycles = absl::GetFlag(FLAGS_cycles);
   const double day_fraction = cycles / 5760.0;
@@ -314,6 +416,7 @@ int Main() {
         static_cast<double>(f.file_bytes) / fleet, f.reports / f.store_seconds,
         f.store_cpu_seconds * 1e6 / f.reports, f.tables.c_str());
   }
+  if (kind_of_store == "postgres") delete &Cluster();
   return 0;
 }
 
