@@ -6,6 +6,7 @@
 #include "grpcpp/grpcpp.h"
 #include "postgresql/libpq-fe.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "server/storage/heartbeat_chunk.h"
 #include "tests/util/subprocess.h"
 
 namespace tracehealth::testing {
@@ -44,6 +45,25 @@ absl::StatusOr<std::vector<uint64_t>> PgStoredSeqs(const std::string& dsn,
       out.push_back(std::stoull(PQgetvalue(r, i, 0)));
   }
   PQclear(r);
+  // ... and those stored as heartbeats (chunks read in binary).
+  if (st.ok()) {
+    r = PQexecParams(conn, "SELECT chunk FROM heartbeats WHERE host_id = $1", 1,
+                     nullptr, params, nullptr, nullptr, 1);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+      st = absl::InternalError(PQresultErrorMessage(r));
+    }
+    for (int i = 0; st.ok() && i < PQntuples(r); ++i) {
+      absl::StatusOr<std::vector<server::Beat>> beats = server::DecodeChunk(
+          absl::string_view(PQgetvalue(r, i, 0), PQgetlength(r, i, 0)));
+      if (!beats.ok()) {
+        st = beats.status();
+        break;
+      }
+      for (const server::Beat& b : *beats) out.push_back(b.seq);
+    }
+    PQclear(r);
+    std::sort(out.begin(), out.end());
+  }
   PQfinish(conn);
   if (!st.ok()) return st;
   return out;

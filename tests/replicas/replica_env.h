@@ -20,7 +20,8 @@ absl::StatusOr<ServerRun> StartReplica(
     const std::string& name, const std::string& dsn,
     const std::vector<std::string>& extra_flags = {});
 
-// The seqs of `host` in the reports table, ascending (libpq, `dsn`).
+// The seqs of `host` stored whole or as heartbeats, ascending (libpq,
+// `dsn`).
 absl::StatusOr<std::vector<uint64_t>> PgStoredSeqs(const std::string& dsn,
                                                    const std::string& host);
 
