@@ -19,7 +19,9 @@
 #      under qemu-aarch64 user emulation on every fixture host, its JSON
 #      report compared with the x86-64 agent's (tests/arm64/qemu_agent_test.sh);
 #      skipped (with the reason) without the cross compiler, qemu-user-static
-#      or the arm64 packages (deploy/arm64/sysroot.sh); TRACEHEALTH_ARM64=0 skips.
+#      or the arm64 packages (deploy/arm64/sysroot.sh); TRACEHEALTH_ARM64=0 skips,
+#      TRACEHEALTH_ARM64=full also cross-builds the server and tracehealthctl
+#      and runs all three together under qemu (--with_server).
 #   5. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 #   6. ThreadSanitizer over the server's concurrent code
@@ -143,7 +145,9 @@ fi
 
 if [[ ${TRACEHEALTH_ARM64:-1} != 0 ]]; then
   step "arm64 agent under qemu-aarch64 (tests/arm64/qemu_agent_test.sh)"
-  counted_unless_skipped arm64 bash tests/arm64/qemu_agent_test.sh
+  arm64_args=()
+  [[ ${TRACEHEALTH_ARM64:-1} == full ]] && arm64_args=(--with_server)
+  counted_unless_skipped arm64 bash tests/arm64/qemu_agent_test.sh "${arm64_args[@]}"
 fi
 
 # Stop the Bazel server this run started (CI must leave nothing running).

@@ -11,6 +11,12 @@
 # fixture host to the server, tracehealthctl reads it back with its thread
 # count and a prediction for each of the 10 probe kinds.
 #
+# Usage: qemu_agent_test.sh [--with_server]. Without --with_server only the
+# agent is cross-built and compared (what deploy/test.sh runs by default: the
+# server's cross build is the longer part of a cold run); with it the server
+# and tracehealthctl are cross-built too, checked with `file` and run with the
+# agent under qemu (deploy/test.sh with TRACEHEALTH_ARM64=full).
+#
 # Skipped, with the reason on a line starting "arm64: SKIPPED", without the
 # cross compiler or qemu-aarch64 (deploy/setup.sh --test installs both) or
 # when the arm64 sysroot cannot be fetched (deploy/arm64/sysroot.sh exit 3).
@@ -20,6 +26,12 @@ cd "$(dirname "$0")/../.."
 
 skip() { echo "arm64: SKIPPED: $*"; exit 0; }
 fail=0
+with_server=0
+case ${1:-} in
+  --with_server) with_server=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--with_server]" >&2; exit 2 ;;
+esac
 
 command -v aarch64-linux-gnu-g++ >/dev/null ||
   skip "no aarch64-linux-gnu-g++ (package g++-aarch64-linux-gnu)"
@@ -66,17 +78,22 @@ build() {
 build //agent:tracehealth-agent
 x86=$work/tracehealth-agent.x86_64
 cp "$(bazel info bazel-bin 2>/dev/null)/agent/tracehealth-agent" "$x86"
-build --config=arm64 //agent:tracehealth-agent //server:tracehealth-server \
-  //tools/tracehealthctl
+arm_targets=(//agent:tracehealth-agent)
+((with_server)) && arm_targets+=(//server:tracehealth-server //tools/tracehealthctl)
+build --config=arm64 "${arm_targets[@]}"
 arm_bin=$(bazel info --config=arm64 bazel-bin 2>/dev/null)
 arm=$work/tracehealth-agent.aarch64
 arm_server=$work/tracehealth-server.aarch64
 arm_ctl=$work/tracehealthctl.aarch64
 cp "$arm_bin/agent/tracehealth-agent" "$arm"
-cp "$arm_bin/server/tracehealth-server" "$arm_server"
-cp "$arm_bin/tools/tracehealthctl/tracehealthctl" "$arm_ctl"
+arm_binaries=("$arm")
+if ((with_server)); then
+  cp "$arm_bin/server/tracehealth-server" "$arm_server"
+  cp "$arm_bin/tools/tracehealthctl/tracehealthctl" "$arm_ctl"
+  arm_binaries+=("$arm_server" "$arm_ctl")
+fi
 
-for b in "$arm" "$arm_server" "$arm_ctl"; do
+for b in "${arm_binaries[@]}"; do
   if file -L "$b" | grep -q 'ELF 64-bit LSB .*ARM aarch64'; then
     echo "PASS file $(basename "$b"): $(file -L -b "$b" | cut -d, -f1-2) ($(stat -c %s "$b") bytes)"
   else
@@ -119,47 +136,51 @@ for dir in tests/fixtures/hosts/*/; do
 done
 ((hosts > 0)) || { echo "FAIL no fixture host found"; fail=1; }
 
-# Server, agent and tracehealthctl, all arm64 under qemu, on loopback.
-on_arm() { QEMU_LD_PREFIX=$sysroot "$qemu" -L "$sysroot" "$@"; }
-e2e=$work/e2e
-mkdir -p "$e2e/server" "$e2e/agent"
-on_arm "$arm_server" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 \
-  --data_dir="$e2e/server" --port_file="$e2e/ports" \
-  --alert_rules=deploy/alerts/rules.yaml --host_report_rate=0 >"$e2e/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 300); do
-  [[ -s $e2e/ports ]] && break
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-grpc=$(sed -n 's/^grpc=//p' "$e2e/ports" 2>/dev/null)
-if [[ -z $grpc ]]; then
-  echo "FAIL arm64 server did not start:"
-  tail -n 10 "$e2e/server.log"
-  fail=1
-else
-  on_arm "$arm" "--root=$PWD/tests/fixtures/hosts/kasan-6.12-256cpu" \
-    --state_dir="$e2e/agent" --server="$grpc" --host_id=arm64-e2e --max_reports=1 \
-    >"$e2e/agent.log" 2>&1
-  agent_rc=$?
-  json=""
-  for _ in $(seq 1 60); do
-    json=$(on_arm "$arm_ctl" --server="$grpc" --json host arm64-e2e 2>/dev/null) && break
-    json=""
-    sleep 0.5
+# Server, agent and tracehealthctl, all arm64 under qemu, on loopback
+# (--with_server).
+server_e2e() {
+  on_arm() { QEMU_LD_PREFIX=$sysroot "$qemu" -L "$sysroot" "$@"; }
+  e2e=$work/e2e
+  mkdir -p "$e2e/server" "$e2e/agent"
+  on_arm "$arm_server" --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 \
+    --data_dir="$e2e/server" --port_file="$e2e/ports" \
+    --alert_rules=deploy/alerts/rules.yaml --host_report_rate=0 >"$e2e/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 300); do
+    [[ -s $e2e/ports ]] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
   done
-  kinds=$(grep -o '"probe_kind": *"PROBE_KIND_[A-Z_]*"' <<<"$json" | sort -u | wc -l)
-  # The fixture's 61000 threads, as the server stored them (a uint64: JSON string).
-  threads=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["latest"]["snapshot"]["threads"]["total"])' <<<"$json" 2>/dev/null)
-  if [[ $agent_rc -eq 0 && $kinds -eq 10 && $threads == 61000 ]]; then
-    echo "PASS arm64 server + agent + tracehealthctl: kasan-6.12-256cpu stored, 61000 threads, 10 probe kinds predicted"
-  else
-    echo "FAIL arm64 server + agent + tracehealthctl: agent exit $agent_rc, threads '$threads', $kinds probe kinds (want 0, 61000, 10)"
-    tail -n 5 "$e2e/agent.log" "$e2e/server.log"
+  grpc=$(sed -n 's/^grpc=//p' "$e2e/ports" 2>/dev/null)
+  if [[ -z $grpc ]]; then
+    echo "FAIL arm64 server did not start:"
+    tail -n 10 "$e2e/server.log"
     fail=1
+  else
+    on_arm "$arm" "--root=$PWD/tests/fixtures/hosts/kasan-6.12-256cpu" \
+      --state_dir="$e2e/agent" --server="$grpc" --host_id=arm64-e2e --max_reports=1 \
+      >"$e2e/agent.log" 2>&1
+    agent_rc=$?
+    json=""
+    for _ in $(seq 1 60); do
+      json=$(on_arm "$arm_ctl" --server="$grpc" --json host arm64-e2e 2>/dev/null) && break
+      json=""
+      sleep 0.5
+    done
+    kinds=$(grep -o '"probe_kind": *"PROBE_KIND_[A-Z_]*"' <<<"$json" | sort -u | wc -l)
+    # The fixture's 61000 threads, as the server stored them (a uint64: JSON string).
+    threads=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["latest"]["snapshot"]["threads"]["total"])' <<<"$json" 2>/dev/null)
+    if [[ $agent_rc -eq 0 && $kinds -eq 10 && $threads == 61000 ]]; then
+      echo "PASS arm64 server + agent + tracehealthctl: kasan-6.12-256cpu stored, 61000 threads, 10 probe kinds predicted"
+    else
+      echo "FAIL arm64 server + agent + tracehealthctl: agent exit $agent_rc, threads '$threads', $kinds probe kinds (want 0, 61000, 10)"
+      tail -n 5 "$e2e/agent.log" "$e2e/server.log"
+      fail=1
+    fi
   fi
-fi
-kill "$server_pid" 2>/dev/null
-wait "$server_pid" 2>/dev/null
-if ((fail)); then echo "arm64: FAIL"; else echo "arm64: PASS ($hosts fixture hosts)"; fi
+  kill "$server_pid" 2>/dev/null
+  wait "$server_pid" 2>/dev/null
+}
+((with_server)) && server_e2e
+if ((fail)); then echo "arm64: FAIL"; else echo "arm64: PASS ($hosts fixture hosts$( ((with_server)) && echo ", server and tracehealthctl"))"; fi
 exit "$fail"
