@@ -57,10 +57,15 @@ echo '{"observed_at":"2026-01-01T00:00:00Z","snapshot":{"threads":{"total":"1200
 echo '{"observed_at":"2026-01-02T00:00:00Z","snapshot":{"threads":{"total":"12000"}},"x":[1.5]}' >"$work/b.json"
 echo '{"observed_at":"2026-01-01T00:00:00Z","snapshot":{"threads":{"total":"12001"}},"x":[1.5]}' >"$work/c.json"
 echo '{"observed_at":"2026-01-01T00:00:00Z","snapshot":{"threads":{"total":"12000"}},"x":[1.50000000000001]}' >"$work/d.json"
+echo '{"observed_at":"2026-01-01T00:00:00Z","snapshot":{"threads":{"total":"12000"}},"x":[1.5],"health":{"opens":3}}' >"$work/e.json"
+echo '{"observed_at":"2026-01-01T00:00:00Z","snapshot":{"threads":{"total":"12000"}},"x":[1.5],"health":{"opens":3,"cycle_cpu_seconds":0.028}}' >"$work/f.json"
+echo '{"observed_at":"2026-01-01T00:00:00Z","snapshot":{"threads":{"total":"12000"}},"x":[1.5],"health":{"opens":3,"cycle_cpu_seconds":0.028,"reads":1}}' >"$work/g.json"
 if python3 "$compare" "$work/a.json" "$work/b.json" >/dev/null &&
+   python3 "$compare" "$work/e.json" "$work/f.json" >/dev/null &&
+   ! python3 "$compare" "$work/f.json" "$work/g.json" >/dev/null &&
    ! python3 "$compare" "$work/a.json" "$work/c.json" >/dev/null &&
    ! python3 "$compare" "$work/a.json" "$work/d.json" >/dev/null; then
-  echo "PASS compare_reports: a time ignored, a count and a float's last digits seen"
+  echo "PASS compare_reports: a time and an absent cycle cost ignored, a count, an absent field and a float's last digits seen"
 else
   echo "FAIL compare_reports: does not tell equal from unequal reports"
   fail=1
