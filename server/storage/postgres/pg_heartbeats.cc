@@ -1,7 +1,6 @@
 #include "server/storage/postgres/pg_heartbeats.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
@@ -9,6 +8,7 @@
 #include "common/status.h"
 #include "server/storage/heartbeat_chunk.h"
 #include "server/storage/heartbeat_report.h"
+#include "server/storage/history_window.h"
 
 namespace tracehealth::server {
 
@@ -161,17 +161,6 @@ absl::StatusOr<std::string> PgHeartbeatReport(PgConnection& conn,
   return absl::NotFoundError(absl::StrCat("no report ", host_id, "/", seq));
 }
 
-namespace {
-
-// One point of the window; `base_seq` is the seq of the full report whose
-// bytes (and, for a heartbeat, risk) it carries.
-struct Entry {
-  ReportRow row;
-  int64_t base_seq = 0;
-};
-
-}  // namespace
-
 absl::StatusOr<HistoryRows> PgReadHistory(PgConnection& conn,
                                           const std::string& host_id,
                                           int64_t from_ns, int64_t to_ns,
@@ -185,10 +174,10 @@ absl::StatusOr<HistoryRows> PgReadHistory(PgConnection& conn,
                 "= $1 AND observed_at_ns >= $2 AND observed_at_ns < $3",
                 PgParams().Text(host_id).Int(from_ns).Int(to_ns),
                 /*binary_result=*/true));
-  std::vector<Entry> entries;
+  std::vector<HistoryEntry> entries;
   entries.reserve(full.rows());
   for (int i = 0; i < full.rows(); ++i) {
-    Entry e;
+    HistoryEntry e;
     ReportRow& r = e.row;
     r.host_id = host_id;
     r.seq = static_cast<uint64_t>(full.Int(i, 0));
@@ -198,7 +187,7 @@ absl::StatusOr<HistoryRows> PgReadHistory(PgConnection& conn,
     if (!full.IsNull(i, 4)) r.attach_latency_seconds = full.Float8(i, 4);
     if (!full.IsNull(i, 5)) r.pool_budget_ratio = full.Float8(i, 5);
     if (!full.IsNull(i, 6)) r.purge_seconds = full.Float8(i, 6);
-    e.base_seq = static_cast<int64_t>(r.seq);
+    e.base = static_cast<int64_t>(r.seq);
     entries.push_back(std::move(e));
   }
   TH_ASSIGN_OR_RETURN(
@@ -212,26 +201,16 @@ absl::StatusOr<HistoryRows> PgReadHistory(PgConnection& conn,
     if (!beats.ok()) {
       return Annotate(beats.status(), absl::StrCat("heartbeats of ", host_id));
     }
-    for (const Beat& b : *beats) {
-      if (b.observed_at_ns < from_ns || b.observed_at_ns >= to_ns) continue;
-      Entry e;
-      e.row = RowOfBeat(host_id, b);
-      e.base_seq = chunks.Int(i, 0);
-      entries.push_back(std::move(e));
-    }
+    AddBeatEntries(host_id, *beats, chunks.Int(i, 0), from_ns, to_ns, &entries);
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.row.observed_at_ns, a.row.seq) <
-           std::tie(b.row.observed_at_ns, b.row.seq);
-  });
+  const size_t k = OrderAndStride(&entries, max_rows);
   HistoryRows out;
   out.matched = static_cast<int64_t>(entries.size());
   if (entries.empty()) return out;
   // Every k-th, then the bytes of the full reports they need, once each.
-  const size_t k = (entries.size() + max_rows - 1) / max_rows;
   std::vector<int64_t> wanted;
   for (size_t i = 0; i < entries.size(); i += k) {
-    wanted.push_back(entries[i].base_seq);
+    wanted.push_back(entries[i].base);
   }
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
@@ -244,8 +223,8 @@ absl::StatusOr<HistoryRows> PgReadHistory(PgConnection& conn,
   absl::flat_hash_map<int64_t, int> by_seq;  // seq -> row of `blobs`
   for (int i = 0; i < blobs.rows(); ++i) by_seq[blobs.Int(i, 0)] = i;
   for (size_t i = 0; i < entries.size(); i += k) {
-    Entry& e = entries[i];
-    auto it = by_seq.find(e.base_seq);
+    HistoryEntry& e = entries[i];
+    auto it = by_seq.find(e.base);
     if (it != by_seq.end()) {
       e.row.blob = blobs.Text(it->second, 1);
       if (e.row.heartbeat) {

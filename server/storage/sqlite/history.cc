@@ -2,34 +2,23 @@
 
 #include <sqlite3.h>
 
-#include <algorithm>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "common/status.h"
-#include "server/storage/heartbeat_policy.h"
+#include "server/storage/history_window.h"
 #include "server/storage/sqlite/connection.h"
 #include "server/storage/sqlite/heartbeats.h"
 #include "server/storage/sqlite/statement.h"
 
 namespace tracehealth::server {
-namespace {
-
-// One point of the window: a full report (its row id) or a heartbeat (its
-// full report's row id).
-struct Entry {
-  ReportRow row;
-  int64_t id = 0;
-};
-
-}  // namespace
+namespace {}  // namespace
 
 absl::StatusOr<HistoryRows> ReadHistory(sqlite3* db, const std::string& host_id,
                                         int64_t from_ns, int64_t to_ns,
                                         size_t max_rows) {
-  std::vector<Entry> entries;
+  std::vector<HistoryEntry> entries;
   TH_ASSIGN_OR_RETURN(auto full, SqliteStatement::Prepare(db, R"sql(
 SELECT id, seq, observed_at_ns, received_at_ns, worst_risk,
        attach_latency_seconds, pool_budget_ratio, purge_seconds
@@ -40,8 +29,8 @@ WHERE host_id = ?1 AND observed_at_ns >= ?2 AND observed_at_ns < ?3)sql"));
   full->BindInt(3, to_ns);
   int rc;
   while ((rc = full->Step()) == SQLITE_ROW) {
-    Entry e;
-    e.id = full->Int(0);
+    HistoryEntry e;
+    e.base = full->Int(0);
     ReportRow& r = e.row;
     r.host_id = host_id;
     r.seq = static_cast<uint64_t>(full->Int(1));
@@ -57,22 +46,12 @@ WHERE host_id = ?1 AND observed_at_ns >= ?2 AND observed_at_ns < ?3)sql"));
   TH_ASSIGN_OR_RETURN(std::vector<StoredChunk> chunks,
                       ReadChunks(db, host_id, from_ns, to_ns));
   for (const StoredChunk& c : chunks) {
-    for (const Beat& b : c.beats) {
-      if (b.observed_at_ns < from_ns || b.observed_at_ns >= to_ns) continue;
-      Entry e;
-      e.id = c.base_id;
-      e.row = RowOfBeat(host_id, b);
-      entries.push_back(std::move(e));
-    }
+    AddBeatEntries(host_id, c.beats, c.base_id, from_ns, to_ns, &entries);
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return std::tie(a.row.observed_at_ns, a.row.seq) <
-           std::tie(b.row.observed_at_ns, b.row.seq);
-  });
+  const size_t k = OrderAndStride(&entries, max_rows);
   HistoryRows out;
   out.matched = static_cast<int64_t>(entries.size());
   if (entries.empty()) return out;
-  const size_t k = (entries.size() + max_rows - 1) / max_rows;
   TH_ASSIGN_OR_RETURN(
       auto blob,
       SqliteStatement::Prepare(
@@ -80,18 +59,18 @@ WHERE host_id = ?1 AND observed_at_ns >= ?2 AND observed_at_ns < ?3)sql"));
   // A full report's bytes and risk, read once for all its heartbeats.
   absl::flat_hash_map<int64_t, std::pair<std::string, int>> full_reports;
   for (size_t i = 0; i < entries.size(); i += k) {
-    Entry& e = entries[i];
-    auto it = full_reports.find(e.id);
+    HistoryEntry& e = entries[i];
+    auto it = full_reports.find(e.base);
     if (it == full_reports.end()) {
       blob->Reset();
-      blob->BindInt(1, e.id);
+      blob->BindInt(1, e.base);
       rc = blob->Step();
       if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
         return SqliteError(db, "read host history");
       }
       std::pair<std::string, int> v;
       if (rc == SQLITE_ROW) v = {blob->Blob(0), static_cast<int>(blob->Int(1))};
-      it = full_reports.emplace(e.id, std::move(v)).first;
+      it = full_reports.emplace(e.base, std::move(v)).first;
     }
     e.row.blob = it->second.first;
     if (e.row.heartbeat) e.row.worst_risk = it->second.second;
