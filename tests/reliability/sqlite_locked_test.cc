@@ -57,9 +57,10 @@ void LockWhileAgentReports(int lock_seconds) {
   auto locker =
       Subprocess::Start({"/bin/sh", "-c", script}, logs + "/sqlite3.log");
   ASSERT_TRUE(locker.ok()) << locker.status();
-  auto held = WaitForFile(logs + "/sqlite3.log", absl::Seconds(20));
-  ASSERT_TRUE(held.ok() && absl::StrContains(*held, "lock-held"))
-      << (held.ok() ? *held : "");
+  // sqlite3 prints the busy_timeout pragma's value first.
+  auto held = WaitForFileContaining(logs + "/sqlite3.log", "lock-held",
+                                    absl::Seconds(20));
+  ASSERT_TRUE(held.ok()) << held.status();
   const absl::Time locked_at = absl::Now();
   auto at_lock = StoredSeqs(db, "locked-1");
   ASSERT_TRUE(at_lock.ok()) << at_lock.status();

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
 
@@ -150,6 +151,22 @@ absl::StatusOr<std::string> WaitForFile(const std::string& path,
     if (content.ok() && !content->empty()) return content;
     if (absl::Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("waiting for ", path));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+absl::StatusOr<std::string> WaitForFileContaining(const std::string& path,
+                                                  absl::string_view text,
+                                                  absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    absl::StatusOr<std::string> content = ReadFile(path);
+    if (content.ok() && absl::StrContains(*content, text)) return content;
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "waiting for \"", text, "\" in ", path, ", which holds: ",
+          content.ok() ? *content : content.status().ToString()));
     }
     absl::SleepFor(absl::Milliseconds(20));
   }

@@ -79,6 +79,13 @@ class ScopedTempDir {
 absl::StatusOr<std::string> WaitForFile(const std::string& path,
                                         absl::Duration timeout);
 
+// Waits until `path` holds `text`, and returns its content (a process's log
+// may show its first lines before the one awaited). DeadlineExceeded after
+// `timeout`, naming what the file held then.
+absl::StatusOr<std::string> WaitForFileContaining(const std::string& path,
+                                                  absl::string_view text,
+                                                  absl::Duration timeout);
+
 // Reads a whole file. NotFound when it does not exist.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
