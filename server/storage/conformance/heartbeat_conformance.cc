@@ -33,38 +33,36 @@ OpenedHeartbeatStore HeartbeatConformance::Open(absl::Duration interval) {
   return *std::move(opened);
 }
 
-namespace {
-
-using W = WriteOutcome;
-
-const absl::Time kStart = absl::FromUnixSeconds(1800000000);
-constexpr int64_t kSecond = 1000000000;
-
-// Report `seq` of host h, observed 15 s apart, threads wandering by a few
-// (within the material tolerance).
-v1::HostReport Report(uint64_t seq, const std::string& release = "6.16.3") {
+v1::HostReport HeartbeatReport(uint64_t seq, const std::string& release) {
   SampleHost h;
   h.host_id = "h";
   h.threads = 20000 + (seq * 7) % 13;
   h.kernel_release = release;
   return SampleReport(
-      h, seq, kStart + absl::Seconds(15 * seq) + absl::Milliseconds(seq % 3));
+      h, seq,
+      kHeartbeatStart + absl::Seconds(15 * seq) + absl::Milliseconds(seq % 3));
 }
 
-// Its ingest row, received 2-6 ms after the observation.
-ReportRow Row(const v1::HostReport& r) {
+ReportRow HeartbeatRow(const v1::HostReport& r) {
   const std::string blob = r.SerializeAsString();
   absl::StatusOr<ReportHead> head = DecodeReportHead(blob);
   EXPECT_TRUE(head.ok());
   return MakeReportRow(*head, blob,
-                       kStart + absl::Seconds(15 * r.seq()) +
+                       kHeartbeatStart + absl::Seconds(15 * r.seq()) +
                            absl::Milliseconds(2 + r.seq() % 5));
 }
+
+namespace {
+
+using W = WriteOutcome;
+
+const absl::Time kStart = kHeartbeatStart;
+constexpr int64_t kSecond = 1000000000;
 
 std::vector<W> Write(ReportStore& s,
                      const std::vector<v1::HostReport>& reports) {
   std::vector<ReportRow> rows;
-  for (const v1::HostReport& r : reports) rows.push_back(Row(r));
+  for (const v1::HostReport& r : reports) rows.push_back(HeartbeatRow(r));
   auto out = s.WriteBatch(rows);
   EXPECT_TRUE(out.ok()) << out.status();
   return out.ok() ? *out : std::vector<W>{};
@@ -74,7 +72,7 @@ std::vector<v1::HostReport> Reports(uint64_t from, uint64_t to,
                                     const std::string& release = "6.16.3") {
   std::vector<v1::HostReport> out;
   for (uint64_t seq = from; seq <= to; ++seq)
-    out.push_back(Report(seq, release));
+    out.push_back(HeartbeatReport(seq, release));
   return out;
 }
 
@@ -138,16 +136,16 @@ TEST_P(HeartbeatConformance, SteadyReportsAreHeartbeatsAndReadBackWhole) {
   ASSERT_EQ(latest.size(), 1u);
   EXPECT_EQ(latest["h"].latest_seq, 10u);
   EXPECT_EQ(latest["h"].reports, 10u);
-  EXPECT_EQ(latest["h"].first_seen_ns, Row(reports[0]).received_at_ns);
-  EXPECT_EQ(latest["h"].last_seen_ns, Row(reports[9]).received_at_ns);
-  EXPECT_EQ(latest["h"].record, Row(reports[0]).record);
+  EXPECT_EQ(latest["h"].first_seen_ns, HeartbeatRow(reports[0]).received_at_ns);
+  EXPECT_EQ(latest["h"].last_seen_ns, HeartbeatRow(reports[9]).received_at_ns);
+  EXPECT_EQ(latest["h"].record, HeartbeatRow(reports[0]).record);
 }
 
 TEST_P(HeartbeatConformance, MaterialChangeIsStoredWhole) {
   OpenedHeartbeatStore s = Open(absl::Hours(6));
   ASSERT_NE(s.store, nullptr);
-  Write(*s.store,
-        {Report(1), Report(2), Report(3, "6.17.1"), Report(4, "6.17.1")});
+  Write(*s.store, {HeartbeatReport(1), HeartbeatReport(2),
+                   HeartbeatReport(3, "6.17.1"), HeartbeatReport(4, "6.17.1")});
   // 1 whole, 2 a heartbeat, 3 whole (its kernel), 4 a heartbeat of 3.
   EXPECT_EQ(s.full_reports(), 2);
   EXPECT_EQ(s.chunks(), 2);
@@ -156,7 +154,8 @@ TEST_P(HeartbeatConformance, MaterialChangeIsStoredWhole) {
             "6.17.1");
   EXPECT_EQ(Parse(s.store->GetReport("h", 2)).snapshot().kernel().release(),
             "6.16.3");
-  EXPECT_EQ(Latest(*s.store)["h"].record, Row(Report(3, "6.17.1")).record);
+  EXPECT_EQ(Latest(*s.store)["h"].record,
+            HeartbeatRow(HeartbeatReport(3, "6.17.1")).record);
 }
 
 TEST_P(HeartbeatConformance, FullReportAtLeastEveryInterval) {
@@ -174,7 +173,7 @@ TEST_P(HeartbeatConformance, FullReportAtLeastEveryInterval) {
       {5, t0 + 2 * kMinute},      // whole
   };
   for (const auto& [seq, at] : received) {
-    ReportRow row = Row(Report(seq));
+    ReportRow row = HeartbeatRow(HeartbeatReport(seq));
     row.received_at_ns = at;
     ASSERT_TRUE(s.store->WriteBatch({row}).ok());
   }
@@ -229,7 +228,9 @@ TEST_P(HeartbeatConformance, HistoryIsTheSameWithAndWithoutHeartbeats) {
   }
   ASSERT_EQ(beats.full_reports(), 2);
   ASSERT_EQ(whole.full_reports(), 12);
-  auto observed = [&](size_t i) { return Row(reports[i]).observed_at_ns; };
+  auto observed = [&](size_t i) {
+    return HeartbeatRow(reports[i]).observed_at_ns;
+  };
   struct Window {
     int64_t from, to;
     size_t max_rows;
@@ -304,7 +305,7 @@ TEST_P(HeartbeatConformance, RetentionOfFullReportsAndHeartbeats) {
   const int64_t t0 = absl::ToUnixNanos(kStart);
   // At seq 5's receive time (75 s + 2 ms): 2-5's chunk stays, and 1 with
   // it; 1 ns later both go.
-  const int64_t fifth = Row(reports[4]).received_at_ns;
+  const int64_t fifth = HeartbeatRow(reports[4]).received_at_ns;
   auto deleted = s.store->DeleteReportsReceivedBefore(fifth);
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(*deleted, 0);
@@ -333,9 +334,9 @@ TEST_P(HeartbeatConformance, RetentionOfFullReportsAndHeartbeats) {
   EXPECT_EQ(newest.snapshot().kernel().release(), "6.17.1");
   std::map<std::string, LatestRow> latest = Latest(*s.store);
   EXPECT_EQ(latest["h"].latest_seq, 10u);
-  EXPECT_EQ(latest["h"].record, Row(reports[5]).record);
+  EXPECT_EQ(latest["h"].record, HeartbeatRow(reports[5]).record);
   // The host's next report is still a heartbeat of 6.
-  Write(*s.store, {Report(11, "6.17.1")});
+  Write(*s.store, {HeartbeatReport(11, "6.17.1")});
   EXPECT_EQ(s.full_reports(), 1);
   EXPECT_EQ(*s.store->CountReports("h"), 6);
 }

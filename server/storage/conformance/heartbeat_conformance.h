@@ -27,9 +27,19 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "proto/tracehealth/v1/report.pb.h"
 #include "server/storage/report_store.h"
 
 namespace tracehealth::server {
+
+// The suite's reports, for a backend's own heartbeat tests too: report
+// `seq` of host "h", observed at kHeartbeatStart + 15 s * seq + (seq % 3) ms,
+// threads wandering by a few (within the material tolerance).
+inline const absl::Time kHeartbeatStart = absl::FromUnixSeconds(1800000000);
+v1::HostReport HeartbeatReport(uint64_t seq,
+                               const std::string& release = "6.16.3");
+// Its ingest row (MakeReportRow), received 2-6 ms after the observation.
+ReportRow HeartbeatRow(const v1::HostReport& r);
 
 // A store opened for one test.
 struct OpenedHeartbeatStore {

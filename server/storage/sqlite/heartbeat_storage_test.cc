@@ -20,27 +20,6 @@
 namespace tracehealth::server {
 namespace {
 
-const absl::Time kStart = absl::FromUnixSeconds(1800000000);
-
-// Report `seq` of host h: 15 s apart, threads wandering by a few.
-v1::HostReport Report(uint64_t seq, const std::string& release = "6.16.3") {
-  SampleHost h;
-  h.host_id = "h";
-  h.threads = 20000 + (seq * 7) % 13;
-  h.kernel_release = release;
-  return SampleReport(
-      h, seq, kStart + absl::Seconds(15 * seq) + absl::Milliseconds(seq % 3));
-}
-
-ReportRow Row(const v1::HostReport& r) {
-  const std::string blob = r.SerializeAsString();
-  absl::StatusOr<ReportHead> head = DecodeReportHead(blob);
-  EXPECT_TRUE(head.ok());
-  return MakeReportRow(*head, blob,
-                       kStart + absl::Seconds(15 * r.seq()) +
-                           absl::Milliseconds(2 + r.seq() % 5));
-}
-
 std::unique_ptr<SqliteStorage> Open(const std::string& path,
                                     absl::Duration interval) {
   SqliteOptions opts;
@@ -54,7 +33,7 @@ std::unique_ptr<SqliteStorage> Open(const std::string& path,
 std::vector<WriteOutcome> Write(SqliteStorage& s,
                                 const std::vector<v1::HostReport>& reports) {
   std::vector<ReportRow> rows;
-  for (const v1::HostReport& r : reports) rows.push_back(Row(r));
+  for (const v1::HostReport& r : reports) rows.push_back(HeartbeatRow(r));
   auto out = s.WriteBatch(rows);
   EXPECT_TRUE(out.ok()) << out.status();
   return out.ok() ? *out : std::vector<WriteOutcome>{};
@@ -89,7 +68,8 @@ TEST(HeartbeatStorageTest, HeartbeatsAreRecognizedAfterACrash) {
   const std::string path = NewDbPath();
   auto s = Open(path, absl::Hours(6));
   std::vector<v1::HostReport> reports;
-  for (uint64_t seq = 1; seq <= 10; ++seq) reports.push_back(Report(seq));
+  for (uint64_t seq = 1; seq <= 10; ++seq)
+    reports.push_back(HeartbeatReport(seq));
   for (const v1::HostReport& r : reports) Write(*s, {r});
   const std::string copy = NewDbPath();
   for (const char* suffix : {"", "-wal"}) {
@@ -106,7 +86,7 @@ TEST(HeartbeatStorageTest, HeartbeatsAreRecognizedAfterACrash) {
   std::vector<WriteOutcome> again = Write(*c, reports);
   EXPECT_EQ(std::count(again.begin(), again.end(), WriteOutcome::kDuplicate),
             10);
-  EXPECT_EQ(Write(*c, {Report(11)}),
+  EXPECT_EQ(Write(*c, {HeartbeatReport(11)}),
             std::vector<WriteOutcome>{WriteOutcome::kStored});
   EXPECT_EQ(FullRows(copy), 2);
   EXPECT_EQ(*c->CountReports("h"), 11);
