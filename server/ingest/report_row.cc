@@ -4,7 +4,7 @@
 
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/index/host_record_codec.h"
-#include "server/report/material.h"
+#include "common/report/material.h"
 #include "server/report/stored_report.h"
 
 namespace tracehealth::server {
@@ -24,7 +24,7 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
   row.purge_seconds = head.purge_seconds;
   // The record a restart and the index load (host_record_codec.h), built
   // from the whole report.
-  // What the store's heartbeat decision reads (server/report/material.h).
+  // What the store's heartbeat decision reads (common/report/material.h).
   auto describe = [&row, &blob](const v1::HostReport& report) {
     row.record = EncodeHostRecord(report);
     Material m = MaterialOfWire(blob);

@@ -36,7 +36,7 @@ v1::HistoryPoint ToPoint(const ReportRow& row, v1::ProbeKind kind) {
   }
   // A heartbeat's blob is its full report's: its own threads and
   // kprobe_multi_return latency are the row's (other probe kinds' latencies
-  // are the full report's, within the tolerance of server/report/material.h).
+  // are the full report's, within the tolerance of common/report/material.h).
   if (row.heartbeat) {
     if (row.threads.has_value()) p.set_threads(*row.threads);
   } else if (report.snapshot().threads().has_total()) {

@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "server/ingest/report_row.h"
 #include "server/query/query_service.h"
-#include "server/report/material.h"
+#include "common/report/material.h"
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/sqlite/sqlite_test_util.h"

@@ -2,7 +2,7 @@
 
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/report.pb.h"
-#include "server/report/wire_reader.h"
+#include "common/report/wire_reader.h"
 
 namespace tracehealth::server {
 namespace {

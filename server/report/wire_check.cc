@@ -13,7 +13,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/stubs/common.h"
 #include "proto/tracehealth/v1/report.pb.h"
-#include "server/report/wire_reader.h"
+#include "common/report/wire_reader.h"
 
 namespace tracehealth::server {
 namespace {

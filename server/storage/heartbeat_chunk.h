@@ -1,4 +1,4 @@
-// Heartbeats: reports whose material content (server/report/material.h)
+// Heartbeats: reports whose material content (common/report/material.h)
 // equals their host's stored full report are stored as a few numbers in a
 // chunk (one row for up to kMaxBeats consecutive heartbeats of a host on the
 // same full report) instead of whole.

@@ -1,6 +1,6 @@
 #include "server/storage/heartbeat_policy.h"
 
-#include "server/report/material.h"
+#include "common/report/material.h"
 
 namespace tracehealth::server {
 

@@ -4,7 +4,7 @@
 // A report is folded when (1) the store has a full report of the host
 // written by this process (after a restart the first report of each host is
 // stored whole), (2) its seq is above every seq of the host stored since,
-// (3) its material content (server/report/material.h) equals that full
+// (3) its material content (common/report/material.h) equals that full
 // report's (digest equal and known, predictions' numbers within the
 // tolerance), and (4) it was received less than `full_report_interval`
 // after that full report. A zero interval folds nothing (every report is

@@ -3,7 +3,7 @@
 // prediction's threads_total, the kprobe_multi_return attach latency, the
 // stack depot budget ratio, the vmap purge time) put in. Everything else is the
 // full report's: equal, or within the tolerance for the predictions' numbers
-// (server/report/material.h).
+// (common/report/material.h).
 #ifndef TRACEHEALTH_SERVER_STORAGE_HEARTBEAT_REPORT_H_
 #define TRACEHEALTH_SERVER_STORAGE_HEARTBEAT_REPORT_H_
 

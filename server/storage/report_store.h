@@ -43,7 +43,7 @@ struct ReportRow {
   // restart loads instead of the report: server/index/host_record_codec.h);
   // empty: none (stored as none).
   std::string record;
-  // The report's material content (server/report/material.h), for the
+  // The report's material content (common/report/material.h), for the
   // store's heartbeat decision; digest 0: unknown (always stored whole).
   uint64_t material_digest = 0;
   std::vector<float> material_numbers;

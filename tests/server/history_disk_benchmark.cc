@@ -53,7 +53,7 @@
 #include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/ingest/report_row.h"
-#include "server/report/material.h"
+#include "common/report/material.h"
 #include "server/report/report_head.h"
 #include "server/storage/postgres/pg_connection.h"
 #include "server/storage/postgres/postgres_storage.h"
@@ -350,11 +350,11 @@ int Main() {
   {
     HostModel probe = Model(1, "host-000001", kSteady);
     const std::string blob = probe.reports[0].SerializeAsString();
-    const server::Material m = server::MaterialOfWire(blob);
+    const Material m = MaterialOfWire(blob);
     constexpr int kN = 20000;
     uint64_t sink = 0;
     const double c0 = ThreadCpuSeconds();
-    for (int i = 0; i < kN; ++i) sink += server::MaterialOfWire(blob).digest;
+    for (int i = 0; i < kN; ++i) sink += MaterialOfWire(blob).digest;
     std::printf(
         "report %zu B, record %zu B; material content: %zu numbers, "
         "%.2f us CPU a report (%llu)\n",

@@ -1,4 +1,4 @@
-#include "server/report/material.h"
+#include "common/report/material.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "google/protobuf/descriptor.h"
-#include "server/report/wire_reader.h"
+#include "common/report/wire_reader.h"
 
-namespace tracehealth::server {
+namespace tracehealth {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -309,4 +309,4 @@ std::vector<std::string> MovingFieldNames() {
   return {std::begin(kMovingFields), std::end(kMovingFields)};
 }
 
-}  // namespace tracehealth::server
+}  // namespace tracehealth

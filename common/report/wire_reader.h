@@ -1,7 +1,7 @@
 // Protobuf wire-format primitives for walking encoded messages without
 // parsing them (see CheckReportWire and DecodeReportHead).
-#ifndef TRACEHEALTH_SERVER_REPORT_WIRE_READER_H_
-#define TRACEHEALTH_SERVER_REPORT_WIRE_READER_H_
+#ifndef TRACEHEALTH_COMMON_REPORT_WIRE_READER_H_
+#define TRACEHEALTH_COMMON_REPORT_WIRE_READER_H_
 
 #include <cstdint>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace tracehealth::server::wire {
+namespace tracehealth::wire {
 
 enum WireType : int {
   kVarint = 0,
@@ -133,6 +133,6 @@ absl::Status ForEachField(absl::string_view msg, Fn fn) {
   return absl::OkStatus();
 }
 
-}  // namespace tracehealth::server::wire
+}  // namespace tracehealth::wire
 
-#endif  // TRACEHEALTH_SERVER_REPORT_WIRE_READER_H_
+#endif  // TRACEHEALTH_COMMON_REPORT_WIRE_READER_H_

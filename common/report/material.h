@@ -17,8 +17,8 @@
 // of the schema).
 //
 // Thread safety: pure functions.
-#ifndef TRACEHEALTH_SERVER_REPORT_MATERIAL_H_
-#define TRACEHEALTH_SERVER_REPORT_MATERIAL_H_
+#ifndef TRACEHEALTH_COMMON_REPORT_MATERIAL_H_
+#define TRACEHEALTH_COMMON_REPORT_MATERIAL_H_
 
 #include <cstdint>
 #include <string>
@@ -28,7 +28,7 @@
 #include "absl/types/span.h"
 #include "proto/tracehealth/v1/report.pb.h"
 
-namespace tracehealth::server {
+namespace tracehealth {
 
 // Relative tolerance of the predictions' numbers: |a - b| <= kTolerance *
 // max(|a|, |b|). 5 %: a thread count wandering by a few percent moves the
@@ -58,6 +58,6 @@ bool SameMaterial(uint64_t digest_a, absl::Span<const float> numbers_a,
 // The full names of the fields that do not count (material.cc's list).
 std::vector<std::string> MovingFieldNames();
 
-}  // namespace tracehealth::server
+}  // namespace tracehealth
 
-#endif  // TRACEHEALTH_SERVER_REPORT_MATERIAL_H_
+#endif  // TRACEHEALTH_COMMON_REPORT_MATERIAL_H_

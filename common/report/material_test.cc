@@ -1,4 +1,4 @@
-#include "server/report/material.h"
+#include "common/report/material.h"
 
 #include <functional>
 #include <string>
@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "tools/loadgen/sample_report.h"
 
-namespace tracehealth::server {
+namespace tracehealth {
 namespace {
 
 using google::protobuf::Descriptor;
@@ -187,8 +187,8 @@ bool Same(const v1::HostReport& a, const v1::HostReport& b) {
 }
 
 v1::HostReport Base() {
-  SampleHost host = FleetHost(3);
-  v1::HostReport r = SampleReport(host, 7, absl::FromUnixSeconds(1700000000));
+  server::SampleHost host = server::FleetHost(3);
+  v1::HostReport r = server::SampleReport(host, 7, absl::FromUnixSeconds(1700000000));
   (*r.mutable_labels())["zone"] = "z1";
   return r;
 }
@@ -279,4 +279,4 @@ TEST(MaterialTest, ThreadsAloneDoNotCount) {
 }
 
 }  // namespace
-}  // namespace tracehealth::server
+}  // namespace tracehealth
