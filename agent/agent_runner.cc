@@ -100,6 +100,7 @@ int StartUplink(const AgentConfig& config, const std::string& state_dir,
   sopts.tls_cert = config.tls_cert;
   sopts.tls_key = config.tls_key;
   sopts.tls_server_name = config.tls_server_name;
+  sopts.whole_report_interval = config.whole_report_interval;
   absl::StatusOr<std::unique_ptr<Streamer>> st =
       Streamer::Create(sopts, up->spool.get());
   if (!st.ok()) {

@@ -31,6 +31,8 @@ struct AgentConfig {
   std::string format = "text";
   uint64_t spool_max_bytes = 64ull << 20;
   std::string tls_ca, tls_cert, tls_key, tls_server_name;
+  // StreamerOptions::whole_report_interval (heartbeat forms; 0: none).
+  absl::Duration whole_report_interval = absl::Hours(6);
   std::string feature_table;
   absl::Duration fdinfo_scan_interval = absl::Minutes(10);
   uint64_t fdinfo_max_files = 1000000;

@@ -38,6 +38,10 @@ ABSL_FLAG(std::string, format, "text", "Output format: text or json.");
 ABSL_FLAG(uint64_t, spool_max_bytes, 64ull << 20,
           "Bound of the on-disk report spool; the oldest reports are dropped "
           "(and counted) beyond it.");
+ABSL_FLAG(absl::Duration, whole_report_interval, absl::Hours(6),
+          "To a server that accepts them, reports whose content did not "
+          "change since the last one sent whole go in a short heartbeat "
+          "form; one goes whole at least this often. 0: every report whole.");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM file of the CA that signed the server.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate (mTLS).");
@@ -136,6 +140,7 @@ int main(int argc, char** argv) {
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
+  config.whole_report_interval = absl::GetFlag(FLAGS_whole_report_interval);
   config.feature_table = absl::GetFlag(FLAGS_feature_table);
   config.fdinfo_scan_interval = absl::GetFlag(FLAGS_fdinfo_scan_interval);
   config.fdinfo_max_files = absl::GetFlag(FLAGS_fdinfo_max_files);

@@ -111,6 +111,12 @@ ABSL_FLAG(
     bool, sqlite_synchronous_full, false,
     "fsync every commit (survives power loss; much slower). Default: commits "
     "survive a server crash");
+ABSL_FLAG(int64_t, heartbeat_bases_mb,
+          ServerConfig().heartbeat_bases_bytes >> 20,
+          "Agents send reports whose content did not change in a short "
+          "heartbeat form, rebuilt from the host's last report sent whole: at "
+          "most this many MiB of those held in memory (others are read from "
+          "the store). 0: heartbeat forms not accepted");
 ABSL_FLAG(absl::Duration, full_report_interval,
           ServerConfig().full_report_interval,
           "A report whose material content (predictions beyond 5 %, risk, "
@@ -226,6 +232,9 @@ int Main(const sigset_t& sigs) {
   config.stale_after_intervals = absl::GetFlag(FLAGS_stale_after_intervals);
   config.sqlite_synchronous_full = absl::GetFlag(FLAGS_sqlite_synchronous_full);
   config.full_report_interval = absl::GetFlag(FLAGS_full_report_interval);
+  if (absl::GetFlag(FLAGS_heartbeat_bases_mb) < 0)
+    return Fail("--heartbeat_bases_mb must be >= 0");
+  config.heartbeat_bases_bytes = absl::GetFlag(FLAGS_heartbeat_bases_mb) << 20;
   config.host_report_rate = absl::GetFlag(FLAGS_host_report_rate);
   config.host_report_burst = absl::GetFlag(FLAGS_host_report_burst);
   config.writer_queue = absl::GetFlag(FLAGS_writer_queue);

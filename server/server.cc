@@ -320,6 +320,14 @@ absl::Status Server::StartServing(
   calibration_intake_ =
       std::make_unique<CalibrationIntake>(calibrations_, &classes_, env_.now);
   iopts.calibrations = calibration_intake_.get();
+  if (config_.heartbeat_bases_bytes > 0) {
+    heartbeat_bases_ = std::make_unique<HeartbeatBases>(
+        static_cast<size_t>(config_.heartbeat_bases_bytes),
+        [this](const std::string& host, uint64_t seq) {
+          return reports_->GetReport(host, seq);
+        });
+    iopts.heartbeat_bases = heartbeat_bases_.get();
+  }
   iopts.max_streams = config_.max_agent_streams;
   if (iopts.max_streams <= 0) {
     rlimit lim{};

@@ -35,6 +35,7 @@
 #include "server/calibration/calibration_intake.h"
 #include "server/calibration/class_calibrations.h"
 #include "server/index/host_index.h"
+#include "server/ingest/heartbeat_bases.h"
 #include "server/ingest/report_writer.h"
 #include "server/metrics/host_collector.h"
 #include "server/metrics/server_metrics.h"
@@ -131,6 +132,10 @@ struct ServerConfig {
   // A report materially equal to its host's stored one is stored as a
   // heartbeat; a full report at least this often (0: every report whole).
   absl::Duration full_report_interval = absl::Hours(6);
+  // Heartbeat forms from agents (report.proto HeartbeatForm): at most this
+  // many bytes of parsed base reports held (server/ingest/heartbeat_bases.h;
+  // a base not held is read from the store). 0: forms not accepted.
+  int64_t heartbeat_bases_bytes = 256 << 20;
   // Per-host token bucket (reports/s, 0 = unlimited; burst).
   double host_report_rate = 10;
   double host_report_burst = 600;
@@ -257,6 +262,7 @@ class Server {
   ClassCalibrations classes_;
   std::unique_ptr<ClassRefresher> class_refresher_;
   std::unique_ptr<CalibrationIntake> calibration_intake_;
+  std::unique_ptr<HeartbeatBases> heartbeat_bases_;
   HostIndex index_{&classes_};
   std::unique_ptr<ChangeFollower> follower_;
   std::unique_ptr<Alerting> alerting_;

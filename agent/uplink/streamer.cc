@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/uplink/heartbeat_former.h"
 #include "common/client_credentials.h"
 #include "common/grpc_code_name.h"
 #include "common/proto_time.h"
@@ -25,7 +26,8 @@ class Streamer::Impl {
       : options_(std::move(options)),
         spool_(spool),
         creds_(std::move(creds)),
-        backoff_(options_.backoff, options_.random) {}
+        backoff_(options_.backoff, options_.random),
+        former_(options_.whole_report_interval) {}
 
   ~Impl() { Stop(); }
 
@@ -91,6 +93,11 @@ class Streamer::Impl {
     return streams_;
   }
 
+  uint64_t heartbeat_forms() const {
+    absl::MutexLock lock(&mu_);
+    return heartbeat_forms_;
+  }
+
  private:
   void HandleAck(const v1::Ack& ack) {
     // Our own counters first, so that once the spool is empty (what Flush
@@ -98,6 +105,7 @@ class Streamer::Impl {
     {
       absl::MutexLock lock(&mu_);
       rejected_ += ack.rejected_size();
+      if (ack.heartbeat_forms()) accepts_heartbeat_forms_ = true;
       if (ack.acked_seq() > 0) {
         last_acked_ = ack.acked_seq();
         last_ack_at_ = absl::Now();
@@ -135,6 +143,7 @@ class Streamer::Impl {
   enum class End {
     kDone,     // everything sent was answered; we half-closed, status OK
     kFailed,   // broken, refused, or ended by the server
+    kWhole,    // the server needs the next report whole (no failure)
     kStopped,  // Stop()
   };
 
@@ -201,11 +210,19 @@ class Streamer::Impl {
         ++unparsable_;
         continue;
       }
+      bool forms;
       {
         // In flight before it is written: its ack may come before Write
         // returns.
         absl::MutexLock lock(&mu_);
         in_flight_.push_back(rec->first);
+        forms = accepts_heartbeat_forms_;
+      }
+      if (!forms) {
+        former_.Reset();
+      } else if (former_.Form(rec->second, &report)) {
+        absl::MutexLock lock(&mu_);
+        ++heartbeat_forms_;
       }
       if (!stream->Write(report)) break;
       last_sent = rec->first;
@@ -225,6 +242,11 @@ class Streamer::Impl {
     if (done && status.ok()) {
       last_error_.clear();
       return End::kDone;
+    }
+    // Whatever this stream sent whole may not have arrived.
+    former_.Reset();
+    if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      return End::kWhole;
     }
     // Log each new kind of failure once, not once per retry.
     std::string error = status.ok()
@@ -296,6 +318,12 @@ class Streamer::Impl {
       }
       const End end = RunStream(channel);
       if (end == End::kStopped) return;
+      if (end == End::kWhole) {
+        // Again at once, on the same channel: the next stream starts with
+        // the oldest unacked report, whole.
+        need_wake = false;
+        continue;
+      }
       if (end == End::kDone) {
         // Idle until the next report, on the same connection (the server
         // closes it after 5 minutes without a stream; gRPC then reconnects
@@ -308,6 +336,11 @@ class Streamer::Impl {
       }
       need_wake = false;
       channel.reset();
+      {
+        // A new channel may reach another server: forms once it says so.
+        absl::MutexLock lock(&mu_);
+        accepts_heartbeat_forms_ = false;
+      }
       // The next attempt goes to the next address: away from a replica that
       // failed, and around the list when one asked its clients to go away.
       next = (next + 1) % addresses.size();
@@ -339,6 +372,11 @@ class Streamer::Impl {
 
   mutable absl::Mutex mu_;
   Backoff backoff_ ABSL_GUARDED_BY(mu_);
+  // Used by the sender thread only (RunStream).
+  HeartbeatFormer former_;
+  // The server of the current channel accepts heartbeat forms.
+  bool accepts_heartbeat_forms_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t heartbeat_forms_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::string address_ ABSL_GUARDED_BY(mu_);  // of the current stream
@@ -389,5 +427,6 @@ void Streamer::Stop() { impl_->Stop(); }
 v1::AgentHealth Streamer::Health() const { return impl_->Health(); }
 uint64_t Streamer::connects() const { return impl_->connects(); }
 uint64_t Streamer::streams() const { return impl_->streams(); }
+uint64_t Streamer::heartbeat_forms() const { return impl_->heartbeat_forms(); }
 
 }  // namespace tracehealth::agent

@@ -19,6 +19,14 @@
 // every report reaches the server exactly once, in order, unless the spool
 // bound dropped it. Each stream starts with the oldest unacked record.
 //
+// Heartbeat forms: once the server's acks on a channel say it accepts them,
+// reports go whole or in heartbeat form as a HeartbeatFormer decides
+// (StreamerOptions::whole_report_interval). A failed stream or a new channel
+// sends the next report whole. A stream the server ends with
+// FAILED_PRECONDITION (it does not hold the base a heartbeat form named) is
+// no failure: the streamer opens the next one on the same channel at once,
+// its first report whole.
+//
 // Threads: Start() runs one sender thread (plus a reader per stream). Wake(),
 // Flush(), Health(), Stop(), connects() and streams() may be called from
 // any thread.
@@ -64,6 +72,11 @@ struct StreamerOptions {
   std::function<void(absl::Duration)> on_backoff;
   // Reports written but not yet acked, at most.
   uint64_t max_in_flight = 64;
+  // Heartbeat forms (heartbeat_former.h): to a server whose acks say it
+  // accepts them, a report whose material content equals the last one sent
+  // whole goes in heartbeat form, and one goes whole at least this often.
+  // Zero: every report whole.
+  absl::Duration whole_report_interval = absl::Hours(6);
 };
 
 class Streamer {
@@ -90,6 +103,8 @@ class Streamer {
   // Report streams opened so far (one per send that found records to send,
   // plus one per retry).
   uint64_t streams() const;
+  // Reports sent in heartbeat form so far (each send counts, replays too).
+  uint64_t heartbeat_forms() const;
 
  private:
   class Impl;

@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "absl/container/flat_hash_set.h"
-#include "google/protobuf/descriptor.h"
 #include "common/report/wire_reader.h"
+#include "google/protobuf/descriptor.h"
 
 namespace tracehealth {
 namespace {
@@ -23,6 +23,8 @@ constexpr const char* kMovingFields[] = {
     // Identity of the report, carried by every heartbeat.
     "tracehealth.v1.HostReport.seq",
     "tracehealth.v1.HostReport.observed_at",
+    // How the report was sent (whole or in heartbeat form), not what it says.
+    "tracehealth.v1.HostReport.heartbeat",
     // Thread and fork counters, uptime: move every cycle (threads.total is
     // carried by the heartbeat; the attach predictions follow it).
     "tracehealth.v1.HostSnapshot.threads",

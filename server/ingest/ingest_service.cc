@@ -13,6 +13,7 @@
 #include "common/host_identity.h"
 #include "grpcpp/grpcpp.h"
 #include "server/ingest/report_row.h"
+#include "server/storage/heartbeat_report.h"
 
 namespace tracehealth::server {
 
@@ -266,7 +267,16 @@ class ReportReactor
     }
     const uint64_t seq = head->seq;
     WriteRequest req;
-    req.row = MakeReportRow(*head, std::move(blob), now, &req.parsed);
+    if (head->heartbeat_base_seq > 0) {
+      if (!RebuildHeartbeatForm(*head, blob, now, &req)) return false;
+    } else {
+      const bool base = head->has_heartbeat;
+      req.row = MakeReportRow(*head, std::move(blob), now, &req.parsed);
+      HeartbeatBases* bases = opts.heartbeat_bases;
+      // Parsed (its material known): a base heartbeat forms may name.
+      if (base && bases != nullptr && req.row.material_digest != 0)
+        bases->Put(req.row.host_id, seq, req.parsed);
+    }
     req.done = [this, seq](absl::StatusOr<WriteOutcome> outcome) {
       OnCommitted(seq, outcome.status());
     };
@@ -284,6 +294,52 @@ class ReportReactor
       return false;
     }
     return full;
+  }
+
+  // A report in heartbeat form (report.proto HeartbeatForm): the report it
+  // stands for is its base (HeartbeatBases) with what the form carries put
+  // in (PutBeat), stored like a report sent whole. False when the base is
+  // not held: the stream ends with FAILED_PRECONDITION (what came before is
+  // still acked) and the agent sends the report whole on a new stream.
+  bool RebuildHeartbeatForm(const ReportHead& head, const std::string& wire,
+                            absl::Time now, WriteRequest* req) {
+    HeartbeatBases* bases = service_->options_.heartbeat_bases;
+    const std::string host(head.host_id);
+    absl::StatusOr<std::shared_ptr<const v1::HostReport>> base =
+        bases == nullptr ? absl::FailedPreconditionError(
+                               "this server does not accept heartbeat forms")
+                         : bases->Get(host, head.heartbeat_base_seq);
+    v1::HostReport form;
+    if (base.ok() && !form.ParseFromString(wire)) {
+      base = absl::DataLossError("the heartbeat form does not parse");
+    }
+    if (!base.ok()) {
+      service_->metrics_->CountHeartbeatFormNoBase();
+      absl::MutexLock lock(&mu_);
+      stop_ = grpc::Status(
+          grpc::StatusCode::FAILED_PRECONDITION,
+          absl::StrCat("report seq ", head.seq, " is in heartbeat form on seq ",
+                       head.heartbeat_base_seq, ", which this server cannot ",
+                       "rebuild it from (", base.status().message(),
+                       "): send it whole"));
+      return false;
+    }
+    Beat beat;
+    beat.seq = head.seq;
+    beat.observed_at_ns =
+        head.observed_at_seconds * 1000000000LL + head.observed_at_nanos;
+    if (form.snapshot().threads().has_total())
+      beat.threads = form.snapshot().threads().total();
+    beat.attach_latency_seconds = head.attach_latency_seconds;
+    beat.pool_budget_ratio = head.pool_budget_ratio;
+    beat.purge_seconds = head.purge_seconds;
+    auto full = std::make_shared<v1::HostReport>(**base);
+    PutBeat(beat, full.get());
+    std::string blob = full->SerializeAsString();
+    req->row = MakeReportRowOf(head, std::move(blob), *full, now);
+    req->parsed = std::move(full);
+    service_->metrics_->CountHeartbeatForm();
+    return true;
   }
 
   // A message that does not decode cannot be answered by seq: the stream
@@ -334,6 +390,7 @@ class ReportReactor
     if (write_in_flight_ || !ack_pending_ || finished_ || write_failed_) return;
     ack_pending_ = false;
     pending_.set_acked_seq(acked_);
+    pending_.set_heartbeat_forms(service_->options_.heartbeat_bases != nullptr);
     bool own_buffer = false;
     out_.Clear();
     (void)grpc::SerializationTraits<v1::Ack>::Serialize(pending_, &out_,

@@ -31,6 +31,7 @@
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "server/calibration/calibration_intake.h"
 #include "server/ingest/descriptor_guard.h"
+#include "server/ingest/heartbeat_bases.h"
 #include "server/ingest/rate_limiter.h"
 #include "server/ingest/report_writer.h"
 #include "server/ingest/validate.h"
@@ -63,6 +64,10 @@ struct IngestOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
   // Takes SubmitCalibration (not owned); null: UNIMPLEMENTED.
   CalibrationIntake* calibrations = nullptr;
+  // Heartbeat forms (report.proto HeartbeatForm): the bases they are
+  // rebuilt from (not owned); null: not accepted (acks do not offer them,
+  // and one that arrives ends its stream with FAILED_PRECONDITION).
+  HeartbeatBases* heartbeat_bases = nullptr;
 };
 
 class IngestService final

@@ -2,16 +2,16 @@
 
 #include <utility>
 
+#include "common/report/material.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/index/host_record_codec.h"
-#include "common/report/material.h"
 #include "server/report/stored_report.h"
 
 namespace tracehealth::server {
 
-ReportRow MakeReportRow(const ReportHead& head, std::string blob,
-                        absl::Time received_at,
-                        std::shared_ptr<const v1::HostReport>* parsed) {
+namespace {
+
+ReportRow RowOfHead(const ReportHead& head, absl::Time received_at) {
   ReportRow row;
   row.host_id = std::string(head.host_id);
   row.seq = head.seq;
@@ -22,25 +22,44 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
   row.attach_latency_seconds = head.attach_latency_seconds;
   row.pool_budget_ratio = head.pool_budget_ratio;
   row.purge_seconds = head.purge_seconds;
-  // The record a restart and the index load (host_record_codec.h), built
-  // from the whole report.
-  // What the store's heartbeat decision reads (common/report/material.h).
-  auto describe = [&row, &blob](const v1::HostReport& report) {
-    row.record = EncodeHostRecord(report);
-    Material m = MaterialOfWire(blob);
-    row.material_digest = m.digest;
-    row.material_numbers = std::move(m.numbers);
-    if (report.snapshot().threads().has_total())
-      row.threads = report.snapshot().threads().total();
-  };
+  return row;
+}
+
+// The record a restart and the index load (host_record_codec.h), and what
+// the store's heartbeat decision reads (common/report/material.h).
+void Describe(const v1::HostReport& report, absl::string_view blob,
+              ReportRow& row) {
+  row.record = EncodeHostRecord(report);
+  Material m = MaterialOfWire(blob);
+  row.material_digest = m.digest;
+  row.material_numbers = std::move(m.numbers);
+  if (report.snapshot().threads().has_total())
+    row.threads = report.snapshot().threads().total();
+}
+
+}  // namespace
+
+ReportRow MakeReportRow(const ReportHead& head, std::string blob,
+                        absl::Time received_at,
+                        std::shared_ptr<const v1::HostReport>* parsed) {
+  ReportRow row = RowOfHead(head, received_at);
   if (parsed != nullptr) {
     bool ok = false;
     *parsed = ParseStoredReport(row.host_id, row.seq, blob, &ok);
-    if (ok) describe(**parsed);
+    if (ok) Describe(**parsed, blob, row);
   } else {
     thread_local v1::HostReport report;
-    if (report.ParseFromString(blob)) describe(report);
+    if (report.ParseFromString(blob)) Describe(report, blob, row);
   }
+  row.blob = std::move(blob);
+  return row;
+}
+
+ReportRow MakeReportRowOf(const ReportHead& head, std::string blob,
+                          const v1::HostReport& parsed,
+                          absl::Time received_at) {
+  ReportRow row = RowOfHead(head, received_at);
+  Describe(parsed, blob, row);
   row.blob = std::move(blob);
   return row;
 }

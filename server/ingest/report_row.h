@@ -22,6 +22,12 @@ ReportRow MakeReportRow(
     const ReportHead& head, std::string blob, absl::Time received_at,
     std::shared_ptr<const v1::HostReport>* parsed = nullptr);
 
+// The same for a report already parsed: `blob` is `parsed` serialized, and
+// `head` decodes the same fields (e.g. of its heartbeat form: the fields a
+// heartbeat form carries are its report's).
+ReportRow MakeReportRowOf(const ReportHead& head, std::string blob,
+                          const v1::HostReport& parsed, absl::Time received_at);
+
 }  // namespace tracehealth::server
 
 #endif  // TRACEHEALTH_SERVER_INGEST_REPORT_ROW_H_

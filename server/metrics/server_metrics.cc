@@ -14,6 +14,14 @@ ServerMetrics::ServerMetrics()
   duplicate_ = &reports_family_->Add({{"result", "duplicate"}});
   rejected_ = &reports_family_->Add({{"result", "rejected"}});
   rate_limited_ = &reports_family_->Add({{"result", "rate_limited"}});
+  auto& forms = prometheus::BuildCounter()
+                    .Name("tracehealth_ingest_heartbeat_forms_total")
+                    .Help(
+                        "Reports received in heartbeat form: rebuilt from "
+                        "their base, or not (no_base: the stream ended).")
+                    .Register(*registry_);
+  heartbeat_forms_ = &forms.Add({{"result", "rebuilt"}});
+  heartbeat_forms_no_base_ = &forms.Add({{"result", "no_base"}});
   commit_failures_ = &prometheus::BuildCounter()
                           .Name("tracehealth_ingest_commit_failures_total")
                           .Help("Write transactions that failed.")

@@ -40,6 +40,11 @@ class ServerMetrics {
   void StreamClosed() { streams_->Decrement(); }
   // tracehealth_ingest_streams_refused_total (over --max_agent_streams)
   void CountStreamRefused() { streams_refused_->Increment(); }
+  // tracehealth_ingest_heartbeat_forms_total{result=rebuilt|no_base}:
+  // reports received in heartbeat form, rebuilt from their base or ending
+  // their stream because the base is not held.
+  void CountHeartbeatForm() { heartbeat_forms_->Increment(); }
+  void CountHeartbeatFormNoBase() { heartbeat_forms_no_base_->Increment(); }
   // tracehealth_ingest_commit_failures_total
   void CountCommitFailure() { commit_failures_->Increment(); }
 
@@ -69,6 +74,8 @@ class ServerMetrics {
   prometheus::Histogram* batch_reports_;
   prometheus::Gauge* streams_;
   prometheus::Counter* streams_refused_;
+  prometheus::Counter* heartbeat_forms_;
+  prometheus::Counter* heartbeat_forms_no_base_;
   prometheus::Family<prometheus::Counter>* query_requests_;
   prometheus::Family<prometheus::Histogram>* query_seconds_;
   prometheus::Family<prometheus::Counter>* observed_events_;

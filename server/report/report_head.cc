@@ -1,8 +1,8 @@
 #include "server/report/report_head.h"
 
+#include "common/report/wire_reader.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/report.pb.h"
-#include "common/report/wire_reader.h"
 
 namespace tracehealth::server {
 namespace {
@@ -131,6 +131,16 @@ absl::StatusOr<ReportHead> DecodeReportHead(absl::string_view wire) {
       case R::kFeatureTableOverrideFieldNumber:
         if (f.wire_type == kLengthDelimited)
           head.feature_table_override.push_back(f.bytes);
+        break;
+      case R::kHeartbeatFieldNumber:
+        if (f.wire_type == kLengthDelimited) {
+          head.has_heartbeat = true;
+          return ForEachField(f.bytes, [&](const Field& g) {
+            if (Is(g, v1::HeartbeatForm::kBaseSeqFieldNumber, kVarint))
+              head.heartbeat_base_seq = g.varint;
+            return absl::OkStatus();
+          });
+        }
         break;
       default:
         break;

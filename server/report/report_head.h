@@ -1,7 +1,7 @@
 // ReportHead: the few fields of a tracehealth.v1.HostReport that ingest
-// needs (identity, sequence, time, labels, the stored prediction columns and
-// the feature-table override to check), read straight from the wire bytes
-// without parsing the report.
+// needs (identity, sequence, time, labels, the stored prediction columns,
+// the feature-table override to check and how the report was sent), read
+// straight from the wire bytes without parsing the report.
 //
 // Decoding follows protobuf's rules for these fields: the last value of a
 // field wins, repeated occurrences of a sub-message merge, a field with an
@@ -44,6 +44,10 @@ struct ReportHead {
   std::optional<double> pool_budget_ratio;
   // predictions.vmap_purge.purge_seconds, when the purge model applies.
   std::optional<double> purge_seconds;
+  // heartbeat (report.proto HeartbeatForm) is present: sent by an agent
+  // that sends heartbeat forms; heartbeat.base_seq > 0: this is one.
+  bool has_heartbeat = false;
+  uint64_t heartbeat_base_seq = 0;
   // The encoded feature_table_override, one view per occurrence (they merge);
   // empty without one.
   absl::InlinedVector<absl::string_view, 1> feature_table_override;

@@ -53,6 +53,8 @@ void ExpectMatchesParse(const std::string& wire) {
             r.feature_table_override().SerializeAsString());
   EXPECT_EQ(head->feature_table_override.empty(),
             !r.has_feature_table_override());
+  EXPECT_EQ(head->has_heartbeat, r.has_heartbeat());
+  EXPECT_EQ(head->heartbeat_base_seq, r.heartbeat().base_seq());
 }
 
 v1::FeatureTableOverride Override(const std::string& digest,
@@ -77,6 +79,9 @@ TEST(ReportHeadTest, MatchesTheParsedReport) {
     }
     if (i % 4 == 0)
       *r.mutable_feature_table_override() = Override("sha256:ab", "row");
+    // Sent whole as a base (base_seq 0), in heartbeat form, or unmarked.
+    if (i % 5 == 1) r.mutable_heartbeat();
+    if (i % 5 == 2) r.mutable_heartbeat()->set_base_seq(90 + i);
     SCOPED_TRACE(i);
     ExpectMatchesParse(r.SerializeAsString());
     // The sample reports carry a kprobe_multi_return prediction.

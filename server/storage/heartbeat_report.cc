@@ -6,23 +6,18 @@
 
 namespace tracehealth::server {
 
-absl::StatusOr<std::string> ReportOfHeartbeat(absl::string_view full_report,
-                                              const Beat& beat) {
-  v1::HostReport r;
-  if (!r.ParseFromArray(full_report.data(),
-                        static_cast<int>(full_report.size()))) {
-    return absl::DataLossError("stored report does not parse");
-  }
-  r.set_seq(beat.seq);
-  *r.mutable_observed_at() =
+void PutBeat(const Beat& beat, v1::HostReport* report) {
+  report->clear_heartbeat();
+  report->set_seq(beat.seq);
+  *report->mutable_observed_at() =
       google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
           beat.observed_at_ns);
   if (beat.threads.has_value()) {
-    r.mutable_snapshot()->mutable_threads()->set_total(*beat.threads);
-  } else if (r.snapshot().has_threads()) {
-    r.mutable_snapshot()->mutable_threads()->clear_total();
+    report->mutable_snapshot()->mutable_threads()->set_total(*beat.threads);
+  } else if (report->snapshot().has_threads()) {
+    report->mutable_snapshot()->mutable_threads()->clear_total();
   }
-  v1::Predictions& p = *r.mutable_predictions();
+  v1::Predictions& p = *report->mutable_predictions();
   // Every attach prediction names the threads it was made for: the
   // heartbeat's (its other numbers are the full report's, within the
   // tolerance).
@@ -43,6 +38,16 @@ absl::StatusOr<std::string> ReportOfHeartbeat(absl::string_view full_report,
   if (beat.purge_seconds.has_value() && p.has_vmap_purge()) {
     p.mutable_vmap_purge()->set_purge_seconds(*beat.purge_seconds);
   }
+}
+
+absl::StatusOr<std::string> ReportOfHeartbeat(absl::string_view full_report,
+                                              const Beat& beat) {
+  v1::HostReport r;
+  if (!r.ParseFromArray(full_report.data(),
+                        static_cast<int>(full_report.size()))) {
+    return absl::DataLossError("stored report does not parse");
+  }
+  PutBeat(beat, &r);
   return r.SerializeAsString();
 }
 

@@ -11,9 +11,17 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "proto/tracehealth/v1/report.pb.h"
 #include "server/storage/heartbeat_chunk.h"
 
 namespace tracehealth::server {
+
+// Puts what `beat` carries into `report` (its full report, or a copy of
+// it): the one rebuild both a stored heartbeat and a heartbeat form
+// (report.proto HeartbeatForm) go through. received_at_ns is not a report
+// field and is not put in; how the full report was sent (its `heartbeat`
+// mark) is cleared: the rebuilt report was not sent whole.
+void PutBeat(const Beat& beat, v1::HostReport* report);
 
 // DataLoss when `full_report` does not parse.
 absl::StatusOr<std::string> ReportOfHeartbeat(absl::string_view full_report,

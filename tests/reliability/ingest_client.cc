@@ -14,6 +14,7 @@ ReportStream::ReportStream(v1::TelemetryIngest::Stub* stub) {
     while (stream_->Read(&ack)) {
       absl::MutexLock lock(&mu_);
       acked_ = std::max(acked_, ack.acked_seq());
+      if (ack.heartbeat_forms()) heartbeat_forms_ = true;
       for (const auto& r : ack.rejected()) rejections_.push_back(r);
     }
     absl::MutexLock lock(&mu_);
@@ -59,6 +60,11 @@ bool ReportStream::WaitClosed(absl::Duration timeout) {
 uint64_t ReportStream::acked() {
   absl::MutexLock lock(&mu_);
   return acked_;
+}
+
+bool ReportStream::heartbeat_forms() {
+  absl::MutexLock lock(&mu_);
+  return heartbeat_forms_;
 }
 
 std::vector<v1::Rejection> ReportStream::rejections() {

@@ -38,6 +38,8 @@ class ReportStream {
   // Waits until the server ended the stream (reads stopped).
   bool WaitClosed(absl::Duration timeout);
   uint64_t acked();
+  // Whether an ack so far offered heartbeat forms.
+  bool heartbeat_forms();
   std::vector<v1::Rejection> rejections();
   // Half-closes and returns the final status (once).
   grpc::Status Finish();
@@ -52,6 +54,7 @@ class ReportStream {
   uint64_t acked_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<v1::Rejection> rejections_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  bool heartbeat_forms_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Streams reports of `host_id` every `period` from a background thread and
@@ -69,6 +72,8 @@ class Bystander {
 
   uint64_t sent() const { return sent_.load(); }
   uint64_t acked();
+  // Whether an ack so far offered heartbeat forms.
+  bool heartbeat_forms();
   // Longest time a report waited for its ack (so far, acked reports only).
   absl::Duration max_ack_latency();
   // Waits until at least `n` more reports than now are acked.

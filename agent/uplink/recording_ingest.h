@@ -1,0 +1,205 @@
+// Test helpers of the streamer's tests: a recording TelemetryIngest service
+// on loopback, and the reports and options those tests use.
+#ifndef TRACEHEALTH_AGENT_UPLINK_RECORDING_INGEST_H_
+#define TRACEHEALTH_AGENT_UPLINK_RECORDING_INGEST_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/uplink/streamer.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/tracehealth/v1/ingest.grpc.pb.h"
+
+namespace tracehealth::agent {
+
+// A TelemetryIngest service over loopback that keeps what it stored, acks
+// the highest stored seq, treats replays as already stored, and rejects the
+// seqs it is told to. It records each stream's peer (address and port of
+// the client's connection) and counts the streams that ended; it can refuse
+// streams and break one after storing a given seq, before acking it.
+class RecordingIngest final : public v1::TelemetryIngest::Service {
+ public:
+  grpc::Status Report(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::Ack, v1::HostReport>* stream) override {
+    {
+      absl::MutexLock lock(&mu_);
+      peers_.push_back(context->peer());
+      if (refuse_ > 0) {
+        --refuse_;
+        ++ended_;
+        return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                            "full for the test");
+      }
+    }
+    v1::HostReport r;
+    while (stream->Read(&r)) {
+      v1::Ack ack;
+      {
+        absl::MutexLock lock(&mu_);
+        ++received_;
+        forms_.push_back(r.has_heartbeat()
+                             ? static_cast<int64_t>(r.heartbeat().base_seq())
+                             : -1);
+        ack.set_heartbeat_forms(offer_forms_);
+        if (r.heartbeat().base_seq() > 0 && r.seq() == no_base_at_) {
+          no_base_at_ = 0;
+          ++ended_;
+          return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                              "no base for the test");
+        }
+        if (reject_.count(r.seq())) {
+          v1::Rejection* rej = ack.add_rejected();
+          rej->set_seq(r.seq());
+          rej->set_code(3);
+          rej->set_message("invalid for the test");
+        } else if (r.seq() > stored_max_) {
+          stored_.push_back(r.seq());
+          stored_max_ = r.seq();
+          if (r.seq() == break_after_) {
+            ++ended_;
+            return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                "broken for the test");
+          }
+        }
+        ack.set_acked_seq(stored_max_);
+      }
+      if (!stream->Write(ack)) break;
+    }
+    absl::MutexLock lock(&mu_);
+    ++ended_;
+    return grpc::Status::OK;
+  }
+  void Reject(uint64_t seq) {
+    absl::MutexLock lock(&mu_);
+    reject_.insert(seq);
+  }
+  void Refuse(int streams) {
+    absl::MutexLock lock(&mu_);
+    refuse_ = streams;
+  }
+  void BreakAfterStoring(uint64_t seq) {
+    absl::MutexLock lock(&mu_);
+    break_after_ = seq;
+  }
+  void OfferHeartbeatForms() {
+    absl::MutexLock lock(&mu_);
+    offer_forms_ = true;
+  }
+  // The next heartbeat form of `seq` ends its stream (once).
+  void NoBaseAt(uint64_t seq) {
+    absl::MutexLock lock(&mu_);
+    no_base_at_ = seq;
+  }
+  // Per report received, in order: -1 sent whole unmarked, 0 whole as a
+  // base, else the heartbeat form's base_seq.
+  std::vector<int64_t> forms() {
+    absl::MutexLock lock(&mu_);
+    return forms_;
+  }
+  std::vector<uint64_t> stored() {
+    absl::MutexLock lock(&mu_);
+    return stored_;
+  }
+  uint64_t received() {
+    absl::MutexLock lock(&mu_);
+    return received_;
+  }
+  std::vector<std::string> peers() {
+    absl::MutexLock lock(&mu_);
+    return peers_;
+  }
+  // Waits until `n` streams ended on the server's side.
+  bool WaitEnded(int n, absl::Duration timeout = absl::Seconds(20)) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return ended_ >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+  }
+  int ended() {
+    absl::MutexLock lock(&mu_);
+    return ended_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::set<uint64_t> reject_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> stored_ ABSL_GUARDED_BY(mu_);
+  uint64_t stored_max_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t received_ ABSL_GUARDED_BY(mu_) = 0;
+  int refuse_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t break_after_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::string> peers_ ABSL_GUARDED_BY(mu_);
+  bool offer_forms_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t no_base_at_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<int64_t> forms_ ABSL_GUARDED_BY(mu_);
+  int ended_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+inline std::unique_ptr<grpc::Server> Serve(RecordingIngest* service,
+                                           int* port) {
+  grpc::ServerBuilder b;
+  b.AddListeningPort(absl::StrCat("127.0.0.1:", *port),
+                     grpc::InsecureServerCredentials(), port);
+  b.RegisterService(service);
+  return b.BuildAndStart();
+}
+
+// Stops the server, cancelling open streams (as a killed server would).
+inline void ShutdownNow(grpc::Server* server) {
+  server->Shutdown(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(50));
+}
+
+inline std::string ReportBytes(uint64_t seq) {
+  v1::HostReport r;
+  r.set_host_id("web-1");
+  r.set_seq(seq);
+  return r.SerializeAsString();
+}
+
+inline StreamerOptions Options(int port) {
+  StreamerOptions o;
+  o.server = absl::StrCat("127.0.0.1:", port);
+  o.backoff.initial = absl::Milliseconds(20);
+  o.backoff.max = absl::Milliseconds(160);
+  o.random = [] { return 0.5; };  // no jitter offset: exact delays
+  return o;
+}
+
+inline std::vector<uint64_t> Range(uint64_t a, uint64_t b) {
+  std::vector<uint64_t> v;
+  for (uint64_t s = a; s <= b; ++s) v.push_back(s);
+  return v;
+}
+
+// Records the backoff delays a streamer waits.
+class Delays {
+ public:
+  explicit Delays(StreamerOptions* o) {
+    o->on_backoff = [this](absl::Duration d) {
+      absl::MutexLock lock(&mu_);
+      delays_.push_back(d);
+    };
+  }
+  std::vector<absl::Duration> get() {
+    absl::MutexLock lock(&mu_);
+    return delays_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<absl::Duration> delays_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tracehealth::agent
+
+#endif  // TRACEHEALTH_AGENT_UPLINK_RECORDING_INGEST_H_
