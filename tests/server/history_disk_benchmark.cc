@@ -20,8 +20,13 @@
 //    after the store is closed (ledger checkpointed, log checkpointed and
 //    truncated), divided by the hosts.
 // 2. The fleet: --fleet_hosts hosts (half steady, 45 % drifting, 5 %
-//    changing) through --fleet_cycles cycles with heartbeats: bytes per host
-//    for that span and the store's rows/s at that scale.
+//    changing) through --fleet_cycles cycles with heartbeats (5,760: the
+//    whole day) and --fleet_whole_cycles cycles stored whole: bytes per host
+//    per day of each (a span shorter than the day scaled to it), the ratio,
+//    and the store's rows/s of each at that scale.
+// 3. The wire (--wire, in the day pass): bytes per host per day the agents
+//    send, every report whole and with heartbeat forms (the agent's
+//    HeartbeatFormer).
 // Store rows/s is the WriteBatch time only (row preparation excluded), and
 // its CPU the writing thread's (the background WAL checkpoints not counted).
 //
@@ -32,6 +37,8 @@
 // us CPU is then the client's only.
 //
 //   bazel run -c opt //tests/server:history_disk_benchmark
+//   bazel run -c opt //tests/server:history_disk_benchmark -- \
+//     --day_hosts=20 --fleet_hosts=10000 --fleet_cycles=5760
 //   bazel run -c opt //tests/server:history_disk_benchmark -- \
 //     --store=postgres --day_hosts=10 --fleet_hosts=0
 #include <sqlite3.h>
@@ -51,9 +58,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "agent/uplink/heartbeat_former.h"
+#include "common/report/material.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/ingest/report_row.h"
-#include "common/report/material.h"
 #include "server/report/report_head.h"
 #include "server/storage/postgres/pg_connection.h"
 #include "server/storage/postgres/postgres_storage.h"
@@ -65,11 +73,19 @@
 ABSL_FLAG(int32_t, day_hosts, 50, "Hosts of each kind driven through the day");
 ABSL_FLAG(int32_t, cycles, 5760, "Report cycles of the day (15 s each)");
 ABSL_FLAG(int32_t, fleet_hosts, 10000, "Hosts of the fleet pass");
-ABSL_FLAG(int32_t, fleet_cycles, 240, "Cycles of the fleet pass");
+ABSL_FLAG(int32_t, fleet_cycles, 240,
+          "Cycles of the fleet pass with heartbeats (5,760: a day)");
+ABSL_FLAG(int32_t, fleet_whole_cycles, 240,
+          "Cycles of the fleet pass storing every report whole (the before "
+          "figure: its bytes grow linearly, a day of 10,000 hosts is 170 GB)");
 ABSL_FLAG(int32_t, batch, 1024, "Rows per WriteBatch");
 ABSL_FLAG(absl::Duration, full_report_interval, absl::Hours(6),
           "Heartbeat mode's full report interval");
 ABSL_FLAG(std::string, store, "sqlite", "sqlite or postgres");
+ABSL_FLAG(bool, wire, true,
+          "Count the bytes agents send, whole and with heartbeat forms (in "
+          "the day pass; about 5 us of CPU a report, outside the store's "
+          "figures)");
 
 namespace tracehealth {
 namespace {
@@ -147,6 +163,12 @@ ReportRow NextRow(HostModel& m, int cycle, std::mt19937& rng) {
 }
 
 struct StoreFigures {
+  // What the agents send (the serialized reports plus gRPC's 5-byte message
+  // prefix): every report whole, and with heartbeat forms (the agent's
+  // HeartbeatFormer at the agent's default 6 h whole interval).
+  int64_t wire_whole_bytes = 0;
+  int64_t wire_form_bytes = 0;
+  int64_t forms = 0;
   int64_t file_bytes = 0;
   int64_t reports = 0;
   int64_t full_rows = 0;
@@ -289,8 +311,9 @@ DrivenStore OpenPostgres(absl::Duration interval) {
 }
 
 // Drives `hosts` through `cycles` cycles into a new store.
+// With `count_wire`, also what the agents would send (StoreFigures).
 StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
-                   absl::Duration interval) {
+                   absl::Duration interval, bool count_wire) {
   DrivenStore d = absl::GetFlag(FLAGS_store) == "postgres"
                       ? OpenPostgres(interval)
                       : OpenSqlite(interval);
@@ -300,6 +323,10 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
   const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_batch));
   std::vector<ReportRow> rows;
   rows.reserve(batch);
+  std::vector<agent::HeartbeatFormer> formers(
+      hosts.size(), agent::HeartbeatFormer(absl::Hours(6)));
+  const bool wire = count_wire;
+  v1::HostReport sent;
   auto flush = [&] {
     const absl::Time t0 = absl::Now();
     const double c0 = ThreadCpuSeconds();
@@ -314,8 +341,15 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
     rows.clear();
   };
   for (int c = 0; c < cycles; ++c) {
-    for (HostModel& m : hosts) {
-      rows.push_back(NextRow(m, c, rng));
+    for (size_t h = 0; h < hosts.size(); ++h) {
+      rows.push_back(NextRow(hosts[h], c, rng));
+      if (wire) {
+        const std::string& blob = rows.back().blob;
+        f.wire_whole_bytes += static_cast<int64_t>(blob.size()) + 5;
+        if (!sent.ParseFromString(blob)) std::exit(3);
+        if (formers[h].Form(blob, &sent)) ++f.forms;
+        f.wire_form_bytes += static_cast<int64_t>(sent.ByteSizeLong()) + 5;
+      }
       if (rows.size() == batch) flush();
     }
   }
@@ -365,6 +399,7 @@ int Main() {
   std::printf("\n%-9s %-10s %12s %10s %14s %10s %9s %9s %9s\n", "kind", "mode",
               "reports", "full rows", "B/host/day", "vs whole", "vs Prom",
               "rows/s", "us CPU");
+  StoreFigures wire[3];
   for (Kind kind : {kSteady, kDrifting, kChanging}) {
     double whole_bytes = 0;
     for (bool beats : {false, true}) {
@@ -373,7 +408,9 @@ int Main() {
         hosts.push_back(Model(i, absl::StrFormat("host-%06d", i), kind));
       }
       const StoreFigures f =
-          Drive(hosts, cycles, beats ? interval : absl::ZeroDuration());
+          Drive(hosts, cycles, beats ? interval : absl::ZeroDuration(),
+                beats && absl::GetFlag(FLAGS_wire));
+      if (beats) wire[kind] = f;
       const double per_day = f.file_bytes / day_hosts / day_fraction;
       if (!beats) whole_bytes = per_day;
       std::printf("%-9s %-10s %12lld %10lld %14.0f %9.1fx %8.2fx %9.0f %9.2f\n",
@@ -384,6 +421,20 @@ int Main() {
                   f.reports / f.store_seconds,
                   f.store_cpu_seconds * 1e6 / f.reports);
       std::printf("          tables: %s\n", f.tables.c_str());
+    }
+  }
+  if (absl::GetFlag(FLAGS_wire) && day_hosts > 0) {
+    std::printf(
+        "\nnetwork (agent to server: serialized reports + 5 B gRPC prefix; "
+        "HTTP/2 and TLS framing not counted)\n%-9s %16s %16s %9s %9s\n",
+        "kind", "whole B/host/day", "forms B/host/day", "ratio", "forms");
+    for (Kind kind : {kSteady, kDrifting, kChanging}) {
+      const StoreFigures& f = wire[kind];
+      const double per = day_hosts * day_fraction;
+      std::printf("%-9s %16.0f %16.0f %8.1fx %8.1f%%\n", kKindNames[kind],
+                  f.wire_whole_bytes / per, f.wire_form_bytes / per,
+                  static_cast<double>(f.wire_whole_bytes) / f.wire_form_bytes,
+                  100.0 * f.forms / f.reports);
     }
   }
   const int fleet = absl::GetFlag(FLAGS_fleet_hosts);
@@ -406,15 +457,37 @@ int Main() {
       for (ReportRow& r : m.rows) r.host_id = m.host_id;
       hosts.push_back(std::move(m));
     }
-    const StoreFigures f = Drive(hosts, fleet_cycles, interval);
+    const StoreFigures f = Drive(hosts, fleet_cycles, interval, false);
+    const double beat_day =
+        static_cast<double>(f.file_bytes) / fleet * 5760.0 / fleet_cycles;
     std::printf(
-        "\nfleet: %d hosts x %d cycles (%.1f h), heartbeats: %lld reports, "
-        "%lld full rows, %.0f B/host for the span (each host's first report "
-        "whole), %.0f rows/s, %.2f us CPU a row\n          tables: %s\n",
+        "\nfleet: %d hosts (half steady, 45 %% drifting, 5 %% changing)\n"
+        "heartbeats: %d cycles (%.1f h), %lld reports, %lld full rows, "
+        "%.0f B/host/day%s, %.2fx Prometheus low end, %.0f rows/s, "
+        "%.2f us CPU a row\n          tables: %s\n",
         fleet, fleet_cycles, fleet_cycles / 240.0,
         static_cast<long long>(f.reports), static_cast<long long>(f.full_rows),
-        static_cast<double>(f.file_bytes) / fleet, f.reports / f.store_seconds,
+        beat_day,
+        fleet_cycles == 5760 ? ""
+                             : " (scaled to a day; a short span counts "
+                               "each host's first report whole)",
+        beat_day / prom_lo, f.reports / f.store_seconds,
         f.store_cpu_seconds * 1e6 / f.reports, f.tables.c_str());
+    const int whole_cycles = absl::GetFlag(FLAGS_fleet_whole_cycles);
+    if (whole_cycles > 0) {
+      const StoreFigures w =
+          Drive(hosts, whole_cycles, absl::ZeroDuration(), false);
+      const double whole_day =
+          static_cast<double>(w.file_bytes) / fleet * 5760.0 / whole_cycles;
+      std::printf(
+          "whole:      %d cycles (%.1f h), %lld reports, %.0f B/host/day "
+          "(scaled to a day), %.0f rows/s, %.2f us CPU a row\n"
+          "heartbeats / whole: %.1fx less disk, %.2fx the rows/s\n",
+          whole_cycles, whole_cycles / 240.0, static_cast<long long>(w.reports),
+          whole_day, w.reports / w.store_seconds,
+          w.store_cpu_seconds * 1e6 / w.reports, whole_day / beat_day,
+          (f.reports / f.store_seconds) / (w.reports / w.store_seconds));
+    }
   }
   if (kind_of_store == "postgres") delete &Cluster();
   return 0;
