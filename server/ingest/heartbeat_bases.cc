@@ -4,32 +4,36 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/report/material.h"
 #include "server/report/stored_report.h"
 
 namespace tracehealth::server {
 
 void HeartbeatBases::Put(const std::string& host, uint64_t seq,
-                         std::shared_ptr<const v1::HostReport> report) {
+                         HeartbeatBase base) {
+  auto shared = std::make_shared<const HeartbeatBase>(std::move(base));
   absl::MutexLock lock(&mu_);
-  PutLocked(host, seq, std::move(report));
+  PutLocked(host, seq, std::move(shared));
 }
 
 void HeartbeatBases::PutLocked(const std::string& host, uint64_t seq,
-                               std::shared_ptr<const v1::HostReport> report) {
-  const size_t cost = report->SpaceUsedLong() + host.size() + sizeof(Entry);
+                               std::shared_ptr<const HeartbeatBase> base) {
+  const size_t cost = base->report->SpaceUsedLong() +
+                      base->numbers.size() * sizeof(float) + host.size() +
+                      sizeof(Entry) + sizeof(HeartbeatBase);
   auto it = hosts_.find(host);
   if (it != hosts_.end()) {
     Entry& e = it->second;
     bytes_ -= e.bytes;
     e.seq = seq;
-    e.report = std::move(report);
+    e.base = std::move(base);
     e.bytes = cost;
     lru_.splice(lru_.begin(), lru_, e.lru);
   } else {
     lru_.push_front(host);
     Entry e;
     e.seq = seq;
-    e.report = std::move(report);
+    e.base = std::move(base);
     e.bytes = cost;
     e.lru = lru_.begin();
     hosts_.emplace(host, std::move(e));
@@ -44,7 +48,7 @@ void HeartbeatBases::PutLocked(const std::string& host, uint64_t seq,
   }
 }
 
-absl::StatusOr<std::shared_ptr<const v1::HostReport>> HeartbeatBases::Get(
+absl::StatusOr<std::shared_ptr<const HeartbeatBase>> HeartbeatBases::Get(
     const std::string& host, uint64_t seq) {
   {
     absl::MutexLock lock(&mu_);
@@ -52,24 +56,29 @@ absl::StatusOr<std::shared_ptr<const v1::HostReport>> HeartbeatBases::Get(
     if (it != hosts_.end() && it->second.seq == seq) {
       lru_.splice(lru_.begin(), lru_, it->second.lru);
       ++hits_;
-      return it->second.report;
+      return it->second.base;
     }
     ++reads_;
   }
   absl::StatusOr<std::string> blob = read_(host, seq);
   if (!blob.ok()) return blob.status();
   bool ok = false;
-  std::shared_ptr<const v1::HostReport> report =
-      ParseStoredReport(host, seq, *blob, &ok);
+  HeartbeatBase base;
+  base.report = ParseStoredReport(host, seq, *blob, &ok);
   if (!ok) {
     return absl::DataLossError(
         absl::StrCat("stored report ", host, " seq ", seq, " does not parse"));
   }
+  base.wire_size = blob->size();
+  Material m = MaterialOfWire(*blob);
+  base.digest = m.digest;
+  base.numbers = std::move(m.numbers);
+  auto shared = std::make_shared<const HeartbeatBase>(std::move(base));
   absl::MutexLock lock(&mu_);
   auto it = hosts_.find(host);
   // A newer base put meanwhile stays.
-  if (it == hosts_.end() || it->second.seq <= seq) PutLocked(host, seq, report);
-  return report;
+  if (it == hosts_.end() || it->second.seq <= seq) PutLocked(host, seq, shared);
+  return shared;
 }
 
 size_t HeartbeatBases::hosts() const {

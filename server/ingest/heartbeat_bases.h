@@ -4,7 +4,8 @@
 // heartbeat form naming that seq is rebuilt from it (heartbeat_report.h
 // PutBeat) and stored like any report.
 //
-// Bounded: at most `max_bytes` of parsed reports (SpaceUsedLong); an insert
+// Bounded: at most `max_bytes` of parsed reports (SpaceUsedLong, plus the
+// numbers); an insert
 // over it evicts the least recently used hosts. A base that is not held
 // (evicted, another seq, a restarted server) is read from the store with
 // `read` (GetReport: a base stored as a heartbeat is its rebuilt report) and
@@ -20,6 +21,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -28,6 +30,16 @@
 #include "proto/tracehealth/v1/report.pb.h"
 
 namespace tracehealth::server {
+
+// A base: the report, parsed, and what a report rebuilt from it counts as
+// its material content (common/report/material.h): the base's, which the
+// agent found equal to the form's.
+struct HeartbeatBase {
+  std::shared_ptr<const v1::HostReport> report;  // never null
+  size_t wire_size = 0;                          // its encoded size
+  uint64_t digest = 0;
+  std::vector<float> numbers;
+};
 
 class HeartbeatBases {
  public:
@@ -38,15 +50,14 @@ class HeartbeatBases {
   HeartbeatBases(size_t max_bytes, Read read)
       : max_bytes_(max_bytes), read_(std::move(read)) {}
 
-  // `report` (never null), seq `seq`, was received whole as a base of
-  // `host`: it replaces what is held for the host.
-  void Put(const std::string& host, uint64_t seq,
-           std::shared_ptr<const v1::HostReport> report);
+  // `base`, seq `seq`, was received whole as a base of `host`: it
+  // replaces what is held for the host.
+  void Put(const std::string& host, uint64_t seq, HeartbeatBase base);
 
   // The base (host, seq): held, or read from the store and held. NotFound
   // when the store does not have it; DataLoss when its bytes do not parse;
   // the read's other errors as they are.
-  absl::StatusOr<std::shared_ptr<const v1::HostReport>> Get(
+  absl::StatusOr<std::shared_ptr<const HeartbeatBase>> Get(
       const std::string& host, uint64_t seq);
 
   size_t hosts() const;
@@ -58,12 +69,12 @@ class HeartbeatBases {
  private:
   struct Entry {
     uint64_t seq = 0;
-    std::shared_ptr<const v1::HostReport> report;
+    std::shared_ptr<const HeartbeatBase> base;
     size_t bytes = 0;
     std::list<std::string>::iterator lru;  // position in lru_
   };
   void PutLocked(const std::string& host, uint64_t seq,
-                 std::shared_ptr<const v1::HostReport> report)
+                 std::shared_ptr<const HeartbeatBase> base)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t max_bytes_;

@@ -20,6 +20,15 @@ std::shared_ptr<const v1::HostReport> Report(const std::string& host,
   return r;
 }
 
+HeartbeatBase Base(const std::string& host, uint64_t seq) {
+  HeartbeatBase b;
+  b.report = Report(host, seq);
+  b.wire_size = b.report->ByteSizeLong();
+  b.digest = 42;
+  b.numbers = {1.5f, 2.5f};
+  return b;
+}
+
 // A store holding (host, seq) for the listed pairs; records every read.
 struct FakeStore {
   std::vector<std::pair<std::string, uint64_t>> held;
@@ -41,11 +50,14 @@ struct FakeStore {
 TEST(HeartbeatBasesTest, APutBaseIsGivenBackWithoutARead) {
   FakeStore store;
   HeartbeatBases bases(1 << 20, store.Reader());
-  auto r = Report("a", 7);
-  bases.Put("a", 7, r);
-  absl::StatusOr<std::shared_ptr<const v1::HostReport>> got = bases.Get("a", 7);
+  HeartbeatBase b = Base("a", 7);
+  const v1::HostReport* r = b.report.get();
+  bases.Put("a", 7, std::move(b));
+  absl::StatusOr<std::shared_ptr<const HeartbeatBase>> got = bases.Get("a", 7);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ(got->get(), r.get());
+  EXPECT_EQ((*got)->report.get(), r);
+  EXPECT_EQ((*got)->digest, 42u);
+  EXPECT_EQ((*got)->numbers, (std::vector<float>{1.5f, 2.5f}));
   EXPECT_TRUE(store.reads.empty());
   EXPECT_EQ(bases.hits(), 1u);
   EXPECT_EQ(bases.reads(), 0u);
@@ -55,10 +67,15 @@ TEST(HeartbeatBasesTest, AnotherSeqIsReadFromTheStoreAndHeld) {
   FakeStore store;
   store.held = {{"a", 5}};
   HeartbeatBases bases(1 << 20, store.Reader());
-  bases.Put("a", 7, Report("a", 7));
-  absl::StatusOr<std::shared_ptr<const v1::HostReport>> got = bases.Get("a", 5);
+  bases.Put("a", 7, Base("a", 7));
+  absl::StatusOr<std::shared_ptr<const HeartbeatBase>> got = bases.Get("a", 5);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_EQ((*got)->seq(), 5u);
+  EXPECT_EQ((*got)->report->seq(), 5u);
+  // Read from the store: its material content is worked out from its bytes
+  // (a report with host_id, seq and agent_version only: no numbers).
+  EXPECT_NE((*got)->digest, 0u);
+  EXPECT_TRUE((*got)->numbers.empty());
+  EXPECT_EQ((*got)->wire_size, Report("a", 5)->ByteSizeLong());
   ASSERT_EQ(store.reads.size(), 1u);
   EXPECT_EQ(store.reads[0], std::make_pair(std::string("a"), uint64_t{5}));
   // The newer base put before stays held.
@@ -87,17 +104,17 @@ TEST(HeartbeatBasesTest, TheLeastRecentlyUsedGoOverTheBound) {
   size_t one = 0;
   {
     HeartbeatBases probe(1 << 20, store.Reader());
-    probe.Put("a", 1, Report("a", 1));
+    probe.Put("a", 1, Base("a", 1));
     one = probe.bytes();
   }
   ASSERT_GT(one, 0u);
   // Room for two hosts (same sizes), not three.
   HeartbeatBases bases(2 * one + one / 2, store.Reader());
-  bases.Put("a", 1, Report("a", 1));
-  bases.Put("b", 1, Report("b", 1));
+  bases.Put("a", 1, Base("a", 1));
+  bases.Put("b", 1, Base("b", 1));
   EXPECT_EQ(bases.bytes(), 2 * one);
   ASSERT_TRUE(bases.Get("a", 1).ok());  // a is now the most recent
-  bases.Put("c", 1, Report("c", 1));
+  bases.Put("c", 1, Base("c", 1));
   EXPECT_EQ(bases.hosts(), 2u);
   EXPECT_EQ(bases.bytes(), 2 * one);
   ASSERT_TRUE(bases.Get("a", 1).ok());
@@ -108,9 +125,9 @@ TEST(HeartbeatBasesTest, TheLeastRecentlyUsedGoOverTheBound) {
   EXPECT_EQ(store.reads.size(), 1u);
   // A base larger than the bound alone is still held.
   HeartbeatBases tiny(1, store.Reader());
-  tiny.Put("a", 1, Report("a", 1));
+  tiny.Put("a", 1, Base("a", 1));
   EXPECT_EQ(tiny.hosts(), 1u);
-  tiny.Put("b", 1, Report("b", 1));
+  tiny.Put("b", 1, Base("b", 1));
   EXPECT_EQ(tiny.hosts(), 1u);
   ASSERT_TRUE(tiny.Get("b", 1).ok());
 }
@@ -118,9 +135,9 @@ TEST(HeartbeatBasesTest, TheLeastRecentlyUsedGoOverTheBound) {
 TEST(HeartbeatBasesTest, PutReplacesAHostsBase) {
   FakeStore store;
   HeartbeatBases bases(1 << 20, store.Reader());
-  bases.Put("a", 1, Report("a", 1));
+  bases.Put("a", 1, Base("a", 1));
   const size_t one = bases.bytes();
-  bases.Put("a", 2, Report("a", 2));
+  bases.Put("a", 2, Base("a", 2));
   EXPECT_EQ(bases.hosts(), 1u);
   EXPECT_EQ(bases.bytes(), one);
   ASSERT_TRUE(bases.Get("a", 2).ok());

@@ -274,8 +274,14 @@ class ReportReactor
       req.row = MakeReportRow(*head, std::move(blob), now, &req.parsed);
       HeartbeatBases* bases = opts.heartbeat_bases;
       // Parsed (its material known): a base heartbeat forms may name.
-      if (base && bases != nullptr && req.row.material_digest != 0)
-        bases->Put(req.row.host_id, seq, req.parsed);
+      if (base && bases != nullptr && req.row.material_digest != 0) {
+        HeartbeatBase b;
+        b.report = req.parsed;
+        b.wire_size = req.row.blob.size();
+        b.digest = req.row.material_digest;
+        b.numbers = req.row.material_numbers;
+        bases->Put(req.row.host_id, seq, std::move(b));
+      }
     }
     req.done = [this, seq](absl::StatusOr<WriteOutcome> outcome) {
       OnCommitted(seq, outcome.status());
@@ -305,7 +311,7 @@ class ReportReactor
                             absl::Time now, WriteRequest* req) {
     HeartbeatBases* bases = service_->options_.heartbeat_bases;
     const std::string host(head.host_id);
-    absl::StatusOr<std::shared_ptr<const v1::HostReport>> base =
+    absl::StatusOr<std::shared_ptr<const HeartbeatBase>> base =
         bases == nullptr ? absl::FailedPreconditionError(
                                "this server does not accept heartbeat forms")
                          : bases->Get(host, head.heartbeat_base_seq);
@@ -333,10 +339,11 @@ class ReportReactor
     beat.attach_latency_seconds = head.attach_latency_seconds;
     beat.pool_budget_ratio = head.pool_budget_ratio;
     beat.purge_seconds = head.purge_seconds;
-    auto full = std::make_shared<v1::HostReport>(**base);
+    std::shared_ptr<v1::HostReport> full =
+        CopyStoredReport(*(*base)->report, (*base)->wire_size);
     PutBeat(beat, full.get());
     std::string blob = full->SerializeAsString();
-    req->row = MakeReportRowOf(head, std::move(blob), *full, now);
+    req->row = MakeReportRowOf(head, std::move(blob), *full, now, **base);
     req->parsed = std::move(full);
     service_->metrics_->CountHeartbeatForm();
     return true;

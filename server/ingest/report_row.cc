@@ -25,16 +25,22 @@ ReportRow RowOfHead(const ReportHead& head, absl::Time received_at) {
   return row;
 }
 
-// The record a restart and the index load (host_record_codec.h), and what
-// the store's heartbeat decision reads (common/report/material.h).
+// The record a restart and the index load (host_record_codec.h), and the
+// threads.
+void DescribeRecord(const v1::HostReport& report, ReportRow& row) {
+  row.record = EncodeHostRecord(report);
+  if (report.snapshot().threads().has_total())
+    row.threads = report.snapshot().threads().total();
+}
+
+// DescribeRecord, and what the store's heartbeat decision reads
+// (common/report/material.h).
 void Describe(const v1::HostReport& report, absl::string_view blob,
               ReportRow& row) {
-  row.record = EncodeHostRecord(report);
+  DescribeRecord(report, row);
   Material m = MaterialOfWire(blob);
   row.material_digest = m.digest;
   row.material_numbers = std::move(m.numbers);
-  if (report.snapshot().threads().has_total())
-    row.threads = report.snapshot().threads().total();
 }
 
 }  // namespace
@@ -56,10 +62,12 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
 }
 
 ReportRow MakeReportRowOf(const ReportHead& head, std::string blob,
-                          const v1::HostReport& parsed,
-                          absl::Time received_at) {
+                          const v1::HostReport& parsed, absl::Time received_at,
+                          const HeartbeatBase& base) {
   ReportRow row = RowOfHead(head, received_at);
-  Describe(parsed, blob, row);
+  DescribeRecord(parsed, row);
+  row.material_digest = base.digest;
+  row.material_numbers = base.numbers;
   row.blob = std::move(blob);
   return row;
 }

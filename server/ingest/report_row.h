@@ -9,6 +9,7 @@
 
 #include "absl/time/time.h"
 #include "proto/tracehealth/v1/report.pb.h"
+#include "server/ingest/heartbeat_bases.h"
 #include "server/report/report_head.h"
 #include "server/storage/report_store.h"
 
@@ -22,11 +23,13 @@ ReportRow MakeReportRow(
     const ReportHead& head, std::string blob, absl::Time received_at,
     std::shared_ptr<const v1::HostReport>* parsed = nullptr);
 
-// The same for a report already parsed: `blob` is `parsed` serialized, and
-// `head` decodes the same fields (e.g. of its heartbeat form: the fields a
-// heartbeat form carries are its report's).
+// The same for a report rebuilt from a heartbeat form on `base`
+// (heartbeat_bases.h): `blob` is `parsed` serialized, `head` decodes the
+// form (whose fields are the report's), and the material content is the
+// base's (the agent found the form's equal to it).
 ReportRow MakeReportRowOf(const ReportHead& head, std::string blob,
-                          const v1::HostReport& parsed, absl::Time received_at);
+                          const v1::HostReport& parsed, absl::Time received_at,
+                          const HeartbeatBase& base);
 
 }  // namespace tracehealth::server
 

@@ -61,6 +61,11 @@ std::shared_ptr<const v1::HostReport> ParseStoredReport(
     const std::string& host_id, uint64_t seq, const std::string& blob,
     bool* parsed = nullptr);
 
+// A copy of `report` in an arena it shares ownership of, as
+// ParseStoredReport makes them (`wire_size`: about its encoded size).
+std::shared_ptr<v1::HostReport> CopyStoredReport(const v1::HostReport& report,
+                                                 size_t wire_size);
+
 }  // namespace tracehealth::server
 
 #endif  // TRACEHEALTH_SERVER_REPORT_STORED_REPORT_H_

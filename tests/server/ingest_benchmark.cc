@@ -39,6 +39,9 @@ ABSL_FLAG(int32_t, window, 64, "Unacked reports per stream");
 ABSL_FLAG(int32_t, channels, 8, "gRPC connections the streams share");
 ABSL_FLAG(int32_t, raw_batch, 4096, "Rows per transaction for the raw ceiling");
 ABSL_FLAG(int64_t, raw_rows, 500000, "Rows for each raw ceiling measurement");
+ABSL_FLAG(bool, heartbeat_forms, false,
+          "Each host's first report whole, the rest in heartbeat form (an "
+          "agent whose host does not change, to a server that offers forms)");
 ABSL_FLAG(std::string, server_binary, "", "Server binary (default: runfiles)");
 ABSL_FLAG(std::vector<std::string>, server_flags, {},
           "Extra server flags, comma-separated (e.g. --commit_interval=2ms)");
@@ -110,6 +113,7 @@ int Main() {
   o.duration = absl::Seconds(absl::GetFlag(FLAGS_seconds));
   o.window = absl::GetFlag(FLAGS_window);
   o.channels = absl::GetFlag(FLAGS_channels);
+  o.heartbeat_forms = absl::GetFlag(FLAGS_heartbeat_forms);
   const auto threads0 = testing::ThreadCpuSeconds(sp->process->pid());
   const double server_cpu0 = testing::ProcessCpuSeconds(sp->process->pid());
   const double self_cpu0 = testing::ProcessCpuSeconds(getpid());
@@ -149,9 +153,10 @@ int Main() {
     return 1;
   }
   std::printf(
-      "server: hosts=%d window=%d report_bytes=%lld sent=%llu acked=%llu "
-      "failed_streams=%llu elapsed=%.2fs exit=%d\n",
+      "server: hosts=%d window=%d report_bytes=%lld form_bytes=%lld "
+      "sent=%llu acked=%llu failed_streams=%llu elapsed=%.2fs exit=%d\n",
       o.hosts, o.window, static_cast<long long>(r->report_bytes),
+      static_cast<long long>(r->form_bytes),
       static_cast<unsigned long long>(r->sent),
       static_cast<unsigned long long>(r->acked),
       static_cast<unsigned long long>(r->failed_streams),

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_code_name.h"
+#include "common/report/heartbeat_form.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
@@ -36,10 +37,14 @@ struct StreamPlan {
 // reads acks.
 class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
  public:
-  // `body`: the host's report without seq and observed_at (not owned).
-  HostStream(ReportStub* stub, const std::string* body, const StreamPlan& plan,
-             const LoadOptions& opts, absl::Time deadline)
+  // `body`: the host's report without seq and observed_at (not owned);
+  // `form`: what follows the first report (e.g. its heartbeat form on it),
+  // empty: `body` again.
+  HostStream(ReportStub* stub, const std::string* body, std::string form,
+             const StreamPlan& plan, const LoadOptions& opts,
+             absl::Time deadline)
       : body_(*body),
+        form_(std::move(form)),
         plan_(plan),
         opts_(opts),
         deadline_(deadline),
@@ -159,7 +164,8 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
     tail.mutable_observed_at()->set_seconds(ns / 1000000000);
     tail.mutable_observed_at()->set_nanos(
         static_cast<int32_t>(ns % 1000000000));
-    bytes_.assign(body_);
+    bytes_.assign(next_seq_ == plan_.first_seq || form_.empty() ? body_
+                                                                : form_);
     tail.AppendToString(&bytes_);
     grpc::Slice slice(bytes_);
     out_ = grpc::ByteBuffer(&slice, 1);
@@ -172,6 +178,7 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
 
   grpc::ClientContext ctx_;
   const std::string& body_;  // the report without seq and observed_at
+  const std::string form_;   // the reports after the first; empty: body_
   const StreamPlan plan_;
   v1::Ack ack_;
   const LoadOptions& opts_;
@@ -197,7 +204,8 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
 // One simulated host: its report, its channel and the stream it sends on
 // now, with the totals of its streams that ended.
 struct Host {
-  std::string body;  // the report without seq and observed_at
+  std::string body;       // the report without seq and observed_at
+  v1::HostReport report;  // with heartbeat_forms: to make forms of
   ReportStub* stub = nullptr;
   std::unique_ptr<HostStream> stream;
   uint64_t next_seq = 1;
@@ -275,6 +283,10 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
       result.report_bytes = static_cast<int64_t>(report.ByteSizeLong());
     report.clear_seq();
     report.clear_observed_at();
+    if (opts.heartbeat_forms) {
+      report.mutable_heartbeat();  // sent whole as a base
+      hosts[i].report = report;
+    }
     hosts[i].body = report.SerializeAsString();
     hosts[i].stub = stubs[i % opts.channels].get();
     hosts[i].next_seq = opts.first_seq;
@@ -289,8 +301,22 @@ absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
     plan.first_seq = h.next_seq;
     plan.reports = opts.stream_per_report ? 1 : opts.reports_per_host;
     plan.hold_open = opts.hold_open && !opts.stream_per_report;
-    h.stream =
-        std::make_unique<HostStream>(h.stub, &h.body, plan, opts, deadline);
+    std::string form;
+    if (opts.heartbeat_forms) {
+      v1::HostReport f = HeartbeatFormOf(h.report, plan.first_seq);
+      if (result.form_bytes == 0) {
+        // As sent: with a seq and a time (nanoseconds too).
+        f.set_seq(plan.first_seq + 1);
+        f.mutable_observed_at()->set_seconds(absl::ToUnixSeconds(at));
+        f.mutable_observed_at()->set_nanos(123456789);
+        result.form_bytes = static_cast<int64_t>(f.ByteSizeLong());
+      }
+      f.clear_seq();
+      f.clear_observed_at();
+      form = f.SerializeAsString();
+    }
+    h.stream = std::make_unique<HostStream>(h.stub, &h.body, std::move(form),
+                                            plan, opts, deadline);
     h.next_seq += plan.reports;
     h.next_start = at + opts.report_interval;
   };

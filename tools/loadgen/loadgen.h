@@ -47,6 +47,11 @@ struct LoadOptions {
   // whole run (hold_open: held open after reports_per_host, the agent's
   // behaviour before streams were closed between reports).
   bool stream_per_report = false;
+  // Heartbeat forms (report.proto HeartbeatForm), as an agent sends them to
+  // a server that offers them: each stream's first report whole, marked as
+  // a base, the others (the sample report does not change) in heartbeat
+  // form on it.
+  bool heartbeat_forms = false;
   // When set, RunLoad ends early once it reads true (checked every 100 ms).
   const std::atomic<bool>* stop = nullptr;
   // Called once every host's reports_per_host were acked (with hold_open:
@@ -76,6 +81,7 @@ struct LoadResult {
   // Send-to-ack latency over all acked reports.
   absl::Duration ack_p50, ack_p90, ack_p99, ack_max;
   int64_t report_bytes = 0;  // size of one serialized report (host 0)
+  int64_t form_bytes = 0;    // of its heartbeat form (heartbeat_forms)
   std::string first_error;
 };
 
