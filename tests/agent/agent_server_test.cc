@@ -215,17 +215,9 @@ TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
 
 // The value of the /metrics series `series` (-1 when unreadable).
 double Metric(const Server& server, const std::string& series) {
-  absl::StatusOr<std::string> m = HttpGet(server.metrics_address, "/metrics");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return -1;
-  for (absl::string_view line : absl::StrSplit(*m, '\n')) {
-    if (absl::StartsWith(line, series + " ")) {
-      double v = -1;
-      EXPECT_TRUE(absl::SimpleAtod(line.substr(series.size() + 1), &v));
-      return v;
-    }
-  }
-  return 0;
+  absl::StatusOr<double> v = ScrapedValue(server.metrics_address, series);
+  EXPECT_TRUE(v.ok()) << v.status();
+  return v.ok() ? *v : -1;
 }
 
 // A host that does not change sends its reports in heartbeat form once the

@@ -20,7 +20,6 @@
 #include "gtest/gtest.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/reliability/ingest_client.h"
-#include "tests/server/raw_http.h"
 #include "tests/server/server_test_fixture.h"
 
 namespace tracehealth::testing {
@@ -94,17 +93,9 @@ class HeartbeatFormsTest : public ServerTest {
     return storage.ok() ? std::move(*storage) : nullptr;
   }
   double Metric(const std::string& series) {
-    auto r = Get(server_.metrics_addr, "/metrics");
-    EXPECT_TRUE(r.ok()) << r.status();
-    if (!r.ok()) return -1;
-    for (absl::string_view line : absl::StrSplit(r->body, '\n')) {
-      if (absl::StartsWith(line, series + " ")) {
-        double v = -1;
-        EXPECT_TRUE(absl::SimpleAtod(line.substr(series.size() + 1), &v));
-        return v;
-      }
-    }
-    return 0;
+    absl::StatusOr<double> v = ScrapedValue(server_.metrics_addr, series);
+    EXPECT_TRUE(v.ok()) << v.status();
+    return v.ok() ? *v : -1;
   }
 };
 

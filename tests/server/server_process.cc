@@ -159,4 +159,20 @@ absl::StatusOr<std::string> HttpGet(const std::string& addr,
   return resp.substr(body + 4);
 }
 
+absl::StatusOr<double> ScrapedValue(const std::string& addr,
+                                    const std::string& series) {
+  absl::StatusOr<std::string> page = HttpGet(addr, "/metrics");
+  if (!page.ok()) return page.status();
+  const std::string prefix = series + " ";
+  for (absl::string_view line : absl::StrSplit(*page, '\n')) {
+    if (!absl::StartsWith(line, prefix)) continue;
+    double v = 0;
+    if (!absl::SimpleAtod(line.substr(prefix.size()), &v)) {
+      return absl::DataLossError(absl::StrCat("bad sample: ", line));
+    }
+    return v;
+  }
+  return 0.0;
+}
+
 }  // namespace tracehealth::testing

@@ -61,6 +61,13 @@ std::map<std::string, double> ThreadCpuSeconds(int pid);
 absl::StatusOr<std::string> HttpGet(const std::string& addr,
                                     const std::string& path);
 
+// The value of the sample `series` (its name with labels as the exposition
+// prints them, e.g. `x_total{result="a"}`) on addr's /metrics; 0 when the
+// page has no such sample. Errors: the page cannot be fetched, the value
+// does not parse.
+absl::StatusOr<double> ScrapedValue(const std::string& addr,
+                                    const std::string& series);
+
 }  // namespace tracehealth::testing
 
 #endif  // TRACEHEALTH_TESTS_SERVER_SERVER_PROCESS_H_
