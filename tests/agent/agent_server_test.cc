@@ -120,6 +120,21 @@ absl::StatusOr<v1::HostReport> StoredReport(const std::string& db_path,
   return r;
 }
 
+// FleetQuery.GetHost of `host_id` on the server at `address`.
+bool GetHost(const std::string& address, const std::string& host_id,
+             v1::HostState* host) {
+  auto channel =
+      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto stub = v1::FleetQuery::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  v1::GetHostRequest req;
+  req.set_host_id(host_id);
+  grpc::Status st = stub->GetHost(&ctx, req, host);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  return st.ok();
+}
+
 TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
   const std::string data_dir = NewTempDir("server-data-");
   const std::string state_dir = NewTempDir("agent-state-");
@@ -158,16 +173,8 @@ TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
   EXPECT_GT(run2.first, run1.last);
 
   // The query API: every report counted once, the latest is the last made.
-  auto channel =
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  auto stub = v1::FleetQuery::NewStub(channel);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  v1::GetHostRequest req;
-  req.set_host_id("itest-1");
   v1::HostState host;
-  grpc::Status st = stub->GetHost(&ctx, req, &host);
-  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_TRUE(GetHost(address, "itest-1", &host));
   EXPECT_EQ(host.reports(), run1.reports + run2.reports);
   EXPECT_EQ(host.latest().seq(), run2.last);
   EXPECT_EQ(host.labels().at("rack"), "r1");
@@ -250,16 +257,8 @@ TEST(AgentServerTest, ASteadyHostSendsHeartbeatForms) {
       Metric(server,
              R"(tracehealth_ingest_heartbeat_forms_total{result="no_base"})"),
       0);
-  auto channel = grpc::CreateChannel(server.grpc_address,
-                                     grpc::InsecureChannelCredentials());
-  auto stub = v1::FleetQuery::NewStub(channel);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  v1::GetHostRequest req;
-  req.set_host_id("itest-1");
   v1::HostState host;
-  grpc::Status st = stub->GetHost(&ctx, req, &host);
-  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_TRUE(GetHost(server.grpc_address, "itest-1", &host));
   EXPECT_EQ(host.reports(), 12u);
   EXPECT_EQ(host.latest().seq(), run.last);
   EXPECT_EQ(host.latest().snapshot().cpus().online(), 256u);
