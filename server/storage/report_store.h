@@ -81,6 +81,59 @@ struct HistoryRows {
   std::vector<ReportRow> rows;
 };
 
+// The smallest, largest and last value of one column over an hour's
+// reports; each absent when no report of the hour carries the column
+// (`last` is the value of the hour's newest report carrying it).
+template <typename T>
+struct RollupRange {
+  std::optional<T> min;
+  std::optional<T> max;
+  std::optional<T> last;
+  bool operator==(const RollupRange& o) const {
+    return min == o.min && max == o.max && last == o.last;
+  }
+};
+
+// One host's reports (full reports and heartbeats) observed in one hour
+// [hour_start_ns, hour_start_ns + 1 h), hours on the Unix epoch; the
+// arithmetic is server/storage/rollup.h's.
+struct RollupRow {
+  std::string host_id;
+  int64_t hour_start_ns = 0;
+  int64_t reports = 0;     // full reports + heartbeats
+  uint64_t first_seq = 0;  // of the oldest (observation time, then seq)
+  uint64_t last_seq = 0;   // of the newest
+  RollupRange<uint64_t> threads;
+  RollupRange<double> attach_latency_seconds;  // kprobe_multi_return
+  RollupRange<double> pool_budget_ratio;
+  RollupRange<double> purge_seconds;
+  // Predictions.worst_risk: the largest value, and the newest report's.
+  int max_worst_risk = 0;
+  int last_worst_risk = 0;
+
+  bool operator==(const RollupRow& o) const {
+    return host_id == o.host_id && hour_start_ns == o.hour_start_ns &&
+           reports == o.reports && first_seq == o.first_seq &&
+           last_seq == o.last_seq && threads == o.threads &&
+           attach_latency_seconds == o.attach_latency_seconds &&
+           pool_budget_ratio == o.pool_budget_ratio &&
+           purge_seconds == o.purge_seconds &&
+           max_worst_risk == o.max_worst_risk &&
+           last_worst_risk == o.last_worst_risk;
+  }
+};
+
+// What one ReportStore::RollUp call did.
+struct RollupPass {
+  int64_t hours = 0;  // hours folded (with or without reports)
+  int64_t rows = 0;   // rollup rows written
+  // Every hour before this is rolled up (the store's watermark after the
+  // call); nullopt when the store has none yet (nothing stored).
+  std::optional<int64_t> rolled_through_ns;
+  // More complete hours remain (max_hours was reached).
+  bool more = false;
+};
+
 class ReportStore {
  public:
   virtual ~ReportStore() = default;
@@ -133,6 +186,7 @@ class ReportStore {
 
   // Bytes the store occupies on disk.
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;
+
 };
 
 }  // namespace tracehealth::server
