@@ -187,6 +187,33 @@ class ReportStore {
   // Bytes the store occupies on disk.
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;
 
+  // --- Hourly rollups (RollupRow; kept longer than the reports) ---
+  //
+  // Folds, from what is stored (full reports and heartbeats), the hours
+  // from the store's watermark on that end at or before `before_ns`, at
+  // most `max_hours` (>= 1) of them, and writes one row per (host, hour)
+  // with reports, together with the new watermark, in ONE transaction. The
+  // watermark is stored (it survives a restart) and only moves forward: a
+  // call rerun over rolled hours writes nothing, and a report observed in
+  // an hour below the watermark (stored after its hour was rolled up) is
+  // not folded: that hour's rollup stays as it was. Without a watermark
+  // (a store's first pass) it starts at the hour of the oldest stored
+  // observation; on a store without reports it is set to the hour of
+  // `before_ns` (rounded down). Another store on the same database that
+  // moved the watermark during the call makes it Aborted (nothing
+  // written). InvalidArgument when max_hours < 1.
+  virtual absl::StatusOr<RollupPass> RollUp(int64_t before_ns,
+                                            int max_hours) = 0;
+
+  // The rollups of `host_id` whose hour starts in [from_ns, to_ns), oldest
+  // first. An unknown host or an empty window gives none.
+  virtual absl::StatusOr<std::vector<RollupRow>> ReadHostRollups(
+      const std::string& host_id, int64_t from_ns, int64_t to_ns) = 0;
+
+  // Deletes the rollups whose hour starts before `hour_before_ns`; returns
+  // how many. The watermark stays.
+  virtual absl::StatusOr<int64_t> DeleteRollupsBefore(
+      int64_t hour_before_ns) = 0;
 };
 
 }  // namespace tracehealth::server

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "proto/tracehealth/v1/report.pb.h"
 
 namespace tracehealth::server {
@@ -19,6 +20,32 @@ std::optional<uint64_t> ThreadsOfReport(absl::string_view blob) {
   }
   if (!report.snapshot().threads().has_total()) return std::nullopt;
   return report.snapshot().threads().total();
+}
+
+namespace {
+
+template <typename T>
+std::string RangeString(const RollupRange<T>& r) {
+  auto one = [](const std::optional<T>& v) {
+    return v.has_value() ? absl::StrCat(*v) : std::string("-");
+  };
+  return absl::StrCat(one(r.min), "/", one(r.max), "/", one(r.last));
+}
+
+}  // namespace
+
+std::string RollupRowString(const RollupRow& r) {
+  return absl::StrCat(r.host_id, "@", r.hour_start_ns, " n=", r.reports,
+                      " seq=", r.first_seq, "..", r.last_seq,
+                      " threads=", RangeString(r.threads),
+                      " latency=", RangeString(r.attach_latency_seconds),
+                      " pool=", RangeString(r.pool_budget_ratio),
+                      " purge=", RangeString(r.purge_seconds),
+                      " risk=", r.max_worst_risk, "/", r.last_worst_risk);
+}
+
+void PrintTo(const RollupRow& row, std::ostream* os) {
+  *os << RollupRowString(row);
 }
 
 template <typename T>

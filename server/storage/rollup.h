@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <utility>
@@ -39,6 +40,12 @@ int64_t HourStart(int64_t ns);
 // not parse or has none. (Full rows carry their threads only in the report;
 // a heartbeat's row has them in ReportRow::threads.)
 std::optional<uint64_t> ThreadsOfReport(absl::string_view blob);
+
+// "h@3600000000000 n=5 seq=1..5 threads=90/110/97 latency=... risk=3/3"
+// (min/max/last, "-" for absent), for logs and test failures.
+std::string RollupRowString(const RollupRow& row);
+// gtest prints a RollupRow with this.
+void PrintTo(const RollupRow& row, std::ostream* os);
 
 class RollupFolder {
  public:

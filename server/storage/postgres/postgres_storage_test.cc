@@ -14,6 +14,7 @@
 #include "server/storage/conformance/calibration_store_conformance.h"
 #include "server/storage/conformance/event_store_conformance.h"
 #include "server/storage/conformance/heartbeat_conformance.h"
+#include "server/storage/conformance/rollup_conformance.h"
 #include "server/storage/conformance/replica_conformance.h"
 #include "server/storage/conformance/report_store_conformance.h"
 #include "server/storage/conformance/test_rows.h"
@@ -163,6 +164,29 @@ INSTANTIATE_TEST_SUITE_P(Postgres, HeartbeatConformance,
                          ::testing::Values(HeartbeatBackend{"postgres",
                                                             OpenHeartbeats}),
                          HeartbeatBackendName);
+absl::StatusOr<OpenedRollupStore> OpenRollups() {
+  absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
+  if (!dsn.ok()) return dsn.status();
+  PostgresOptions o;
+  o.dsn = *dsn;
+  auto open = [o]() -> absl::StatusOr<std::unique_ptr<ReportStore>> {
+    absl::StatusOr<std::unique_ptr<PostgresStorage>> s =
+        PostgresStorage::Open(o);
+    if (!s.ok()) return s.status();
+    return std::unique_ptr<ReportStore>(*std::move(s));
+  };
+  OpenedRollupStore out;
+  absl::StatusOr<std::unique_ptr<ReportStore>> s = open();
+  if (!s.ok()) return s.status();
+  out.store = *std::move(s);
+  out.reopen = open;
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Postgres, RollupConformance,
+                         ::testing::Values(RollupBackend{"postgres",
+                                                         OpenRollups}),
+                         RollupBackendName);
 INSTANTIATE_TEST_SUITE_P(Postgres, AlertStoreConformance,
                          ::testing::Values(AlertStoreBackend{"postgres",
                                                              OpenAlerts}),
@@ -341,8 +365,9 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
                             "SELECT version FROM schema_version ORDER BY 1");
   ASSERT_TRUE(rows.ok());
   // One row per migration (1: reports, alerts, leases; 2: events; 3:
-  // calibrations; 4: records; 5: heartbeats), each applied once.
-  EXPECT_EQ(*rows, "1\n2\n3\n4\n5\n");
+  // calibrations; 4: records; 5: heartbeats; 6: rollups), each applied
+  // once.
+  EXPECT_EQ(*rows, "1\n2\n3\n4\n5\n6\n");
   ASSERT_TRUE(Cluster()
                   .Sql(DbName(*dsn), "INSERT INTO schema_version VALUES (99)")
                   .ok());
@@ -353,7 +378,7 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
   EXPECT_TRUE(absl::IsFailedPrecondition(newer.status())) << newer.status();
   EXPECT_NE(newer.status().message().find(
                 "database schema version 99 is newer than this "
-                "server's (5)"),
+                "server's (6)"),
             std::string::npos)
       << newer.status();
 }
