@@ -57,6 +57,7 @@ class ControlledReportStore : public ReportStore {
   absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
   absl::StatusOr<RollupPass> RollUp(int64_t before_ns, int max_hours) override {
     calls_.push_back("RollUp");
+    if (fail_rollup_) return absl::UnavailableError("rollup failed");
     return inner_->RollUp(before_ns, max_hours);
   }
   absl::StatusOr<std::vector<RollupRow>> ReadHostRollups(
@@ -71,6 +72,7 @@ class ControlledReportStore : public ReportStore {
 
   bool fail_ = false;           // every WriteBatch fails
   bool hold_ = false;           // WriteBatch waits for release_
+  bool fail_rollup_ = false;    // every RollUp fails (Unavailable)
   absl::Notification entered_;  // a WriteBatch is being held
   absl::Notification release_;
   std::atomic<size_t> held_rows_{0};  // rows in batches that were held
