@@ -64,8 +64,9 @@ absl::StatusOr<Housekeeper::RetentionRun> Housekeeper::RunRetention() {
   const absl::Time now = options_.now();
   int64_t cutoff = absl::ToUnixNanos(now - options_.retention);
   if (run->rolled_through_ns.has_value()) {
-    cutoff = std::min(cutoff, *run->rolled_through_ns - absl::ToInt64Nanoseconds(
-                                                   options_.observation_lead));
+    cutoff = std::min(cutoff,
+                      *run->rolled_through_ns -
+                          absl::ToInt64Nanoseconds(options_.observation_lead));
   }
   const int64_t step =
       absl::ToInt64Nanoseconds(storage_->retention_granularity());

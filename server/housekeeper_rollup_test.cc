@@ -43,7 +43,8 @@ TEST(HousekeeperRollupTest, RollsUpBeforeDeletingReports) {
   auto storage = NewStore("hk-order");
   ASSERT_NE(storage, nullptr);
   std::vector<ReportRow> rows;
-  for (uint64_t d = 1; d <= 10; ++d) rows.push_back(Row(d, d * kDay, d * kDay + 1));
+  for (uint64_t d = 1; d <= 10; ++d)
+    rows.push_back(Row(d, d * kDay, d * kDay + 1));
   ASSERT_TRUE(storage->WriteBatch(rows).ok());
   ControlledReportStore store(storage.get());
   Housekeeper::Options opts;
@@ -115,7 +116,10 @@ TEST(HousekeeperRollupTest, NeverDeletesAReportWhoseHourIsNotRolledUp) {
 TEST(HousekeeperRollupTest, AFailedRollupDeletesNothing) {
   auto storage = NewStore("hk-fail");
   ASSERT_NE(storage, nullptr);
-  ASSERT_TRUE(storage->WriteBatch({Row(1, kDay, kDay + 1), Row(2, 2 * kDay, 2 * kDay + 1)}).ok());
+  ASSERT_TRUE(
+      storage
+          ->WriteBatch({Row(1, kDay, kDay + 1), Row(2, 2 * kDay, 2 * kDay + 1)})
+          .ok());
   ControlledReportStore store(storage.get());
   store.fail_rollup_ = true;
   Housekeeper::Options opts;

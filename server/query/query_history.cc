@@ -149,9 +149,9 @@ grpc::Status QueryService::DoGetHostHistory(
   // read with fewer rows has the same oldest row).
   size_t rollup_points = rollups.size();
   if (rollups.size() + rows->rows.size() > points) {
-    rollup_points = std::min(
-        rollups.size(),
-        std::max<size_t>(points / 2, points - rows->rows.size()));
+    rollup_points =
+        std::min(rollups.size(),
+                 std::max<size_t>(points / 2, points - rows->rows.size()));
     const size_t report_points = points - rollup_points;
     if (rows->rows.size() > report_points) {
       rows = report_points == 0

@@ -68,9 +68,9 @@ class HistoryRollupTest : public QueryServiceTest {
     ASSERT_EQ(*deleted, 4);
   }
 
-  v1::GetHostHistoryResponse History(int64_t from_ns, int64_t to_ns,
-                                     uint32_t max_points = 0,
-                                     v1::ProbeKind kind = v1::PROBE_KIND_UNSPECIFIED) {
+  v1::GetHostHistoryResponse History(
+      int64_t from_ns, int64_t to_ns, uint32_t max_points = 0,
+      v1::ProbeKind kind = v1::PROBE_KIND_UNSPECIFIED) {
     v1::GetHostHistoryRequest req;
     req.set_host_id("h1");
     *req.mutable_from() = TimeUtil::NanosecondsToTimestamp(from_ns);

@@ -60,8 +60,9 @@ class ControlledReportStore : public ReportStore {
     if (fail_rollup_) return absl::UnavailableError("rollup failed");
     return inner_->RollUp(before_ns, max_hours);
   }
-  absl::StatusOr<std::vector<RollupRow>> ReadHostRollups(
-      const std::string& h, int64_t from, int64_t to) override {
+  absl::StatusOr<std::vector<RollupRow>> ReadHostRollups(const std::string& h,
+                                                         int64_t from,
+                                                         int64_t to) override {
     return inner_->ReadHostRollups(h, from, to);
   }
   absl::StatusOr<int64_t> DeleteRollupsBefore(int64_t t) override {

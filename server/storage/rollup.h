@@ -20,8 +20,8 @@
 
 #include <cstdint>
 #include <map>
-#include <ostream>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>

@@ -108,8 +108,8 @@ TEST(RollupFolderTest, AbsentColumnsStayAbsent) {
 TEST(RollupFolderTest, HourBoundaryAndHosts) {
   const int64_t h = 7 * kH;
   RollupFolder f;
-  f.Add(Row("b", 5, h));          // hh+1:00:00 of hour 6 -> hour 7
-  f.Add(Row("b", 4, h - 1));      // hh:59:59.999999999 -> hour 6
+  f.Add(Row("b", 5, h));           // hh+1:00:00 of hour 6 -> hour 7
+  f.Add(Row("b", 4, h - 1));       // hh:59:59.999999999 -> hour 6
   f.Add(Row("a", 9, h + kH - 1));  // the last ns of hour 7
   std::vector<RollupRow> out = f.Take();
   ASSERT_EQ(out.size(), 3u);

@@ -53,7 +53,8 @@ ReportRow Row(const std::string& host, uint64_t seq, int64_t observed_ns,
   v1::HostReport rep;
   rep.set_host_id(host);
   rep.set_seq(seq);
-  if (c.threads) rep.mutable_snapshot()->mutable_threads()->set_total(*c.threads);
+  if (c.threads)
+    rep.mutable_snapshot()->mutable_threads()->set_total(*c.threads);
   ReportRow r;
   r.host_id = host;
   r.seq = seq;
@@ -91,7 +92,8 @@ std::vector<RollupRow> Rollups(ReportStore& s, const std::string& host,
 
 std::vector<int64_t> Hours(const std::vector<RollupRow>& rows) {
   std::vector<int64_t> out;
-  for (const RollupRow& r : rows) out.push_back((r.hour_start_ns - kHour0) / kH);
+  for (const RollupRow& r : rows)
+    out.push_back((r.hour_start_ns - kHour0) / kH);
   return out;
 }
 
@@ -117,7 +119,8 @@ TEST_P(RollupConformance, MinMaxLastOverFullReportsAndHeartbeats) {
   Write(s, {Row("g", 1, kHour0 + 59 * kMin, {7, {}, {}, {}, 4})});
   // Hour 1 is not complete at 01:30: not rolled up.
   Write(s, {Row("h", 6, kHour0 + kH, {1, 9.0, 9.0, 9.0, 4, 9})});
-  absl::StatusOr<HistoryRows> hist = s.ReadHostHistory("h", kHour0, kHour0 + kH, 100);
+  absl::StatusOr<HistoryRows> hist =
+      s.ReadHostHistory("h", kHour0, kHour0 + kH, 100);
   ASSERT_TRUE(hist.ok()) << hist.status();
   ASSERT_EQ(hist->rows.size(), 5u);
   std::vector<bool> beats;
@@ -222,7 +225,8 @@ TEST_P(RollupConformance, IdempotentAndLateReportsLeaveTheHour) {
   EXPECT_EQ(again.rows, 0);
   EXPECT_EQ(Rollups(s, "h"), before);
   EXPECT_EQ(before[0].reports, 1);
-  absl::StatusOr<HistoryRows> hist = s.ReadHostHistory("h", kHour0, kHour0 + kH, 10);
+  absl::StatusOr<HistoryRows> hist =
+      s.ReadHostHistory("h", kHour0, kHour0 + kH, 10);
   ASSERT_TRUE(hist.ok());
   EXPECT_EQ(hist->matched, 2);
   EXPECT_EQ(s.RollUp(kHour0, 0).status().code(),

@@ -56,8 +56,7 @@ absl::StatusOr<std::optional<int64_t>> PgRollupWatermark(PgConnection& conn) {
   return OptionalInt(conn, "SELECT rolled_through_ns FROM rollup_state");
 }
 
-absl::StatusOr<std::optional<int64_t>> PgOldestObservation(
-    PgConnection& conn) {
+absl::StatusOr<std::optional<int64_t>> PgOldestObservation(PgConnection& conn) {
   return OptionalInt(conn,
                      "SELECT least((SELECT min(observed_at_ns) FROM reports), "
                      "(SELECT min(first_observed_ns) FROM heartbeats))");
@@ -103,8 +102,7 @@ absl::Status PgFoldStoredHours(PgConnection& conn, int64_t from_ns,
           return;
         }
         entries.clear();
-        AddBeatEntries(host_id, *beats, x.Int(0, 1), from_ns, to_ns,
-                       &entries);
+        AddBeatEntries(host_id, *beats, x.Int(0, 1), from_ns, to_ns, &entries);
         // A heartbeat's risk is its full report's (risks count exactly in
         // the material content); 0 when the full report is gone.
         const int risk = x.IsNull(0, 3) ? 0 : static_cast<int>(x.Int(0, 3));
@@ -116,8 +114,7 @@ absl::Status PgFoldStoredHours(PgConnection& conn, int64_t from_ns,
   return bad;
 }
 
-absl::Status PgWriteRollups(PgConnection& conn,
-                            std::optional<int64_t> expected,
+absl::Status PgWriteRollups(PgConnection& conn, std::optional<int64_t> expected,
                             int64_t rolled_through_ns,
                             const std::vector<RollupRow>& rows) {
   TH_RETURN_IF_ERROR(conn.Run("BEGIN"));
@@ -180,9 +177,8 @@ absl::Status PgWriteRollups(PgConnection& conn,
         absl::StrAppend(&set, set.empty() ? "" : ", ", c, " = EXCLUDED.", c);
       }
       TH_RETURN_IF_ERROR(
-          conn.Exec(absl::StrCat("INSERT INTO rollups (", kColumns,
-                                 ") SELECT ", select, " FROM ", from,
-                                 ") AS u(", names,
+          conn.Exec(absl::StrCat("INSERT INTO rollups (", kColumns, ") SELECT ",
+                                 select, " FROM ", from, ") AS u(", names,
                                  ") ON CONFLICT (host_id, hour_start_ns) DO "
                                  "UPDATE SET ",
                                  set),

@@ -35,8 +35,7 @@ absl::StatusOr<std::optional<int64_t>> PgRollupWatermark(PgConnection& conn);
 
 // The oldest observation time stored (reports and heartbeats); nullopt
 // when nothing is stored.
-absl::StatusOr<std::optional<int64_t>> PgOldestObservation(
-    PgConnection& conn);
+absl::StatusOr<std::optional<int64_t>> PgOldestObservation(PgConnection& conn);
 
 // Adds to `folder` every full report and heartbeat observed in
 // [from_ns, to_ns): a full report's threads from its report, a heartbeat's
@@ -47,8 +46,7 @@ absl::Status PgFoldStoredHours(PgConnection& conn, int64_t from_ns,
 // One transaction: Aborted (nothing written) unless the watermark is still
 // `expected`; otherwise inserts `rows` (replacing any of the same host and
 // hour) and sets the watermark to `rolled_through_ns`.
-absl::Status PgWriteRollups(PgConnection& conn,
-                            std::optional<int64_t> expected,
+absl::Status PgWriteRollups(PgConnection& conn, std::optional<int64_t> expected,
                             int64_t rolled_through_ns,
                             const std::vector<RollupRow>& rows);
 

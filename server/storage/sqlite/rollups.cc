@@ -206,9 +206,9 @@ absl::StatusOr<std::vector<RollupRow>> ReadRollups(sqlite3* db,
 }
 
 absl::StatusOr<int64_t> DeleteRollups(sqlite3* db, int64_t hour_before_ns) {
-  TH_ASSIGN_OR_RETURN(
-      auto s, SqliteStatement::Prepare(
-                  db, "DELETE FROM rollups WHERE hour_start_ns < ?1"));
+  TH_ASSIGN_OR_RETURN(auto s,
+                      SqliteStatement::Prepare(
+                          db, "DELETE FROM rollups WHERE hour_start_ns < ?1"));
   s->BindInt(1, hour_before_ns);
   if (s->Step() != SQLITE_DONE) return SqliteError(db, "delete rollups");
   return static_cast<int64_t>(sqlite3_changes(db));
