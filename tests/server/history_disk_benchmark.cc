@@ -19,6 +19,9 @@
 //    = a day), in a store of their own per kind and mode; the file sizes
 //    after the store is closed (ledger checkpointed, log checkpointed and
 //    truncated), divided by the hosts.
+//    A RollUp pass after every simulated hour (as the housekeeper, during
+//    ingest) and one at the end: rollup rows, their bytes (table and index;
+//    included in the file sizes) and the passes' time.
 // 2. The fleet: --fleet_hosts hosts (half steady, 45 % drifting, 5 %
 //    changing) through --fleet_cycles cycles with heartbeats: bytes per host
 //    for that span and the store's rows/s at that scale.
@@ -57,6 +60,7 @@
 #include "server/report/report_head.h"
 #include "server/storage/postgres/pg_connection.h"
 #include "server/storage/postgres/postgres_storage.h"
+#include "server/storage/rollup.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/util/postgres_cluster.h"
 #include "tests/util/subprocess.h"
@@ -153,6 +157,12 @@ struct StoreFigures {
   double store_seconds = 0;
   double store_cpu_seconds = 0;  // the writing thread's
   std::string tables;            // bytes per table (dbstat)
+  // Hourly rollups of every hour driven (a RollUp pass each simulated
+  // hour): rows, bytes (table and index), the passes' time and CPU.
+  int64_t rollup_rows = 0;
+  int64_t rollup_bytes = 0;
+  double rollup_seconds = 0;
+  double rollup_cpu_seconds = 0;
 };
 
 // A store to drive, and how to measure it once closed.
@@ -222,6 +232,9 @@ DrivenStore OpenSqlite(absl::Duration interval) {
         SQLITE_OK) {
       f.full_rows = Int(db, "SELECT count(*) FROM reports");
       f.tables = Tables(db);
+      f.rollup_bytes = Int(db,
+                           "SELECT sum(pgsize) FROM dbstat WHERE name IN "
+                           "('rollups', 'rollups_hour')");
     }
     sqlite3_close(db);
   };
@@ -276,6 +289,7 @@ DrivenStore OpenPostgres(absl::Duration interval) {
               absl::StrCat("SELECT sum(pg_total_relation_size(c.oid))::bigint",
                            kTables));
     f.full_rows = PgInt(**conn, "SELECT count(*) FROM reports");
+    f.rollup_bytes = PgInt(**conn, "SELECT pg_total_relation_size('rollups')");
     auto r = (*conn)->Exec(absl::StrCat(
         "SELECT c.relname, pg_total_relation_size(c.oid)", kTables,
         " AND pg_total_relation_size(c.oid) > 65536 ORDER BY 2 DESC"));
@@ -300,7 +314,11 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
   const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_batch));
   std::vector<ReportRow> rows;
   rows.reserve(batch);
+  int64_t last_observed_ns = 0;
   auto flush = [&] {
+    for (const ReportRow& r : rows) {
+      last_observed_ns = std::max(last_observed_ns, r.observed_at_ns);
+    }
     const absl::Time t0 = absl::Now();
     const double c0 = ThreadCpuSeconds();
     auto out = (*store)->WriteBatch(rows);
@@ -313,17 +331,47 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
     f.reports += static_cast<int64_t>(rows.size());
     rows.clear();
   };
+  // The hours that ended by `before_ns`, as the housekeeper rolls them up.
+  auto roll = [&](int64_t before_ns) {
+    const absl::Time t0 = absl::Now();
+    const double c0 = ThreadCpuSeconds();
+    auto pass = (*store)->RollUp(before_ns, 1 << 20);
+    f.rollup_cpu_seconds += ThreadCpuSeconds() - c0;
+    f.rollup_seconds += absl::ToDoubleSeconds(absl::Now() - t0);
+    if (!pass.ok()) {
+      std::fprintf(stderr, "rollup: %s\n", pass.status().ToString().c_str());
+      std::exit(1);
+    }
+    f.rollup_rows += pass->rows;
+  };
   for (int c = 0; c < cycles; ++c) {
+    if (c > 0 && c % 240 == 0) {  // a simulated hour: a pass, during ingest
+      if (!rows.empty()) flush();
+      roll(last_observed_ns);
+    }
     for (HostModel& m : hosts) {
       rows.push_back(NextRow(m, c, rng));
       if (rows.size() == batch) flush();
     }
   }
   if (!rows.empty()) flush();
+  roll(server::HourStart(last_observed_ns) + server::kRollupHourNs);
   // SQLite: ledger checkpoint, log checkpointed and truncated.
   store->reset();
   d.measure(f);
   return f;
+}
+
+void PrintRollups(const StoreFigures& f, int hosts, double day_fraction) {
+  std::printf(
+      "          rollups: %lld rows, %lld B (%.0f B/row, %.0f B/host/day), "
+      "passes %.2f s, %.2f us CPU a report\n",
+      static_cast<long long>(f.rollup_rows),
+      static_cast<long long>(f.rollup_bytes),
+      f.rollup_rows > 0 ? static_cast<double>(f.rollup_bytes) / f.rollup_rows
+                        : 0.0,
+      f.rollup_bytes / static_cast<double>(hosts) / day_fraction,
+      f.rollup_seconds, f.rollup_cpu_seconds * 1e6 / f.reports);
 }
 
 int Main() {
@@ -384,6 +432,7 @@ int Main() {
                   f.reports / f.store_seconds,
                   f.store_cpu_seconds * 1e6 / f.reports);
       std::printf("          tables: %s\n", f.tables.c_str());
+      PrintRollups(f, day_hosts, day_fraction);
     }
   }
   const int fleet = absl::GetFlag(FLAGS_fleet_hosts);
@@ -415,6 +464,7 @@ int Main() {
         static_cast<long long>(f.reports), static_cast<long long>(f.full_rows),
         static_cast<double>(f.file_bytes) / fleet, f.reports / f.store_seconds,
         f.store_cpu_seconds * 1e6 / f.reports, f.tables.c_str());
+    PrintRollups(f, fleet, fleet_cycles / 5760.0);
   }
   if (kind_of_store == "postgres") delete &Cluster();
   return 0;

@@ -19,6 +19,8 @@
 #include "server/storage/conformance/rollup_conformance.h"
 #include "server/storage/conformance/test_rows.h"
 #include "server/storage/postgres/pg_partitions.h"
+#include "server/storage/postgres/pg_rollups.h"
+#include "server/storage/rollup.h"
 #include "tests/util/postgres_cluster.h"
 
 namespace tracehealth::server {
@@ -381,6 +383,48 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
                 "server's (6)"),
             std::string::npos)
       << newer.status();
+}
+
+}  // namespace
+}  // namespace tracehealth::server
+
+namespace tracehealth::server {
+namespace {
+
+RollupRow OneRollup(int64_t hour) {
+  RollupRow r;
+  r.host_id = "h";
+  r.hour_start_ns = hour;
+  r.reports = 1;
+  r.first_seq = r.last_seq = 1;
+  r.pool_budget_ratio = {0.1, 0.30000000000000004, 0.2};  // exact doubles
+  return r;
+}
+
+// PgWriteRollups writes only over the watermark it was given: a replica's
+// pass that lost the race writes nothing (Aborted).
+TEST(PostgresRollupsTest, WritesOnlyOverTheExpectedWatermark) {
+  absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
+  ASSERT_TRUE(dsn.ok()) << dsn.status();
+  PostgresOptions o;
+  o.dsn = *dsn;
+  ASSERT_TRUE(PostgresStorage::Open(o).ok());  // the schema
+  auto conn = PgConnection::Connect(*dsn);
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  PgConnection& c = **conn;
+  const int64_t h = kRollupHourNs;
+  ASSERT_TRUE(PgWriteRollups(c, std::nullopt, 2 * h, {OneRollup(h)}).ok());
+  EXPECT_EQ(*PgRollupWatermark(c), 2 * h);
+  EXPECT_EQ(PgWriteRollups(c, std::nullopt, 3 * h, {OneRollup(2 * h)}).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(PgWriteRollups(c, h, 3 * h, {OneRollup(2 * h)}).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(*PgRollupWatermark(c), 2 * h);
+  EXPECT_EQ(PgReadRollups(c, "h", 0, 10 * h)->size(), 1u);
+  EXPECT_TRUE(PgWriteRollups(c, 2 * h, 3 * h, {OneRollup(2 * h)}).ok());
+  std::vector<RollupRow> rows = *PgReadRollups(c, "h", 0, 10 * h);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1], OneRollup(2 * h));
 }
 
 }  // namespace
