@@ -1,5 +1,6 @@
 #include "server/housekeeper.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "absl/strings/numbers.h"
@@ -42,12 +43,43 @@ Housekeeper::Housekeeper(ReportStore* storage, const HostIndex* index,
 
 Housekeeper::~Housekeeper() { Stop(); }
 
-absl::StatusOr<int64_t> Housekeeper::RunRetention() {
-  int64_t cutoff = absl::ToUnixNanos(options_.now() - options_.retention);
+absl::StatusOr<Housekeeper::RetentionRun> Housekeeper::RunRollups() {
+  RetentionRun run;
+  const int64_t before =
+      absl::ToUnixNanos(options_.now() - options_.rollup_delay);
+  for (;;) {
+    absl::StatusOr<RollupPass> pass =
+        storage_->RollUp(before, options_.rollup_max_hours);
+    if (!pass.ok()) return pass.status();
+    run.rollup_hours += pass->hours;
+    run.rollup_rows += pass->rows;
+    run.rolled_through_ns = pass->rolled_through_ns;
+    if (!pass->more) return run;
+  }
+}
+
+absl::StatusOr<Housekeeper::RetentionRun> Housekeeper::RunRetention() {
+  absl::StatusOr<RetentionRun> run = RunRollups();
+  if (!run.ok()) return run.status();
+  const absl::Time now = options_.now();
+  int64_t cutoff = absl::ToUnixNanos(now - options_.retention);
+  if (run->rolled_through_ns.has_value()) {
+    cutoff = std::min(cutoff,
+                      *run->rolled_through_ns -
+                          absl::ToInt64Nanoseconds(options_.observation_lead));
+  }
   const int64_t step =
       absl::ToInt64Nanoseconds(storage_->retention_granularity());
   if (step > 0) cutoff -= ((cutoff % step) + step) % step;
-  return storage_->DeleteReportsReceivedBefore(cutoff);
+  absl::StatusOr<int64_t> reports =
+      storage_->DeleteReportsReceivedBefore(cutoff);
+  if (!reports.ok()) return reports.status();
+  run->reports_deleted = *reports;
+  absl::StatusOr<int64_t> rollups = storage_->DeleteRollupsBefore(
+      absl::ToUnixNanos(now - options_.rollup_retention));
+  if (!rollups.ok()) return rollups.status();
+  run->rollups_deleted = *rollups;
+  return run;
 }
 
 bool Housekeeper::HoldsRetentionLease() {
@@ -71,13 +103,19 @@ void Housekeeper::Start() {
       UpdateGauges();
       const bool leader = HoldsRetentionLease();
       if (leader && absl::Now() >= next_retention) {
-        absl::StatusOr<int64_t> n = RunRetention();
+        absl::StatusOr<RetentionRun> n = RunRetention();
         if (!n.ok()) {
           std::fprintf(stderr, "retention: %s\n",
                        n.status().ToString().c_str());
-        } else if (*n > 0) {
-          std::fprintf(stderr, "retention: deleted %lld reports\n",
-                       static_cast<long long>(*n));
+        } else if (n->rollup_rows + n->reports_deleted + n->rollups_deleted >
+                   0) {
+          std::fprintf(stderr,
+                       "retention: rolled up %lld hours (%lld rows), deleted "
+                       "%lld reports and %lld rollups\n",
+                       static_cast<long long>(n->rollup_hours),
+                       static_cast<long long>(n->rollup_rows),
+                       static_cast<long long>(n->reports_deleted),
+                       static_cast<long long>(n->rollups_deleted));
         }
         next_retention = absl::Now() + options_.retention_interval;
       }

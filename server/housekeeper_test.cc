@@ -54,7 +54,7 @@ TEST(HousekeeperTest, RetentionUsesTheInjectedClock) {
   Housekeeper hk(storage->get(), &index, &metrics, opts);
   auto deleted = hk.RunRetention();
   ASSERT_TRUE(deleted.ok());
-  EXPECT_EQ(*deleted, 6);  // days 1..6 are older than day 7
+  EXPECT_EQ(deleted->reports_deleted, 6);  // days 1..6 are older than day 7
   EXPECT_EQ(*(*storage)->CountReports("h"), 4);
   hk.UpdateGauges();
 }
@@ -97,11 +97,11 @@ TEST(HousekeeperTest, CutoffIsRoundedDownToTheStoresGranularity) {
   Housekeeper hk(&store, nullptr, nullptr, opts);
   auto deleted = hk.RunRetention();
   ASSERT_TRUE(deleted.ok()) << deleted.status();
-  EXPECT_EQ(*deleted, 6);
+  EXPECT_EQ(deleted->reports_deleted, 6);
   EXPECT_EQ(*(*storage)->CountReports("h"), 4);
   // Without a granularity the cutoff is exact: day 7 goes too.
   store.granularity_ = absl::ZeroDuration();
-  EXPECT_EQ(*hk.RunRetention(), 1);
+  EXPECT_EQ(hk.RunRetention()->reports_deleted, 1);
 }
 
 TEST(HousekeeperTest, OnlyTheLeaseHolderRunsRetention) {

@@ -66,6 +66,11 @@ ABSL_FLAG(
     std::string, retention, "30d",
     "Keep reports this long after they were received (s, m, h, d); each host's "
     "newest report is always kept");
+ABSL_FLAG(std::string, rollup_retention, "400d",
+          "Keep hourly rollups (per host and hour: report count, min/max/last "
+          "of threads, attach latency, pool budget, purge time, worst risk) "
+          "this long (s, m, h, d); they are made from the reports before "
+          "--retention deletes them");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (enables TLS)");
 ABSL_FLAG(std::string, tls_key, "", "PEM server private key");
 ABSL_FLAG(
@@ -214,6 +219,13 @@ int Main(const sigset_t& sigs) {
       ParseRetention(absl::GetFlag(FLAGS_retention));
   if (!retention.ok()) return Fail(std::string(retention.status().message()));
   config.retention = *retention;
+  absl::StatusOr<absl::Duration> rollup_retention =
+      ParseRetention(absl::GetFlag(FLAGS_rollup_retention));
+  if (!rollup_retention.ok()) {
+    return Fail(absl::StrCat("--rollup_retention: ",
+                             rollup_retention.status().message()));
+  }
+  config.rollup_retention = *rollup_retention;
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);

@@ -160,6 +160,7 @@ absl::Status Server::Start() {
   TH_RETURN_IF_ERROR(StartServing(*creds, std::move(qopts)));
   Housekeeper::Options hopts;
   hopts.retention = config_.retention;
+  hopts.rollup_retention = config_.rollup_retention;
   hopts.leases = leases_;
   hopts.lease_holder = ReplicaName();
   housekeeper_ =

@@ -104,6 +104,9 @@ struct ServerConfig {
   // When set, written once both listen: "grpc=HOST:PORT\nmetrics=HOST:PORT\n".
   std::string port_file;
   absl::Duration retention = absl::Hours(24 * 30);
+  // Hourly rollups (server/storage/rollup.h) are kept this long (by hour
+  // start); the housekeeper rolls hours up before it deletes reports.
+  absl::Duration rollup_retention = absl::Hours(24 * 400);
   // PEM files. Certificate and key enable TLS; a client CA requires client
   // certificates, whose CN or DNS SAN is the only host a client may report.
   std::string tls_cert;

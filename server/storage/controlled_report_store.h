@@ -1,7 +1,8 @@
 // ControlledReportStore (tests only): a real ReportStore underneath whose
 // WriteBatch a test can hold until released (to fill a writer's queue and
 // observe backpressure) or make fail (as a full disk does), and whose
-// retention granularity a test sets.
+// retention granularity a test sets, and which records the order of its
+// retention and rollup calls.
 //
 // Thread safety: set `fail_` and `hold_` before the store is used; the
 // notifications and `held_rows_` may be used from any thread.
@@ -37,6 +38,8 @@ class ControlledReportStore : public ReportStore {
     return inner_->LoadLatest(fn);
   }
   absl::StatusOr<int64_t> DeleteReportsReceivedBefore(int64_t t) override {
+    calls_.push_back("DeleteReportsReceivedBefore");
+    raw_cutoffs_.push_back(t);
     return inner_->DeleteReportsReceivedBefore(t);
   }
   absl::StatusOr<int64_t> CountReports(const std::string& h) override {
@@ -52,15 +55,34 @@ class ControlledReportStore : public ReportStore {
     return inner_->ReadHostHistory(h, from, to, max_rows);
   }
   absl::StatusOr<int64_t> SizeBytes() override { return inner_->SizeBytes(); }
+  absl::StatusOr<RollupPass> RollUp(int64_t before_ns, int max_hours) override {
+    calls_.push_back("RollUp");
+    if (fail_rollup_) return absl::UnavailableError("rollup failed");
+    return inner_->RollUp(before_ns, max_hours);
+  }
+  absl::StatusOr<std::vector<RollupRow>> ReadHostRollups(const std::string& h,
+                                                         int64_t from,
+                                                         int64_t to) override {
+    return inner_->ReadHostRollups(h, from, to);
+  }
+  absl::StatusOr<int64_t> DeleteRollupsBefore(int64_t t) override {
+    calls_.push_back("DeleteRollupsBefore");
+    return inner_->DeleteRollupsBefore(t);
+  }
   absl::Duration retention_granularity() const override { return granularity_; }
 
   bool fail_ = false;           // every WriteBatch fails
   bool hold_ = false;           // WriteBatch waits for release_
+  bool fail_rollup_ = false;    // every RollUp fails (Unavailable)
   absl::Notification entered_;  // a WriteBatch is being held
   absl::Notification release_;
   std::atomic<size_t> held_rows_{0};  // rows in batches that were held
   // What retention_granularity() says (the inner store's is not asked).
   absl::Duration granularity_ = absl::ZeroDuration();
+  // The retention and rollup calls, in order (one caller thread), and the
+  // cutoffs DeleteReportsReceivedBefore was given.
+  std::vector<std::string> calls_;
+  std::vector<int64_t> raw_cutoffs_;
 
  private:
   ReportStore* const inner_;

@@ -81,6 +81,59 @@ struct HistoryRows {
   std::vector<ReportRow> rows;
 };
 
+// The smallest, largest and last value of one column over an hour's
+// reports; each absent when no report of the hour carries the column
+// (`last` is the value of the hour's newest report carrying it).
+template <typename T>
+struct RollupRange {
+  std::optional<T> min;
+  std::optional<T> max;
+  std::optional<T> last;
+  bool operator==(const RollupRange& o) const {
+    return min == o.min && max == o.max && last == o.last;
+  }
+};
+
+// One host's reports (full reports and heartbeats) observed in one hour
+// [hour_start_ns, hour_start_ns + 1 h), hours on the Unix epoch; the
+// arithmetic is server/storage/rollup.h's.
+struct RollupRow {
+  std::string host_id;
+  int64_t hour_start_ns = 0;
+  int64_t reports = 0;     // full reports + heartbeats
+  uint64_t first_seq = 0;  // of the oldest (observation time, then seq)
+  uint64_t last_seq = 0;   // of the newest
+  RollupRange<uint64_t> threads;
+  RollupRange<double> attach_latency_seconds;  // kprobe_multi_return
+  RollupRange<double> pool_budget_ratio;
+  RollupRange<double> purge_seconds;
+  // Predictions.worst_risk: the largest value, and the newest report's.
+  int max_worst_risk = 0;
+  int last_worst_risk = 0;
+
+  bool operator==(const RollupRow& o) const {
+    return host_id == o.host_id && hour_start_ns == o.hour_start_ns &&
+           reports == o.reports && first_seq == o.first_seq &&
+           last_seq == o.last_seq && threads == o.threads &&
+           attach_latency_seconds == o.attach_latency_seconds &&
+           pool_budget_ratio == o.pool_budget_ratio &&
+           purge_seconds == o.purge_seconds &&
+           max_worst_risk == o.max_worst_risk &&
+           last_worst_risk == o.last_worst_risk;
+  }
+};
+
+// What one ReportStore::RollUp call did.
+struct RollupPass {
+  int64_t hours = 0;  // hours folded (with or without reports)
+  int64_t rows = 0;   // rollup rows written
+  // Every hour before this is rolled up (the store's watermark after the
+  // call); nullopt when the store has none yet (nothing stored).
+  std::optional<int64_t> rolled_through_ns;
+  // More complete hours remain (max_hours was reached).
+  bool more = false;
+};
+
 class ReportStore {
  public:
   virtual ~ReportStore() = default;
@@ -133,6 +186,34 @@ class ReportStore {
 
   // Bytes the store occupies on disk.
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;
+
+  // --- Hourly rollups (RollupRow; kept longer than the reports) ---
+  //
+  // Folds, from what is stored (full reports and heartbeats), the hours
+  // from the store's watermark on that end at or before `before_ns`, at
+  // most `max_hours` (>= 1) of them, and writes one row per (host, hour)
+  // with reports, together with the new watermark, in ONE transaction. The
+  // watermark is stored (it survives a restart) and only moves forward: a
+  // call rerun over rolled hours writes nothing, and a report observed in
+  // an hour below the watermark (stored after its hour was rolled up) is
+  // not folded: that hour's rollup stays as it was. Without a watermark
+  // (a store's first pass) it starts at the hour of the oldest stored
+  // observation; on a store without reports it is set to the hour of
+  // `before_ns` (rounded down). Another store on the same database that
+  // moved the watermark during the call makes it Aborted (nothing
+  // written). InvalidArgument when max_hours < 1.
+  virtual absl::StatusOr<RollupPass> RollUp(int64_t before_ns,
+                                            int max_hours) = 0;
+
+  // The rollups of `host_id` whose hour starts in [from_ns, to_ns), oldest
+  // first. An unknown host or an empty window gives none.
+  virtual absl::StatusOr<std::vector<RollupRow>> ReadHostRollups(
+      const std::string& host_id, int64_t from_ns, int64_t to_ns) = 0;
+
+  // Deletes the rollups whose hour starts before `hour_before_ns`; returns
+  // how many. The watermark stays.
+  virtual absl::StatusOr<int64_t> DeleteRollupsBefore(
+      int64_t hour_before_ns) = 0;
 };
 
 }  // namespace tracehealth::server

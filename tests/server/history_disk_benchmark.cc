@@ -19,6 +19,9 @@
 //    = a day), in a store of their own per kind and mode; the file sizes
 //    after the store is closed (ledger checkpointed, log checkpointed and
 //    truncated), divided by the hosts.
+//    A RollUp pass after every simulated hour (as the housekeeper, during
+//    ingest) and one at the end: rollup rows, their bytes (table and index;
+//    included in the file sizes) and the passes' time.
 // 2. The fleet: --fleet_hosts hosts (half steady, 45 % drifting, 5 %
 //    changing) through --fleet_cycles cycles with heartbeats (5,760: the
 //    whole day) and --fleet_whole_cycles cycles stored whole: bytes per host
@@ -41,9 +44,6 @@
 //     --day_hosts=20 --fleet_hosts=10000 --fleet_cycles=5760
 //   bazel run -c opt //tests/server:history_disk_benchmark -- \
 //     --store=postgres --day_hosts=10 --fleet_hosts=0
-#include <sqlite3.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -63,10 +63,8 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/ingest/report_row.h"
 #include "server/report/report_head.h"
-#include "server/storage/postgres/pg_connection.h"
-#include "server/storage/postgres/postgres_storage.h"
-#include "server/storage/sqlite/sqlite_storage.h"
-#include "tests/util/postgres_cluster.h"
+#include "server/storage/rollup.h"
+#include "tests/server/history_disk_stores.h"
 #include "tests/util/subprocess.h"
 #include "tools/loadgen/sample_report.h"
 
@@ -89,6 +87,12 @@ ABSL_FLAG(bool, wire, true,
 
 namespace tracehealth {
 namespace {
+
+using history_disk::DrivenStore;
+using history_disk::OpenPostgres;
+using history_disk::OpenSqlite;
+using history_disk::StoreFigures;
+using history_disk::ThreadCpuSeconds;
 
 using server::ReportRow;
 
@@ -162,154 +166,6 @@ ReportRow NextRow(HostModel& m, int cycle, std::mt19937& rng) {
   return row;
 }
 
-struct StoreFigures {
-  // What the agents send (the serialized reports plus gRPC's 5-byte message
-  // prefix): every report whole, and with heartbeat forms (the agent's
-  // HeartbeatFormer at the agent's default 6 h whole interval).
-  int64_t wire_whole_bytes = 0;
-  int64_t wire_form_bytes = 0;
-  int64_t forms = 0;
-  int64_t file_bytes = 0;
-  int64_t reports = 0;
-  int64_t full_rows = 0;
-  double store_seconds = 0;
-  double store_cpu_seconds = 0;  // the writing thread's
-  std::string tables;            // bytes per table (dbstat)
-};
-
-// A store to drive, and how to measure it once closed.
-struct DrivenStore {
-  std::unique_ptr<server::ReportStore> store;
-  std::function<void(StoreFigures&)> measure;
-  std::shared_ptr<testing::ScopedTempDir> dir;  // SQLite's
-};
-
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-int64_t FileBytes(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 ? st.st_size : 0;
-}
-
-int64_t Int(sqlite3* db, const char* sql) {
-  sqlite3_stmt* st = nullptr;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW) {
-    v = sqlite3_column_int64(st, 0);
-  }
-  sqlite3_finalize(st);
-  return v;
-}
-
-std::string Tables(sqlite3* db) {
-  std::string out;
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db,
-                         "SELECT name, sum(pgsize) FROM dbstat GROUP BY name "
-                         "HAVING sum(pgsize) > 65536 ORDER BY 2 DESC",
-                         -1, &st, nullptr) != SQLITE_OK) {
-    return "(dbstat unavailable)";
-  }
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    absl::StrAppendFormat(
-        &out, "%s %.1f MB  ",
-        reinterpret_cast<const char*>(sqlite3_column_text(st, 0)),
-        sqlite3_column_int64(st, 1) / 1e6);
-  }
-  sqlite3_finalize(st);
-  return out;
-}
-
-DrivenStore OpenSqlite(absl::Duration interval) {
-  DrivenStore d;
-  d.dir = std::make_shared<testing::ScopedTempDir>("history_disk");
-  const std::string path = d.dir->path() + "/h.db";
-  server::SqliteOptions opts;
-  opts.full_report_interval = interval;
-  auto store = server::SqliteStorage::Open(path, opts);
-  if (!store.ok()) {
-    std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
-    std::exit(1);
-  }
-  d.store = *std::move(store);
-  d.measure = [path](StoreFigures& f) {
-    f.file_bytes = FileBytes(path) + FileBytes(path + "-wal");
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) ==
-        SQLITE_OK) {
-      f.full_rows = Int(db, "SELECT count(*) FROM reports");
-      f.tables = Tables(db);
-    }
-    sqlite3_close(db);
-  };
-  return d;
-}
-
-testing::PostgresCluster& Cluster() {
-  static testing::PostgresCluster* cluster = [] {
-    auto c = testing::PostgresCluster::Start();
-    if (!c.ok()) {
-      std::fprintf(stderr, "postgres: %s\n", c.status().ToString().c_str());
-      std::exit(1);
-    }
-    return c->release();
-  }();
-  return *cluster;
-}
-
-// The one-row, one-column `sql` on `conn`, as an integer (-1 on an error).
-int64_t PgInt(server::PgConnection& conn, const std::string& sql) {
-  auto r = conn.Exec(sql);
-  return r.ok() && r->rows() == 1 ? r->Int(0, 0) : -1;
-}
-
-DrivenStore OpenPostgres(absl::Duration interval) {
-  absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
-  server::PostgresOptions opts;
-  if (dsn.ok()) opts.dsn = *dsn;
-  opts.full_report_interval = interval;
-  auto store = dsn.ok()
-                   ? server::PostgresStorage::Open(opts)
-                   : absl::StatusOr<std::unique_ptr<server::PostgresStorage>>(
-                         dsn.status());
-  if (!store.ok()) {
-    std::fprintf(stderr, "open: %s\n", store.status().ToString().c_str());
-    std::exit(1);
-  }
-  DrivenStore d;
-  d.store = *std::move(store);
-  d.measure = [dsn = *dsn](StoreFigures& f) {
-    auto conn = server::PgConnection::Connect(dsn);
-    if (!conn.ok() || !(*conn)->Run("VACUUM").ok() ||
-        !(*conn)->Run("CHECKPOINT").ok()) {
-      std::fprintf(stderr, "postgres: cannot vacuum\n");
-      std::exit(1);
-    }
-    constexpr char kTables[] =
-        " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = 'public' AND c.relkind = 'r'";
-    f.file_bytes =
-        PgInt(**conn,
-              absl::StrCat("SELECT sum(pg_total_relation_size(c.oid))::bigint",
-                           kTables));
-    f.full_rows = PgInt(**conn, "SELECT count(*) FROM reports");
-    auto r = (*conn)->Exec(absl::StrCat(
-        "SELECT c.relname, pg_total_relation_size(c.oid)", kTables,
-        " AND pg_total_relation_size(c.oid) > 65536 ORDER BY 2 DESC"));
-    if (!r.ok()) return;
-    for (int i = 0; i < r->rows(); ++i) {
-      absl::StrAppendFormat(&f.tables, "%s %.1f MB  ", r->Text(i, 0),
-                            r->Int(i, 1) / 1e6);
-    }
-  };
-  return d;
-}
-
 // Drives `hosts` through `cycles` cycles into a new store.
 // With `count_wire`, also what the agents would send (StoreFigures).
 StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
@@ -327,7 +183,11 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
       hosts.size(), agent::HeartbeatFormer(absl::Hours(6)));
   const bool wire = count_wire;
   v1::HostReport sent;
+  int64_t last_observed_ns = 0;
   auto flush = [&] {
+    for (const ReportRow& r : rows) {
+      last_observed_ns = std::max(last_observed_ns, r.observed_at_ns);
+    }
     const absl::Time t0 = absl::Now();
     const double c0 = ThreadCpuSeconds();
     auto out = (*store)->WriteBatch(rows);
@@ -340,7 +200,24 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
     f.reports += static_cast<int64_t>(rows.size());
     rows.clear();
   };
+  // The hours that ended by `before_ns`, as the housekeeper rolls them up.
+  auto roll = [&](int64_t before_ns) {
+    const absl::Time t0 = absl::Now();
+    const double c0 = ThreadCpuSeconds();
+    auto pass = (*store)->RollUp(before_ns, 1 << 20);
+    f.rollup_cpu_seconds += ThreadCpuSeconds() - c0;
+    f.rollup_seconds += absl::ToDoubleSeconds(absl::Now() - t0);
+    if (!pass.ok()) {
+      std::fprintf(stderr, "rollup: %s\n", pass.status().ToString().c_str());
+      std::exit(1);
+    }
+    f.rollup_rows += pass->rows;
+  };
   for (int c = 0; c < cycles; ++c) {
+    if (c > 0 && c % 240 == 0) {  // a simulated hour: a pass, during ingest
+      if (!rows.empty()) flush();
+      roll(last_observed_ns);
+    }
     for (size_t h = 0; h < hosts.size(); ++h) {
       rows.push_back(NextRow(hosts[h], c, rng));
       if (wire) {
@@ -354,10 +231,23 @@ StoreFigures Drive(std::vector<HostModel>& hosts, int cycles,
     }
   }
   if (!rows.empty()) flush();
+  roll(server::HourStart(last_observed_ns) + server::kRollupHourNs);
   // SQLite: ledger checkpoint, log checkpointed and truncated.
   store->reset();
   d.measure(f);
   return f;
+}
+
+void PrintRollups(const StoreFigures& f, int hosts, double day_fraction) {
+  std::printf(
+      "          rollups: %lld rows, %lld B (%.0f B/row, %.0f B/host/day), "
+      "passes %.2f s, %.2f us CPU a report\n",
+      static_cast<long long>(f.rollup_rows),
+      static_cast<long long>(f.rollup_bytes),
+      f.rollup_rows > 0 ? static_cast<double>(f.rollup_bytes) / f.rollup_rows
+                        : 0.0,
+      f.rollup_bytes / static_cast<double>(hosts) / day_fraction,
+      f.rollup_seconds, f.rollup_cpu_seconds * 1e6 / f.reports);
 }
 
 int Main() {
@@ -421,6 +311,7 @@ int Main() {
                   f.reports / f.store_seconds,
                   f.store_cpu_seconds * 1e6 / f.reports);
       std::printf("          tables: %s\n", f.tables.c_str());
+      PrintRollups(f, day_hosts, day_fraction);
     }
   }
   if (absl::GetFlag(FLAGS_wire) && day_hosts > 0) {
@@ -473,6 +364,7 @@ int Main() {
                                "each host's first report whole)",
         beat_day / prom_lo, f.reports / f.store_seconds,
         f.store_cpu_seconds * 1e6 / f.reports, f.tables.c_str());
+    PrintRollups(f, fleet, fleet_cycles / 5760.0);
     const int whole_cycles = absl::GetFlag(FLAGS_fleet_whole_cycles);
     if (whole_cycles > 0) {
       const StoreFigures w =
@@ -489,7 +381,7 @@ int Main() {
           (f.reports / f.store_seconds) / (w.reports / w.store_seconds));
     }
   }
-  if (kind_of_store == "postgres") delete &Cluster();
+  if (kind_of_store == "postgres") history_disk::StopPostgres();
   return 0;
 }
 

@@ -126,6 +126,40 @@ CREATE INDEX heartbeats_base ON heartbeats (host_id, base_seq);
 ALTER TABLE hosts ADD COLUMN latest_base_seq bigint,
   ADD COLUMN latest_base_received_ns bigint;
 )sql",
+    // 6: hourly rollups (pg_rollups.h): per (host, hour) the count, first
+    // and last seq, min/max/last of threads and the three prediction
+    // columns (NULL: no report of the hour carried it), max/last worst
+    // risk; kept longer than the reports, deleted by hour (the index).
+    // rollup_state: the pass's watermark, one row (id 1) once a pass ran.
+    R"sql(
+CREATE TABLE rollups (
+  host_id text NOT NULL,
+  hour_start_ns bigint NOT NULL,
+  reports bigint NOT NULL,
+  first_seq bigint NOT NULL,
+  last_seq bigint NOT NULL,
+  threads_min bigint,
+  threads_max bigint,
+  threads_last bigint,
+  attach_latency_seconds_min double precision,
+  attach_latency_seconds_max double precision,
+  attach_latency_seconds_last double precision,
+  pool_budget_ratio_min double precision,
+  pool_budget_ratio_max double precision,
+  pool_budget_ratio_last double precision,
+  purge_seconds_min double precision,
+  purge_seconds_max double precision,
+  purge_seconds_last double precision,
+  worst_risk_max integer NOT NULL,
+  worst_risk_last integer NOT NULL,
+  PRIMARY KEY (host_id, hour_start_ns)
+);
+CREATE INDEX rollups_hour ON rollups (hour_start_ns);
+CREATE TABLE rollup_state (
+  id integer PRIMARY KEY CHECK (id = 1),
+  rolled_through_ns bigint NOT NULL
+);
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

@@ -127,6 +127,13 @@ class PostgresStorage : public ReportStore,
                                               size_t max_rows) override;
   // The database's size (pg_database_size).
   absl::StatusOr<int64_t> SizeBytes() override;
+  // Rollups (pg_rollups.h): a pass reads on the read connection in
+  // single-row mode and writes in one transaction on the control connection.
+  // FailedPrecondition on an old schema.
+  absl::StatusOr<RollupPass> RollUp(int64_t before_ns, int max_hours) override;
+  absl::StatusOr<std::vector<RollupRow>> ReadHostRollups(
+      const std::string& host_id, int64_t from_ns, int64_t to_ns) override;
+  absl::StatusOr<int64_t> DeleteRollupsBefore(int64_t hour_before_ns) override;
 
   // AlertStore, AlertTransitions (pg_alerts.h).
   absl::Status PutAlert(const AlertRow& alert) override;
@@ -183,7 +190,7 @@ class PostgresStorage : public ReportStore,
   int64_t covered_until_ns_ ABSL_GUARDED_BY(write_.mu) = 0;
   HeartbeatPolicy heartbeats_ ABSL_GUARDED_BY(write_.mu);
   Slot read_;
-  Slot control_;  // alerts, leases, retention
+  Slot control_;  // alerts, leases, retention, rollup writes
   Slot feed_;
   std::string feed_horizon_ ABSL_GUARDED_BY(feed_.mu);  // an xid8, as text
 };

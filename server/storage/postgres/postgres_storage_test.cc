@@ -16,8 +16,11 @@
 #include "server/storage/conformance/heartbeat_conformance.h"
 #include "server/storage/conformance/replica_conformance.h"
 #include "server/storage/conformance/report_store_conformance.h"
+#include "server/storage/conformance/rollup_conformance.h"
 #include "server/storage/conformance/test_rows.h"
 #include "server/storage/postgres/pg_partitions.h"
+#include "server/storage/postgres/pg_rollups.h"
+#include "server/storage/rollup.h"
 #include "tests/util/postgres_cluster.h"
 
 namespace tracehealth::server {
@@ -163,6 +166,29 @@ INSTANTIATE_TEST_SUITE_P(Postgres, HeartbeatConformance,
                          ::testing::Values(HeartbeatBackend{"postgres",
                                                             OpenHeartbeats}),
                          HeartbeatBackendName);
+absl::StatusOr<OpenedRollupStore> OpenRollups() {
+  absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
+  if (!dsn.ok()) return dsn.status();
+  PostgresOptions o;
+  o.dsn = *dsn;
+  auto open = [o]() -> absl::StatusOr<std::unique_ptr<ReportStore>> {
+    absl::StatusOr<std::unique_ptr<PostgresStorage>> s =
+        PostgresStorage::Open(o);
+    if (!s.ok()) return s.status();
+    return std::unique_ptr<ReportStore>(*std::move(s));
+  };
+  OpenedRollupStore out;
+  absl::StatusOr<std::unique_ptr<ReportStore>> s = open();
+  if (!s.ok()) return s.status();
+  out.store = *std::move(s);
+  out.reopen = open;
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Postgres, RollupConformance,
+                         ::testing::Values(RollupBackend{"postgres",
+                                                         OpenRollups}),
+                         RollupBackendName);
 INSTANTIATE_TEST_SUITE_P(Postgres, AlertStoreConformance,
                          ::testing::Values(AlertStoreBackend{"postgres",
                                                              OpenAlerts}),
@@ -341,8 +367,9 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
                             "SELECT version FROM schema_version ORDER BY 1");
   ASSERT_TRUE(rows.ok());
   // One row per migration (1: reports, alerts, leases; 2: events; 3:
-  // calibrations; 4: records; 5: heartbeats), each applied once.
-  EXPECT_EQ(*rows, "1\n2\n3\n4\n5\n");
+  // calibrations; 4: records; 5: heartbeats; 6: rollups), each applied
+  // once.
+  EXPECT_EQ(*rows, "1\n2\n3\n4\n5\n6\n");
   ASSERT_TRUE(Cluster()
                   .Sql(DbName(*dsn), "INSERT INTO schema_version VALUES (99)")
                   .ok());
@@ -353,9 +380,51 @@ TEST(PostgresStorageTest, NewerSchemaIsRefusedAndReplicasMigrateOnce) {
   EXPECT_TRUE(absl::IsFailedPrecondition(newer.status())) << newer.status();
   EXPECT_NE(newer.status().message().find(
                 "database schema version 99 is newer than this "
-                "server's (5)"),
+                "server's (6)"),
             std::string::npos)
       << newer.status();
+}
+
+}  // namespace
+}  // namespace tracehealth::server
+
+namespace tracehealth::server {
+namespace {
+
+RollupRow OneRollup(int64_t hour) {
+  RollupRow r;
+  r.host_id = "h";
+  r.hour_start_ns = hour;
+  r.reports = 1;
+  r.first_seq = r.last_seq = 1;
+  r.pool_budget_ratio = {0.1, 0.30000000000000004, 0.2};  // exact doubles
+  return r;
+}
+
+// PgWriteRollups writes only over the watermark it was given: a replica's
+// pass that lost the race writes nothing (Aborted).
+TEST(PostgresRollupsTest, WritesOnlyOverTheExpectedWatermark) {
+  absl::StatusOr<std::string> dsn = Cluster().CreateDatabase();
+  ASSERT_TRUE(dsn.ok()) << dsn.status();
+  PostgresOptions o;
+  o.dsn = *dsn;
+  ASSERT_TRUE(PostgresStorage::Open(o).ok());  // the schema
+  auto conn = PgConnection::Connect(*dsn);
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  PgConnection& c = **conn;
+  const int64_t h = kRollupHourNs;
+  ASSERT_TRUE(PgWriteRollups(c, std::nullopt, 2 * h, {OneRollup(h)}).ok());
+  EXPECT_EQ(*PgRollupWatermark(c), 2 * h);
+  EXPECT_EQ(PgWriteRollups(c, std::nullopt, 3 * h, {OneRollup(2 * h)}).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(PgWriteRollups(c, h, 3 * h, {OneRollup(2 * h)}).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ(*PgRollupWatermark(c), 2 * h);
+  EXPECT_EQ(PgReadRollups(c, "h", 0, 10 * h)->size(), 1u);
+  EXPECT_TRUE(PgWriteRollups(c, 2 * h, 3 * h, {OneRollup(2 * h)}).ok());
+  std::vector<RollupRow> rows = *PgReadRollups(c, "h", 0, 10 * h);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1], OneRollup(2 * h));
 }
 
 }  // namespace

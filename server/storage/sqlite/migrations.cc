@@ -163,6 +163,37 @@ CREATE TABLE heartbeats (
 CREATE INDEX heartbeats_host ON heartbeats (host_id, first_seq);
 CREATE INDEX heartbeats_base ON heartbeats (base_id);
 )sql",
+    // 10: hourly rollups (rollups.h): per (host, hour) the count, first and
+    // last seq, min/max/last of threads and the three prediction columns
+    // (NULL: no report of the hour carried it), max/last worst risk; kept
+    // longer than the reports, deleted by hour (the index). rollup_state:
+    // the pass's watermark, one row once a pass ran.
+    R"sql(
+CREATE TABLE rollups (
+  host_id TEXT NOT NULL,
+  hour_start_ns INTEGER NOT NULL,
+  reports INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  threads_min INTEGER,
+  threads_max INTEGER,
+  threads_last INTEGER,
+  attach_latency_seconds_min REAL,
+  attach_latency_seconds_max REAL,
+  attach_latency_seconds_last REAL,
+  pool_budget_ratio_min REAL,
+  pool_budget_ratio_max REAL,
+  pool_budget_ratio_last REAL,
+  purge_seconds_min REAL,
+  purge_seconds_max REAL,
+  purge_seconds_last REAL,
+  worst_risk_max INTEGER NOT NULL,
+  worst_risk_last INTEGER NOT NULL,
+  PRIMARY KEY (host_id, hour_start_ns)
+) WITHOUT ROWID;
+CREATE INDEX rollups_hour ON rollups (hour_start_ns);
+CREATE TABLE rollup_state (rolled_through_ns INTEGER NOT NULL);
+)sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);
 

@@ -83,8 +83,8 @@ INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, r
 )sql");
   auto s = SqliteStorage::Open(path);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(LatestSchemaVersion(), 9);
-  EXPECT_EQ(*(*s)->SchemaVersion(), 9);
+  EXPECT_EQ(LatestSchemaVersion(), 10);
+  EXPECT_EQ(*(*s)->SchemaVersion(), 10);
   EXPECT_EQ((*s)->ledger_rows_replayed(), 3);
   auto load = [&s] {
     std::map<std::string, LatestRow> latest;
@@ -131,10 +131,38 @@ INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, r
             0);
   auto s = SqliteStorage::Open(path);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(*(*s)->SchemaVersion(), 9);
+  EXPECT_EQ(*(*s)->SchemaVersion(), 10);
   EXPECT_EQ(SqlInt(path, "SELECT count(*) FROM heartbeats"), 0);
   EXPECT_EQ(*(*s)->CountReports("a"), 2);
   EXPECT_EQ(*(*s)->GetReport("a", 2), "a2");
+}
+
+TEST(MigrationsTest, StoreFromBeforeRollupsGetsTheTables) {
+  // A store at schema 9 with a row; at 10 it has the rollup tables, empty
+  // and without a watermark, so its first pass starts at the row's hour.
+  std::string path = NewDbPath();
+  {
+    SqliteOptions old;
+    old.max_schema_version = 9;
+    auto s = SqliteStorage::Open(path, old);
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+  Sql(path, R"sql(
+INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, report) VALUES
+  ('a', 1, 7200000000000, 7200000000001, 2, 'a1');
+)sql");
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*(*s)->SchemaVersion(), 10);
+  EXPECT_EQ(SqlInt(path, "SELECT count(*) FROM rollups"), 0);
+  EXPECT_EQ(SqlInt(path, "SELECT count(*) FROM rollup_state"), 0);
+  // Hour 2 (7,200 s) is the oldest; hours 2 and 3 end by 4 h.
+  auto pass = (*s)->RollUp(4 * 3600000000000LL, 24);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->hours, 2);
+  EXPECT_EQ(pass->rows, 1);
+  EXPECT_EQ(pass->rolled_through_ns, 4 * 3600000000000LL);
+  EXPECT_EQ(SqlInt(path, "SELECT worst_risk_max FROM rollups"), 2);
 }
 
 TEST(MigrationsTest, RefusesNewerSchema) {

@@ -136,6 +136,13 @@ class SqliteStorage : public ReportStore,
   absl::StatusOr<std::vector<CalibrationRow>> ListCalibrations() override;
   // The database file plus its write-ahead log.
   absl::StatusOr<int64_t> SizeBytes() override;
+  // Rollups (rollups.h): a pass reads on the read connection (a scan of the
+  // reports and heartbeats tables) and writes in one transaction on the
+  // write connection. FailedPrecondition on an old schema.
+  absl::StatusOr<RollupPass> RollUp(int64_t before_ns, int max_hours) override;
+  absl::StatusOr<std::vector<RollupRow>> ReadHostRollups(
+      const std::string& host_id, int64_t from_ns, int64_t to_ns) override;
+  absl::StatusOr<int64_t> DeleteRollupsBefore(int64_t hour_before_ns) override;
   // One transaction on the write connection.
   absl::StatusOr<TransitionResult> TransitionAlert(
       const std::optional<AlertEpisode>& expected,

@@ -8,7 +8,10 @@
 
 // ---- Host --------------------------------------------------------------
 
-const WINDOWS = [['1 h', 3600], ['6 h', 6 * 3600], ['24 h', 86400], ['7 d', 7 * 86400], ['30 d', 30 * 86400]];
+// Past --retention (30 d by default) the charts show hourly rollups
+// (HistoryPoint.rollup: the hour's last values).
+const WINDOWS = [['1 h', 3600], ['6 h', 6 * 3600], ['24 h', 86400], ['7 d', 7 * 86400], ['30 d', 30 * 86400],
+  ['90 d', 90 * 86400], ['1 y', 365 * 86400]];
 
 async function showHost(main) {
   const id = decodeURIComponent(location.pathname.slice('/hosts/'.length));
@@ -159,11 +162,17 @@ async function renderHistory(box, hostId, seconds) {
     showError(box, err);
     return;
   }
-  box.append(el('p', {className: 'muted', id: 'history-count'},
-      resp.points.length + ' of ' + resp.matched_reports + ' reports in the window'));
+  const points = resp.points || [];
+  const rollups = resp.matched_rollups || 0;
+  const reports = resp.matched_reports || 0;
+  box.append(el('p', {className: 'muted', id: 'history-count'}, rollups ?
+      points.length + ' points of ' + reports + ' reports and ' + rollups +
+          ' hourly rollups in the window (before the oldest stored report: each hour\'s last values)' :
+      points.length + ' of ' + reports + ' reports in the window'));
   const grid = el('div', {className: 'grid'});
   box.append(grid);
-  const labels = resp.points.map((p) => new Date(p.observed_at).toLocaleTimeString('en-GB'));
+  const labels = points.map((p) => seconds > 86400 ?
+      new Date(p.observed_at).toLocaleString('en-GB') : new Date(p.observed_at).toLocaleTimeString('en-GB'));
   const series = [
     ['Threads', (p) => num(p.threads), 'chart-threads'],
     ['Predicted attach latency (s, kprobe_multi_return)', (p) => num(p.attach_latency_seconds), 'chart-latency'],
@@ -176,8 +185,9 @@ async function renderHistory(box, hostId, seconds) {
     if (typeof Chart === 'undefined') continue;
     charts.push(new Chart(canvas, {
       type: 'line',
-      data: {labels, datasets: [{label: title, data: resp.points.map(pick), borderColor: '#175cd3',
-        backgroundColor: '#175cd3', pointRadius: resp.points.length > 60 ? 0 : 2, spanGaps: true}]},
+      data: {labels, datasets: [{label: title, data: points.map(pick), borderColor: '#175cd3',
+        backgroundColor: '#175cd3', pointRadius: points.length > 60 ? 0 : 2, spanGaps: true,
+        pointStyle: points.map((p) => (p.rollup ? 'rectRot' : 'circle'))}]},
       options: {animation: false, maintainAspectRatio: false, plugins: {legend: {display: false}},
         scales: {x: {ticks: {maxTicksLimit: 8}}}},
     }));

@@ -1,0 +1,70 @@
+// SqliteStorage's hourly rollups (rollups.h): the pass, their reads and
+// their retention.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "server/storage/rollup.h"
+#include "server/storage/sqlite/rollups.h"
+#include "server/storage/sqlite/sqlite_storage.h"
+
+namespace tracehealth::server {
+
+absl::StatusOr<RollupPass> SqliteStorage::RollUp(int64_t before_ns,
+                                                 int max_hours) {
+  if (max_hours < 1) {
+    return absl::InvalidArgumentError("max_hours must be at least 1");
+  }
+  if (old_schema_) {
+    return absl::FailedPreconditionError("store opened at an old schema");
+  }
+  const int64_t end = HourStart(before_ns);
+  RollupPass pass;
+  std::optional<int64_t> mark;
+  RollupFolder folder;
+  int64_t to = 0;
+  {
+    absl::MutexLock lock(&read_mu_);
+    TH_ASSIGN_OR_RETURN(mark, ReadRollupWatermark(read_db_));
+    int64_t from = end;
+    if (mark.has_value()) {
+      from = *mark;
+    } else {
+      TH_ASSIGN_OR_RETURN(std::optional<int64_t> oldest,
+                          OldestObservation(read_db_));
+      if (oldest.has_value()) from = std::min(end, HourStart(*oldest));
+    }
+    pass.rolled_through_ns = mark;
+    if (from >= end && mark.has_value()) return pass;  // nothing complete
+    to = std::min(end, from + max_hours * kRollupHourNs);
+    pass.hours = (to - from) / kRollupHourNs;
+    pass.more = to < end;
+    if (to > from) {
+      TH_RETURN_IF_ERROR(FoldStoredHours(read_db_, from, to, &folder));
+    }
+  }
+  std::vector<RollupRow> rows = folder.Take();
+  {
+    absl::MutexLock lock(&write_mu_);
+    TH_RETURN_IF_ERROR(WriteRollups(write_db_, mark, to, rows));
+  }
+  pass.rows = static_cast<int64_t>(rows.size());
+  pass.rolled_through_ns = to;
+  return pass;
+}
+
+absl::StatusOr<std::vector<RollupRow>> SqliteStorage::ReadHostRollups(
+    const std::string& host_id, int64_t from_ns, int64_t to_ns) {
+  absl::MutexLock lock(&read_mu_);
+  return ReadRollups(read_db_, host_id, from_ns, to_ns);
+}
+
+absl::StatusOr<int64_t> SqliteStorage::DeleteRollupsBefore(
+    int64_t hour_before_ns) {
+  absl::MutexLock lock(&write_mu_);
+  return DeleteRollups(write_db_, hour_before_ns);
+}
+
+}  // namespace tracehealth::server
