@@ -123,6 +123,7 @@ std::string ChunkEncoder::Start(const Beat& b) {
   PutZigzag(b.received_at_ns - b.observed_at_ns, out);
   PutVarint(ThreadsCode(b.threads), out);
   PutColumns(b, nullptr, out);
+  first_observed_ns_ = b.observed_at_ns;
   prev_ = b;
   prev_step_ = 0;
   beats_ = 1;

@@ -48,6 +48,10 @@ class ChunkEncoder {
  public:
   // At most this many beats a chunk (an hour of 15 s reports).
   static constexpr int kMaxBeats = 240;
+  // A chunk's beats are observed in order within this span of its first
+  // (a chunk is then found by its first beat's time: a store indexes it and
+  // reads the chunks of an hour from an hour before it).
+  static constexpr int64_t kMaxSpanNs = int64_t{3600} * 1000000000;
 
   // The bytes that start a new chunk with `b`.
   std::string Start(const Beat& b);
@@ -55,8 +59,16 @@ class ChunkEncoder {
   std::string Append(const Beat& b);
   int beats() const { return beats_; }
   bool full() const { return beats_ >= kMaxBeats; }
+  // Whether `b` may be appended to this chunk (Append) rather than start a
+  // new one: the chunk has a beat, is not full, `b` is observed no earlier
+  // than its last beat and less than kMaxSpanNs after its first.
+  bool Takes(const Beat& b) const {
+    return beats_ > 0 && !full() && b.observed_at_ns >= prev_.observed_at_ns &&
+           b.observed_at_ns - first_observed_ns_ < kMaxSpanNs;
+  }
 
  private:
+  int64_t first_observed_ns_ = 0;
   Beat prev_;
   int64_t prev_step_ = 0;  // observation step of the previous beat
   int beats_ = 0;

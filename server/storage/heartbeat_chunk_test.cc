@@ -63,6 +63,35 @@ TEST(HeartbeatChunkTest, BytesPerBeat) {
   EXPECT_EQ(Encode(steady).size(), s.size() + 16);  // latency there and back
 }
 
+// A chunk takes a beat while it is not full, the beat is observed no
+// earlier than its last and less than an hour after its first.
+TEST(HeartbeatChunkTest, TakesWithinTheSpanAndInOrder) {
+  constexpr int64_t kT = 1700000000000000000;
+  auto at = [](int64_t ns) {
+    Beat b;
+    b.seq = static_cast<uint64_t>(ns % 1000000 + 1);
+    b.observed_at_ns = kT + ns;
+    b.received_at_ns = kT + ns + 1;
+    return b;
+  };
+  ChunkEncoder enc;
+  EXPECT_FALSE(enc.Takes(at(0)));  // no chunk started
+  enc.Start(at(0));
+  EXPECT_TRUE(enc.Takes(at(0)));
+  EXPECT_TRUE(enc.Takes(at(ChunkEncoder::kMaxSpanNs - 1)));
+  EXPECT_FALSE(enc.Takes(at(ChunkEncoder::kMaxSpanNs)));
+  enc.Append(at(1000));
+  EXPECT_FALSE(enc.Takes(at(999)));  // before the last beat
+  EXPECT_TRUE(enc.Takes(at(1000)));
+  // Full at kMaxBeats, however close in time.
+  ChunkEncoder full;
+  full.Start(at(0));
+  for (int i = 1; i < ChunkEncoder::kMaxBeats - 1; ++i) full.Append(at(i));
+  EXPECT_TRUE(full.Takes(at(ChunkEncoder::kMaxBeats - 1)));
+  full.Append(at(ChunkEncoder::kMaxBeats - 1));
+  EXPECT_FALSE(full.Takes(at(ChunkEncoder::kMaxBeats)));
+}
+
 TEST(HeartbeatChunkTest, TruncatedIsDataLoss) {
   const std::string bytes = Encode(Drifting(10, false));
   EXPECT_EQ(DecodeChunk(bytes.substr(0, bytes.size() - 3)).status().code(),

@@ -155,6 +155,42 @@ TEST_P(RollupConformance, MinMaxLastOverFullReportsAndHeartbeats) {
   EXPECT_TRUE(Rollups(s, "nobody").empty());
 }
 
+// A host reporting every 25 min: its heartbeats go into chunks that span
+// less than an hour (a new chunk at +100 and +175 min), so a pass finds
+// each hour's beats among the chunks that start in the hour before it.
+//   seq  observed  hour  threads
+//   1    +0        0     100 (full)
+//   2-3  +25, +50  0     101, 102
+//   4-5  +75, +100 1     103, 104
+//   6-8  +125..175 2     105, 106, 107
+TEST_P(RollupConformance, ChunksSpanLessThanAnHour) {
+  OpenedRollupStore o = Open();
+  ASSERT_NE(o.store, nullptr);
+  ReportStore& s = *o.store;
+  for (uint64_t seq = 1; seq <= 8; ++seq) {
+    const int64_t at = kHour0 + static_cast<int64_t>(seq - 1) * 25 * kMin;
+    Write(s, {Row("h", seq, at, {99 + seq, 0.5, {}, {}, 2})});
+  }
+  absl::StatusOr<HistoryRows> hist =
+      s.ReadHostHistory("h", kHour0, kHour0 + 3 * kH, 100);
+  ASSERT_TRUE(hist.ok()) << hist.status();
+  ASSERT_EQ(hist->rows.size(), 8u);
+  EXPECT_FALSE(hist->rows[0].heartbeat);
+  EXPECT_TRUE(hist->rows[7].heartbeat);
+  RollupPass p = Roll(s, kHour0 + 3 * kH);
+  EXPECT_EQ(p.hours, 3);
+  std::vector<RollupRow> h = Rollups(s, "h");
+  ASSERT_EQ(Hours(h), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(h[0].reports, 3);
+  EXPECT_EQ(h[0].threads, (RollupRange<uint64_t>{100, 102, 102}));
+  EXPECT_EQ(h[1].reports, 2);
+  EXPECT_EQ(h[1].first_seq, 4u);
+  EXPECT_EQ(h[1].threads, (RollupRange<uint64_t>{103, 104, 104}));
+  EXPECT_EQ(h[2].reports, 3);
+  EXPECT_EQ(h[2].last_seq, 8u);
+  EXPECT_EQ(h[2].threads, (RollupRange<uint64_t>{105, 107, 107}));
+}
+
 // hh:59:59.999999999 and hh+1:00:00 fall in two hours; an hour is rolled
 // once it ended at or before the pass's time, not 1 ns earlier.
 TEST_P(RollupConformance, HourBoundary) {

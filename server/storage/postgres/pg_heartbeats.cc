@@ -16,7 +16,7 @@ void PgBeatBatch::Add(HeartbeatPolicy::Host& host, const ReportRow& row) {
   const Beat beat = BeatOf(row);
   const int64_t seq = static_cast<int64_t>(row.seq);
   std::string bytes;
-  if (host.chunk_id != 0 && !host.encoder.full()) {
+  if (host.chunk_id != 0 && host.encoder.Takes(beat)) {
     bytes = host.encoder.Append(beat);
   } else {
     bytes = host.encoder.Start(beat);

@@ -131,6 +131,10 @@ ALTER TABLE hosts ADD COLUMN latest_base_seq bigint,
     // columns (NULL: no report of the hour carried it), max/last worst
     // risk; kept longer than the reports, deleted by hour (the index).
     // rollup_state: the pass's watermark, one row (id 1) once a pass ran.
+    // From this version a heartbeat chunk spans less than an hour
+    // (ChunkEncoder::kMaxSpanNs) and is found by its first beat
+    // (heartbeats_first_observed); heartbeat_spans: the newest first beat of
+    // a chunk written before, whose span is not bounded (NULL: none).
     R"sql(
 CREATE TABLE rollups (
   host_id text NOT NULL,
@@ -159,6 +163,9 @@ CREATE TABLE rollup_state (
   id integer PRIMARY KEY CHECK (id = 1),
   rolled_through_ns bigint NOT NULL
 );
+CREATE INDEX heartbeats_first_observed ON heartbeats (first_observed_ns);
+CREATE TABLE heartbeat_spans (unbounded_through_ns bigint);
+INSERT INTO heartbeat_spans SELECT max(first_observed_ns) FROM heartbeats;
 )sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);

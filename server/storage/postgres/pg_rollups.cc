@@ -1,6 +1,8 @@
 #include "server/storage/postgres/pg_rollups.h"
 
+#include <limits>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -69,9 +71,12 @@ absl::Status PgFoldStoredHours(PgConnection& conn, int64_t from_ns,
       "SELECT host_id, seq, observed_at_ns, received_at_ns, "
       "worst_risk::bigint, attach_latency_seconds, pool_budget_ratio, "
       "purge_seconds, report FROM reports WHERE observed_at_ns >= $1 AND "
-      "observed_at_ns < $2",
-      PgParams().Int(from_ns).Int(to_ns), /*binary_result=*/true,
-      [folder](const PgResult& x) {
+      "observed_at_ns < $2 AND received_at_ns >= $3",
+      // A report is received at most an hour before it was observed
+      // (ValidateReport's clock skew): the partitions received before
+      // that are not read.
+      PgParams().Int(from_ns).Int(to_ns).Int(from_ns - kRollupHourNs),
+      /*binary_result=*/true, [folder](const PgResult& x) {
         ReportRow r;
         r.host_id = x.Text(0, 0);
         r.seq = static_cast<uint64_t>(x.Int(0, 1));
@@ -84,33 +89,52 @@ absl::Status PgFoldStoredHours(PgConnection& conn, int64_t from_ns,
         r.threads = ThreadsOfReport(x.Text(0, 8));
         folder->Add(r);
       }));
+  // A chunk's beats lie within ChunkEncoder::kMaxSpanNs of its first, so
+  // the chunks of [from, to) start in [from - span, to): an index range.
+  // Chunks written before that bound (schema 6: heartbeat_spans) started at
+  // or before unbounded_through_ns and are read by the range below it.
+  TH_ASSIGN_OR_RETURN(
+      std::optional<int64_t> unbounded,
+      OptionalInt(conn, "SELECT unbounded_through_ns FROM heartbeat_spans"));
+  const int64_t bounded_from = from_ns - ChunkEncoder::kMaxSpanNs;
+  std::vector<std::pair<int64_t, int64_t>> ranges = {{bounded_from, to_ns - 1}};
+  if (unbounded.has_value() && *unbounded < bounded_from) {
+    ranges.push_back({std::numeric_limits<int64_t>::min(), *unbounded});
+  } else if (unbounded.has_value()) {
+    ranges[0].first = std::numeric_limits<int64_t>::min();
+  }
   absl::Status bad;
   std::vector<HistoryEntry> entries;
-  TH_RETURN_IF_ERROR(conn.ExecStreaming(
-      "SELECT h.host_id, h.base_seq, h.chunk, r.worst_risk::bigint FROM "
-      "heartbeats h LEFT JOIN reports r ON r.host_id = h.host_id AND r.seq = "
-      "h.base_seq WHERE h.last_observed_ns >= $1 AND h.first_observed_ns < $2",
-      PgParams().Int(from_ns).Int(to_ns), /*binary_result=*/true,
-      [&](const PgResult& x) {
-        const std::string host_id = x.Text(0, 0);
-        absl::StatusOr<std::vector<Beat>> beats = DecodeChunk(x.Text(0, 2));
-        if (!beats.ok()) {
-          if (bad.ok()) {
-            bad = Annotate(beats.status(),
-                           absl::StrCat("heartbeats of ", host_id));
+  for (const auto& [lo, hi] : ranges) {
+    TH_RETURN_IF_ERROR(conn.ExecStreaming(
+        "SELECT h.host_id, h.base_seq, h.chunk, r.worst_risk::bigint FROM "
+        "heartbeats h LEFT JOIN reports r ON r.host_id = h.host_id AND "
+        "r.seq = h.base_seq WHERE h.first_observed_ns >= $3 AND "
+        "h.first_observed_ns <= $4 AND h.last_observed_ns >= $1 AND "
+        "h.first_observed_ns < $2",
+        PgParams().Int(from_ns).Int(to_ns).Int(lo).Int(hi),
+        /*binary_result=*/true, [&](const PgResult& x) {
+          const std::string host_id = x.Text(0, 0);
+          absl::StatusOr<std::vector<Beat>> beats = DecodeChunk(x.Text(0, 2));
+          if (!beats.ok()) {
+            if (bad.ok()) {
+              bad = Annotate(beats.status(),
+                             absl::StrCat("heartbeats of ", host_id));
+            }
+            return;
           }
-          return;
-        }
-        entries.clear();
-        AddBeatEntries(host_id, *beats, x.Int(0, 1), from_ns, to_ns, &entries);
-        // A heartbeat's risk is its full report's (risks count exactly in
-        // the material content); 0 when the full report is gone.
-        const int risk = x.IsNull(0, 3) ? 0 : static_cast<int>(x.Int(0, 3));
-        for (HistoryEntry& e : entries) {
-          e.row.worst_risk = risk;
-          folder->Add(e.row);
-        }
-      }));
+          entries.clear();
+          AddBeatEntries(host_id, *beats, x.Int(0, 1), from_ns, to_ns,
+                         &entries);
+          // A heartbeat's risk is its full report's (risks count exactly in
+          // the material content); 0 when the full report is gone.
+          const int risk = x.IsNull(0, 3) ? 0 : static_cast<int>(x.Int(0, 3));
+          for (HistoryEntry& e : entries) {
+            e.row.worst_risk = risk;
+            folder->Add(e.row);
+          }
+        }));
+  }
   return bad;
 }
 

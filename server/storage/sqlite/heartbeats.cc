@@ -32,7 +32,7 @@ SqliteHeartbeatWriter::Prepare(sqlite3* write_db) {
 absl::Status SqliteHeartbeatWriter::Write(HeartbeatPolicy::Host& host,
                                           const ReportRow& row) {
   const Beat beat = BeatOf(row);
-  if (host.chunk_id != 0 && !host.encoder.full()) {
+  if (host.chunk_id != 0 && host.encoder.Takes(beat)) {
     const std::string bytes = host.encoder.Append(beat);  // bound, not copied
     SqliteStatement& s = *append_;
     s.Reset();

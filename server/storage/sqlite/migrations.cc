@@ -167,7 +167,11 @@ CREATE INDEX heartbeats_base ON heartbeats (base_id);
     // last seq, min/max/last of threads and the three prediction columns
     // (NULL: no report of the hour carried it), max/last worst risk; kept
     // longer than the reports, deleted by hour (the index). rollup_state:
-    // the pass's watermark, one row once a pass ran.
+    // the pass's watermark, one row once a pass ran. From this version a
+    // heartbeat chunk spans less than an hour (ChunkEncoder::kMaxSpanNs) and
+    // is found by its first beat (heartbeats_first_observed);
+    // heartbeat_spans: the newest first beat of a chunk written before,
+    // whose span is not bounded (NULL: none).
     R"sql(
 CREATE TABLE rollups (
   host_id TEXT NOT NULL,
@@ -193,6 +197,9 @@ CREATE TABLE rollups (
 ) WITHOUT ROWID;
 CREATE INDEX rollups_hour ON rollups (hour_start_ns);
 CREATE TABLE rollup_state (rolled_through_ns INTEGER NOT NULL);
+CREATE INDEX heartbeats_first_observed ON heartbeats (first_observed_ns);
+CREATE TABLE heartbeat_spans (unbounded_through_ns INTEGER);
+INSERT INTO heartbeat_spans SELECT max(first_observed_ns) FROM heartbeats;
 )sql",
 };
 constexpr int kLatestVersion = sizeof(kMigrations) / sizeof(kMigrations[0]);

@@ -5,8 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "server/storage/conformance/test_rows.h"
+#include "server/storage/heartbeat_chunk.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/sqlite/sqlite_test_util.h"
 #include "tests/util/subprocess.h"
@@ -163,6 +166,66 @@ INSERT INTO reports (host_id, seq, observed_at_ns, received_at_ns, worst_risk, r
   EXPECT_EQ(pass->rows, 1);
   EXPECT_EQ(pass->rolled_through_ns, 4 * 3600000000000LL);
   EXPECT_EQ(SqlInt(path, "SELECT worst_risk_max FROM rollups"), 2);
+}
+
+TEST(MigrationsTest, ChunksFromBeforeTheSpanBoundAreStillRolledUp) {
+  // A store at schema 9 with a chunk whose beats span two hours (chunks
+  // were bounded by count only): at 10 heartbeat_spans names its first
+  // beat, and a pass finds its beat of hour 2, though the chunk starts more
+  // than an hour before that hour.
+  constexpr int64_t kH = 3600000000000LL;
+  std::string path = NewDbPath();
+  {
+    SqliteOptions old;
+    old.max_schema_version = 9;
+    auto s = SqliteStorage::Open(path, old);
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+  std::string chunk;
+  ChunkEncoder enc;
+  for (uint64_t seq = 2; seq <= 4; ++seq) {
+    Beat b;
+    b.seq = seq;
+    b.observed_at_ns = (2 * static_cast<int64_t>(seq) - 3) * kH / 2;  // :30
+    b.received_at_ns = b.observed_at_ns + 1;
+    b.threads = 10 * seq;
+    chunk += seq == 2 ? enc.Start(b) : enc.Append(b);
+  }
+  std::string hex;
+  for (unsigned char c : chunk) absl::StrAppendFormat(&hex, "%02X", c);
+  Sql(path, absl::StrCat(R"sql(
+INSERT INTO reports (id, host_id, seq, observed_at_ns, received_at_ns, worst_risk, report) VALUES
+  (1, 'a', 1, 0, 1, 2, 'a1');
+INSERT INTO heartbeats (host_id, base_id, first_seq, last_seq, first_observed_ns,
+  last_observed_ns, last_received_ns, beats) VALUES
+  ('a', 1, 2, 4, )sql",
+                         kH / 2, ", ", 5 * kH / 2, ", ", 5 * kH / 2 + 1, ", X'",
+                         hex, "');"));
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(SqlInt(path, "SELECT unbounded_through_ns FROM heartbeat_spans"),
+            kH / 2);
+  auto pass = (*s)->RollUp(3 * kH, 24);
+  ASSERT_TRUE(pass.ok()) << pass.status();
+  EXPECT_EQ(pass->hours, 3);
+  auto rows = (*s)->ReadHostRollups("a", 0, 3 * kH);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].reports, 2);  // the full report and seq 2
+  EXPECT_EQ((*rows)[1].reports, 1);
+  EXPECT_EQ((*rows)[2].reports, 1);
+  EXPECT_EQ((*rows)[2].last_seq, 4u);
+  EXPECT_EQ((*rows)[2].threads.last, std::optional<uint64_t>(40));
+}
+
+TEST(MigrationsTest, ANewStoreHasNoUnboundedChunks) {
+  std::string path = NewDbPath();
+  auto s = SqliteStorage::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(SqlInt(path,
+                   "SELECT count(*) FROM heartbeat_spans "
+                   "WHERE unbounded_through_ns IS NULL"),
+            1);
 }
 
 TEST(MigrationsTest, RefusesNewerSchema) {

@@ -2,7 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <limits>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status.h"
@@ -92,28 +94,50 @@ FROM reports WHERE observed_at_ns >= ?1 AND observed_at_ns < ?2)sql"));
     folder->Add(r);
   }
   if (rc != SQLITE_DONE) return SqliteError(db, "roll up reports");
+  // A chunk's beats lie within ChunkEncoder::kMaxSpanNs of its first, so
+  // the chunks of [from, to) start in [from - span, to): an index range.
+  // Chunks written before that bound (schema 10: heartbeat_spans) started
+  // at or before unbounded_through_ns and are read by the range below it.
+  TH_ASSIGN_OR_RETURN(
+      std::optional<int64_t> unbounded,
+      OneOptionalInt(db, "SELECT unbounded_through_ns FROM heartbeat_spans"));
+  const int64_t bounded_from = from_ns - ChunkEncoder::kMaxSpanNs;
+  std::vector<std::pair<int64_t, int64_t>> ranges = {{bounded_from, to_ns - 1}};
+  if (unbounded.has_value() && *unbounded < bounded_from) {
+    ranges.push_back({std::numeric_limits<int64_t>::min(), *unbounded});
+  } else if (unbounded.has_value()) {
+    ranges[0].first = std::numeric_limits<int64_t>::min();
+  }
   TH_ASSIGN_OR_RETURN(auto chunks, SqliteStatement::Prepare(db, R"sql(
 SELECT h.host_id, h.base_id, h.beats, r.worst_risk
 FROM heartbeats h LEFT JOIN reports r ON r.id = h.base_id
-WHERE h.last_observed_ns >= ?1 AND h.first_observed_ns < ?2)sql"));
-  chunks->BindInt(1, from_ns);
-  chunks->BindInt(2, to_ns);
+WHERE h.first_observed_ns >= ?1 AND h.first_observed_ns <= ?2
+  AND h.last_observed_ns >= ?3 AND h.first_observed_ns < ?4)sql"));
   std::vector<HistoryEntry> entries;
-  while ((rc = chunks->Step()) == SQLITE_ROW) {
-    const std::string host_id = chunks->Text(0);
-    absl::StatusOr<std::vector<Beat>> beats = DecodeChunk(chunks->Blob(2));
-    if (!beats.ok()) {
-      return Annotate(beats.status(), absl::StrCat("heartbeats of ", host_id));
+  for (const auto& [lo, hi] : ranges) {
+    chunks->Reset();
+    chunks->BindInt(1, lo);
+    chunks->BindInt(2, hi);
+    chunks->BindInt(3, from_ns);
+    chunks->BindInt(4, to_ns);
+    while ((rc = chunks->Step()) == SQLITE_ROW) {
+      const std::string host_id = chunks->Text(0);
+      absl::StatusOr<std::vector<Beat>> beats = DecodeChunk(chunks->Blob(2));
+      if (!beats.ok()) {
+        return Annotate(beats.status(),
+                        absl::StrCat("heartbeats of ", host_id));
+      }
+      entries.clear();
+      AddBeatEntries(host_id, *beats, chunks->Int(1), from_ns, to_ns, &entries);
+      // A heartbeat's risk is its full report's (risks count exactly in the
+      // material content); 0 when the full report is gone.
+      const int risk = chunks->IsNull(3) ? 0 : static_cast<int>(chunks->Int(3));
+      for (HistoryEntry& e : entries) {
+        e.row.worst_risk = risk;
+        folder->Add(e.row);
+      }
     }
-    entries.clear();
-    AddBeatEntries(host_id, *beats, chunks->Int(1), from_ns, to_ns, &entries);
-    // A heartbeat's risk is its full report's (risks count exactly in the
-    // material content); 0 when the full report is gone.
-    const int risk = chunks->IsNull(3) ? 0 : static_cast<int>(chunks->Int(3));
-    for (HistoryEntry& e : entries) {
-      e.row.worst_risk = risk;
-      folder->Add(e.row);
-    }
+    if (rc != SQLITE_DONE) break;
   }
   if (rc != SQLITE_DONE) return SqliteError(db, "roll up heartbeats");
   return absl::OkStatus();
