@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/models/calibrated_constants.h"
 #include "common/models/evaluate.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace tracehealth::server {
 namespace {
@@ -170,7 +172,17 @@ std::string EncodeHostRecord(const v1::HostReport& report) {
   // One message per thread, filled again and again: its memory is reused.
   thread_local Stored s;
   FillStoredRecord(report, &s);
-  return s.SerializeAsString();
+  // Deterministic: the labels map in key order. A reused message's map
+  // iterates in an order that depends on its history, and equal records
+  // must be equal bytes (stores and tests compare them).
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    s.SerializeToCodedStream(&coded);
+  }
+  return out;
 }
 
 absl::StatusOr<HostRecord> DecodeHostRecord(absl::string_view bytes,
