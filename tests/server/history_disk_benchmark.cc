@@ -290,7 +290,9 @@ int Main() {
               "reports", "full rows", "B/host/day", "vs whole", "vs Prom",
               "rows/s", "us CPU");
   StoreFigures wire[3];
+  // --day_hosts=0: the fleet pass only.
   for (Kind kind : {kSteady, kDrifting, kChanging}) {
+    if (day_hosts <= 0) break;
     double whole_bytes = 0;
     for (bool beats : {false, true}) {
       std::vector<HostModel> hosts;
