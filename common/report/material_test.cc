@@ -188,7 +188,8 @@ bool Same(const v1::HostReport& a, const v1::HostReport& b) {
 
 v1::HostReport Base() {
   server::SampleHost host = server::FleetHost(3);
-  v1::HostReport r = server::SampleReport(host, 7, absl::FromUnixSeconds(1700000000));
+  v1::HostReport r =
+      server::SampleReport(host, 7, absl::FromUnixSeconds(1700000000));
   (*r.mutable_labels())["zone"] = "z1";
   return r;
 }

@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "common/report/material.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 #include "server/ingest/report_row.h"
 #include "server/query/query_service.h"
-#include "common/report/material.h"
 #include "server/report/report_head.h"
 #include "server/storage/sqlite/sqlite_storage.h"
 #include "server/storage/sqlite/sqlite_test_util.h"

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/report/wire_reader.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/stubs/common.h"
 #include "proto/tracehealth/v1/report.pb.h"
-#include "common/report/wire_reader.h"
 
 namespace tracehealth::server {
 namespace {
