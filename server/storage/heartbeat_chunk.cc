@@ -1,6 +1,7 @@
 #include "server/storage/heartbeat_chunk.h"
 
 #include <cstring>
+#include <limits>
 
 #include "absl/status/status.h"
 
@@ -180,6 +181,22 @@ absl::StatusOr<std::vector<Beat>> DecodeChunk(absl::string_view bytes) {
   }
   if (!r.ok) return absl::DataLossError("heartbeat chunk does not decode");
   return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> ChunkStartRanges(
+    int64_t from_ns, int64_t to_ns,
+    std::optional<int64_t> unbounded_through_ns) {
+  const int64_t bounded_from = from_ns - ChunkEncoder::kMaxSpanNs;
+  std::vector<std::pair<int64_t, int64_t>> ranges = {{bounded_from, to_ns - 1}};
+  if (unbounded_through_ns.has_value()) {
+    if (*unbounded_through_ns < bounded_from) {
+      ranges.push_back(
+          {std::numeric_limits<int64_t>::min(), *unbounded_through_ns});
+    } else {
+      ranges[0].first = std::numeric_limits<int64_t>::min();
+    }
+  }
+  return ranges;
 }
 
 }  // namespace tracehealth::server

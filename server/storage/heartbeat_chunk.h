@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -73,6 +74,14 @@ class ChunkEncoder {
   int64_t prev_step_ = 0;  // observation step of the previous beat
   int beats_ = 0;
 };
+
+// The ranges [lo, hi] of chunk first-beat times that hold every chunk with
+// a beat observed in [from_ns, to_ns): from kMaxSpanNs before from_ns to
+// to_ns - 1, and, for chunks written before the span bound (whose first
+// beats are at or before `unbounded_through_ns`), everything up to that.
+std::vector<std::pair<int64_t, int64_t>> ChunkStartRanges(
+    int64_t from_ns, int64_t to_ns,
+    std::optional<int64_t> unbounded_through_ns);
 
 // The beats of a chunk, in order. DataLoss when the bytes do not decode.
 absl::StatusOr<std::vector<Beat>> DecodeChunk(absl::string_view bytes);

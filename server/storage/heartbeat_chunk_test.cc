@@ -1,6 +1,8 @@
 #include "server/storage/heartbeat_chunk.h"
 
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -90,6 +92,22 @@ TEST(HeartbeatChunkTest, TakesWithinTheSpanAndInOrder) {
   EXPECT_TRUE(full.Takes(at(ChunkEncoder::kMaxBeats - 1)));
   full.Append(at(ChunkEncoder::kMaxBeats - 1));
   EXPECT_FALSE(full.Takes(at(ChunkEncoder::kMaxBeats)));
+}
+
+// The chunks of [from, to) start from an hour before `from`; chunks from
+// before the bound, at or before the newest first beat among them.
+TEST(HeartbeatChunkTest, ChunkStartRanges) {
+  constexpr int64_t kH = ChunkEncoder::kMaxSpanNs;
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  using R = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(ChunkStartRanges(10 * kH, 11 * kH, std::nullopt),
+            (R{{9 * kH, 11 * kH - 1}}));
+  // Unbounded chunks that start 1 ns before the bounded range: a second
+  // range; at its first time, the first range reaches down instead.
+  EXPECT_EQ(ChunkStartRanges(10 * kH, 11 * kH, 9 * kH - 1),
+            (R{{9 * kH, 11 * kH - 1}, {kMin, 9 * kH - 1}}));
+  EXPECT_EQ(ChunkStartRanges(10 * kH, 11 * kH, 9 * kH),
+            (R{{kMin, 11 * kH - 1}}));
 }
 
 TEST(HeartbeatChunkTest, TruncatedIsDataLoss) {

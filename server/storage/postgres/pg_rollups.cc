@@ -96,13 +96,8 @@ absl::Status PgFoldStoredHours(PgConnection& conn, int64_t from_ns,
   TH_ASSIGN_OR_RETURN(
       std::optional<int64_t> unbounded,
       OptionalInt(conn, "SELECT unbounded_through_ns FROM heartbeat_spans"));
-  const int64_t bounded_from = from_ns - ChunkEncoder::kMaxSpanNs;
-  std::vector<std::pair<int64_t, int64_t>> ranges = {{bounded_from, to_ns - 1}};
-  if (unbounded.has_value() && *unbounded < bounded_from) {
-    ranges.push_back({std::numeric_limits<int64_t>::min(), *unbounded});
-  } else if (unbounded.has_value()) {
-    ranges[0].first = std::numeric_limits<int64_t>::min();
-  }
+  const std::vector<std::pair<int64_t, int64_t>> ranges =
+      ChunkStartRanges(from_ns, to_ns, unbounded);
   absl::Status bad;
   std::vector<HistoryEntry> entries;
   for (const auto& [lo, hi] : ranges) {

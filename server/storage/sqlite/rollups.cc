@@ -101,13 +101,8 @@ FROM reports WHERE observed_at_ns >= ?1 AND observed_at_ns < ?2)sql"));
   TH_ASSIGN_OR_RETURN(
       std::optional<int64_t> unbounded,
       OneOptionalInt(db, "SELECT unbounded_through_ns FROM heartbeat_spans"));
-  const int64_t bounded_from = from_ns - ChunkEncoder::kMaxSpanNs;
-  std::vector<std::pair<int64_t, int64_t>> ranges = {{bounded_from, to_ns - 1}};
-  if (unbounded.has_value() && *unbounded < bounded_from) {
-    ranges.push_back({std::numeric_limits<int64_t>::min(), *unbounded});
-  } else if (unbounded.has_value()) {
-    ranges[0].first = std::numeric_limits<int64_t>::min();
-  }
+  const std::vector<std::pair<int64_t, int64_t>> ranges =
+      ChunkStartRanges(from_ns, to_ns, unbounded);
   TH_ASSIGN_OR_RETURN(auto chunks, SqliteStatement::Prepare(db, R"sql(
 SELECT h.host_id, h.base_id, h.beats, r.worst_risk
 FROM heartbeats h LEFT JOIN reports r ON r.id = h.base_id
