@@ -5,8 +5,10 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "common/report/wire_reader.h"
 #include "google/protobuf/descriptor.h"
 
@@ -138,18 +140,36 @@ const Plan& ReportPlan() {
   return *plan;
 }
 
-void AppendBits(uint64_t v, std::string& out) {
-  char bits[sizeof v];
-  std::memcpy(bits, &v, sizeof v);
-  out.append(bits, sizeof bits);
-}
+// A running 64-bit digest of what counts: every value is mixed in, in
+// order, by a 64x64->128-bit multiply folded to 64 bits (wyhash's mixing
+// step), byte strings by their std::hash first; any change of a value or
+// of the order changes the digest but with chance about 2^-64.
+// Deterministic across processes and builds (no per-process seed).
+class Digest {
+ public:
+  void Mix(uint64_t v) {
+    const unsigned __int128 m =
+        static_cast<unsigned __int128>(h_ ^ 0xa0761d6478bd642fULL) *
+        (v ^ 0xe7037ed1a0b428dbULL);
+    h_ = static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+    ++values_;
+  }
+  void MixBytes(absl::string_view b) {
+    Mix(b.size());
+    Mix(std::hash<std::string_view>{}(std::string_view(b.data(), b.size())));
+  }
+  void MixTag(uint32_t number, int wire_type) {
+    Mix((static_cast<uint64_t>(number) << 3) |
+        static_cast<uint32_t>(wire_type));
+  }
+  uint64_t value() const { return h_; }
+  // How many values were mixed in.
+  size_t values() const { return values_; }
 
-void AppendTag(uint32_t number, int wire_type, std::string& out) {
-  const uint32_t tag = (number << 3) | static_cast<uint32_t>(wire_type);
-  char b[4];
-  std::memcpy(b, &tag, 4);
-  out.append(b, 4);
-}
+ private:
+  uint64_t h_ = 0x6a09e667f3bcc908ULL;
+  size_t values_ = 0;
+};
 
 // A number of type `type` as its wire value gives it.
 float NumberOf(FieldDescriptor::Type type, uint64_t v) {
@@ -180,93 +200,109 @@ float NumberOf(FieldDescriptor::Type type, uint64_t v) {
   }
 }
 
-// Appends what counts of the encoded message `msg` to `exact` and
-// `numbers`; inside predictions numbers go to `numbers`, their place to
-// `exact`. A singular message holding only moving fields counts as absent;
-// a map's entries count in sorted order (the wire has none). Fields the
-// schema does not know count exactly. False for bytes that do not decode.
-bool Walk(absl::string_view msg, const Plan& plan, std::string& exact,
+// Mixes what counts of the encoded message `msg` into `digest`, and the
+// numbers inside predictions into `numbers` (their place into `digest`). A
+// singular message holding only moving fields counts as absent; a map's
+// entries count in sorted order (the wire has none), each by its own
+// digest. Fields the schema does not know count exactly. False for bytes
+// that do not decode (as wire::ForEachField would say).
+bool Walk(absl::string_view msg, const Plan& plan, Digest& digest,
           std::vector<float>& numbers) {
-  std::vector<std::pair<uint32_t, std::string>> map_entries;
-  const absl::Status st =
-      wire::ForEachField(msg, [&](const wire::Field& f) -> absl::Status {
-        const FieldPlan* fp = plan.Find(f.number);
-        if (fp != nullptr && fp->moving) return absl::OkStatus();
-        const size_t mark = exact.size();
-        AppendTag(f.number, f.wire_type, exact);
-        if (fp != nullptr && fp->sub != nullptr &&
-            f.wire_type == wire::kLengthDelimited) {
-          if (fp->is_map) {
-            std::string entry;
-            if (!Walk(f.bytes, *fp->sub, entry, numbers))
-              return wire::Malformed("map entry");
-            exact.resize(mark);
-            map_entries.emplace_back(f.number, std::move(entry));
-            return absl::OkStatus();
+  // (field number, entry digest) of the map entries, mixed in at the end.
+  absl::InlinedVector<std::pair<uint32_t, uint64_t>, 4> map_entries;
+  const auto* p = reinterpret_cast<const uint8_t*>(msg.data());
+  const uint8_t* const end = p + msg.size();
+  while (p < end) {
+    uint64_t tag;
+    if (!wire::ReadTag(p, end, &tag)) return false;
+    const auto number = static_cast<uint32_t>(tag >> 3);
+    const int wire_type = static_cast<int>(tag & 7);
+    uint64_t value = 0;  // varint or fixed bits
+    absl::string_view bytes;
+    switch (wire_type) {
+      case wire::kVarint:
+        if (!wire::ReadVarint(p, end, &value)) return false;
+        break;
+      case wire::kFixed64:
+        if (end - p < 8) return false;
+        std::memcpy(&value, p, 8);
+        p += 8;
+        break;
+      case wire::kFixed32: {
+        if (end - p < 4) return false;
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        value = v;
+        p += 4;
+        break;
+      }
+      case wire::kLengthDelimited: {
+        uint64_t len;
+        if (!wire::ReadLength(p, end, &len)) return false;
+        bytes = absl::string_view(reinterpret_cast<const char*>(p), len);
+        p += len;
+        break;
+      }
+      default:
+        return false;
+    }
+    const FieldPlan* fp = plan.Find(number);
+    if (fp != nullptr && fp->moving) continue;
+    if (fp != nullptr && fp->sub != nullptr &&
+        wire_type == wire::kLengthDelimited) {
+      Digest sub;
+      const size_t before = numbers.size();
+      if (!Walk(bytes, *fp->sub, sub, numbers)) return false;
+      if (fp->is_map) {
+        map_entries.emplace_back(number, sub.value());
+      } else if (fp->repeated || sub.values() > 0 || numbers.size() != before) {
+        digest.MixTag(number, wire_type);
+        digest.Mix(sub.value());
+      }  // else nothing of it counted
+      continue;
+    }
+    digest.MixTag(number, wire_type);
+    if (fp != nullptr && fp->tolerant_number) {
+      digest.Mix('#');
+      if (wire_type == wire::kLengthDelimited) {  // packed
+        const auto* q = reinterpret_cast<const uint8_t*>(bytes.data());
+        const uint8_t* const qend = q + bytes.size();
+        while (q < qend) {
+          uint64_t v = 0;
+          if (fp->type == FieldDescriptor::TYPE_DOUBLE ||
+              fp->type == FieldDescriptor::TYPE_FIXED64 ||
+              fp->type == FieldDescriptor::TYPE_SFIXED64) {
+            if (qend - q < 8) return false;
+            std::memcpy(&v, q, 8);
+            q += 8;
+          } else if (fp->type == FieldDescriptor::TYPE_FLOAT ||
+                     fp->type == FieldDescriptor::TYPE_FIXED32 ||
+                     fp->type == FieldDescriptor::TYPE_SFIXED32) {
+            if (qend - q < 4) return false;
+            uint32_t u;
+            std::memcpy(&u, q, 4);
+            v = u;
+            q += 4;
+          } else if (!wire::ReadVarint(q, qend, &v)) {
+            return false;
           }
-          const size_t before = numbers.size();
-          exact.push_back('{');
-          if (!Walk(f.bytes, *fp->sub, exact, numbers))
-            return wire::Malformed("message");
-          if (!fp->repeated && exact.size() == mark + 5 &&
-              numbers.size() == before) {
-            exact.resize(mark);  // nothing of it counted
-          } else {
-            exact.push_back('}');
-          }
-          return absl::OkStatus();
+          numbers.push_back(NumberOf(fp->type, v));
         }
-        if (fp != nullptr && fp->tolerant_number) {
-          exact.push_back('#');
-          if (f.wire_type == wire::kLengthDelimited) {  // packed
-            const auto* p = reinterpret_cast<const uint8_t*>(f.bytes.data());
-            const uint8_t* end = p + f.bytes.size();
-            while (p < end) {
-              uint64_t v = 0;
-              if (fp->type == FieldDescriptor::TYPE_DOUBLE ||
-                  fp->type == FieldDescriptor::TYPE_FIXED64 ||
-                  fp->type == FieldDescriptor::TYPE_SFIXED64) {
-                if (end - p < 8) return wire::Malformed("packed");
-                std::memcpy(&v, p, 8);
-                p += 8;
-              } else if (fp->type == FieldDescriptor::TYPE_FLOAT ||
-                         fp->type == FieldDescriptor::TYPE_FIXED32 ||
-                         fp->type == FieldDescriptor::TYPE_SFIXED32) {
-                if (end - p < 4) return wire::Malformed("packed");
-                uint32_t u;
-                std::memcpy(&u, p, 4);
-                v = u;
-                p += 4;
-              } else if (!wire::ReadVarint(p, end, &v)) {
-                return wire::Malformed("packed");
-              }
-              numbers.push_back(NumberOf(fp->type, v));
-            }
-          } else {
-            numbers.push_back(NumberOf(
-                fp->type, f.wire_type == wire::kVarint ? f.varint : f.fixed));
-          }
-          return absl::OkStatus();
-        }
-        switch (f.wire_type) {
-          case wire::kVarint:
-            AppendBits(f.varint, exact);
-            break;
-          case wire::kLengthDelimited:
-            AppendBits(f.bytes.size(), exact);
-            exact.append(f.bytes.data(), f.bytes.size());
-            break;
-          default:
-            AppendBits(f.fixed, exact);
-        }
-        return absl::OkStatus();
-      });
-  if (!st.ok()) return false;
+      } else {
+        numbers.push_back(NumberOf(fp->type, value));
+      }
+      continue;
+    }
+    if (wire_type == wire::kLengthDelimited) {
+      digest.MixBytes(bytes);
+    } else {
+      digest.Mix(value);
+    }
+  }
   std::sort(map_entries.begin(), map_entries.end());
   for (const auto& [number, entry] : map_entries) {
-    AppendTag(number, wire::kLengthDelimited, exact);
-    AppendBits(entry.size(), exact);
-    exact.append(entry);
+    digest.MixTag(number, wire::kLengthDelimited);
+    digest.Mix(entry);
   }
   return true;
 }
@@ -276,14 +312,12 @@ bool Walk(absl::string_view msg, const Plan& plan, std::string& exact,
 Material MaterialOfWire(absl::string_view report) {
   Material out;
   out.numbers.reserve(256);
-  thread_local std::string exact;
-  exact.clear();
-  if (!Walk(report, ReportPlan(), exact, out.numbers)) {
+  Digest digest;
+  if (!Walk(report, ReportPlan(), digest, out.numbers)) {
     out.numbers.clear();
     return out;  // digest 0: unknown
   }
-  const uint64_t h = std::hash<std::string>{}(exact);
-  out.digest = h == 0 ? 1 : h;
+  out.digest = digest.value() == 0 ? 1 : digest.value();
   return out;
 }
 
