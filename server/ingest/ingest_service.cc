@@ -12,6 +12,7 @@
 #include "common/happens_before.h"
 #include "common/host_identity.h"
 #include "grpcpp/grpcpp.h"
+#include "server/ingest/report_batch.h"
 #include "server/ingest/report_row.h"
 #include "server/storage/heartbeat_report.h"
 
@@ -28,8 +29,10 @@ namespace tracehealth::server {
 class ReportReactor
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  ReportReactor(IngestService* service, grpc::CallbackServerContext* ctx)
-      : service_(service), ctx_(ctx) {
+  // `batched`: a ReportBatches stream (each message a ReportBatch).
+  ReportReactor(IngestService* service, grpc::CallbackServerContext* ctx,
+                bool batched)
+      : service_(service), ctx_(ctx), batched_(batched) {
     if (service_->options_.require_client_identity) {
       auto auth = ctx_->auth_context();
       if (auth != nullptr) {
@@ -105,7 +108,7 @@ class ReportReactor
       }
       incoming_.Clear();
     }
-    const bool writer_full = HandleReport(std::move(wire));
+    const bool writer_full = HandleMessage(std::move(wire));
     {
       absl::MutexLock lock(&mu_);
       read_in_flight_ = false;
@@ -200,6 +203,28 @@ class ReportReactor
     }
   }
 
+  // Checks and queues the report of a Report stream's message, or each
+  // report of a ReportBatches stream's message in order, as long as the
+  // stream goes on. Returns whether the writer's queue is full.
+  bool HandleMessage(std::string wire) {
+    if (!batched_) return HandleReport(std::move(wire));
+    absl::StatusOr<std::vector<absl::string_view>> reports =
+        SplitReportBatch(wire);
+    if (!reports.ok()) {
+      EndUndecodable("tracehealth.v1.ReportBatch", reports.status());
+      return false;
+    }
+    bool full = false;
+    for (absl::string_view report : *reports) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (!stop_.ok()) break;  // the rest comes again on a new stream
+      }
+      full = HandleReport(std::string(report)) || full;
+    }
+    return full;
+  }
+
   // Checks and queues one report. The report is not parsed: its bytes are
   // walked once (CheckReportWire) and the few fields ingest needs are
   // decoded from them (DecodeReportHead); the index parses a host's newest
@@ -210,7 +235,7 @@ class ReportReactor
     absl::Time now = opts.now();
     absl::StatusOr<ReportHead> head = DecodeReportHead(blob);
     if (!head.ok()) {
-      EndUndecodable(head.status());
+      EndUndecodable("tracehealth.v1.HostReport", head.status());
       return false;
     }
     {
@@ -240,7 +265,7 @@ class ReportReactor
     }
     absl::Status valid = ValidateReport(*head, blob, now, opts.limits);
     if (absl::IsDataLoss(valid)) {
-      EndUndecodable(valid);
+      EndUndecodable("tracehealth.v1.HostReport", valid);
       return false;
     }
     if (!valid.ok()) {
@@ -351,13 +376,14 @@ class ReportReactor
 
   // A message that does not decode cannot be answered by seq: the stream
   // ends with INVALID_ARGUMENT (what was read before it is still acked).
-  void EndUndecodable(const absl::Status& why) {
+  // `type`: the message type it does not decode as.
+  void EndUndecodable(absl::string_view type, const absl::Status& why) {
     service_->metrics_->CountRejected();
     absl::MutexLock lock(&mu_);
     stop_ = grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat("report does not decode as a tracehealth.v1.HostReport (",
-                     why.message(), ")"));
+        absl::StrCat(type == "tracehealth.v1.HostReport" ? "report" : "message",
+                     " does not decode as a ", type, " (", why.message(), ")"));
   }
 
   // The report's `done`: on the ReportWriter's publisher thread, or on its
@@ -398,6 +424,7 @@ class ReportReactor
     ack_pending_ = false;
     pending_.set_acked_seq(acked_);
     pending_.set_heartbeat_forms(service_->options_.heartbeat_bases != nullptr);
+    pending_.set_report_batches(true);
     bool own_buffer = false;
     out_.Clear();
     (void)grpc::SerializationTraits<v1::Ack>::Serialize(pending_, &out_,
@@ -423,6 +450,7 @@ class ReportReactor
 
   IngestService* const service_;
   grpc::CallbackServerContext* const ctx_;
+  const bool batched_;
   std::vector<std::string> identities_;
   grpc::ByteBuffer incoming_;  // read buffer; only touched by the read path
 
@@ -494,7 +522,17 @@ grpc::ServerUnaryReactor* IngestService::SubmitCalibration(
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 IngestService::Report(grpc::CallbackServerContext* context) {
-  auto* r = new ReportReactor(this, context);
+  return StartStream(context, /*batched=*/false);
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+IngestService::ReportBatches(grpc::CallbackServerContext* context) {
+  return StartStream(context, /*batched=*/true);
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+IngestService::StartStream(grpc::CallbackServerContext* context, bool batched) {
+  auto* r = new ReportReactor(this, context, batched);
   grpc::Status refuse;
   // Outside mu_: the guard may count the open descriptors.
   const absl::Status room = options_.descriptors == nullptr

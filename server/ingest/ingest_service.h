@@ -1,6 +1,8 @@
 // IngestService: the TelemetryIngest gRPC service (callback API).
 //
-// One reactor per Report stream. Each report read is validated; a valid one
+// One reactor per Report stream (or ReportBatches stream, whose messages
+// each carry several reports, taken in order as if each had come alone).
+// Each report read is validated; a valid one
 // is handed to the ReportWriter (when its queue is full, the stream reads
 // nothing more until one of its reports completes: backpressure without
 // blocking a gRPC thread), an invalid one is answered with a Rejection in
@@ -72,8 +74,9 @@ struct IngestOptions {
 
 class IngestService final
     : public v1::TelemetryIngest::WithRawCallbackMethod_Report<
-          v1::TelemetryIngest::WithCallbackMethod_SubmitCalibration<
-              v1::TelemetryIngest::Service>> {
+          v1::TelemetryIngest::WithRawCallbackMethod_ReportBatches<
+              v1::TelemetryIngest::WithCallbackMethod_SubmitCalibration<
+                  v1::TelemetryIngest::Service>>> {
  public:
   // Not owned; all must outlive the service.
   IngestService(ReportWriter* writer, ServerMetrics* metrics,
@@ -82,6 +85,10 @@ class IngestService final
 
   // Raw bytes in and out (see ReportReactor).
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Report(
+      grpc::CallbackServerContext* context) override;
+  // The same, each message a ReportBatch whose reports are taken in order
+  // as if each had come on a Report stream.
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* ReportBatches(
       grpc::CallbackServerContext* context) override;
 
   // One calibration (server/calibration/calibration_intake.h), the
@@ -96,6 +103,10 @@ class IngestService final
 
  private:
   friend class ReportReactor;
+  // A stream's reactor, admitted or refused (shutting down, stream limit,
+  // descriptors).
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StartStream(
+      grpc::CallbackServerContext* context, bool batched);
   void Unregister(ReportReactor* r);
 
   ReportWriter* const writer_;
