@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,29 +45,41 @@ class RecordingIngest final : public v1::TelemetryIngest::Service {
       v1::Ack ack;
       {
         absl::MutexLock lock(&mu_);
-        ++received_;
-        forms_.push_back(r.has_heartbeat()
-                             ? static_cast<int64_t>(r.heartbeat().base_seq())
-                             : -1);
-        ack.set_heartbeat_forms(offer_forms_);
-        if (r.heartbeat().base_seq() > 0 && r.seq() == no_base_at_) {
-          no_base_at_ = 0;
-          ++ended_;
-          return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                              "no base for the test");
-        }
-        if (reject_.count(r.seq())) {
-          v1::Rejection* rej = ack.add_rejected();
-          rej->set_seq(r.seq());
-          rej->set_code(3);
-          rej->set_message("invalid for the test");
-        } else if (r.seq() > stored_max_) {
-          stored_.push_back(r.seq());
-          stored_max_ = r.seq();
-          if (r.seq() == break_after_) {
-            ++ended_;
-            return grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                "broken for the test");
+        batches_.push_back(1);
+        if (std::optional<grpc::Status> end = TakeLocked(r, &ack)) return *end;
+        ack.set_acked_seq(stored_max_);
+      }
+      if (!stream->Write(ack)) break;
+    }
+    absl::MutexLock lock(&mu_);
+    ++ended_;
+    return grpc::Status::OK;
+  }
+
+  // As Report, a message at a time, each report as Report takes it; one
+  // ack a message. Without OfferBatches, UNIMPLEMENTED (a server without
+  // them).
+  grpc::Status ReportBatches(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::Ack, v1::ReportBatch>* stream) override {
+    {
+      absl::MutexLock lock(&mu_);
+      peers_.push_back(context->peer());
+      if (!offer_batches_) {
+        ++ended_;
+        ++unimplemented_;
+        return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "no batches");
+      }
+    }
+    v1::ReportBatch batch;
+    while (stream->Read(&batch)) {
+      v1::Ack ack;
+      {
+        absl::MutexLock lock(&mu_);
+        batches_.push_back(batch.reports_size());
+        for (const v1::HostReport& r : batch.reports()) {
+          if (std::optional<grpc::Status> end = TakeLocked(r, &ack)) {
+            return *end;
           }
         }
         ack.set_acked_seq(stored_max_);
@@ -77,6 +90,7 @@ class RecordingIngest final : public v1::TelemetryIngest::Service {
     ++ended_;
     return grpc::Status::OK;
   }
+
   void Reject(uint64_t seq) {
     absl::MutexLock lock(&mu_);
     reject_.insert(seq);
@@ -88,6 +102,27 @@ class RecordingIngest final : public v1::TelemetryIngest::Service {
   void BreakAfterStoring(uint64_t seq) {
     absl::MutexLock lock(&mu_);
     break_after_ = seq;
+  }
+  // Acks say the server takes ReportBatches streams, and it does; before,
+  // a ReportBatches stream ends UNIMPLEMENTED.
+  void OfferBatches(bool offer = true) {
+    absl::MutexLock lock(&mu_);
+    offer_batches_ = offer;
+  }
+  // Ack offers of batches without taking them (an older replica behind the
+  // same address as a newer one).
+  void OfferBatchesWithout() {
+    absl::MutexLock lock(&mu_);
+    ack_offers_batches_ = true;
+  }
+  // Reports per message received, in order (Report streams: 1 each).
+  std::vector<int> batches() {
+    absl::MutexLock lock(&mu_);
+    return batches_;
+  }
+  int unimplemented() {
+    absl::MutexLock lock(&mu_);
+    return unimplemented_;
   }
   void OfferHeartbeatForms() {
     absl::MutexLock lock(&mu_);
@@ -130,6 +165,39 @@ class RecordingIngest final : public v1::TelemetryIngest::Service {
   }
 
  private:
+  // Takes one report into `ack` (rejection or stored); the status to end
+  // the stream with when the test asked for an end at it.
+  std::optional<grpc::Status> TakeLocked(const v1::HostReport& r, v1::Ack* ack)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ++received_;
+    forms_.push_back(r.has_heartbeat()
+                         ? static_cast<int64_t>(r.heartbeat().base_seq())
+                         : -1);
+    ack->set_heartbeat_forms(offer_forms_);
+    ack->set_report_batches(offer_batches_ || ack_offers_batches_);
+    if (r.heartbeat().base_seq() > 0 && r.seq() == no_base_at_) {
+      no_base_at_ = 0;
+      ++ended_;
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "no base for the test");
+    }
+    if (reject_.count(r.seq())) {
+      v1::Rejection* rej = ack->add_rejected();
+      rej->set_seq(r.seq());
+      rej->set_code(3);
+      rej->set_message("invalid for the test");
+    } else if (r.seq() > stored_max_) {
+      stored_.push_back(r.seq());
+      stored_max_ = r.seq();
+      if (r.seq() == break_after_) {
+        ++ended_;
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                            "broken for the test");
+      }
+    }
+    return std::nullopt;
+  }
+
   absl::Mutex mu_;
   std::set<uint64_t> reject_ ABSL_GUARDED_BY(mu_);
   std::vector<uint64_t> stored_ ABSL_GUARDED_BY(mu_);
@@ -141,6 +209,10 @@ class RecordingIngest final : public v1::TelemetryIngest::Service {
   bool offer_forms_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t no_base_at_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<int64_t> forms_ ABSL_GUARDED_BY(mu_);
+  bool offer_batches_ ABSL_GUARDED_BY(mu_) = false;
+  bool ack_offers_batches_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<int> batches_ ABSL_GUARDED_BY(mu_);
+  int unimplemented_ ABSL_GUARDED_BY(mu_) = 0;
   int ended_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -19,6 +19,10 @@
 
 namespace tracehealth::agent {
 
+// A batch is written once it holds this many bytes of reports (the
+// server's default message limit is 4 MiB).
+constexpr size_t kMaxBatchBytes = 1 << 20;
+
 class Streamer::Impl {
  public:
   Impl(StreamerOptions options, Spool* spool,
@@ -106,6 +110,9 @@ class Streamer::Impl {
       absl::MutexLock lock(&mu_);
       rejected_ += ack.rejected_size();
       if (ack.heartbeat_forms()) accepts_heartbeat_forms_ = true;
+      if (ack.report_batches() && !batches_unimplemented_) {
+        accepts_report_batches_ = true;
+      }
       if (ack.acked_seq() > 0) {
         last_acked_ = ack.acked_seq();
         last_ack_at_ = absl::Now();
@@ -141,10 +148,11 @@ class Streamer::Impl {
 
   // How a stream ended.
   enum class End {
-    kDone,     // everything sent was answered; we half-closed, status OK
-    kFailed,   // broken, refused, or ended by the server
-    kWhole,    // the server needs the next report whole (no failure)
-    kStopped,  // Stop()
+    kDone,       // everything sent was answered; we half-closed, status OK
+    kFailed,     // broken, refused, or ended by the server
+    kWhole,      // the server needs the next report whole (no failure)
+    kUnbatched,  // the server has no ReportBatches: again, one a message
+    kStopped,    // Stop()
   };
 
   // One stream on `channel`: sends what the spool holds (a replay of every
@@ -163,14 +171,36 @@ class Streamer::Impl {
       stream_broken_ = false;
       ++streams_;
     }
-    std::unique_ptr<grpc::ClientReaderWriter<v1::HostReport, v1::Ack>> stream =
-        stub->Report(&context);
+    // A server whose acks offered ReportBatches gets the backlog several
+    // reports a message; otherwise (and for a single report) one a message.
+    bool batched;
+    {
+      absl::MutexLock lock(&mu_);
+      batched = accepts_report_batches_ && options_.max_batch_reports > 1;
+    }
+    std::unique_ptr<grpc::ClientReaderWriter<v1::HostReport, v1::Ack>> single;
+    std::unique_ptr<grpc::ClientReaderWriter<v1::ReportBatch, v1::Ack>> batches;
+    if (batched) {
+      batches = stub->ReportBatches(&context);
+    } else {
+      single = stub->Report(&context);
+    }
     std::thread reader([&] {
       v1::Ack ack;
-      while (stream->Read(&ack)) HandleAck(ack);
+      while (batched ? batches->Read(&ack) : single->Read(&ack)) {
+        HandleAck(ack);
+      }
       absl::MutexLock lock(&mu_);
       stream_broken_ = true;
     });
+    v1::ReportBatch batch;  // gathered, not yet written (batched streams)
+    size_t batch_bytes = 0;
+    auto write_batch = [&] {
+      const bool ok = batches->Write(batch);
+      batch.Clear();
+      batch_bytes = 0;
+      return ok;
+    };
     uint64_t last_sent = 0;
     bool done = false;  // we half-close: nothing left to send or answer
     while (true) {
@@ -186,6 +216,11 @@ class Streamer::Impl {
       }
       std::optional<std::pair<uint64_t, std::string>> rec;
       if (!window_full) rec = spool_->NextAfter(last_sent);
+      if (!rec.has_value() && batch.reports_size() > 0) {
+        // Nothing more to gather now: what is gathered goes.
+        if (!write_batch()) break;
+        continue;
+      }
       if (!rec.has_value()) {
         absl::MutexLock lock(&mu_);
         if (in_flight_.empty() && !stream_broken_) {
@@ -224,16 +259,30 @@ class Streamer::Impl {
         absl::MutexLock lock(&mu_);
         ++heartbeat_forms_;
       }
-      if (!stream->Write(report)) break;
       last_sent = rec->first;
+      if (!batched) {
+        if (!single->Write(report)) break;
+        continue;
+      }
+      batch_bytes += report.ByteSizeLong();
+      *batch.add_reports() = std::move(report);
+      if (static_cast<uint64_t>(batch.reports_size()) >=
+              options_.max_batch_reports ||
+          batch_bytes >= kMaxBatchBytes) {
+        if (!write_batch()) break;
+      }
     }
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) context.TryCancel();
     }
-    stream->WritesDone();
+    if (batched) {
+      batches->WritesDone();
+    } else {
+      single->WritesDone();
+    }
     reader.join();
-    grpc::Status status = stream->Finish();
+    grpc::Status status = batched ? batches->Finish() : single->Finish();
     absl::MutexLock lock(&mu_);
     context_ = nullptr;
     if (stopping_) return End::kStopped;
@@ -247,6 +296,13 @@ class Streamer::Impl {
     former_.Reset();
     if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
       return End::kWhole;
+    }
+    if (batched && status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+      // A server without ReportBatches (another replica behind the same
+      // address, of an older version): one report a message from now on.
+      accepts_report_batches_ = false;
+      batches_unimplemented_ = true;  // until the next channel
+      return End::kUnbatched;
     }
     // Log each new kind of failure once, not once per retry.
     std::string error = status.ok()
@@ -318,7 +374,7 @@ class Streamer::Impl {
       }
       const End end = RunStream(channel);
       if (end == End::kStopped) return;
-      if (end == End::kWhole) {
+      if (end == End::kWhole || end == End::kUnbatched) {
         // Again at once, on the same channel: the next stream starts with
         // the oldest unacked report, whole.
         need_wake = false;
@@ -337,9 +393,12 @@ class Streamer::Impl {
       need_wake = false;
       channel.reset();
       {
-        // A new channel may reach another server: forms once it says so.
+        // A new channel may reach another server: forms and batches once
+        // it says so.
         absl::MutexLock lock(&mu_);
         accepts_heartbeat_forms_ = false;
+        accepts_report_batches_ = false;
+        batches_unimplemented_ = false;
       }
       // The next attempt goes to the next address: away from a replica that
       // failed, and around the list when one asked its clients to go away.
@@ -376,6 +435,11 @@ class Streamer::Impl {
   HeartbeatFormer former_;
   // The server of the current channel accepts heartbeat forms.
   bool accepts_heartbeat_forms_ ABSL_GUARDED_BY(mu_) = false;
+  // The server of the current channel takes ReportBatches streams.
+  bool accepts_report_batches_ ABSL_GUARDED_BY(mu_) = false;
+  // A ReportBatches stream on the current channel ended UNIMPLEMENTED: its
+  // acks' offers are not taken up again.
+  bool batches_unimplemented_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t heartbeat_forms_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

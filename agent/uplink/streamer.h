@@ -27,6 +27,14 @@
 // no failure: the streamer opens the next one on the same channel at once,
 // its first report whole.
 //
+// Batches: once the server's acks on a channel say it takes ReportBatches
+// streams, the next streams are ReportBatches streams: the reports ready
+// when a message is written (a backlog after an outage; in steady state one)
+// go together, up to StreamerOptions::max_batch_reports and 1 MiB. A batched
+// stream the server ends with UNIMPLEMENTED (a replica without them behind
+// the same address) is no failure: one report a message from then on, on a
+// new stream at once.
+//
 // Threads: Start() runs one sender thread (plus a reader per stream). Wake(),
 // Flush(), Health(), Stop(), connects() and streams() may be called from
 // any thread.
@@ -72,6 +80,10 @@ struct StreamerOptions {
   std::function<void(absl::Duration)> on_backoff;
   // Reports written but not yet acked, at most.
   uint64_t max_in_flight = 64;
+  // To a server whose acks say it takes ReportBatches streams, the reports
+  // ready to send (a backlog) go up to this many a message (and up to 1 MiB
+  // of reports); 0 or 1: one report a message.
+  uint64_t max_batch_reports = 64;
   // Heartbeat forms (heartbeat_former.h): to a server whose acks say it
   // accepts them, a report whose material content equals the last one sent
   // whole goes in heartbeat form, and one goes whole at least this often.
