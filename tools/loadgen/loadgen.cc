@@ -25,6 +25,8 @@ namespace {
 // the server, is not spent encoding the same report again and again.
 using ReportStub = grpc::TemplatedGenericStub<grpc::ByteBuffer, v1::Ack>;
 constexpr char kReportMethod[] = "/tracehealth.v1.TelemetryIngest/Report";
+constexpr char kReportBatchesMethod[] =
+    "/tracehealth.v1.TelemetryIngest/ReportBatches";
 
 // What one stream of a host sends.
 struct StreamPlan {
@@ -49,8 +51,9 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
         opts_(opts),
         deadline_(deadline),
         next_seq_(plan.first_seq) {
-    stub->PrepareBidiStreamingCall(&ctx_, kReportMethod, grpc::StubOptions(),
-                                   this);
+    stub->PrepareBidiStreamingCall(
+        &ctx_, opts.batch > 1 ? kReportBatchesMethod : kReportMethod,
+        grpc::StubOptions(), this);
     StartRead(&ack_);
     StartCall();
     absl::MutexLock lock(&mu_);
@@ -158,20 +161,38 @@ class HostStream : public grpc::ClientBidiReactor<grpc::ByteBuffer, v1::Ack> {
     absl::Time now = absl::Now();
     if (now < next_send_) return;
     next_send_ = now + opts_.report_interval;
-    v1::HostReport tail;
-    tail.set_seq(next_seq_);
-    int64_t ns = absl::ToUnixNanos(now);
-    tail.mutable_observed_at()->set_seconds(ns / 1000000000);
-    tail.mutable_observed_at()->set_nanos(
-        static_cast<int32_t>(ns % 1000000000));
-    bytes_.assign(next_seq_ == plan_.first_seq || form_.empty() ? body_
-                                                                : form_);
-    tail.AppendToString(&bytes_);
+    bytes_.clear();
+    // A batch: as many reports as the window has room for, up to
+    // opts_.batch, each as field 1 (ReportBatch.reports).
+    const size_t room = static_cast<size_t>(opts_.window) - inflight_.size();
+    const size_t n =
+        opts_.batch > 1 ? std::min(room, static_cast<size_t>(opts_.batch)) : 1;
+    for (size_t i = 0; i < n; ++i) {
+      if (plan_.reports > 0 && sent_ >= plan_.reports) break;
+      v1::HostReport tail;
+      tail.set_seq(next_seq_);
+      int64_t ns = absl::ToUnixNanos(now);
+      tail.mutable_observed_at()->set_seconds(ns / 1000000000);
+      tail.mutable_observed_at()->set_nanos(
+          static_cast<int32_t>(ns % 1000000000));
+      const std::string& head =
+          next_seq_ == plan_.first_seq || form_.empty() ? body_ : form_;
+      if (opts_.batch > 1) {
+        uint64_t len = head.size() + tail.ByteSizeLong();
+        bytes_.push_back('\x0a');  // field 1, length-delimited
+        for (; len >= 0x80; len >>= 7) {
+          bytes_.push_back(static_cast<char>(len | 0x80));
+        }
+        bytes_.push_back(static_cast<char>(len));
+      }
+      bytes_.append(head);
+      tail.AppendToString(&bytes_);
+      inflight_.emplace_back(next_seq_, now);
+      next_seq_++;
+      sent_++;
+    }
     grpc::Slice slice(bytes_);
     out_ = grpc::ByteBuffer(&slice, 1);
-    inflight_.emplace_back(next_seq_, now);
-    next_seq_++;
-    sent_++;
     writing_ = true;
     StartWrite(&out_);
   }
@@ -257,8 +278,10 @@ uint64_t RaiseOpenFileLimit() {
 }
 
 absl::StatusOr<LoadResult> RunLoad(const LoadOptions& opts) {
-  if (opts.hosts <= 0 || opts.window <= 0 || opts.channels <= 0) {
-    return absl::InvalidArgumentError("hosts, window and channels must be > 0");
+  if (opts.hosts <= 0 || opts.window <= 0 || opts.channels <= 0 ||
+      opts.batch <= 0 || opts.batch > 256) {
+    return absl::InvalidArgumentError(
+        "hosts, window and channels must be > 0, batch 1 to 256");
   }
   auto creds =
       opts.credentials ? opts.credentials : grpc::InsecureChannelCredentials();

@@ -52,6 +52,10 @@ struct LoadOptions {
   // a base, the others (the sample report does not change) in heartbeat
   // form on it.
   bool heartbeat_forms = false;
+  // Reports per message: above 1, streams are ReportBatches streams and each
+  // message carries up to this many reports (as many as the window has
+  // room for), as an agent replaying a backlog sends them.
+  int batch = 1;
   // When set, RunLoad ends early once it reads true (checked every 100 ms).
   const std::atomic<bool>* stop = nullptr;
   // Called once every host's reports_per_host were acked (with hold_open:
