@@ -1,5 +1,6 @@
 // Test helpers of the streamer's tests: a recording TelemetryIngest service
-// on loopback, and the reports and options those tests use.
+// on loopback, the fixture around it, and the reports and options those
+// tests use.
 #ifndef TRACEHEALTH_AGENT_UPLINK_RECORDING_INGEST_H_
 #define TRACEHEALTH_AGENT_UPLINK_RECORDING_INGEST_H_
 
@@ -14,9 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/testing/test_tmp.h"
+#include "agent/uplink/spool.h"
 #include "agent/uplink/streamer.h"
 #include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
+#include "tools/loadgen/sample_report.h"
 
 namespace tracehealth::agent {
 
@@ -252,6 +257,48 @@ inline std::vector<uint64_t> Range(uint64_t a, uint64_t b) {
   for (uint64_t s = a; s <= b; ++s) v.push_back(s);
   return v;
 }
+
+// Report `seq` of a steady host "web-1" (15 s after the previous one) with
+// `threads`: the same material content at the same thread count, a change
+// at 20 % more.
+inline std::string SteadyReport(uint64_t seq, uint64_t threads = 100000) {
+  server::SampleHost h;
+  h.host_id = "web-1";
+  h.threads = threads;
+  return server::SampleReport(
+             h, seq,
+             absl::FromUnixSeconds(1800000000) + absl::Seconds(15 * seq))
+      .SerializeAsString();
+}
+
+// A recording server on loopback, a spool in a fresh directory and the
+// streamer a test starts on them (stopped before the server).
+class StreamerFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = Serve(&service_, &port_);
+    ASSERT_GT(port_, 0);
+    auto spool = Spool::Open(TestTempDir("streamer"), 64 << 20);
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    spool_ = std::move(*spool);
+  }
+  void TearDown() override {
+    if (streamer_ != nullptr) streamer_->Stop();
+    ShutdownNow(server_.get());
+  }
+  void Start(StreamerOptions o) {
+    auto s = Streamer::Create(std::move(o), spool_.get());
+    ASSERT_TRUE(s.ok()) << s.status();
+    streamer_ = std::move(*s);
+    streamer_->Start();
+  }
+
+  RecordingIngest service_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<Spool> spool_;
+  std::unique_ptr<Streamer> streamer_;
+};
 
 // Records the backoff delays a streamer waits.
 class Delays {

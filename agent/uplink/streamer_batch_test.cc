@@ -17,54 +17,20 @@
 namespace tracehealth::agent {
 namespace {
 
-const absl::Time kT0 = absl::FromUnixSeconds(1800000000);
-
-// Report `seq` of a steady host (the same material content every time).
-std::string Steady(uint64_t seq) {
-  server::SampleHost h;
-  h.host_id = "web-1";
-  h.threads = 100000;
-  return server::SampleReport(h, seq, kT0 + absl::Seconds(15 * seq))
-      .SerializeAsString();
-}
-
-class StreamerBatchTest : public ::testing::Test {
+class StreamerBatchTest : public StreamerFixture {
  protected:
-  void SetUp() override {
-    server_ = Serve(&service_, &port_);
-    ASSERT_GT(port_, 0);
-    auto spool = Spool::Open(TestTempDir("streamer-batch"), 64 << 20);
-    ASSERT_TRUE(spool.ok()) << spool.status();
-    spool_ = std::move(*spool);
-  }
-  void TearDown() override {
-    if (streamer_ != nullptr) streamer_->Stop();
-    ShutdownNow(server_.get());
-  }
-  void Start(StreamerOptions o) {
-    auto s = Streamer::Create(std::move(o), spool_.get());
-    ASSERT_TRUE(s.ok()) << s.status();
-    streamer_ = std::move(*s);
-    streamer_->Start();
-  }
   // Appends seqs [a, b] (the streamer sees them all at its next wake),
   // waits until every one is acked and the stream that sent them has ended
   // (`ended`: the streams ended on the server's side by then, in all), so
   // that the next backlog starts a stream of its own.
   void Backlog(uint64_t a, uint64_t b, int ended) {
     for (uint64_t s = a; s <= b; ++s) {
-      ASSERT_TRUE(spool_->Append(s, Steady(s)).ok());
+      ASSERT_TRUE(spool_->Append(s, SteadyReport(s)).ok());
     }
     streamer_->Wake();
     ASSERT_TRUE(streamer_->Flush(absl::Seconds(30)));
     ASSERT_TRUE(service_.WaitEnded(ended));
   }
-
-  RecordingIngest service_;
-  int port_ = 0;
-  std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<Spool> spool_;
-  std::unique_ptr<Streamer> streamer_;
 };
 
 TEST_F(StreamerBatchTest, ABacklogGoesInBatchesOfTheWindowOnceOffered) {

@@ -4,7 +4,6 @@
 // server does not hold stores nothing and ends its stream
 // FAILED_PRECONDITION, that a base not held in memory is read from the store,
 // replays, and the flag that turns forms off.
-#include <signal.h>
 
 #include <cstdint>
 #include <string>
@@ -81,17 +80,6 @@ v1::HostReport Expected(const v1::HostReport& base,
 
 class HeartbeatFormsTest : public ServerTest {
  protected:
-  // Stops the server and opens its store.
-  std::unique_ptr<server::SqliteStorage> StopAndOpen() {
-    ingest_.reset();
-    query_.reset();
-    channel_.reset();
-    EXPECT_TRUE(server_.process->Signal(SIGTERM).ok());
-    EXPECT_EQ(*server_.process->Wait(absl::Seconds(30)), 0);
-    auto storage = server::SqliteStorage::Open(data_dir_ + "/tracehealth.db");
-    EXPECT_TRUE(storage.ok()) << storage.status();
-    return storage.ok() ? std::move(*storage) : nullptr;
-  }
   double Metric(const std::string& series) {
     absl::StatusOr<double> v = ScrapedValue(server_.metrics_addr, series);
     EXPECT_TRUE(v.ok()) << v.status();

@@ -3,7 +3,6 @@
 // Report stream (replays acked, an invalid one rejected by seq, another
 // host's ending the stream after what came before it), and a message that is
 // no batch of at most 256 reports ends the stream INVALID_ARGUMENT.
-#include <signal.h>
 
 #include <cstdint>
 #include <string>
@@ -103,16 +102,10 @@ class ReportBatchesTest : public ServerTest {
  protected:
   // Stops the server; the reports stored of each host.
   std::vector<int64_t> StoredOf(const std::vector<std::string>& hosts) {
-    ingest_.reset();
-    query_.reset();
-    channel_.reset();
-    EXPECT_TRUE(server_.process->Signal(SIGTERM).ok());
-    EXPECT_EQ(*server_.process->Wait(absl::Seconds(30)), 0);
-    auto storage = server::SqliteStorage::Open(data_dir_ + "/tracehealth.db");
-    EXPECT_TRUE(storage.ok()) << storage.status();
+    std::unique_ptr<server::SqliteStorage> storage = StopAndOpen();
     std::vector<int64_t> out;
     for (const std::string& h : hosts) {
-      out.push_back(storage.ok() ? *(*storage)->CountReports(h) : -1);
+      out.push_back(storage != nullptr ? *storage->CountReports(h) : -1);
     }
     return out;
   }

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 #include "proto/tracehealth/v1/query.grpc.pb.h"
+#include "server/storage/sqlite/sqlite_storage.h"
 #include "tests/server/server_process.h"
 #include "tests/util/subprocess.h"
 #include "tools/loadgen/sample_report.h"
@@ -56,6 +57,19 @@ class ServerTest : public ::testing::Test {
       ASSERT_TRUE(rc.ok()) << rc.status();
       EXPECT_EQ(*rc, 0);
     }
+  }
+
+  // Stops the server (SIGTERM; it must exit 0) and opens its SQLite store;
+  // null (with a test failure) when that fails.
+  std::unique_ptr<server::SqliteStorage> StopAndOpen() {
+    ingest_.reset();
+    query_.reset();
+    channel_.reset();
+    EXPECT_TRUE(server_.process->Signal(SIGTERM).ok());
+    EXPECT_EQ(*server_.process->Wait(absl::Seconds(30)), 0);
+    auto storage = server::SqliteStorage::Open(data_dir_ + "/tracehealth.db");
+    EXPECT_TRUE(storage.ok()) << storage.status();
+    return storage.ok() ? std::move(*storage) : nullptr;
   }
 
   std::string data_dir_;
