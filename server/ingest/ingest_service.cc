@@ -367,9 +367,8 @@ class ReportReactor
     std::shared_ptr<v1::HostReport> full =
         CopyStoredReport(*(*base)->report, (*base)->wire_size);
     PutBeat(beat, full.get());
-    std::string blob = full->SerializeAsString();
-    req->row = MakeReportRowOf(head, std::move(blob), *full, now, **base);
-    req->parsed = std::move(full);
+    req->parsed = full;
+    req->row = MakeReportRowOf(head, std::move(full), now, **base);
     service_->metrics_->CountHeartbeatForm();
     return true;
   }

@@ -25,19 +25,12 @@ ReportRow RowOfHead(const ReportHead& head, absl::Time received_at) {
   return row;
 }
 
-// The record a restart and the index load (host_record_codec.h), and the
-// threads.
-void DescribeRecord(const v1::HostReport& report, ReportRow& row) {
-  row.record = EncodeHostRecord(report);
-  if (report.snapshot().threads().has_total())
-    row.threads = report.snapshot().threads().total();
-}
-
-// DescribeRecord, and what the store's heartbeat decision reads
+// The threads, and what the store's heartbeat decision reads
 // (common/report/material.h).
 void Describe(const v1::HostReport& report, absl::string_view blob,
               ReportRow& row) {
-  DescribeRecord(report, row);
+  if (report.snapshot().threads().has_total())
+    row.threads = report.snapshot().threads().total();
   Material m = MaterialOfWire(blob);
   row.material_digest = m.digest;
   row.material_numbers = std::move(m.numbers);
@@ -52,23 +45,38 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
   if (parsed != nullptr) {
     bool ok = false;
     *parsed = ParseStoredReport(row.host_id, row.seq, blob, &ok);
-    if (ok) Describe(**parsed, blob, row);
+    if (ok) {
+      Describe(**parsed, blob, row);
+      // The record only if the store keeps the report whole.
+      row.whole = [report = *parsed](std::string*, std::string* record) {
+        *record = EncodeHostRecord(*report);
+      };
+    }
   } else {
     thread_local v1::HostReport report;
-    if (report.ParseFromString(blob)) Describe(report, blob, row);
+    if (report.ParseFromString(blob)) {
+      Describe(report, blob, row);
+      row.record = EncodeHostRecord(report);
+    }
   }
   row.blob = std::move(blob);
   return row;
 }
 
-ReportRow MakeReportRowOf(const ReportHead& head, std::string blob,
-                          const v1::HostReport& parsed, absl::Time received_at,
-                          const HeartbeatBase& base) {
+ReportRow MakeReportRowOf(const ReportHead& head,
+                          std::shared_ptr<const v1::HostReport> parsed,
+                          absl::Time received_at, const HeartbeatBase& base) {
   ReportRow row = RowOfHead(head, received_at);
-  DescribeRecord(parsed, row);
+  if (parsed->snapshot().threads().has_total())
+    row.threads = parsed->snapshot().threads().total();
   row.material_digest = base.digest;
   row.material_numbers = base.numbers;
-  row.blob = std::move(blob);
+  // Serialized, and its record encoded, only if the store keeps it whole.
+  row.whole = [report = std::move(parsed)](std::string* blob,
+                                           std::string* record) {
+    *blob = report->SerializeAsString();
+    *record = EncodeHostRecord(*report);
+  };
   return row;
 }
 

@@ -57,7 +57,12 @@ TEST(ReportRowTest, HandsOnTheParse) {
   ReportRow row = MakeReportRow(*head, wire, absl::Now(), &parsed);
   ASSERT_NE(parsed, nullptr);
   EXPECT_EQ(parsed->SerializeAsString(), wire);
-  EXPECT_EQ(row.record, EncodeHostRecord(r));
+  // The record is made only when the store keeps the row whole.
+  EXPECT_TRUE(row.record.empty());
+  std::string blob, record;
+  WholeParts parts = WholeOf(row, &blob, &record);
+  EXPECT_EQ(*parts.blob, wire);
+  EXPECT_EQ(*parts.record, EncodeHostRecord(r));
   // Bytes that do not parse (a truncated field after the head): a stand-in
   // report, no record.
   const std::string bad = wire + std::string("\x62\x64", 2);
@@ -67,6 +72,7 @@ TEST(ReportRowTest, HandsOnTheParse) {
   EXPECT_EQ(parsed->seq(), 9u);
   EXPECT_FALSE(parsed->has_health());
   EXPECT_TRUE(row.record.empty());
+  EXPECT_FALSE(row.whole);
 }
 
 TEST(ReportRowTest, BlobThatDoesNotParseGetsNoRecord) {

@@ -41,8 +41,15 @@ struct ReportRow {
   std::string blob;
   // The serialized tracehealth.v1.StoredHostRecord of the report (what a
   // restart loads instead of the report: server/index/host_record_codec.h);
-  // empty: none (stored as none).
+  // empty: none (stored as none), unless `whole` makes it.
   std::string record;
+  // When set: what the store needs only for a row it stores whole (not as a
+  // heartbeat), made then and only then, on the store's writer thread: it
+  // sets `*record`, and `*blob` when `blob` is empty. Ingest defers the
+  // record's encoding, and for a report rebuilt from a heartbeat form its
+  // serialization, this way: such rows are mostly stored as heartbeats.
+  // Stores read a row's parts through WholeOf.
+  std::function<void(std::string* blob, std::string* record)> whole;
   // The report's material content (common/report/material.h), for the
   // store's heartbeat decision; digest 0: unknown (always stored whole).
   uint64_t material_digest = 0;
@@ -54,6 +61,22 @@ struct ReportRow {
   // columns above (times, seq, threads, the three predictions) its own.
   bool heartbeat = false;
 };
+
+// The blob and record a store writes for `row` stored whole: its own, or
+// those row.whole makes into `*blob_scratch` and `*record_scratch` (which
+// must outlive the views).
+struct WholeParts {
+  const std::string* blob;
+  const std::string* record;  // empty: none
+};
+inline WholeParts WholeOf(const ReportRow& row, std::string* blob_scratch,
+                          std::string* record_scratch) {
+  if (!row.whole) return {&row.blob, &row.record};
+  blob_scratch->clear();
+  record_scratch->clear();
+  row.whole(blob_scratch, record_scratch);
+  return {row.blob.empty() ? blob_scratch : &row.blob, record_scratch};
+}
 
 enum class WriteOutcome {
   kStored,     // a new (host_id, seq) row

@@ -73,6 +73,8 @@ std::string CopyBinary::Finish() {
 }
 
 void AddReportRow(CopyBinary& copy, const ReportRow& r, int64_t seq) {
+  std::string blob_scratch, record_scratch;
+  const WholeParts parts = WholeOf(r, &blob_scratch, &record_scratch);
   copy.BeginRow(10);
   copy.AddBytes(r.host_id);
   copy.AddInt8(seq);
@@ -82,11 +84,11 @@ void AddReportRow(CopyBinary& copy, const ReportRow& r, int64_t seq) {
   copy.AddOptFloat8(r.attach_latency_seconds);
   copy.AddOptFloat8(r.pool_budget_ratio);
   copy.AddOptFloat8(r.purge_seconds);
-  copy.AddBytes(r.blob);
-  if (r.record.empty()) {
+  copy.AddBytes(*parts.blob);
+  if (parts.record->empty()) {
     copy.AddNull();
   } else {
-    copy.AddBytes(r.record);
+    copy.AddBytes(*parts.record);
   }
 }
 

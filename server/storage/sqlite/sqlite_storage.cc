@@ -184,6 +184,7 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
   SqliteStatement& ins = *insert_report_;
   std::vector<int64_t> rowids(rows.size(), 0);  // of the rows stored
   std::vector<bool> beats(rows.size(), false);  // stored as heartbeats
+  std::string blob_scratch, record_scratch;     // WholeOf's
   for (size_t i = 0; i < rows.size(); ++i) {
     const ReportRow& r = rows[i];
     absl::StatusOr<bool> stored = ledger.Stored(r.host_id, r.seq);
@@ -211,6 +212,7 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
       out.push_back(WriteOutcome::kStored);
       continue;
     }
+    const WholeParts parts = WholeOf(r, &blob_scratch, &record_scratch);
     ins.Reset();
     ins.BindText(1, r.host_id);
     ins.BindInt(2, static_cast<int64_t>(r.seq));
@@ -220,18 +222,18 @@ absl::StatusOr<std::vector<WriteOutcome>> SqliteStorage::WriteBatch(
     ins.BindOptDouble(6, r.attach_latency_seconds);
     ins.BindOptDouble(7, r.pool_budget_ratio);
     ins.BindOptDouble(8, r.purge_seconds);
-    ins.BindBlob(9, r.blob);
+    ins.BindBlob(9, *parts.blob);
     if (ins.Step() != SQLITE_DONE) {
       absl::Status st = SqliteError(db, "insert report");
       ins.Reset();
       return rollback(st);
     }
     rowids[i] = sqlite3_last_insert_rowid(db);
-    if (!r.record.empty()) {
+    if (!parts.record->empty()) {
       SqliteStatement& rec = *insert_record_;
       rec.Reset();
       rec.BindInt(1, rowids[i]);
-      rec.BindBlob(2, r.record);
+      rec.BindBlob(2, *parts.record);
       const int rc = rec.Step();
       rec.Reset();
       if (rc != SQLITE_DONE) return rollback(SqliteError(db, "insert record"));
