@@ -211,7 +211,7 @@ class ReportReactor
     absl::StatusOr<std::vector<absl::string_view>> reports =
         SplitReportBatch(wire);
     if (!reports.ok()) {
-      EndUndecodable("tracehealth.v1.ReportBatch", reports.status());
+      EndUndecodable(Undecodable::kBatch, reports.status());
       return false;
     }
     bool full = false;
@@ -235,7 +235,7 @@ class ReportReactor
     absl::Time now = opts.now();
     absl::StatusOr<ReportHead> head = DecodeReportHead(blob);
     if (!head.ok()) {
-      EndUndecodable("tracehealth.v1.HostReport", head.status());
+      EndUndecodable(Undecodable::kReport, head.status());
       return false;
     }
     {
@@ -265,7 +265,7 @@ class ReportReactor
     }
     absl::Status valid = ValidateReport(*head, blob, now, opts.limits);
     if (absl::IsDataLoss(valid)) {
-      EndUndecodable("tracehealth.v1.HostReport", valid);
+      EndUndecodable(Undecodable::kReport, valid);
       return false;
     }
     if (!valid.ok()) {
@@ -373,16 +373,22 @@ class ReportReactor
     return true;
   }
 
+  // What did not decode: a report, or a ReportBatches stream's message.
+  enum class Undecodable { kReport, kBatch };
+
   // A message that does not decode cannot be answered by seq: the stream
   // ends with INVALID_ARGUMENT (what was read before it is still acked).
-  // `type`: the message type it does not decode as.
-  void EndUndecodable(absl::string_view type, const absl::Status& why) {
+  void EndUndecodable(Undecodable what, const absl::Status& why) {
     service_->metrics_->CountRejected();
     absl::MutexLock lock(&mu_);
     stop_ = grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
-        absl::StrCat(type == "tracehealth.v1.HostReport" ? "report" : "message",
-                     " does not decode as a ", type, " (", why.message(), ")"));
+        absl::StrCat(
+            what == Undecodable::kReport
+                ? "report does not decode as a tracehealth.v1.HostReport"
+                : "message does not decode as a "
+                  "tracehealth.v1.ReportBatch",
+            " (", why.message(), ")"));
   }
 
   // The report's `done`: on the ReportWriter's publisher thread, or on its
