@@ -25,7 +25,7 @@ done
 
 PACKAGES=(
   # Build
-  bazel-bootstrap g++ pkg-config
+  bazel-bootstrap clang pkg-config
   protobuf-compiler libprotobuf-dev libgrpc++-dev protobuf-compiler-grpc
   libabsl-dev prometheus-cpp-dev libsqlite3-dev libyaml-cpp-dev zlib1g-dev libssl-dev
   libcurl4-openssl-dev libtcmalloc-minimal4 libmicrohttpd-dev libjs-chart.js
@@ -37,7 +37,9 @@ PACKAGES=(
 TEST_PACKAGES=(
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev clang-format
+  libclang-rt-14-dev clang-format
+  # ThreadSanitizer's build (tests/reliability/run_tsan.sh) is gcc's
+  g++
   prometheus prometheus-alertmanager
   openssl python3 python3-grpcio python3-yaml sqlite3
   # PostgreSQL store and the replica/failover tests (tests/replicas/)

@@ -38,11 +38,10 @@
 #   8. style: every C++ file formatted with .clang-format
 #      (tests/style/check_format.sh), the arrows of the dependency graph
 #      (tests/style/check_deps.sh: no server/ target depends on agent/, no
-#      shipped binary on tests/; run before the Bazel server stops), and
-#      clang's thread-safety analysis of the ABSL_GUARDED_BY annotations over
-#      the whole tree
-#      (tests/style/check_thread_safety.sh, own output base;
-#      TRACEHEALTH_TSA=0 skips).
+#      shipped binary on tests/), and the thread-safety analysis on: step 1's
+#      build is clang's analysis of the ABSL_GUARDED_BY annotations over the
+#      whole tree (.bazelrc), and tests/style/check_thread_safety.sh shows it
+#      refusing an unguarded access (both run before the Bazel server stops).
 # Prints a closing "tests: N passed, N failed" line; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -112,6 +111,9 @@ bazel test --nocache_test_results --test_output=errors //... 2>&1 | tee "$log"
 step "dependency direction (tests/style/check_deps.sh)"
 counted bash tests/style/check_deps.sh
 
+step "thread-safety analysis on (tests/style/check_thread_safety.sh)"
+counted bash tests/style/check_thread_safety.sh
+
 step "quick start, non-interactive"
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)
 counted env TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke
@@ -175,11 +177,6 @@ counted bash tests/deploy/setup_split_test.sh
 
 step "clang-format (tests/style/check_format.sh)"
 counted bash tests/style/check_format.sh
-
-if [[ ${TRACEHEALTH_TSA:-1} != 0 ]]; then
-  step "thread-safety analysis (tests/style/check_thread_safety.sh)"
-  counted bash tests/style/check_thread_safety.sh
-fi
 
 step ""
 echo "== step times (total $(( $(date +%s) - setup_start )) s)"

@@ -30,7 +30,7 @@ done
 # always in the test list.
 for p in chromium chromium-driver postgresql-15 patroni etcd-server haproxy \
     qemu-system-x86 lintian umoci skopeo docker-registry prometheus \
-    prometheus-alertmanager clang libgtest-dev libbenchmark-dev jsonnet \
+    prometheus-alertmanager libclang-rt-14-dev libgtest-dev libbenchmark-dev jsonnet \
     prometheus-node-exporter; do
   [[ -z ${in_base[$p]:-} ]] || bad "test package $p is in the build list"
   [[ -n ${in_full[$p]:-} ]] || bad "test package $p is missing from --test"
