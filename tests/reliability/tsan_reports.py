@@ -23,8 +23,8 @@ exception for a reactor's own code: gRPC may run its reactions concurrently
 the ingest reactor states that order for TSan (common/happens_before.h), so a
 report between its reactions, or between one and its construction or OnDone, is
 a missing annotation or a real race. An access belongs to the first frame of
-its stack (inlined frames included: --config=tsan keeps full debug info) that
-is not the TSan runtime, libstdc++ or absl inline code, or
+its stack (inlined frames included: --config=tsan's -g1 debug info describes
+them) that is not the TSan runtime, libstdc++ or absl inline code, or
 //third_party:tsan_absl_sync (those act on behalf of their caller). That frame
 is system code when it lies in a system library (libgrpc*.so, libprotobuf.so,
 ...), in gRPC's or protobuf's headers under /usr/include, or in
