@@ -92,7 +92,7 @@ TEST(HousekeeperRollupTest, NeverDeletesAReportWhoseHourIsNotRolledUp) {
   ControlledReportStore store(storage.get());
   Housekeeper::Options opts;
   opts.retention = absl::Seconds(1);
-  opts.now = [h] { return absl::FromUnixNanos(h + 30 * kMin); };
+  opts.now = [=] { return absl::FromUnixNanos(h + 30 * kMin); };
   Housekeeper hk(&store, nullptr, nullptr, opts);
   absl::StatusOr<Housekeeper::RetentionRun> run = hk.RunRetention();
   ASSERT_TRUE(run.ok()) << run.status();
@@ -101,7 +101,7 @@ TEST(HousekeeperRollupTest, NeverDeletesAReportWhoseHourIsNotRolledUp) {
   EXPECT_EQ(run->reports_deleted, 1);  // seq 1; seq 3 (hour h) stays
   EXPECT_EQ(*storage->CountReports("h"), 3);
   // Once hour h is rolled up (at h + 1 h 15 min) it may go.
-  opts.now = [h] { return absl::FromUnixNanos(h + kH + 15 * kMin); };
+  opts.now = [=] { return absl::FromUnixNanos(h + kH + 15 * kMin); };
   Housekeeper later(&store, nullptr, nullptr, opts);
   run = later.RunRetention();
   ASSERT_TRUE(run.ok()) << run.status();

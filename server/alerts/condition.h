@@ -43,7 +43,7 @@ struct EvalInput {
   double silent_seconds = 0;
   // Without `previous`: that report's value of the condition's field
   // (FirstValue), when known.
-  std::optional<double> previous_value;
+  std::optional<double> previous_value = std::nullopt;
   // The host's report interval for host.silent_intervals when `report` is
   // null (silence conditions need nothing else of the report).
   double interval_seconds = 0;

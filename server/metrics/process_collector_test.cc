@@ -81,7 +81,7 @@ std::string FixtureTree() {
 struct Sample {
   MetricType type;
   double value;
-  std::string allocator;  // label, when the metric has one
+  std::string allocator = {};  // label, when the metric has one
 };
 
 std::map<std::string, Sample> Collect(const std::string& root) {

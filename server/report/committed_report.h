@@ -19,7 +19,7 @@ struct CommittedReport {
   // The report's stored record as written with it (ReportRow::record,
   // server/index/host_record_codec.h): the index takes it instead of
   // parsing the report. Empty: none.
-  std::string record;
+  std::string record = {};
 };
 
 }  // namespace tracehealth::server
