@@ -134,7 +134,9 @@ int64_t SqlCount(const std::string& db, const std::string& sql) {
   auto out = Cluster().Sql(db, sql);
   EXPECT_TRUE(out.ok()) << out.status();
   int64_t n = -1;
-  if (out.ok()) EXPECT_TRUE(absl::SimpleAtoi(*out, &n)) << *out;
+  if (out.ok()) {
+    EXPECT_TRUE(absl::SimpleAtoi(*out, &n)) << *out;
+  }
   return n;
 }
 
