@@ -207,6 +207,16 @@ bool Calibrator::Prepare(const v1::HostSnapshot& snapshot, Plan* plan,
   }
   plan->predicted = PredictCalibrationWalk(
       plan->host, std::max<uint64_t>(plan->k, 1), plan->c, plan->fixed_seconds);
+  // After the warm-up only the K threads lack a stack: with K <= B the
+  // timed enable is one pass and measures no walk.
+  if (plan->k > 0 && plan->k <= plan->host.batch &&
+      plan->predicted.seconds <= budget) {
+    *outcome = Refused(absl::StrFormat(
+        "%d threads are not more than the batch (%d): the first enable would "
+        "walk the task list once and measure no walk",
+        plan->k, plan->host.batch));
+    return false;
+  }
   if (plan->k == 0 || plan->predicted.seconds > budget) {
     *outcome = Refused(absl::StrFormat(
         "prediction over the budget: the walk at %d threads (%d without a "
@@ -236,9 +246,6 @@ absl::Status Calibrator::TimeEnables(const Plan& plan, v1::Calibration* c) {
                : absl::OkStatus();
   };
   TH_RETURN_IF_ERROR(interrupted());
-  TH_RETURN_IF_ERROR(WriteTracefsFile(fs_->root(),
-                                      plan.tracefs + "/set_ftrace_filter",
-                                      plan.filter_function + "\n"));
   TH_ASSIGN_OR_RETURN(const double first,
                       TimedWrite(tracer, "function_graph\n"));
   c->set_first_enable_seconds(first);
@@ -254,6 +261,18 @@ absl::Status Calibrator::TimeEnables(const Plan& plan, v1::Calibration* c) {
   return interrupted();
 }
 
+absl::Status Calibrator::WarmUp(const Plan& plan) {
+  const std::string tracer = plan.tracefs + "/current_tracer";
+  if (stop_->HasBeenNotified()) {
+    return absl::CancelledError("interrupted by a signal");
+  }
+  TH_RETURN_IF_ERROR(WriteTracefsFile(fs_->root(),
+                                      plan.tracefs + "/set_ftrace_filter",
+                                      plan.filter_function + "\n"));
+  TH_RETURN_IF_ERROR(WriteTracefsFile(fs_->root(), tracer, "function_graph\n"));
+  return WriteTracefsFile(fs_->root(), tracer, "nop\n");
+}
+
 absl::Status Calibrator::Measure(const Plan& plan, v1::Calibration* c) {
   TH_ASSIGN_OR_RETURN(std::unique_ptr<CalibrationLock> lock,
                       CalibrationLock::TryAcquire(options_.state_dir));
@@ -267,7 +286,12 @@ absl::Status Calibrator::Measure(const Plan& plan, v1::Calibration* c) {
   // undone by the next start.
   TH_RETURN_IF_ERROR(WriteJournal(options_.state_dir, journal));
   IdleThreads threads;
-  absl::Status status = threads.Start(plan.k);
+  // The warm-up, untimed, before the K threads exist: every thread on the
+  // host gets its shadow stack (however many lacked one: the NULL-thread
+  // bound is an upper bound, and an earlier user the agent did not see
+  // leaves it too high), and a first-ever enable's one-time work is done.
+  absl::Status status = WarmUp(plan);
+  if (status.ok()) status = threads.Start(plan.k);
   if (status.ok()) {
     // The fixture trees do not count this process's threads: at least K
     // more than before.
@@ -277,8 +301,9 @@ absl::Status Calibrator::Measure(const Plan& plan, v1::Calibration* c) {
     const uint64_t total =
         std::max<uint64_t>(counts.total(), plan.host.threads + plan.k);
     c->set_total_threads(total);
-    c->set_fresh_threads(std::min<uint64_t>(
-        total, std::min(plan.host.null_threads, plan.host.threads) + plan.k));
+    // Only the K threads started since the warm-up lack a stack (and any
+    // thread another process forked meanwhile, not counted).
+    c->set_fresh_threads(std::min<uint64_t>(total, plan.k));
     status = TimeEnables(plan, c);
   }
   // Whatever happened: the filter and tracer back, then the threads.

@@ -8,11 +8,18 @@
 //   2. Chooses K (or checks the given one): the largest K whose predicted
 //      first enable (the current model: this host's stored calibration or
 //      the seed default, with this host's thread count) fits the budget.
-//   3. Writes the journal (journal.h) under the calibration lock, starts K
-//      idle threads, limits set_ftrace_filter to the one function, times
-//      `function_graph` written to current_tracer (first enable: the walk
-//      hands out the K fresh stacks), writes nop, times a second enable
-//      (every stack in place: the fixed cost and one pass), writes nop.
+//      K must exceed the batch B (with K <= B the first enable is one pass
+//      and measures no walk): refused otherwise.
+//   3. Writes the journal (journal.h) under the calibration lock, limits
+//      set_ftrace_filter to the one function, enables function_graph and
+//      writes nop again, untimed (the warm-up: every thread on the host
+//      gets its shadow stack, whatever the NULL-thread bound said, and a
+//      first-ever enable's one-time work is done), starts K idle threads,
+//      times `function_graph` written to current_tracer (first enable: the
+//      walk hands out exactly the K fresh stacks, at the tail), writes nop,
+//      times a second enable (every stack in place: the fixed cost and one
+//      pass), writes nop. The budget check of step 2 prices the K threads
+//      plus every thread the bound allows, which bounds each enable.
 //   4. Restores the previous filter and tracer (whatever happened: an error
 //      or `stop` notified by a signal), ends the threads, removes the
 //      journal, and derives c_visit and the fixed cost
@@ -88,7 +95,9 @@ class Calibrator {
                CalibrationOutcome* outcome);
   // Step 3 with the restore of step 4; fills the timings.
   absl::Status Measure(const Plan& plan, v1::Calibration* c);
-  // The two timed enables (journal written, threads up).
+  // The untimed warm-up (journal written, no thread started yet).
+  absl::Status WarmUp(const Plan& plan);
+  // The two timed enables (journal written, warmed up, threads up).
   absl::Status TimeEnables(const Plan& plan, v1::Calibration* c);
   // Writes `tracer` to current_tracer and returns how long the write took.
   absl::StatusOr<double> TimedWrite(const std::string& path,

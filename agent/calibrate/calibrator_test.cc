@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "agent/calibrate/journal.h"
+#include "common/models/fgraph/calibration_math.h"
 #include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
@@ -60,7 +61,7 @@ class CalibratorTest : public ::testing::Test {
     CalibratorOptions o;
     o.state_dir = state_;
     o.host_id = "canary-1";
-    o.threads = 8;
+    o.threads = 64;
     return o;
   }
   // Runs with a monotonic clock that returns `ticks` (ns) in turn.
@@ -87,26 +88,27 @@ class CalibratorTest : public ::testing::Test {
 };
 
 TEST_F(CalibratorTest, MeasuresRestoresAndDerives) {
-  // N_total = 400 + 8 = 408, all fresh, B = 32 (6.1): F = ceil(408/32) =
-  // 13 passes, k = 12: V1 = 12 * 1 + 32 * 12 * 13 / 2 + 408 = 2916.
-  // first = 1000 us, second = 300 us:
-  //   c_visit = (1000 - 300 - 2 * 12 - 0.02 * 408) / (2916 - 408)
-  //           = 667.84 / 2508 us = 266.284 ns
-  //   fixed   = 300 - 0.266284 * 408 - 2 = 189.356 us
+  // The warm-up gave the 400 threads their stacks: N_total = 400 + 64 =
+  // 464, the 64 fresh ones at the tail, B = 32 (6.1): F = 2 passes, k = 1:
+  // V1 = 1 * (464 - 64 + 1) + 32 * 1 * 2 / 2 + 464 = 897.
+  // first = 400 us, second = 300 us:
+  //   c_visit = (400 - 300 - 2 * 1 - 0.02 * 64) / (897 - 464)
+  //           = 96.72 / 433 us = 223.372 ns
+  //   fixed   = 300 - 0.223372 * 464 - 2 = 194.356 us
   CalibrationOutcome o =
-      Run(Options(), {5'000'000, 6'000'000, 9'000'000, 9'300'000});
+      Run(Options(), {5'000'000, 5'400'000, 9'000'000, 9'300'000});
   ASSERT_EQ(o.kind, CalibrationOutcome::kCalibrated) << o.reason;
   const v1::Calibration& c = o.calibration;
-  EXPECT_EQ(c.threads(), 8u);
-  EXPECT_EQ(c.total_threads(), 408u);
-  EXPECT_EQ(c.fresh_threads(), 408u);
+  EXPECT_EQ(c.threads(), 64u);
+  EXPECT_EQ(c.total_threads(), 464u);
+  EXPECT_EQ(c.fresh_threads(), 64u);
   EXPECT_EQ(c.batch(), 32u);
-  EXPECT_EQ(c.first_passes(), 13u);
-  EXPECT_DOUBLE_EQ(c.first_visits(), 2916);
-  EXPECT_NEAR(c.first_enable_seconds(), 1000e-6, 1e-12);
+  EXPECT_EQ(c.first_passes(), 2u);
+  EXPECT_DOUBLE_EQ(c.first_visits(), 897);
+  EXPECT_NEAR(c.first_enable_seconds(), 400e-6, 1e-12);
   EXPECT_NEAR(c.second_enable_seconds(), 300e-6, 1e-12);
-  EXPECT_NEAR(c.c_visit_seconds(), 667.84e-6 / 2508, 1e-15);
-  EXPECT_NEAR(c.fixed_seconds(), 300e-6 - 667.84e-6 / 2508 * 408 - 2e-6, 1e-12);
+  EXPECT_NEAR(c.c_visit_seconds(), 96.72e-6 / 433, 1e-15);
+  EXPECT_NEAR(c.fixed_seconds(), 300e-6 - 96.72e-6 / 433 * 464 - 2e-6, 1e-12);
   EXPECT_EQ(c.filter_function(), "ksys_sync");
   EXPECT_EQ(c.host_id(), "canary-1");
   EXPECT_EQ(c.kernel_release(), "6.1.0-28-amd64");
@@ -184,34 +186,82 @@ TEST_F(CalibratorTest, RefusesWithoutARareFunction) {
 
 TEST_F(CalibratorTest, BudgetBoundaryForAGivenThreadCount) {
   // Seed c_visit of a CONFIG_PREEMPTION build (PREEMPT_DYNAMIC): 88.7 ns.
-  // 408 threads all fresh: 88.7 ns * 2916 + 2 us * 13 + 20 ns * 408
-  //   = 258.6492 + 26 + 8.16 = 292.8092 us.
+  // The budget prices the bound: 464 threads all fresh (the 400 the bound
+  // allows and the 64 started), F = 15, k = 14: V = 14 * 1 + 32 * 14 * 15
+  // / 2 + 464 = 3838; 88.7 ns * 3838 + 2 us * 15 + 20 ns * 464
+  //   = 340.4306 + 30 + 9.28 = 379.7106 us.
   CalibratorOptions o = Options();
-  o.budget_seconds = 292.80e-6;
+  o.budget_seconds = 379.70e-6;
   CalibrationOutcome refused = Run(o);
   EXPECT_EQ(refused.kind, CalibrationOutcome::kRefused);
   EXPECT_EQ(refused.reason,
-            "prediction over the budget: the walk at 408 threads (408 without "
+            "prediction over the budget: the walk at 464 threads (464 without "
             "a shadow stack, c_visit 88.7 ns, seed default) is predicted at "
-            "0.000292809 s, over --calibrate_budget 0.0002928 s");
+            "0.000379711 s, over --calibrate_budget 0.0003797 s");
   ExpectUntouched();
-  o.budget_seconds = 292.82e-6;
-  CalibrationOutcome ok = Run(o, {0, 2'000'000, 3'000'000, 3'100'000});
+  o.budget_seconds = 379.72e-6;
+  CalibrationOutcome ok = Run(o, {0, 400'000, 1'000'000, 1'300'000});
   EXPECT_EQ(ok.kind, CalibrationOutcome::kCalibrated) << ok.reason;
-  EXPECT_NEAR(ok.calibration.predicted_seconds(), 292.8092e-6, 1e-12);
+  EXPECT_NEAR(ok.calibration.predicted_seconds(), 379.7106e-6, 1e-12);
 }
 
 TEST_F(CalibratorTest, ChoosesTheThreadCountUnderTheBudget) {
-  // 400 fresh threads already: K = 0 leaves 292.8 us - 8 threads' share;
-  // with a 292.82 us budget, K = 8 fits (above) and K = 9 does not:
-  // 409 threads: F = 13, k = 12: V = 12 + 2496 + 409 = 2917:
-  // 258.7379 + 26 + 8.18 = 292.9179 us.
+  // With a 379.72 us budget K = 64 fits (above) and K = 65 does not: 465
+  // threads: F = 15, k = 14: V = 14 + 3360 + 465 = 3839:
+  // 340.5193 + 30 + 9.3 = 379.8193 us.
   CalibratorOptions o = Options();
   o.threads = 0;
-  o.budget_seconds = 292.82e-6;
-  CalibrationOutcome ok = Run(o, {0, 2'000'000, 3'000'000, 3'100'000});
+  o.budget_seconds = 379.72e-6;
+  CalibrationOutcome ok = Run(o, {0, 400'000, 1'000'000, 1'300'000});
   ASSERT_EQ(ok.kind, CalibrationOutcome::kCalibrated) << ok.reason;
-  EXPECT_EQ(ok.calibration.threads(), 8u);
+  EXPECT_EQ(ok.calibration.threads(), 64u);
+}
+
+// After the warm-up only the K threads lack a stack: K <= B (32 on 6.1)
+// would be one pass, no walk to measure. 32 is refused, 33 measured.
+TEST_F(CalibratorTest, RefusesNoMoreThreadsThanTheBatch) {
+  CalibratorOptions o = Options();
+  o.threads = 32;
+  CalibrationOutcome refused = Run(o);
+  EXPECT_EQ(refused.kind, CalibrationOutcome::kRefused);
+  EXPECT_EQ(refused.reason,
+            "32 threads are not more than the batch (32): the first enable "
+            "would walk the task list once and measure no walk");
+  ExpectUntouched();
+  o.threads = 33;
+  // 433 threads, 33 fresh: F = 2, k = 1: V1 = 401 + 32 + 433 = 866.
+  CalibrationOutcome ok = Run(o, {0, 400'000, 1'000'000, 1'300'000});
+  ASSERT_EQ(ok.kind, CalibrationOutcome::kCalibrated) << ok.reason;
+  EXPECT_EQ(ok.calibration.fresh_threads(), 33u);
+  EXPECT_DOUBLE_EQ(ok.calibration.first_visits(), 866);
+}
+
+// The NULL-thread bound is an upper bound: an fgraph user the agent never
+// saw leaves threads holding stacks it counts as without. The fixture's
+// bound says all 400 lack one ("never seen active since boot"). After the
+// warm-up the timed enable walks the same 64 fresh threads whether the 400
+// held stacks or not, so a kernel at c_visit 88.7 ns with a 50 us fixed
+// cost times, on either host:
+//   first  = 50 + 0.0887 * 897 + 2 * 2 + 0.02 * 64 = 134.8439 us
+//   second = 50 + 0.0887 * 464 + 2 = 93.1568 us
+// and the calibration gives back 88.7 ns and 50 us. Taking the bound as
+// exact (464 fresh: V1 = 3838, P1 = 15) would give
+// (134.8439 - 93.1568 - 2 * 14 - 0.02 * 464) / (3838 - 464) = 1.30 ns,
+// 68x low.
+TEST_F(CalibratorTest, CVisitDoesNotDependOnTheNullThreadBound) {
+  ASSERT_EQ(Slurp(root_ + "/proc/loadavg"), "12.31 11.87 11.02 3/400 412328\n");
+  CalibrationOutcome o = Run(Options(), {0, 134'844, 1'000'000, 1'093'157});
+  ASSERT_EQ(o.kind, CalibrationOutcome::kCalibrated) << o.reason;
+  const v1::Calibration& c = o.calibration;
+  EXPECT_EQ(c.fresh_threads(), 64u);
+  EXPECT_DOUBLE_EQ(c.first_visits(), 897);
+  EXPECT_NEAR(c.c_visit_seconds() / 88.7e-9, 1.0, 0.01);
+  EXPECT_NEAR(c.fixed_seconds() / 50e-6, 1.0, 0.01);
+  absl::StatusOr<DerivedConstants> as_if_exact =
+      DeriveCalibration(c.first_enable_seconds(), c.second_enable_seconds(),
+                        464, 464, 32, WalkConstants{88.7e-9, 2e-6, 20e-9});
+  ASSERT_TRUE(as_if_exact.ok()) << as_if_exact.status();
+  EXPECT_LT(as_if_exact->c_visit_seconds, 0.1 * 88.7e-9);
 }
 
 TEST_F(CalibratorTest, RefusesWhenEvenOneThreadIsOverTheBudget) {
@@ -229,16 +279,16 @@ TEST_F(CalibratorTest, RefusesWhenEvenOneThreadIsOverTheBudget) {
 }
 
 TEST_F(CalibratorTest, PredictsWithTheStoredCalibration) {
-  // With c_visit 10 ns and a fixed 50 us: 10 ns * 2916 + 26 + 8.16 + 50
-  //   = 29.16 + 84.16 = 113.32 us, inside a 120 us budget the seed value
-  // (292.8 us) is not.
+  // With c_visit 10 ns and a fixed 50 us: 10 ns * 3838 + 30 + 9.28 + 50
+  //   = 38.38 + 89.28 = 127.66 us, inside a 130 us budget the seed value
+  // (379.7 us) is not.
   CalibratorOptions o = Options();
-  o.budget_seconds = 120e-6;
+  o.budget_seconds = 130e-6;
   o.models.calibration =
       CalibratedConstants{10e-9, 50e-6, "this host's calibration X"};
-  CalibrationOutcome ok = Run(o, {0, 2'000'000, 3'000'000, 3'100'000});
+  CalibrationOutcome ok = Run(o, {0, 400'000, 1'000'000, 1'300'000});
   ASSERT_EQ(ok.kind, CalibrationOutcome::kCalibrated) << ok.reason;
-  EXPECT_NEAR(ok.calibration.predicted_seconds(), 113.32e-6, 1e-12);
+  EXPECT_NEAR(ok.calibration.predicted_seconds(), 127.66e-6, 1e-12);
   EXPECT_EQ(ok.calibration.predicted_basis(), "this host's calibration X");
 }
 

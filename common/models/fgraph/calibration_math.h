@@ -3,9 +3,9 @@
 // costs two timed enables of function_graph give (docs/design.md §13.1).
 //
 // The first enable hands a stack to each of the N_fresh threads without one
-// (the K the calibration started, forked last, so at the tail of the task
-// list, and any others); the second, with every stack in place, walks the
-// list once:
+// (the K the calibration started after its warm-up enable, forked last, so
+// at the tail of the task list); the second, with every stack in place,
+// walks the list once:
 //   first  = fixed + c_visit * V1 + c_pass * P1 + c_alloc * N_fresh
 //   second = fixed + c_visit * N_total + c_pass
 // with V1, P1 = ShadowStackWalk(N_total, N_fresh, B, tail). c_pass and
