@@ -240,6 +240,8 @@ int Calibrate(const AgentConfig& config, const HostFs& fs,
   cmd.format = config.format;
   cmd.budget = config.calibrate_budget;
   cmd.threads = config.calibrate_threads;
+  cmd.points = config.calibrate_points;
+  cmd.repeats = config.calibrate_repeats;
   cmd.hold_for_test = config.calibrate_hold_for_test;
   cmd.features = features;
   SignalWaiter signals;

@@ -53,6 +53,8 @@ struct AgentConfig {
   bool calibrate = false;
   absl::Duration calibrate_budget = absl::Seconds(1);
   uint64_t calibrate_threads = 0;  // 0: chosen under the budget
+  uint32_t calibrate_points = 3;   // thread counts measured, at most
+  uint32_t calibrate_repeats = 2;  // rounds over them
   absl::Duration calibrate_hold_for_test = absl::ZeroDuration();
   // Each cycle's predictions also go to TEXTFILE/tracehealth.prom for
   // node_exporter's textfile collector (agent/report/textfile.h); "": none.

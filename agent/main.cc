@@ -86,6 +86,13 @@ ABSL_FLAG(uint64_t, calibrate_threads, 0,
           "--calibrate: idle threads to start (0: the most whose predicted "
           "walk fits --calibrate_budget; refused when the given number's "
           "does not).");
+ABSL_FLAG(uint32_t, calibrate_points, 3,
+          "--calibrate: thread counts measured (K/P, 2K/P, .., K; fewer "
+          "when K/P would not exceed the walk's batch): c_visit and the "
+          "per-pass cost are fitted over them.");
+ABSL_FLAG(uint32_t, calibrate_repeats, 2,
+          "--calibrate: rounds over the points, each with new threads; the "
+          "shortest enables of each point are kept.");
 ABSL_FLAG(std::string, textfile, "",
           "Directory of node_exporter's textfile collector: each report's "
           "predictions are also written to DIR/tracehealth.prom.");
@@ -153,6 +160,8 @@ int main(int argc, char** argv) {
   config.calibrate = absl::GetFlag(FLAGS_calibrate);
   config.calibrate_budget = absl::GetFlag(FLAGS_calibrate_budget);
   config.calibrate_threads = absl::GetFlag(FLAGS_calibrate_threads);
+  config.calibrate_points = absl::GetFlag(FLAGS_calibrate_points);
+  config.calibrate_repeats = absl::GetFlag(FLAGS_calibrate_repeats);
   config.calibrate_hold_for_test = absl::GetFlag(FLAGS_calibrate_hold_for_test);
   config.textfile = absl::GetFlag(FLAGS_textfile);
   return tracehealth::agent::RunAgent(config, std::cout, std::cerr);

@@ -1,11 +1,13 @@
 #include "agent/calibrate/calibrate_command.h"
 
 #include <chrono>
+#include <string>
 #include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "agent/calibrate/calibration_store.h"
@@ -66,11 +68,21 @@ absl::Status Submit(const CalibrateCommand& cmd, const v1::Calibration& c,
 }  // namespace
 
 std::string CalibrationLine(const v1::Calibration& c) {
+  std::vector<std::string> points;
+  for (const v1::CalibrationPoint& p : c.points()) {
+    points.push_back(absl::StrFormat("%d:%.3f/%.3f", p.threads(),
+                                     p.first_enable_seconds() * 1e3,
+                                     p.second_enable_seconds() * 1e3));
+  }
   return absl::StrFormat(
-      "calibrated: c_visit=%.1f ns fixed=%.1f us threads=%d "
-      "first_enable=%.3f ms second_enable=%.3f ms",
-      c.c_visit_seconds() * 1e9, c.fixed_seconds() * 1e6, c.threads(),
-      c.first_enable_seconds() * 1e3, c.second_enable_seconds() * 1e3);
+      "calibrated: c_visit=%.1f ns fixed=%.1f us c_pass=%.1f us (%s) "
+      "threads=%d first_enable=%.3f ms second_enable=%.3f ms "
+      "points_ms=%s repetitions=%d",
+      c.c_visit_seconds() * 1e9, c.fixed_seconds() * 1e6,
+      c.c_pass_seconds() * 1e6, c.c_pass_fitted() ? "fitted" : "assumed",
+      c.threads(), c.first_enable_seconds() * 1e3,
+      c.second_enable_seconds() * 1e3, absl::StrJoin(points, ","),
+      c.repetitions());
 }
 
 int RunCalibrate(const HostFs& fs, const CalibrateCommand& cmd,
@@ -81,6 +93,8 @@ int RunCalibrate(const HostFs& fs, const CalibrateCommand& cmd,
   options.host_id = cmd.host_id;
   options.budget_seconds = absl::ToDoubleSeconds(cmd.budget);
   options.threads = cmd.threads;
+  options.points = cmd.points;
+  options.repeats = cmd.repeats;
   options.hold_for_test = cmd.hold_for_test;
   options.log = [&err](const std::string& line) {
     err << "tracehealth-agent: " << line << "\n";

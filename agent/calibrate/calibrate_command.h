@@ -5,8 +5,11 @@
 // (journal.h) and load the stored one for the model.
 //
 // Output, one line on `out`:
-//   calibrated: c_visit=88.7 ns fixed=41.2 us threads=20000
-//     first_enable=812.345 ms second_enable=3.210 ms      (one line)
+//   calibrated: c_visit=88.7 ns fixed=41.2 us c_pass=2.6 us (fitted)
+//     threads=20000 first_enable=812.345 ms second_enable=3.210 ms
+//     points_ms=6667:95.102/3.001,13334:370.442/3.150,20000:812.345/3.210
+//     repetitions=2                                        (one line)
+//   (points_ms: each point's threads, shortest first / second enable)
 //   with format "json": the Calibration message as JSON (json_util,
 //   .proto field names);
 //   refused: <reason>                                      (exit code 1)
@@ -41,6 +44,8 @@ struct CalibrateCommand {
   std::string format = "text";
   absl::Duration budget = absl::Seconds(1);
   uint64_t threads = 0;
+  uint32_t points = 3;
+  uint32_t repeats = 2;
   absl::Duration hold_for_test = absl::ZeroDuration();
   const FeatureTable* features = &FeatureTable::Builtin();
 };

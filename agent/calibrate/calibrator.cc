@@ -101,6 +101,8 @@ struct Calibrator::Plan {
   std::string previous_filter;
   CalibrationHost host;
   uint64_t k = 0;
+  // K_1 < ... < K_P = K.
+  std::vector<uint64_t> point_threads;
   WalkConstants c;
   double fixed_seconds = 0;
   std::string basis;
@@ -207,8 +209,8 @@ bool Calibrator::Prepare(const v1::HostSnapshot& snapshot, Plan* plan,
   }
   plan->predicted = PredictCalibrationWalk(
       plan->host, std::max<uint64_t>(plan->k, 1), plan->c, plan->fixed_seconds);
-  // After the warm-up only the K threads lack a stack: with K <= B the
-  // timed enable is one pass and measures no walk.
+  // After the warm-up only a point's K_j threads lack a stack: with
+  // K_j <= B its timed enable is one pass and measures no walk.
   if (plan->k > 0 && plan->k <= plan->host.batch &&
       plan->predicted.seconds <= budget) {
     *outcome = Refused(absl::StrFormat(
@@ -216,6 +218,13 @@ bool Calibrator::Prepare(const v1::HostSnapshot& snapshot, Plan* plan,
         "walk the task list once and measure no walk",
         plan->k, plan->host.batch));
     return false;
+  }
+  uint64_t points = std::max<uint32_t>(options_.points, 1);
+  while (points > 1 && (plan->k + points - 1) / points <= plan->host.batch) {
+    --points;
+  }
+  for (uint64_t j = 1; j <= points; ++j) {
+    plan->point_threads.push_back((j * plan->k + points - 1) / points);
   }
   if (plan->k == 0 || plan->predicted.seconds > budget) {
     *outcome = Refused(absl::StrFormat(
@@ -238,7 +247,8 @@ absl::StatusOr<double> Calibrator::TimedWrite(const std::string& path,
   return static_cast<double>(end - start) * 1e-9;
 }
 
-absl::Status Calibrator::TimeEnables(const Plan& plan, v1::Calibration* c) {
+absl::Status Calibrator::TimeEnables(const Plan& plan, bool first_round,
+                                     v1::CalibrationPoint* point) {
   const std::string tracer = plan.tracefs + "/current_tracer";
   auto interrupted = [&] {
     return stop_->HasBeenNotified()
@@ -248,15 +258,19 @@ absl::Status Calibrator::TimeEnables(const Plan& plan, v1::Calibration* c) {
   TH_RETURN_IF_ERROR(interrupted());
   TH_ASSIGN_OR_RETURN(const double first,
                       TimedWrite(tracer, "function_graph\n"));
-  c->set_first_enable_seconds(first);
-  if (options_.hold_for_test > absl::ZeroDuration()) {
+  if (first_round || first < point->first_enable_seconds()) {
+    point->set_first_enable_seconds(first);
+  }
+  if (first_round && options_.hold_for_test > absl::ZeroDuration()) {
     stop_->WaitForNotificationWithTimeout(options_.hold_for_test);
   }
   TH_RETURN_IF_ERROR(interrupted());
   TH_RETURN_IF_ERROR(WriteTracefsFile(fs_->root(), tracer, "nop\n"));
   TH_ASSIGN_OR_RETURN(const double second,
                       TimedWrite(tracer, "function_graph\n"));
-  c->set_second_enable_seconds(second);
+  if (first_round || second < point->second_enable_seconds()) {
+    point->set_second_enable_seconds(second);
+  }
   TH_RETURN_IF_ERROR(WriteTracefsFile(fs_->root(), tracer, "nop\n"));
   return interrupted();
 }
@@ -285,31 +299,44 @@ absl::Status Calibrator::Measure(const Plan& plan, v1::Calibration* c) {
   // Durably on disk before tracefs changes: a SIGKILL from here on is
   // undone by the next start.
   TH_RETURN_IF_ERROR(WriteJournal(options_.state_dir, journal));
-  IdleThreads threads;
-  // The warm-up, untimed, before the K threads exist: every thread on the
-  // host gets its shadow stack (however many lacked one: the NULL-thread
-  // bound is an upper bound, and an earlier user the agent did not see
-  // leaves it too high), and a first-ever enable's one-time work is done.
+  // The warm-up, untimed, before any of the calibration's threads exist:
+  // every thread on the host gets its shadow stack (however many lacked
+  // one: the NULL-thread bound is an upper bound, and an earlier user the
+  // agent did not see leaves it too high), and a first-ever enable's
+  // one-time work is done.
   absl::Status status = WarmUp(plan);
-  if (status.ok()) status = threads.Start(plan.k);
-  if (status.ok()) {
-    // The fixture trees do not count this process's threads: at least K
-    // more than before.
-    v1::ThreadCounts counts;
-    UnknownInputs unknown;
-    (void)ReadThreadCounts(*fs_, &counts, &unknown);
-    const uint64_t total =
-        std::max<uint64_t>(counts.total(), plan.host.threads + plan.k);
-    c->set_total_threads(total);
-    // Only the K threads started since the warm-up lack a stack (and any
-    // thread another process forked meanwhile, not counted).
-    c->set_fresh_threads(std::min<uint64_t>(total, plan.k));
-    status = TimeEnables(plan, c);
+  const uint32_t repeats = std::max<uint32_t>(options_.repeats, 1);
+  c->set_repetitions(repeats);
+  c->clear_points();
+  for (uint64_t k : plan.point_threads) c->add_points()->set_threads(k);
+  std::unique_ptr<IdleThreads> threads;
+  for (uint32_t round = 0; round < repeats && status.ok(); ++round) {
+    for (v1::CalibrationPoint& point : *c->mutable_points()) {
+      // New threads each time: none has a stack, all at the tail.
+      threads.reset();
+      threads = std::make_unique<IdleThreads>();
+      status = threads->Start(point.threads());
+      if (!status.ok()) break;
+      // The fixture trees do not count this process's threads: at least
+      // K_j more than before.
+      v1::ThreadCounts counts;
+      UnknownInputs unknown;
+      (void)ReadThreadCounts(*fs_, &counts, &unknown);
+      const uint64_t total = std::max<uint64_t>(
+          counts.total(), plan.host.threads + point.threads());
+      // Only the K_j threads started since the warm-up lack a stack (and
+      // any thread another process forked meanwhile, not counted). The
+      // largest of the rounds' counts is kept.
+      point.set_total_threads(std::max(point.total_threads(), total));
+      point.set_fresh_threads(std::min<uint64_t>(total, point.threads()));
+      status = TimeEnables(plan, round == 0, &point);
+      if (!status.ok()) break;
+    }
   }
   // Whatever happened: the filter and tracer back, then the threads.
   std::vector<std::string> refused;
   absl::Status restored = RestoreFromJournal(fs_->root(), journal, &refused);
-  threads.Stop();
+  threads.reset();
   if (!refused.empty() && options_.log) {
     options_.log(absl::StrCat(
         "warning: set_ftrace_filter lines tracefs did not take back: ",
@@ -354,10 +381,12 @@ CalibrationOutcome Calibrator::Run() {
   c.set_origin(v1::CONSTANTS_ORIGIN_HOST_CALIBRATION);  // measured here
   if (options_.log) {
     options_.log(absl::StrFormat(
-        "calibrating: %d idle threads, %s limited to %s; the first enable "
-        "is predicted at %.6g s (%d threads, %d without a shadow stack; "
-        "c_visit %.1f ns, %s)",
-        plan.k, plan.tracefs, plan.filter_function, plan.predicted.seconds,
+        "calibrating: %s idle threads, %d round(s), %s limited to %s; the "
+        "largest first enable is predicted at %.6g s (%d threads, %d without "
+        "a shadow stack; c_visit %.1f ns, %s)",
+        absl::StrJoin(plan.point_threads, ", "),
+        std::max<uint32_t>(options_.repeats, 1), plan.tracefs,
+        plan.filter_function, plan.predicted.seconds,
         plan.predicted.total_threads, plan.predicted.fresh_threads,
         plan.c.c_visit * 1e9, plan.basis));
   }
@@ -366,14 +395,28 @@ CalibrationOutcome Calibrator::Run() {
     return Refused(std::string(measured.message()));
   }
   if (!measured.ok()) return Failed(std::string(measured.message()));
-  const WalkCost walk = ShadowStackWalk(c.total_threads(), c.fresh_threads(),
-                                        c.batch(), NullPlacement::kTail);
-  c.set_first_visits(walk.visits);
-  c.set_first_passes(walk.passes);
-  absl::StatusOr<DerivedConstants> d = DeriveCalibration(
-      c.first_enable_seconds(), c.second_enable_seconds(), c.total_threads(),
-      c.fresh_threads(), c.batch(), plan.c);
+  std::vector<CalibrationPoint> points;
+  for (v1::CalibrationPoint& p : *c.mutable_points()) {
+    const WalkCost walk = ShadowStackWalk(p.total_threads(), p.fresh_threads(),
+                                          c.batch(), NullPlacement::kTail);
+    p.set_first_visits(walk.visits);
+    p.set_first_passes(walk.passes);
+    points.push_back({p.total_threads(), p.fresh_threads(),
+                      p.first_enable_seconds(), p.second_enable_seconds()});
+  }
+  // The top-level fields: the largest point.
+  const v1::CalibrationPoint& largest = c.points(c.points_size() - 1);
+  c.set_total_threads(largest.total_threads());
+  c.set_fresh_threads(largest.fresh_threads());
+  c.set_first_enable_seconds(largest.first_enable_seconds());
+  c.set_second_enable_seconds(largest.second_enable_seconds());
+  c.set_first_visits(largest.first_visits());
+  c.set_first_passes(largest.first_passes());
+  absl::StatusOr<DerivedConstants> d =
+      FitCalibration(points, c.batch(), plan.c);
   if (!d.ok()) return Failed(std::string(d.status().message()));
+  c.set_c_pass_seconds(d->c_pass_seconds);
+  c.set_c_pass_fitted(d->c_pass_fitted);
   c.set_c_visit_seconds(d->c_visit_seconds);
   c.set_fixed_seconds(d->fixed_seconds);
   *c.mutable_measured_at() = ToProto(clock_());

@@ -8,22 +8,26 @@
 //   2. Chooses K (or checks the given one): the largest K whose predicted
 //      first enable (the current model: this host's stored calibration or
 //      the seed default, with this host's thread count) fits the budget.
-//      K must exceed the batch B (with K <= B the first enable is one pass
-//      and measures no walk): refused otherwise.
+//      The points are K_j = ceil(j * K / P), j = 1..P, P = `points` or
+//      fewer, so that K_1 exceeds the batch B (with K_j <= B a first
+//      enable is one pass and measures no walk); K <= B is refused.
 //   3. Writes the journal (journal.h) under the calibration lock, limits
 //      set_ftrace_filter to the one function, enables function_graph and
 //      writes nop again, untimed (the warm-up: every thread on the host
 //      gets its shadow stack, whatever the NULL-thread bound said, and a
-//      first-ever enable's one-time work is done), starts K idle threads,
-//      times `function_graph` written to current_tracer (first enable: the
-//      walk hands out exactly the K fresh stacks, at the tail), writes nop,
+//      first-ever enable's one-time work is done). Then `repeats` rounds,
+//      each over the points in order: starts K_j idle threads, times
+//      `function_graph` written to current_tracer (first enable: the walk
+//      hands out exactly the K_j fresh stacks, at the tail), writes nop,
 //      times a second enable (every stack in place: the fixed cost and one
-//      pass), writes nop. The budget check of step 2 prices the K threads
-//      plus every thread the bound allows, which bounds each enable.
+//      pass), writes nop, ends the threads. The shortest first and second
+//      enable of each point are kept (interference only adds time). The
+//      budget check of step 2 prices the K threads plus every thread the
+//      bound allows, which bounds each enable.
 //   4. Restores the previous filter and tracer (whatever happened: an error
 //      or `stop` notified by a signal), ends the threads, removes the
-//      journal, and derives c_visit and the fixed cost
-//      (common/models/fgraph/calibration_math.h).
+//      journal, and fits c_visit, c_pass and the fixed cost over the
+//      points (common/models/fgraph/calibration_math.h FitCalibration).
 //
 // Tracefs paths are host paths under HostFs's root; on a fixture tree the
 // writes just change files (timings then mean nothing).
@@ -59,6 +63,10 @@ struct CalibratorOptions {
   // 0: chosen (step 2); otherwise refused when its prediction exceeds the
   // budget.
   uint64_t threads = 0;
+  // Points (thread counts) measured, at most; at least 1.
+  uint32_t points = 3;
+  // Rounds over the points; at least 1.
+  uint32_t repeats = 2;
   // The options the prediction uses: the host's (host_pricing.h
   // HostModelOptions: its stored calibration, else the seed default) and
   // the feature table the collector uses too.
@@ -97,8 +105,10 @@ class Calibrator {
   absl::Status Measure(const Plan& plan, v1::Calibration* c);
   // The untimed warm-up (journal written, no thread started yet).
   absl::Status WarmUp(const Plan& plan);
-  // The two timed enables (journal written, warmed up, threads up).
-  absl::Status TimeEnables(const Plan& plan, v1::Calibration* c);
+  // One point's two timed enables (journal written, warmed up, its threads
+  // up): keeps the shorter of each in `point`.
+  absl::Status TimeEnables(const Plan& plan, bool first_round,
+                           v1::CalibrationPoint* point);
   // Writes `tracer` to current_tracer and returns how long the write took.
   absl::StatusOr<double> TimedWrite(const std::string& path,
                                     const std::string& tracer);

@@ -62,6 +62,7 @@ class CalibratorTest : public ::testing::Test {
     o.state_dir = state_;
     o.host_id = "canary-1";
     o.threads = 64;
+    o.repeats = 1;
     return o;
   }
   // Runs with a monotonic clock that returns `ticks` (ns) in turn.
@@ -105,6 +106,10 @@ TEST_F(CalibratorTest, MeasuresRestoresAndDerives) {
   EXPECT_EQ(c.batch(), 32u);
   EXPECT_EQ(c.first_passes(), 2u);
   EXPECT_DOUBLE_EQ(c.first_visits(), 897);
+  // K = 64: K/2 = 32 would not exceed the batch: one point, one round.
+  EXPECT_EQ(c.points_size(), 1);
+  EXPECT_EQ(c.repetitions(), 1u);
+  EXPECT_FALSE(c.c_pass_fitted());
   EXPECT_NEAR(c.first_enable_seconds(), 400e-6, 1e-12);
   EXPECT_NEAR(c.second_enable_seconds(), 300e-6, 1e-12);
   EXPECT_NEAR(c.c_visit_seconds(), 96.72e-6 / 433, 1e-15);
@@ -257,11 +262,102 @@ TEST_F(CalibratorTest, CVisitDoesNotDependOnTheNullThreadBound) {
   EXPECT_DOUBLE_EQ(c.first_visits(), 897);
   EXPECT_NEAR(c.c_visit_seconds() / 88.7e-9, 1.0, 0.01);
   EXPECT_NEAR(c.fixed_seconds() / 50e-6, 1.0, 0.01);
-  absl::StatusOr<DerivedConstants> as_if_exact =
-      DeriveCalibration(c.first_enable_seconds(), c.second_enable_seconds(),
-                        464, 464, 32, WalkConstants{88.7e-9, 2e-6, 20e-9});
+  absl::StatusOr<DerivedConstants> as_if_exact = FitCalibration(
+      {{464, 464, c.first_enable_seconds(), c.second_enable_seconds()}}, 32,
+      WalkConstants{88.7e-9, 2e-6, 20e-9});
   ASSERT_TRUE(as_if_exact.ok()) << as_if_exact.status();
   EXPECT_LT(as_if_exact->c_visit_seconds, 0.1 * 88.7e-9);
+}
+
+// K = 192 at three points, K_j = 64, 128, 192, two rounds. A kernel at
+// c_visit 100 ns, 50 us a pass (an emulator's), c_alloc 20 ns and a fixed
+// 50 us, with the fixture's 400 threads warmed up and K_j fresh at the tail:
+//   K 64:  N 464, F 2, k 1: V1 = 401 + 32 + 464 = 897, P1 2
+//          first = 50 + 89.7 + 100 + 1.28 = 240.98, second = 50 + 46.4 +
+//          50 = 146.4 us
+//   K 128: N 528, F 4, k 3: V1 = 1203 + 192 + 528 = 1923, P1 4
+//          first = 50 + 192.3 + 200 + 2.56 = 444.86, second = 152.8 us
+//   K 192: N 592, F 6, k 5: V1 = 2005 + 480 + 592 = 3077, P1 6
+//          first = 50 + 307.7 + 300 + 3.84 = 661.54, second = 159.2 us
+// Round 1's 128-thread first enable and round 2's 64- and 192-thread
+// second enables are disturbed (+300 us, +80 us): the shortest of each is
+// the undisturbed one, and the fit gives back 100 ns, 50 us a pass and
+// 50 us fixed. One point with the assumed 2 us a pass (the 192 one alone)
+// would give (661.54 - 159.2 - 3.84 - 2 * 5) / (3077 - 592) = 196.6 ns.
+TEST_F(CalibratorTest, FitsVisitAndPassOverThePointsShortestOfTheRounds) {
+  CalibratorOptions o = Options();
+  o.threads = 192;
+  o.repeats = 2;
+  std::vector<int64_t> ticks;
+  int64_t now = 0;
+  auto timed = [&](double us) {
+    now += 1'000'000;
+    ticks.push_back(now);
+    ticks.push_back(now + static_cast<int64_t>(us * 1000 + 0.5));
+  };
+  // Round 1.
+  timed(240.98), timed(146.4);
+  timed(444.86 + 300), timed(152.8);
+  timed(661.54), timed(159.2);
+  // Round 2.
+  timed(240.98), timed(146.4 + 80);
+  timed(444.86), timed(152.8);
+  timed(661.54), timed(159.2 + 80);
+  CalibrationOutcome out = Run(o, ticks);
+  ASSERT_EQ(out.kind, CalibrationOutcome::kCalibrated) << out.reason;
+  const v1::Calibration& c = out.calibration;
+  EXPECT_EQ(c.repetitions(), 2u);
+  ASSERT_EQ(c.points_size(), 3);
+  const uint64_t threads[] = {64, 128, 192};
+  const double first[] = {240.98, 444.86, 661.54};
+  const double second[] = {146.4, 152.8, 159.2};
+  const double visits[] = {897, 1923, 3077};
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(c.points(i).threads(), threads[i]);
+    EXPECT_EQ(c.points(i).total_threads(), 400 + threads[i]);
+    EXPECT_EQ(c.points(i).fresh_threads(), threads[i]);
+    EXPECT_NEAR(c.points(i).first_enable_seconds(), first[i] * 1e-6, 1e-12);
+    EXPECT_NEAR(c.points(i).second_enable_seconds(), second[i] * 1e-6, 1e-12);
+    EXPECT_DOUBLE_EQ(c.points(i).first_visits(), visits[i]);
+  }
+  // The top level is the largest point.
+  EXPECT_EQ(c.threads(), 192u);
+  EXPECT_EQ(c.total_threads(), 592u);
+  EXPECT_DOUBLE_EQ(c.first_visits(), 3077);
+  EXPECT_EQ(c.first_passes(), 6u);
+  EXPECT_TRUE(c.c_pass_fitted());
+  EXPECT_NEAR(c.c_visit_seconds(), 100e-9, 1e-13);
+  EXPECT_NEAR(c.c_pass_seconds(), 50e-6, 1e-10);
+  EXPECT_NEAR(c.fixed_seconds(), 50e-6, 1e-10);
+  absl::StatusOr<DerivedConstants> largest_alone = FitCalibration(
+      {{592, 192, 661.54e-6, 159.2e-6}}, 32, WalkConstants{88.7e-9, 2e-6, 20e-9});
+  ASSERT_TRUE(largest_alone.ok()) << largest_alone.status();
+  EXPECT_NEAR(largest_alone->c_visit_seconds, 488.5e-6 / 2485, 1e-14);
+  ExpectUntouched();
+}
+
+// K = 96: a third point (32 threads) would not exceed the batch (32 on
+// 6.1), so two: 48 and 96. K = 99: ceil(99 / 3) = 33, three: 33, 66, 99.
+TEST_F(CalibratorTest, FewerPointsWhenASmallerOneWouldNotWalk) {
+  CalibratorOptions o = Options();
+  o.threads = 96;
+  CalibrationOutcome two = Run(o, {0, 400'000, 1'000'000, 1'100'000, 2'000'000,
+                                   2'800'000, 3'000'000, 3'100'000});
+  ASSERT_EQ(two.kind, CalibrationOutcome::kCalibrated) << two.reason;
+  ASSERT_EQ(two.calibration.points_size(), 2);
+  EXPECT_EQ(two.calibration.points(0).threads(), 48u);
+  EXPECT_EQ(two.calibration.points(1).threads(), 96u);
+  o.threads = 99;
+  CalibrationOutcome three =
+      Run(o, {0, 400'000, 1'000'000, 1'100'000, 2'000'000, 2'800'000,
+              3'000'000, 3'100'000, 4'000'000, 5'200'000, 6'000'000,
+              6'100'000});
+  ASSERT_EQ(three.kind, CalibrationOutcome::kCalibrated) << three.reason;
+  ASSERT_EQ(three.calibration.points_size(), 3);
+  EXPECT_EQ(three.calibration.points(0).threads(), 33u);
+  EXPECT_EQ(three.calibration.points(1).threads(), 66u);
+  EXPECT_EQ(three.calibration.points(2).threads(), 99u);
 }
 
 TEST_F(CalibratorTest, RefusesWhenEvenOneThreadIsOverTheBudget) {

@@ -1,6 +1,7 @@
 #include "common/models/fgraph/calibration_math.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -44,33 +45,80 @@ uint64_t ChooseCalibrationThreads(const CalibrationHost& host,
   return lo;
 }
 
-absl::StatusOr<DerivedConstants> DeriveCalibration(
-    double first_seconds, double second_seconds, uint64_t total_threads,
-    uint64_t fresh_threads, uint32_t batch, const WalkConstants& c) {
-  const WalkCost walk = ShadowStackWalk(total_threads, fresh_threads, batch,
-                                        NullPlacement::kTail);
-  const double n_total = static_cast<double>(total_threads);
-  const double extra_visits = walk.visits - n_total;
-  if (extra_visits <= 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the first enable walks no more than one pass (", fresh_threads,
-        " threads without a shadow stack of ", total_threads, ")"));
+absl::StatusOr<DerivedConstants> FitCalibration(
+    const std::vector<CalibrationPoint>& points, uint32_t batch,
+    const WalkConstants& assumed) {
+  if (points.empty()) {
+    return absl::FailedPreconditionError("no enable was timed");
   }
-  const double extra_passes = static_cast<double>(walk.passes) - 1;
-  const double walk_part = first_seconds - second_seconds -
-                           c.c_pass * extra_passes -
-                           c.c_alloc * static_cast<double>(fresh_threads);
-  if (!(walk_part > 0)) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "the first enable (%.3f ms) was not slower than the second (%.3f ms) "
-        "by more than the assumed pass and allocation costs: no walk measured",
-        first_seconds * 1e3, second_seconds * 1e3));
+  // Per point: X, Y, d and the weight 1 / first^2 (a timing's noise grows
+  // with the time timed).
+  struct Row {
+    double x, y, d, w;
+  };
+  std::vector<Row> rows;
+  for (const CalibrationPoint& p : points) {
+    const WalkCost walk = ShadowStackWalk(p.total_threads, p.fresh_threads,
+                                          batch, NullPlacement::kTail);
+    const double x = walk.visits - static_cast<double>(p.total_threads);
+    if (x <= 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the first enable walks no more than one pass (", p.fresh_threads,
+          " threads without a shadow stack of ", p.total_threads, ")"));
+    }
+    const double d = p.first_seconds - p.second_seconds -
+                     assumed.c_alloc * static_cast<double>(p.fresh_threads);
+    if (!(d > 0)) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the first enable (%.3f ms) was not slower than the second (%.3f "
+          "ms) by more than the assumed allocation cost: no walk measured",
+          p.first_seconds * 1e3, p.second_seconds * 1e3));
+    }
+    rows.push_back({x, static_cast<double>(walk.passes) - 1, d,
+                    1 / (p.first_seconds * p.first_seconds)});
   }
-  DerivedConstants d;
-  d.c_visit_seconds = walk_part / extra_visits;
-  d.fixed_seconds =
-      std::max(0.0, second_seconds - d.c_visit_seconds * n_total - c.c_pass);
-  return d;
+  DerivedConstants out;
+  double sxx = 0, sxy = 0, syy = 0, sxd = 0, syd = 0;
+  for (const Row& r : rows) {
+    sxx += r.w * r.x * r.x;
+    sxy += r.w * r.x * r.y;
+    syy += r.w * r.y * r.y;
+    sxd += r.w * r.x * r.d;
+    syd += r.w * r.y * r.d;
+  }
+  const double det = sxx * syy - sxy * sxy;
+  // Two or more points whose X / Y differ enough to tell the two apart.
+  if (rows.size() >= 2 && det > 1e-9 * sxx * syy) {
+    const double c_visit = (sxd * syy - syd * sxy) / det;
+    const double c_pass = (syd * sxx - sxd * sxy) / det;
+    if (c_visit > 0 && c_pass >= 0) {
+      out.c_visit_seconds = c_visit;
+      out.c_pass_seconds = c_pass;
+      out.c_pass_fitted = true;
+    }
+  }
+  if (!out.c_pass_fitted) {
+    out.c_pass_seconds = assumed.c_pass;
+    double num = 0;
+    for (const Row& r : rows) num += r.w * r.x * (r.d - assumed.c_pass * r.y);
+    out.c_visit_seconds = num / sxx;
+    if (!(out.c_visit_seconds > 0)) {
+      const CalibrationPoint& p = points.back();
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the first enable (%.3f ms) was not slower than the second (%.3f "
+          "ms) by more than the assumed pass and allocation costs: no walk "
+          "measured",
+          p.first_seconds * 1e3, p.second_seconds * 1e3));
+    }
+  }
+  double fixed = 0;
+  for (const CalibrationPoint& p : points) {
+    fixed += p.second_seconds -
+             out.c_visit_seconds * static_cast<double>(p.total_threads) -
+             out.c_pass_seconds;
+  }
+  out.fixed_seconds = std::max(0.0, fixed / static_cast<double>(points.size()));
+  return out;
 }
 
 }  // namespace tracehealth
