@@ -50,6 +50,9 @@ CalibratedConstants ConstantsOf(const v1::Calibration& c) {
   CalibratedConstants k;
   k.c_visit_seconds = c.c_visit_seconds();
   k.fixed_seconds = c.fixed_seconds();
+  if (c.c_pass_fitted() && c.c_pass_seconds() > 0) {
+    k.c_pass_seconds = c.c_pass_seconds();
+  }
   k.origin = CalibrationOrigin(c);
   k.source =
       k.origin == ConstantsOrigin::kClassCalibration

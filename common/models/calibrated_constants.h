@@ -27,7 +27,8 @@ std::string HostCalibrationSource(const v1::Calibration& c);
 std::string ClassCalibrationSource(uint32_t canaries,
                                    const std::string& hardware_class);
 
-// c_visit, fixed, origin (CalibrationOrigin) and the source sentence of `c`.
+// c_visit, fixed, c_pass (when fitted), origin (CalibrationOrigin) and the
+// source sentence of `c`.
 CalibratedConstants ConstantsOf(const v1::Calibration& c);
 
 }  // namespace tracehealth

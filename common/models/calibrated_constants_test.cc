@@ -27,7 +27,19 @@ TEST(CalibratedConstantsTest, AHostsOwnCalibration) {
     EXPECT_DOUBLE_EQ(k.c_visit_seconds, 120e-9);
     EXPECT_DOUBLE_EQ(k.fixed_seconds, 2e-3);
     EXPECT_EQ(k.source, "this host's calibration 2026-12-01T15:40:00Z");
+    // No pass cost fitted: the model's assumed one (0 here).
+    EXPECT_EQ(k.c_pass_seconds, 0);
   }
+}
+
+TEST(CalibratedConstantsTest, APassCostOnlyWhenFitted) {
+  v1::Calibration c = Measured();
+  // An assumed value travels in the message too: not the host's.
+  c.set_c_pass_seconds(2e-6);
+  EXPECT_EQ(ConstantsOf(c).c_pass_seconds, 0);
+  c.set_c_pass_seconds(300e-6);
+  c.set_c_pass_fitted(true);
+  EXPECT_DOUBLE_EQ(ConstantsOf(c).c_pass_seconds, 300e-6);
 }
 
 TEST(CalibratedConstantsTest, AClassStandingIn) {

@@ -46,6 +46,9 @@ struct CalibratedConstants {
   std::string source;
   // Whose they are: kHostCalibration or kClassCalibration.
   ConstantsOrigin origin = ConstantsOrigin::kHostCalibration;
+  // Seconds per pass of the walk where the calibration fitted it (proto
+  // Calibration.c_pass_fitted); 0: the model's assumed per-pass cost.
+  double c_pass_seconds = 0;
 };
 
 struct ModelOptions {

@@ -49,6 +49,10 @@ std::shared_ptr<const v1::HostReport> WithClassCalibration(
   c->set_origin(v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
   c->set_c_visit_seconds(k->c_visit_median);
   c->set_fixed_seconds(k->fixed_median);
+  if (k->c_pass_median > 0) {
+    c->set_c_pass_seconds(k->c_pass_median);
+    c->set_c_pass_fitted(true);
+  }
   std::optional<FeatureTable> table;
   ModelOptions options = HostModelOptions(*out, &table);
   options.calibration = k->Constants();

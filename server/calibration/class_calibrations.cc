@@ -20,6 +20,7 @@ CalibratedConstants ClassConstants::Constants() const {
   CalibratedConstants k;
   k.c_visit_seconds = c_visit_median;
   k.fixed_seconds = fixed_median;
+  k.c_pass_seconds = c_pass_median;
   k.origin = ConstantsOrigin::kClassCalibration;
   k.source = ClassCalibrationSource(canaries, hardware_class);
   return k;
@@ -47,7 +48,8 @@ bool ClassCalibrations::Add(const v1::Calibration& c) {
   ++version_;
   auto [it, inserted] = cls.hosts.try_emplace(c.host_id());
   if (inserted || at >= it->second.measured_at_ns) {
-    it->second = Canary{at, c.c_visit_seconds(), c.fixed_seconds()};
+    it->second = Canary{at, c.c_visit_seconds(), c.fixed_seconds(),
+                        c.c_pass_fitted() ? c.c_pass_seconds() : 0};
   }
   return true;
 }
@@ -76,13 +78,15 @@ ClassConstants ClassCalibrations::Summarize(const std::string& name,
   out.hardware_class = name;
   out.canaries = static_cast<uint32_t>(c.hosts.size());
   out.calibrations = static_cast<uint32_t>(c.counted.size());
-  std::vector<double> visits, fixed;
+  std::vector<double> visits, fixed, passes;
   for (const auto& [host, canary] : c.hosts) {
     visits.push_back(canary.c_visit);
     fixed.push_back(canary.fixed);
+    if (canary.c_pass > 0) passes.push_back(canary.c_pass);
   }
   out.c_visit_median = Median(visits);
   out.fixed_median = Median(fixed);
+  out.c_pass_median = Median(passes);
   if (!visits.empty()) {
     out.c_visit_min = *std::min_element(visits.begin(), visits.end());
     out.c_visit_max = *std::max_element(visits.begin(), visits.end());

@@ -40,6 +40,9 @@ struct ClassConstants {
   double c_visit_min = 0;
   double c_visit_max = 0;
   double fixed_median = 0;
+  // Over the canaries whose calibration fitted its per-pass cost; 0 (the
+  // model's assumed one) when none did.
+  double c_pass_median = 0;
   // The model's constants (origin kClassCalibration), with the source "N
   // canaries of class X" ("1 canary of class X").
   CalibratedConstants Constants() const;
@@ -76,6 +79,7 @@ class ClassCalibrations {
     int64_t measured_at_ns = 0;
     double c_visit = 0;
     double fixed = 0;
+    double c_pass = 0;  // 0: not fitted
   };
   struct Class {
     std::map<std::string, Canary> hosts;

@@ -61,6 +61,29 @@ TEST(ClassCalibrationsTest, MediansOverEachCanarysNewestCalibration) {
   EXPECT_DOUBLE_EQ(classes.Of(kClass)->c_visit_median, 350e-9);
 }
 
+TEST(ClassCalibrationsTest, PassCostMedianOverTheCanariesThatFittedOne) {
+  ClassCalibrations classes;
+  classes.Add(Cal("a", 100, 100e-9, 1e-3));
+  EXPECT_EQ(classes.Of(kClass)->c_pass_median, 0);
+  EXPECT_EQ(classes.Of(kClass)->Constants().c_pass_seconds, 0);
+  v1::Calibration b = Cal("b", 100, 300e-9, 3e-3);
+  b.set_c_pass_seconds(200e-6);
+  b.set_c_pass_fitted(true);
+  classes.Add(b);
+  // An assumed one is not counted.
+  v1::Calibration c = Cal("c", 100, 200e-9, 2e-3);
+  c.set_c_pass_seconds(2e-6);
+  classes.Add(c);
+  EXPECT_DOUBLE_EQ(classes.Of(kClass)->c_pass_median, 200e-6);
+  v1::Calibration d = Cal("d", 100, 200e-9, 2e-3);
+  d.set_c_pass_seconds(400e-6);
+  d.set_c_pass_fitted(true);
+  classes.Add(d);
+  // (200 + 400) / 2 us.
+  EXPECT_DOUBLE_EQ(classes.Of(kClass)->c_pass_median, 300e-6);
+  EXPECT_DOUBLE_EQ(classes.Of(kClass)->Constants().c_pass_seconds, 300e-6);
+}
+
 TEST(ClassCalibrationsTest, ClassesAreApart) {
   ClassCalibrations classes;
   classes.Add(Cal("a", 100, 100e-9, 0));

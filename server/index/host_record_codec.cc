@@ -155,6 +155,7 @@ void FillStoredRecord(const v1::HostReport& report, v1::StoredHostRecord* s) {
     Stored::Calibration* c = s->mutable_calibration();
     c->set_c_visit_seconds(h.calibration->c_visit_seconds);
     c->set_fixed_seconds(h.calibration->fixed_seconds);
+    c->set_c_pass_seconds(h.calibration->c_pass_seconds);
     c->set_source(h.calibration->source);
     c->set_origin(OriginToProto(h.calibration->origin));
   }
@@ -217,6 +218,7 @@ absl::StatusOr<HostRecord> DecodeHostRecord(absl::string_view bytes,
     CalibratedConstants k;
     k.c_visit_seconds = s.calibration().c_visit_seconds();
     k.fixed_seconds = s.calibration().fixed_seconds();
+    k.c_pass_seconds = s.calibration().c_pass_seconds();
     k.source = s.calibration().source();
     // Records from before the origin field were all the host's own.
     k.origin =

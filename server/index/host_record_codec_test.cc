@@ -59,6 +59,8 @@ void ExpectSameRecord(const HostRecord& got, const HostRecord& want) {
     EXPECT_EQ(got.calibration->c_visit_seconds,
               want.calibration->c_visit_seconds);
     EXPECT_EQ(got.calibration->fixed_seconds, want.calibration->fixed_seconds);
+    EXPECT_EQ(got.calibration->c_pass_seconds,
+              want.calibration->c_pass_seconds);
     EXPECT_EQ(got.calibration->source, want.calibration->source);
   }
 }
@@ -74,6 +76,8 @@ v1::HostReport FullReport() {
   v1::Calibration* c = r.mutable_calibration();
   c->set_c_visit_seconds(9.1e-8);
   c->set_fixed_seconds(0.004);
+  c->set_c_pass_seconds(3e-4);
+  c->set_c_pass_fitted(true);
   c->set_class_canaries(3);
   c->set_hardware_class("Xeon/6.1");
   absl::StatusOr<v1::FeatureTableOverride> o = FeatureTableOverrideOf(
@@ -131,6 +135,7 @@ TEST(HostRecordCodecTest, DecodedRecordHasTheReportsValues) {
   ASSERT_NE(h->calibration, nullptr);
   EXPECT_EQ(h->calibration->c_visit_seconds, 9.1e-8);
   EXPECT_EQ(h->calibration->fixed_seconds, 0.004);
+  EXPECT_EQ(h->calibration->c_pass_seconds, 3e-4);
   EXPECT_EQ(h->calibration->source, "3 canaries of class Xeon/6.1");
   EXPECT_EQ(h->inputs.release(), r.snapshot().kernel().release());
   EXPECT_EQ(h->threads(), r.snapshot().threads().total());

@@ -85,6 +85,11 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
     ctx.c_visit_overridden = true;
   } else if (options.calibration && options.calibration->c_visit_seconds > 0) {
     ctx.c.c_visit = options.calibration->c_visit_seconds;
+    // The per-pass cost the calibration fitted with this c_visit (they were
+    // separated together), else the assumed one.
+    if (options.calibration->c_pass_seconds > 0) {
+      ctx.c.c_pass = options.calibration->c_pass_seconds;
+    }
     ctx.fixed_seconds = std::max(0.0, options.calibration->fixed_seconds);
     ctx.c_visit_calibrated = true;
     ctx.calibration_source = options.calibration->source;

@@ -294,7 +294,14 @@ TEST(FgraphAttachTest, CalibratedConstantsReplaceTheSeedValue) {
   EXPECT_NEAR(p.latency_seconds(), 25.7188796, 1e-6);
   EXPECT_EQ(p.risk(), v1::RISK_STALL);
   EXPECT_DOUBLE_EQ(p.basis().confidence(), 1.0);
-  // The what-if value wins, without the fixed cost: 5.6851 s as above.
+  // A calibration that fitted 300 us a pass prices the 2,000 passes with
+  // it: 25.6135996 + 0.6 + 0.00128 = 26.2148796 s; + fixed 0.1 s.
+  options.calibration->c_pass_seconds = 300e-6;
+  p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
+  EXPECT_NEAR(p.walk_seconds(), 26.2148796, 1e-6);
+  EXPECT_NEAR(p.latency_seconds(), 26.3148796, 1e-6);
+  // The what-if value wins, without the fixed cost or the calibration's
+  // pass cost: 5.6851 s as above.
   options.c_visit_seconds = 88.7e-9;
   p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, options);
   EXPECT_NEAR(p.latency_seconds(), 5.6851, 1e-3);

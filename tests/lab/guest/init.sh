@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # The lab guest's /init. Reads its scenario from the kernel command line
-# (lab.scenario=smoke|A|B and the lab.* parameters below), prints results as
+# (lab.scenario=smoke|A|B|M|S and the lab.* parameters below), prints results as
 # "LAB key=value ..." lines on the serial console and powers off.
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -30,11 +30,12 @@ lab "boot scenario=$SCENARIO kernel=$(uname -r) cpus=$(nproc)" \
   "preempt=$(cat /sys/kernel/debug/sched/preempt 2>/dev/null | tr ' ' ,)" \
   "watchdog_thresh=$(cat /proc/sys/kernel/watchdog_thresh)"
 
-# hold N: starts N idle threads in the background, waits until they run;
-# HOLD_PID is the holding process.
+# hold N [PER_PROCESS]: starts N idle threads in the background (in one
+# process, or PER_PROCESS tasks a process), waits until they run; HOLD_PID
+# is the holding process.
 hold() {
   rm -f /tmp/ready
-  lab_threads hold "$1" /tmp/ready &
+  lab_threads hold "$1" /tmp/ready ${2:+"$2"} &
   HOLD_PID=$!
   while [ ! -f /tmp/ready ]; do
     if ! kill -0 "$HOLD_PID" 2>/dev/null; then lab "error hold $1 failed"; finish 1; fi

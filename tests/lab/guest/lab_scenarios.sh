@@ -3,13 +3,19 @@
 #
 # A: the agent's fgraph prediction for the first function_graph enable with
 #    set_ftrace_filter limited to FILTER, before calibration (state dir
-#    /tmp/uncal, never calibrated) and after one --calibrate at lab.cal
-#    threads (state dir /tmp/cal), against the enable lab_threads times, at
-#    each N of lab.ns, with fresh threads each time.
+#    /tmp/uncal, never calibrated) and after a --calibrate at lab.cal
+#    threads, against the enable lab_threads times, at each N of lab.ns,
+#    with fresh threads each time: lab.reps rounds, each one calibration
+#    (state dir /tmp/calR, --calibrate_repeats=1) and then one enable at
+#    each N priced with it; the N of lab.ns_once in the first round only.
 # B: (boot with preempt=none watchdog_thresh=1) the agent as a daemon
 #    reporting to a server in the guest every second, lab.b_threads idle
 #    threads, one function_graph enable; prints the events the server holds
 #    and its observed-events metric.
+# S: the study (run_study.sh): at each N of lab.ns, for each layout (one:
+#    the N threads in one process; many: lab.per tasks a process), N fresh
+#    idle tasks, the agent's uncalibrated prediction (its visit count) and
+#    one timed enable.
 # M: the kernel matrix (run_matrix.sh): the agent's report once (what it
 #    reads and what it predicts per probe kind), then for each N of lab.ns
 #    and each kind of lab.kinds, lab.reps times (the shortest kept), N
@@ -35,6 +41,7 @@ predict() {
 # prints its output line (or the reason it could not).
 calibrate() {
   $AGENT --calibrate --calibrate_threads="$2" --calibrate_budget=30s \
+      --calibrate_repeats="${3:-1}" \
       --state_dir="$1" --host_id=lab > /tmp/calibrate.out 2>&1
   rc=$?
   lab "calibrate k=$2 rc=$rc $(grep -m1 -E 'calibrated:|refused|error|unknown' /tmp/calibrate.out | tr -s ' ')"
@@ -47,62 +54,57 @@ set_filter() {
     lab "error set_ftrace_filter=$FILTER refused"; finish 1; }
 }
 
-# min_enable FILTER REPS N: REPS timed enables, each with N fresh threads
-# (held before the first; new ones for each later one); prints the one with
-# the shortest first enable and all first enables in MEASURED (no
-# subshell: HOLD_PID stays the holding process). Interference (the host
-# running other work beside the emulator) only adds time, so the shortest
-# is the estimate of the enable itself.
-min_enable() {
-  best="" all=""
-  for i in $(seq 1 "$2"); do
-    [ "$i" = 1 ] || { release; hold "$3"; }
-    m=$(lab_threads enable "$1") || { lab "error enable at n=$3"; finish 1; }
-    f=$(echo "$m" | sed -n 's/.*first_ms=\([0-9.]*\).*/\1/p')
-    all="$all${all:+,}$f"
-    if [ -z "$best" ] || awk -v a="$f" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-      best=$f bestline=$m
-    fi
-  done
-  MEASURED="$bestline all_first_ms=$all"
-}
-
 scenario_a() {
-  cal=$(param cal 4096)
-  ns=$(param ns 8192,16384,32768)
+  cal=$(param cal 16384)
+  ns=$(param ns 8192,32768)
+  ns_once=$(param ns_once 49152)
   reps=$(param reps 3)
   set_filter
-  mkdir -p /tmp/uncal /tmp/cal
+  mkdir -p /tmp/uncal
   hold "$cal"
   lab "row n=$cal role=calibration uncal: $(predict /tmp/uncal)"
   release
-  # REPS calibrations, each in its own state dir; the lowest c_visit (the
-  # least disturbed) is the one the predictions use.
-  best=""
-  for i in $(seq 1 "$reps"); do
+  # REPS rounds of one calibration and one timed enable at each N, so that
+  # what slows the emulator for a while slows a calibration and the enables
+  # it is compared with alike.
+  for r in $(seq 1 "$reps"); do
     set_filter
-    mkdir -p "/tmp/cal$i"
-    calibrate "/tmp/cal$i" "$cal" || continue
-    v=$(sed -n 's/.*c_visit=\([0-9.]*\) ns.*/\1/p' /tmp/calibrate.out)
-    if [ -n "$v" ] && { [ -z "$best" ] || awk -v a="$v" -v b="$best" 'BEGIN { exit !(a < b) }'; }; then
-      best=$v; rm -rf /tmp/cal; cp -r "/tmp/cal$i" /tmp/cal
-    fi
+    mkdir -p "/tmp/cal$r"
+    calibrated=1
+    calibrate "/tmp/cal$r" "$cal" || {
+      calibrated=0; lab "note round $r: calibration unavailable"; }
+    each=$ns
+    [ "$r" = 1 ] && each="$ns${ns_once:+,$ns_once}"
+    for n in $(echo "$each" | tr ',' ' '); do
+      set_filter
+      t0=$(date +%s)
+      hold "$n"
+      lab "threads n=$n round=$r start_s=$(( $(date +%s) - t0 ))"
+      u="" c=""
+      [ "$r" = 1 ] && u=$(predict /tmp/uncal)
+      [ "$calibrated" = 1 ] && c=$(predict "/tmp/cal$r")
+      m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
+      lab "row n=$n round=$r role=measured uncal: $u cal: $c measured: $m"
+      release
+    done
   done
-  if [ -n "$best" ]; then
-    lab "calibration used c_visit=$best ns (lowest of $reps)"
-  else
-    lab "note calibration unavailable: after-calibration column empty"
-  fi
-  for n in $(echo "$ns" | tr ',' ' '); do
-    set_filter
-    t0=$(date +%s)
-    hold "$n"
-    lab "threads n=$n start_s=$(( $(date +%s) - t0 ))"
-    u=$(predict /tmp/uncal)
-    c=$(predict /tmp/cal)
-    min_enable "$FILTER" "$(param mreps 2)" "$n"
-    lab "row n=$n role=measured uncal: $u cal: $c measured: $MEASURED"
-    release
+  finish 0
+}
+
+scenario_s() {
+  mkdir -p /tmp/uncal
+  per=$(param per 8)
+  for n in $(param ns 8192,16384,32768,65536,131072 | tr ',' ' '); do
+    for layout in one many; do
+      set_filter
+      t0=$(date +%s)
+      if [ "$layout" = one ]; then hold "$n"; else hold "$n" "$per"; fi
+      lab "threads n=$n layout=$layout start_s=$(( $(date +%s) - t0 ))"
+      u=$(predict /tmp/uncal)
+      m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
+      lab "study n=$n layout=$layout per=$per uncal: $u measured: $m"
+      release
+    done
   done
   finish 0
 }
@@ -234,5 +236,6 @@ case "$SCENARIO" in
   A) scenario_a ;;
   B) scenario_b ;;
   M) scenario_m ;;
+  S) scenario_s ;;
   *) lab "error unknown scenario $SCENARIO"; finish 1 ;;
 esac
