@@ -304,6 +304,10 @@ v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,
   return out;
 }
 
+bool PatchingReschedulesFor(const AttachContext& ctx, v1::ProbeKind kind) {
+  return !PatchesInOneUpdate(kind) || PatchingReschedules(ctx.features->arch);
+}
+
 void PredictFgraphAttach(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
                          const ModelOptions& options, const AttachContext& ctx,
                          v1::AttachPrediction* out) {
@@ -391,10 +395,13 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
     if (walking) {
       SetWalk(ctx, k, patch, &out, &s);
     } else {
-      // Only the new user's registration and patching, and
-      // ftrace_replace_code() reschedules: never a stall.
+      // Only the new user's registration and patching.
       out.set_latency_seconds(patch);
     }
+    // The patching that follows, with or without a reschedule point.
+    s = WithPatching(ctx.preemption, PatchingReschedulesFor(ctx, kind), s,
+                     patch);
+    out.set_non_yielding_seconds(s.non_yielding);
     // The walk and the patching run under ftrace_lock.
     out.set_lock_seconds(out.latency_seconds());
     stall.non_yielding_seconds = s.non_yielding;
@@ -409,7 +416,6 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
           AssessHungTask(out.lock_seconds(), thresholds, out.mutable_checks()));
     }
     v1::Risk risk = a.risk;
-    if (!walking && risk != v1::RISK_LATENCY) risk = v1::RISK_NONE;
     // An unknown release: fprobe kinds were assumed on fgraph (the worst
     // case), so any risk but none is unknown.
     if (!k.use.release_known &&

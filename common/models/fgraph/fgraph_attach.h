@@ -131,6 +131,13 @@ AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
                           const ModelOptions& options,
                           const AttachContext& context);
 
+// Whether the patching of `kind`'s sites has reschedule points on the
+// context's host (fgraph_kernel.h: not when the sites are patched in one
+// ftrace update on an architecture whose ftrace_replace_code() does not
+// reschedule, x86 or unknown); the one answer the prediction's stretches
+// and the explanation use.
+bool PatchingReschedulesFor(const AttachContext& ctx, v1::ProbeKind kind);
+
 // The attach prediction's numbers for one probe kind (see evaluate.h):
 // everything but the summary and the basis's lists.
 v1::AttachPrediction PredictFgraphAttach(const v1::HostSnapshot& snapshot,

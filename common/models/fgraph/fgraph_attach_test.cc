@@ -451,5 +451,43 @@ TEST(FgraphAttachTest, LatencyBudgetInverse) {
   EXPECT_GT(budget->margin(), 1.0);
 }
 
+// kprobe_multi entry on 6.19 (entry-only fprobes off fgraph: no walk),
+// static PREEMPT_NONE, 1,000,000 sites at 1.069 s / 48,712 = 21.945 us:
+// 21.945 s of patching in one ftrace update. On x86 ftrace_replace_code()
+// has no reschedule point: a soft lockup (2 * watchdog_thresh 10 = 20 s,
+// 1.097x). On arm64 it reschedules after each site: latency only.
+TEST(FgraphAttachTest, PatchingManySitesOnANonPreemptibleX86Kernel) {
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.19.0", v1::PREEMPT_MODE_NONE, 1000);
+  s.mutable_kernel()->set_preempt_dynamic(false);
+  s.mutable_thresholds()->set_watchdog_thresh_seconds(10);
+  ModelOptions options;
+  options.sites = 1000000;
+  const double patch = 1.069 / 48712 * 1000000;
+  s.mutable_kernel()->set_arch("x86_64");
+  v1::AttachPrediction p =
+      PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, options);
+  EXPECT_FALSE(p.uses_fgraph());
+  EXPECT_NEAR(p.patch_seconds(), patch, 1e-9);
+  EXPECT_NEAR(p.non_yielding_seconds(), patch, 1e-9);
+  EXPECT_EQ(p.risk(), v1::RISK_STALL);
+  s.mutable_kernel()->set_arch("aarch64");
+  p = PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, options);
+  EXPECT_EQ(p.non_yielding_seconds(), 0);
+  EXPECT_EQ(p.risk(), v1::RISK_LATENCY);
+  // 900,000 sites on x86: 19.75 s, under the 20 s threshold: a warning.
+  s.mutable_kernel()->set_arch("x86_64");
+  options.sites = 900000;
+  p = PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, options);
+  EXPECT_EQ(p.risk(), v1::RISK_WARNING);
+  // fentry/fexit: one trampoline update per probe, each waiting on RCU:
+  // no stretch of CPU, whatever the count.
+  options.sites = 10000;
+  p = PredictFgraphAttach(s, v1::PROBE_KIND_FENTRY_FEXIT, options);
+  EXPECT_GT(p.patch_seconds(), 20.0);
+  EXPECT_EQ(p.non_yielding_seconds(), 0);
+  EXPECT_EQ(p.risk(), v1::RISK_LATENCY);
+}
+
 }  // namespace
 }  // namespace tracehealth

@@ -210,6 +210,32 @@ const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
   return worst;
 }
 
+// Seconds the patching runs without a reschedule point (0 when it has
+// them or the mode preempts it).
+double PatchStretch(const AttachContext& ctx, const AttachCase& k,
+                    const v1::AttachPrediction& p) {
+  const v1::PreemptMode mode = ctx.preemption.mode;
+  if (PatchingReschedulesFor(ctx, k.kind) || mode == v1::PREEMPT_MODE_FULL ||
+      mode == v1::PREEMPT_MODE_LAZY || mode == v1::PREEMPT_MODE_RT) {
+    return 0;
+  }
+  return p.patch_seconds();
+}
+
+// "; patching 50000 sites runs 50.0 ms without a reschedule point (x86's
+// ftrace_replace_code() has none)", when it does.
+void AppendPatchStretch(const AttachContext& ctx, const AttachCase& k,
+                        const v1::AttachPrediction& p, std::string* summary) {
+  const double patch = PatchStretch(ctx, k, p);
+  if (!(patch > 0)) return;
+  absl::StrAppend(summary, "; patching ", p.patch_sites(), " site(s) runs ",
+                  ShortDuration(patch),
+                  " without a reschedule point (ftrace_replace_code() on ",
+                  ctx.features->arch.empty() ? "an unknown architecture"
+                                             : ctx.features->arch,
+                  " has none)");
+}
+
 // "predicts a soft lockup (PREEMPT_NONE, 11.09x the 20 s threshold); at
 // 400000 threads it stays below it under 18062 NULL-stack threads", or what
 // else the risk says.
@@ -226,6 +252,10 @@ void AppendRiskPhrase(const AttachContext& ctx, const AttachCase& k,
           PreemptModeConfigName(mode), ", ",
           FormatFixed(worst ? worst->margin() : 0.0, 2), "x the ",
           FormatFixed(worst ? worst->threshold() : 0.0, 0), " s threshold)");
+      // Named where it weighs: a tenth of the longest stretch or more.
+      if (PatchStretch(ctx, k, p) >= 0.1 * p.non_yielding_seconds()) {
+        AppendPatchStretch(ctx, k, p, summary);
+      }
       if (p.has_null_threads_at_stall()) {
         absl::StrAppend(summary, "; it stays below it under ",
                         FormatFixed(p.null_threads_at_stall(), 0),
@@ -250,10 +280,18 @@ void AppendRiskPhrase(const AttachContext& ctx, const AttachCase& k,
       break;
     default:
       if (p.non_yielding_seconds() > 0 && mode == v1::PREEMPT_MODE_VOLUNTARY) {
-        absl::StrAppend(summary,
-                        "no stall: PREEMPT_VOLUNTARY reschedules "
-                        "every pass (",
-                        ShortDuration(p.non_yielding_seconds()), ")");
+        if (k.walks || k.second_user) {
+          absl::StrAppend(summary,
+                          "no stall: PREEMPT_VOLUNTARY reschedules "
+                          "every pass (",
+                          ShortDuration(ctx.pass_seconds), ")");
+        } else {
+          absl::StrAppend(summary, "no stall");
+        }
+        if (PatchStretch(ctx, k, p) > ctx.pass_seconds ||
+            !(k.walks || k.second_user)) {
+          AppendPatchStretch(ctx, k, p, summary);
+        }
       } else if (p.non_yielding_seconds() > 0 &&
                  mode != v1::PREEMPT_MODE_NONE) {
         absl::StrAppend(summary, "no stall: ", PreemptModeConfigName(mode),

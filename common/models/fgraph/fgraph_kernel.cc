@@ -163,6 +163,39 @@ Stretches WalkStretches(const Preemption& p, bool walk_under_rcu,
   return s;
 }
 
+bool PatchingReschedules(absl::string_view arch) {
+  return arch == "aarch64" || arch == "riscv64" || arch == "loongarch64";
+}
+
+bool PatchesInOneUpdate(v1::ProbeKind kind) {
+  return IsGraphTracerKind(kind) || IsFprobeKind(kind);
+}
+
+Stretches WithPatching(const Preemption& p, bool patching_reschedules,
+                       Stretches walk, double patch_seconds) {
+  Stretches s = walk;
+  if (patching_reschedules || !(patch_seconds > 0)) return s;
+  switch (p.mode) {
+    case v1::PREEMPT_MODE_FULL:
+    case v1::PREEMPT_MODE_LAZY:
+    case v1::PREEMPT_MODE_RT:
+      return s;
+    case v1::PREEMPT_MODE_VOLUNTARY:
+      s.non_yielding = std::max(s.non_yielding, patch_seconds);
+      break;
+    default:  // NONE, or unknown
+      if (s.non_yielding_is_walk) {
+        s.non_yielding += patch_seconds;
+      } else {
+        s.non_yielding = std::max(s.non_yielding, patch_seconds);
+      }
+  }
+  // Without PREEMPT_RCU a stretch without a reschedule point has no
+  // quiescent state either (on NONE the joined one: walk and patching).
+  if (!p.preempt_rcu) s.no_qs = std::max(s.no_qs, s.non_yielding);
+  return s;
+}
+
 Stretches SecondUserStretches(const Preemption& p, double pass_seconds) {
   Stretches s;
   s.non_yielding = p.mode == v1::PREEMPT_MODE_RT ? 0 : pass_seconds;

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "absl/strings/string_view.h"
+
 #include "common/kernel/feature_table.h"
 #include "common/models/kernel_features.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
@@ -108,6 +110,36 @@ struct Stretches {
 };
 Stretches WalkStretches(const Preemption& p, bool walk_under_rcu,
                         double walk_seconds, double pass_seconds);
+
+// Whether ftrace_replace_code() reschedules between the sites it patches
+// on `arch` (uname -m, normalized: kernel_features.h): arm64, riscv and
+// loongarch ask for it (their arch_ftrace_update_code() sets
+// FTRACE_MAY_SLEEP, and the loop in kernel/trace/ftrace.c then calls
+// cond_resched() after each record); x86's own ftrace_replace_code()
+// (arch/x86/kernel/ftrace.c) queues every site to text_poke_queue() and
+// flushes with no reschedule point, called straight from
+// arch_ftrace_update_code(). Unknown: no (the worst case).
+bool PatchingReschedules(absl::string_view arch);
+
+// Whether a probe kind's sites are patched in one ftrace update (one
+// ftrace_replace_code() over all of them): the function-graph tracers and
+// the fprobe kinds (one ftrace_ops with every site in its filter). A
+// kretprobe patches its one site; fentry/fexit update one trampoline per
+// probe, each attach waiting on RCU-tasks grace periods (sleeping), so
+// their per-probe cost is no stretch of CPU.
+bool PatchesInOneUpdate(v1::ProbeKind kind);
+
+// `walk` (a walk's stretches, or none) with the patching that follows it
+// under ftrace_lock. Where patching does not reschedule and the mode does
+// not preempt a kernel thread (NONE, VOLUNTARY, or unknown), the patching
+// is a stretch without a reschedule point: on NONE (and unknown) joined to
+// a walk that is one such stretch (nothing between the walk and the
+// patching calls cond_resched(): taken as joined, the worst case), else on
+// its own. It is also a stretch without an RCU quiescent state unless the
+// kernel has PREEMPT_RCU (then the tick reports one: patching runs outside
+// any RCU reader with preemption counted on). FULL, LAZY and RT preempt it.
+Stretches WithPatching(const Preemption& p, bool patching_reschedules,
+                       Stretches walk, double patch_seconds);
 
 // A second fgraph user from 6.11: init_task_vars() walks every thread once
 // under read_lock(&tasklist_lock), with preemption off on every mode but

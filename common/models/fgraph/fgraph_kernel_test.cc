@@ -222,5 +222,66 @@ TEST(FgraphKernelTest, EntryOnlyFprobesByArchitecture) {
                   .uses_fgraph);
 }
 
+// arch/x86/kernel/ftrace.c: ftrace_replace_code() queues every record to
+// text_poke_queue() with no cond_resched(); arm64, riscv and loongarch set
+// FTRACE_MAY_SLEEP in arch_ftrace_update_code(), so the generic loop
+// reschedules after each record.
+TEST(FgraphKernelTest, WhoseFtracePatchingReschedules) {
+  EXPECT_TRUE(PatchingReschedules("aarch64"));
+  EXPECT_TRUE(PatchingReschedules("riscv64"));
+  EXPECT_TRUE(PatchingReschedules("loongarch64"));
+  EXPECT_FALSE(PatchingReschedules("x86_64"));
+  EXPECT_FALSE(PatchingReschedules(""));  // unknown: the worst case
+  for (v1::ProbeKind k :
+       {v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, v1::PROBE_KIND_FUNCTION_PROFILER,
+        v1::PROBE_KIND_GRAPH_LATENCY_TRACER, v1::PROBE_KIND_KPROBE_MULTI,
+        v1::PROBE_KIND_KPROBE_MULTI_RETURN, v1::PROBE_KIND_KPROBE_SESSION,
+        v1::PROBE_KIND_FPROBE_EVENT, v1::PROBE_KIND_FPROBE_RETURN_EVENT}) {
+    EXPECT_TRUE(PatchesInOneUpdate(k)) << k;
+  }
+  EXPECT_FALSE(PatchesInOneUpdate(v1::PROBE_KIND_KRETPROBE));
+  EXPECT_FALSE(PatchesInOneUpdate(v1::PROBE_KIND_FENTRY_FEXIT));
+}
+
+// The walk of Resolve() (100 s, 10 ms a pass) followed by 3 s of patching
+// without a reschedule point.
+TEST(FgraphKernelTest, PatchingWithoutAReschedulePoint) {
+  // Static NONE, no PREEMPT_RCU: one stretch, walk and patching, in both.
+  Resolved r = Resolve(Kernel("6.16.0", v1::PREEMPT_MODE_NONE, false));
+  Stretches s = WithPatching(r.p, false, r.s, 3.0);
+  EXPECT_DOUBLE_EQ(s.non_yielding, 103.0);
+  EXPECT_DOUBLE_EQ(s.no_qs, 103.0);
+  // The same where the patching reschedules (arm64): the walk's alone.
+  s = WithPatching(r.p, true, r.s, 3.0);
+  EXPECT_DOUBLE_EQ(s.non_yielding, 100.0);
+  EXPECT_DOUBLE_EQ(s.no_qs, 100.0);
+  // No walk (a kind off fgraph): the patching alone.
+  s = WithPatching(r.p, false, Stretches{}, 3.0);
+  EXPECT_DOUBLE_EQ(s.non_yielding, 3.0);
+  EXPECT_DOUBLE_EQ(s.no_qs, 3.0);
+  // PREEMPT_DYNAMIC booted none (PREEMPT_RCU): the lockup stretch joins,
+  // the tick reports a quiescent state during patching (one pass stays).
+  r = Resolve(Kernel("6.16.0", v1::PREEMPT_MODE_NONE, true));
+  s = WithPatching(r.p, false, r.s, 3.0);
+  EXPECT_DOUBLE_EQ(s.non_yielding, 103.0);
+  EXPECT_DOUBLE_EQ(s.no_qs, 0.01);
+  // Static VOLUNTARY: the walk reschedules every pass; the patching is a
+  // stretch of its own, the longer of the two (and, without PREEMPT_RCU,
+  // without a quiescent state).
+  r = Resolve(Kernel("6.1.0", v1::PREEMPT_MODE_VOLUNTARY, false));
+  s = WithPatching(r.p, false, r.s, 3.0);
+  EXPECT_DOUBLE_EQ(s.non_yielding, 3.0);
+  EXPECT_DOUBLE_EQ(s.no_qs, 3.0);
+  s = WithPatching(r.p, false, r.s, 0.001);
+  EXPECT_DOUBLE_EQ(s.non_yielding, 0.01);
+  // FULL and RT preempt the patching: the walk's stretches as they were.
+  for (v1::PreemptMode m : {v1::PREEMPT_MODE_FULL, v1::PREEMPT_MODE_RT}) {
+    r = Resolve(Kernel("6.16.0", m, true));
+    s = WithPatching(r.p, false, r.s, 3.0);
+    EXPECT_DOUBLE_EQ(s.non_yielding, r.s.non_yielding) << m;
+    EXPECT_DOUBLE_EQ(s.no_qs, r.s.no_qs) << m;
+  }
+}
+
 }  // namespace
 }  // namespace tracehealth
