@@ -13,6 +13,7 @@
 #include "common/kernel/release.h"
 #include "common/models/stackdepot/depot_pools.h"
 #include "common/models/stackdepot/stack_depot.h"
+#include "common/models/vmap/kasan_shadow.h"
 #include "common/procfs/proc.h"
 #include "common/proto_time.h"
 
@@ -334,7 +335,7 @@ void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
   } else {
     if (!last_vmallocinfo_.has_value() ||
         now - *last_vmallocinfo_ >= options_.vmallocinfo_interval) {
-      ReadVmallocinfo(page);
+      ReadVmallocinfo(page, PagesPerShadowPage(KasanModeOf(k)));
       last_vmallocinfo_ = now;
     }
     *v = vmalloc_cache_;
@@ -359,12 +360,13 @@ void Collector::CollectVmalloc(absl::Time now, v1::HostSnapshot* s) {
   }
 }
 
-void Collector::ReadVmallocinfo(uint64_t page) {
+void Collector::ReadVmallocinfo(uint64_t page, uint32_t pages_per_shadow) {
   vmalloc_cache_.Clear();
   vmalloc_error_.clear();
-  // Generic KASAN: one shadow byte per 8 bytes, so an area of 8 pages owns
-  // a whole shadow page.
-  VmallocInfoCounter counter(page > 0 ? 8 * page : UINT64_MAX);
+  // An area of pages_per_shadow pages owns a whole shadow page (none
+  // without shadow memory).
+  const bool shadow = page > 0 && pages_per_shadow > 0;
+  VmallocInfoCounter counter(shadow ? pages_per_shadow * page : UINT64_MAX);
   absl::StatusOr<uint64_t> lines =
       fs_->ReadLines("/proc/vmallocinfo", kVmallocInfoMax,
                      [&](absl::string_view line) { counter.AddLine(line); });
@@ -378,7 +380,7 @@ void Collector::ReadVmallocinfo(uint64_t page) {
   vmalloc_cache_.set_areas(counts->areas);
   vmalloc_cache_.set_unpurged_areas(counts->unpurged_areas);
   vmalloc_cache_.set_unpurged_bytes(counts->unpurged_bytes);
-  if (page > 0) {
+  if (shadow) {
     vmalloc_cache_.set_unpurged_shadow_page_areas(
         counts->unpurged_shadow_page_areas);
   }

@@ -95,7 +95,10 @@ class Collector {
                          absl::Time now, v1::HostSnapshot* s);
   void CollectVmalloc(absl::Time now, v1::HostSnapshot* s);
   // Reads /proc/vmallocinfo into vmalloc_cache_ (or vmalloc_error_).
-  void ReadVmallocinfo(uint64_t page);
+  // Counts /proc/vmallocinfo's areas; an area of `pages_per_shadow` pages
+  // owns a whole shadow page (common/models/vmap/kasan_shadow.h; 0: no
+  // shadow, not counted).
+  void ReadVmallocinfo(uint64_t page, uint32_t pages_per_shadow);
   void CollectTrie(const std::optional<std::string>& debugfs, absl::Time now,
                    v1::HostSnapshot* s);
 

@@ -180,6 +180,8 @@ void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
   set_bool("CONFIG_KASAN", &v1::KernelInfo::set_config_kasan);
   set_bool("CONFIG_KASAN_GENERIC", &v1::KernelInfo::set_config_kasan_generic);
   set_bool("CONFIG_KASAN_VMALLOC", &v1::KernelInfo::set_config_kasan_vmalloc);
+  set_bool("CONFIG_KASAN_SW_TAGS", &v1::KernelInfo::set_config_kasan_sw_tags);
+  set_bool("CONFIG_KASAN_HW_TAGS", &v1::KernelInfo::set_config_kasan_hw_tags);
   set_bool("CONFIG_PAGE_OWNER", &v1::KernelInfo::set_config_page_owner);
   set_bool("CONFIG_STACKDEPOT", &v1::KernelInfo::set_config_stackdepot);
   set_bool("CONFIG_FUNCTION_GRAPH_TRACER",

@@ -135,13 +135,18 @@ TEST(FeatureTableTest, BackportsApplyOnlyToTheirBranch) {
   EXPECT_FALSE(Has(feature::kKasanFlushCombined, "6.11.11"));
   EXPECT_TRUE(Has(feature::kKasanFlushCombined, "6.13"));
   // 5747435e0fd4: mainline 7.0, 6.18.y from 6.18.16 ("[PATCH 6.18 627/752]"
-  // in the 6.18.16-rc1 review); the 6.19.y release is not verified.
+  // in the 6.18.16-rc1 review), 6.12.y from 6.12.75 (linux-stable-rc's
+  // linux-6.12.y, before "Linux 6.12.75-rc2"); the 6.19.y release is not
+  // verified.
   EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "7.0"));
   EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "7.0.3"));
   EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "6.18.16"));
   EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "6.18.15"));
   EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "6.19.0"));
   EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "6.12.60"));
+  EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "6.12.74"));
+  EXPECT_TRUE(Has(feature::kKasanPurgeCondResched, "6.12.75"));
+  EXPECT_FALSE(Has(feature::kKasanPurgeCondResched, "6.13.0"));
 }
 
 TEST(FeatureTableTest, ReleaseBoundariesOfTheRows) {

@@ -202,12 +202,14 @@ TEST(AgentServerTest, EveryReportArrivesExactlyOnceInOrder) {
   // health.kmsg is its reason (field 11: 2 bytes of tag and length, 2 + 36
   // of "/dev/kmsg: No such file or directory"), 2,900; the hung-task
   // inputs and, for each kind that walks, its KIND_HUNG_TASK check and
-  // hung_task answer bring it to 3,109 (measured). The full report adds the
-  // explanations on top.
+  // hung_task answer bring it to 3,109 (measured); the patching stretches
+  // (a non-yielding time and the soft-lockup and RCU checks' margins for
+  // the kinds without a walk, where patching has no reschedule point) to
+  // 3,356. The full report adds the explanations on top.
   EXPECT_EQ(stored->health().kmsg().error(),
             "/dev/kmsg: No such file or directory");
   EXPECT_EQ(stored->health().kmsg().ByteSizeLong(), 38u);
-  EXPECT_LT(stored->ByteSizeLong(), 3200u);
+  EXPECT_LT(stored->ByteSizeLong(), 3400u);
   EXPECT_LT(stored->ByteSizeLong() * 2, host.latest().ByteSizeLong());
 
   // The store: exactly the seqs made, each once, in order.

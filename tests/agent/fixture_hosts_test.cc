@@ -389,7 +389,10 @@ TEST(FixtureHostsTest, NoneDynamic61With200kThreads) {
   }
   ASSERT_TRUE(soft && rcu);
   EXPECT_TRUE(soft->applies());
-  EXPECT_NEAR(soft->margin(), 55.4634 / 20, 1e-4);
+  // The stretch the watchdog sees is the walk and, joined to it on NONE,
+  // the patching of the 2,000 filter functions at 1 us (x86's
+  // ftrace_replace_code() has no reschedule point): 55.4654 s.
+  EXPECT_NEAR(soft->margin(), (55.4634 + 2000 * 1e-6) / 20, 1e-5);
   EXPECT_TRUE(rcu->applies());
   // One pass without a quiescent state: 17.74 ms.
   EXPECT_NEAR(rcu->predicted(), 0.017742, 1e-9);

@@ -91,9 +91,15 @@ void AddRowsConstantsAndNotes(const KernelFeatures& features, const VmapCase& k,
               "bound)");
       break;
     case FlushesFrom::kLazyThreshold:
-      AddNote(basis,
-              "pending areas unknown: worst case at the lazy threshold with "
-              "8-page areas (each owning one shadow page)");
+      AddNote(basis, absl::StrCat("pending areas unknown: worst case at the "
+                                  "lazy threshold with ",
+                                  k.pages_per_shadow_page,
+                                  "-page areas (each owning one shadow page",
+                                  k.kasan_mode == KasanMode::kSoftwareTags
+                                      ? ": software tags, 1 shadow byte per "
+                                        "16"
+                                      : "",
+                                  ")"));
       break;
   }
   const VmapConstants c;
@@ -142,7 +148,12 @@ void ExplainVmapPurge(const v1::HostSnapshot& snapshot,
   }
   if (!k.applies) {
     p->set_summary(
-        "KASAN vmalloc purge: CONFIG_KASAN_VMALLOC is off, nothing to flush.");
+        k.kasan_mode == KasanMode::kHardwareTags &&
+                snapshot.kernel().config_kasan_vmalloc()
+            ? "KASAN vmalloc purge: hardware tag-based KASAN keeps no shadow "
+              "memory, nothing to flush."
+            : "KASAN vmalloc purge: CONFIG_KASAN_VMALLOC is off, nothing to "
+              "flush.");
     return;
   }
   AddRowsConstantsAndNotes(features, k, basis);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/models/basis.h"
+#include "common/models/vmap/kasan_shadow.h"
 #include "common/models/risk.h"
 
 namespace tracehealth {
@@ -52,8 +53,6 @@ bool Is32BitArch(const std::string& arch) {
   return false;
 }
 constexpr uint32_t kDefaultPageSize = 4096;
-// With generic KASAN one shadow page covers 8 pages of vmalloc space.
-constexpr uint64_t kPagesPerShadowPage = 8;
 
 v1::InputSource MeasuredIf(bool measured) {
   return measured ? v1::INPUT_SOURCE_MEASURED : v1::INPUT_SOURCE_DEFAULT;
@@ -96,7 +95,7 @@ uint64_t FlushesPerPurge(const VmapCase& k, const v1::VmallocState& vm,
     case FlushesFrom::kLazyThreshold:
       break;
   }
-  return lazy_threshold_pages / kPagesPerShadowPage + 1;
+  return lazy_threshold_pages / k.pages_per_shadow_page + 1;
 }
 
 }  // namespace
@@ -111,7 +110,11 @@ VmapCase MakeVmapCase(const v1::HostSnapshot& snapshot,
     return k;
   }
   k.inputs.Add(VmapInput::kConfigKasanVmalloc, v1::INPUT_SOURCE_MEASURED);
-  k.applies = kernel.config_kasan_vmalloc();
+  k.kasan_mode = KasanModeOf(kernel);
+  k.pages_per_shadow_page = PagesPerShadowPage(k.kasan_mode);
+  // Hardware tags keep no shadow: the purge frees and flushes none.
+  k.applies =
+      kernel.config_kasan_vmalloc() && k.kasan_mode != KasanMode::kHardwareTags;
   if (!k.applies) return k;
 
   const v1::CpuInfo& cpus = snapshot.cpus();

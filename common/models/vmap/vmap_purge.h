@@ -25,6 +25,7 @@
 #include "common/models/kernel_features.h"
 #include "common/models/model_inputs.h"
 #include "common/models/model_options.h"
+#include "common/models/vmap/kasan_shadow.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
 #include "proto/tracehealth/v1/snapshot.pb.h"
 
@@ -87,7 +88,11 @@ enum class FlushesFrom { kVmapNodes, kShadowPageAreas, kAreas, kLazyThreshold };
 // What decides a vmap purge prediction.
 struct VmapCase {
   bool config_known = false;  // CONFIG_KASAN_VMALLOC known
-  bool applies = false;       // ... and on
+  // ... and on, with a KASAN mode that keeps shadow memory (not hardware
+  // tags: kasan_shadow.h).
+  bool applies = false;
+  KasanMode kasan_mode = KasanMode::kGeneric;
+  uint32_t pages_per_shadow_page = 8;
   uint32_t cpus = 0;
   // Possible CPUs (online when unknown) and whether the kernel is 64-bit.
   uint32_t possible_cpus = 0;

@@ -174,6 +174,31 @@ TEST(VmapPurgeTest, EveryFlushCountPathExactly) {
   }
 }
 
+// The KASAN mode (kasan_shadow.h): software tags keep one shadow byte per
+// 16 bytes, so the worst case at the 73,728-page threshold is 73,728 / 16
+// + 1 = 4,609 flushes (generic: 9,217); hardware tags keep no shadow, and
+// the model does not apply.
+TEST(VmapPurgeTest, KasanModeDecidesTheShadow) {
+  v1::HostSnapshot s = Seed004Host("6.10.0");
+  s.mutable_vmalloc()->Clear();
+  EXPECT_EQ(PredictVmapPurge(s, {}).flushes_per_purge(), 9216u + 1);
+  s.mutable_kernel()->set_config_kasan_sw_tags(true);
+  v1::VmapPurgePrediction p = PredictVmapPurge(s, {});
+  EXPECT_TRUE(p.applies());
+  EXPECT_EQ(p.flushes_per_purge(), 4608u + 1);
+  EXPECT_NEAR(p.purge_seconds(), 4609 * (23.87 / 2805), 1e-9);
+  // Measured areas do not depend on the scale: the agent counted them with
+  // it.
+  s.mutable_vmalloc()->set_unpurged_shadow_page_areas(100);
+  EXPECT_EQ(PredictVmapPurge(s, {}).flushes_per_purge(), 100u + 1);
+  s.mutable_kernel()->set_config_kasan_sw_tags(false);
+  s.mutable_kernel()->set_config_kasan_hw_tags(true);
+  p = PredictVmapPurge(s, {});
+  EXPECT_FALSE(p.applies());
+  EXPECT_EQ(p.flushes_per_purge(), 0u);
+  EXPECT_EQ(p.risk(), v1::RISK_NONE);
+}
+
 // 9e9e085effe9 reached 6.12.y in 6.12.4 ("[PATCH 6.12 000/146] 6.12.4-rc1
 // review").
 TEST(VmapPurgeTest, StableBackportRow) {
