@@ -1,5 +1,5 @@
 // Protobuf wire-format primitives for walking encoded messages without
-// parsing them (see CheckReportWire and DecodeReportHead).
+// parsing them (see report_scan.h and server/ingest/report_batch.h).
 #ifndef TRACEHEALTH_COMMON_REPORT_WIRE_READER_H_
 #define TRACEHEALTH_COMMON_REPORT_WIRE_READER_H_
 
