@@ -237,11 +237,12 @@ struct FieldPlan {
   Head head = Head::kNone;
   bool head_below = false;  // a head message: the head reads fields in it
 };
+// A field number the contract does not define.
+constexpr FieldPlan kUnknownField{};
 struct Plan {
   std::vector<FieldPlan> by_number;  // indexed by field number
   const FieldPlan& Find(uint64_t number) const {
-    static const FieldPlan kUnknown;
-    return number < by_number.size() ? by_number[number] : kUnknown;
+    return number < by_number.size() ? by_number[number] : kUnknownField;
   }
 };
 
@@ -464,9 +465,16 @@ absl::Status TooMany(const FieldPlan& w, const WireLimits& limits,
                    limits.max_repeated, " entries"));
 }
 
-// Protobuf's check, after an inline pass over the (usual) ASCII bytes.
+// Protobuf's check, after an inline pass over the (usual) ASCII bytes,
+// eight at a time.
 bool ValidUtf8(absl::string_view s) {
-  for (size_t i = 0; i < s.size(); ++i) {
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    if (word & 0x8080808080808080ULL) break;
+  }
+  for (; i < s.size(); ++i) {
     if (static_cast<unsigned char>(s[i]) >= 0x80) {
       return google::protobuf::internal::IsStructurallyValidUTF8(
           s.data() + i, static_cast<int>(s.size() - i));
