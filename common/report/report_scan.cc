@@ -303,11 +303,13 @@ const Plan* BuildPlan(const Descriptor* d, bool tolerant, Head role,
 }
 
 const Plan& ReportPlan() {
-  static const Plan* plan = [] {
-    auto* all = new std::vector<std::unique_ptr<Plan>>();
-    return BuildPlan(v1::HostReport::descriptor(), false, Head::kNone, *all, 0);
+  // Every plan, the report's first, for the life of the process.
+  static const std::vector<std::unique_ptr<Plan>>* const all = [] {
+    auto* plans = new std::vector<std::unique_ptr<Plan>>();
+    BuildPlan(v1::HostReport::descriptor(), false, Head::kNone, *plans, 0);
+    return plans;
   }();
-  return *plan;
+  return *all->front();
 }
 
 // ---------------------------------------------------------------------------
