@@ -45,7 +45,9 @@ struct Material {
 };
 
 // The material content of the encoded HostReport `report`, read from its
-// wire bytes (no parse). Digest 0 when the bytes do not decode.
+// wire bytes (no parse): the walk of report_scan.h, which ingest runs once
+// for the wire check, the head and this together (ScanReport). Digest 0
+// when the bytes do not decode.
 Material MaterialOfWire(absl::string_view report);
 // The same of a parsed report (serialized first).
 Material MaterialOf(const v1::HostReport& report);

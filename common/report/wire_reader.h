@@ -1,11 +1,13 @@
 // Protobuf wire-format primitives for walking encoded messages without
-// parsing them (see CheckReportWire and DecodeReportHead).
+// parsing them (see report_scan.h and server/ingest/report_batch.h).
 #ifndef TRACEHEALTH_COMMON_REPORT_WIRE_READER_H_
 #define TRACEHEALTH_COMMON_REPORT_WIRE_READER_H_
 
 #include <cstdint>
 #include <cstring>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -19,13 +21,10 @@ enum WireType : int {
   kFixed32 = 5
 };
 
-// Reads a varint of at most 10 bytes (as protobuf does) and advances `p`;
-// false when truncated or longer.
-inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
-  if (p < end && *p < 0x80) {
-    *v = *p++;
-    return true;
-  }
+// ReadVarint's loop, for values of more than one byte.
+ABSL_ATTRIBUTE_NOINLINE inline bool ReadVarintSlow(const uint8_t*& p,
+                                                   const uint8_t* end,
+                                                   uint64_t* v) {
   uint64_t out = 0;
   for (int shift = 0; shift < 64 && p < end; shift += 7) {
     const uint8_t b = *p++;
@@ -38,9 +37,26 @@ inline bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
   return false;
 }
 
+// Reads a varint of at most 10 bytes (as protobuf does) and advances `p`;
+// false when truncated or longer. The one-byte case inline: most values of
+// a report are one byte.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool ReadVarint(const uint8_t*& p,
+                                                    const uint8_t* end,
+                                                    uint64_t* v) {
+  if (ABSL_PREDICT_TRUE(p < end && *p < 0x80)) {
+    *v = *p++;
+    return true;
+  }
+  return ReadVarintSlow(p, end, v);
+}
+
 // Protobuf reads tags and lengths in at most 5 bytes (longer encodings of
 // small values are malformed to it).
 inline bool ReadVarint32(const uint8_t*& p, const uint8_t* end, uint64_t* v) {
+  if (ABSL_PREDICT_TRUE(p < end && *p < 0x80)) {
+    *v = *p++;
+    return true;
+  }
   uint64_t out = 0;
   for (int i = 0; i < 5 && p < end; ++i) {
     const uint8_t b = *p++;

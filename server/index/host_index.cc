@@ -4,8 +4,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/models/fgraph/hardware_class.h"
 #include "common/status.h"
 #include "server/calibration/calibrated_report.h"
@@ -131,14 +133,43 @@ void HostIndex::Apply(absl::Span<const CommittedReport> reports) {
 }
 
 void HostIndex::Apply(const PricedBatch& batch) {
+  // Per host of the batch: how many reports, when they were received, and
+  // the one of its highest seq (the first of equal ones), the only one whose
+  // record the index may keep: a backlog sent 64 a message commits many
+  // reports of one host together, and a record made for each of them would
+  // be replaced before anyone read it.
+  struct Host {
+    size_t newest = 0;
+    uint64_t reports = 0;
+    absl::Time first, last;
+  };
+  absl::flat_hash_map<absl::string_view, Host> hosts;
+  std::vector<absl::string_view> order;  // as the batch first names them
   for (size_t i = 0; i < batch.size(); ++i) {
     const CommittedReport& c = batch.committed(i);
+    auto [it, inserted] = hosts.try_emplace(c.report->host_id());
+    Host& h = it->second;
+    if (inserted) {
+      order.push_back(it->first);
+      h.newest = i;
+      h.first = h.last = c.received_at;
+    } else {
+      if (c.report->seq() > batch.committed(h.newest).report->seq())
+        h.newest = i;
+      h.first = std::min(h.first, c.received_at);
+      h.last = std::max(h.last, c.received_at);
+    }
+    h.reports++;
+  }
+  for (absl::string_view name : order) {
+    const Host& h = hosts.at(name);
+    const CommittedReport& c = batch.committed(h.newest);
     const std::string& host = c.report->host_id();
     // Outside the lock: building the record, from the one stored with the
     // report where it is usable and the report is shown as its agent sent
     // it, else from the report as shown (priced already: no model runs).
-    HostRecord record =
-        CommittedRecord(c, *batch.shown(i), batch.class_priced(i));
+    HostRecord record = CommittedRecord(c, *batch.shown(h.newest),
+                                        batch.class_priced(h.newest));
     record.seq = c.report->seq();
     Shard& shard = ShardOf(host);
     absl::MutexLock lock(&shard.mu);
@@ -146,15 +177,15 @@ void HostIndex::Apply(const PricedBatch& batch) {
     HostEntry& e = it->second;
     if (inserted) {
       e.record = std::move(record);
-      e.first_seen = c.received_at;
-      e.last_seen = c.received_at;
-      e.reports = 1;
+      e.first_seen = h.first;
+      e.last_seen = h.last;
+      e.reports = h.reports;
       continue;
     }
     if (record.seq > e.record.seq) e.record = std::move(record);
-    e.first_seen = std::min(e.first_seen, c.received_at);
-    e.last_seen = std::max(e.last_seen, c.received_at);
-    e.reports++;
+    e.first_seen = std::min(e.first_seen, h.first);
+    e.last_seen = std::max(e.last_seen, h.last);
+    e.reports += h.reports;
   }
 }
 

@@ -93,7 +93,8 @@ class HostIndex {
   // The record is the one stored with the report (CommittedReport::record)
   // unless the batch shows the report priced with its class's constants
   // or the stored one is not usable: then it is made from the report as
-  // shown. No model runs here.
+  // shown. No model runs here. A record is made only for each host's highest
+  // seq in the batch.
   void Apply(const PricedBatch& batch);
   // The same for reports nobody has priced yet: priced here with the
   // index's classes (for tests and benchmarks; the server prices each

@@ -167,6 +167,40 @@ TEST(HostIndexTest, LoadsStoredRecordsAndRebuildsTheOthersFromReports) {
   EXPECT_EQ(role("corrupt"), "report");
 }
 
+// A batch holding several reports of a host (a backlog sent 64 a message):
+// the record is the highest seq's (the first of equal ones), the count and
+// the times take every report, and a later batch replaces it only by a
+// higher seq.
+TEST(HostIndexTest, ApplyOfSeveralReportsOfAHostInOneBatch) {
+  HostIndex index;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  index.Apply({Committed(Report("a", 3, "r3"), t0 + absl::Seconds(2)),
+               Committed(Report("b", 1, "b1"), t0),
+               Committed(Report("a", 5, "r5"), t0 + absl::Seconds(1)),
+               Committed(Report("a", 4, "r4"), t0 + absl::Seconds(7)),
+               Committed(Report("a", 5, "again"), t0 + absl::Seconds(3))});
+  auto a = index.Get("a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->record.seq, 5u);
+  EXPECT_EQ(a->record.labels.Find("role"), absl::string_view("r5"));
+  EXPECT_EQ(a->record.threads(), 5000u);
+  EXPECT_EQ(a->reports, 4u);
+  EXPECT_EQ(a->first_seen, t0 + absl::Seconds(1));
+  EXPECT_EQ(a->last_seen, t0 + absl::Seconds(7));
+  EXPECT_EQ(index.Get("b")->reports, 1u);
+
+  index.Apply({Committed(Report("a", 4, "late"), t0 + absl::Seconds(9)),
+               Committed(Report("a", 2, "older"), t0)});
+  a = index.Get("a");
+  EXPECT_EQ(a->record.labels.Find("role"), absl::string_view("r5"));
+  EXPECT_EQ(a->reports, 6u);
+  EXPECT_EQ(a->first_seen, t0);
+  EXPECT_EQ(a->last_seen, t0 + absl::Seconds(9));
+  index.Apply({Committed(Report("a", 6, "r6"), t0 + absl::Seconds(10))});
+  EXPECT_EQ(index.Get("a")->record.labels.Find("role"),
+            absl::string_view("r6"));
+}
+
 TEST(HostIndexTest, ApplyTakesTheRecordStoredWithTheReport) {
   HostIndex index;
   const absl::Time t0 = absl::FromUnixSeconds(1000);

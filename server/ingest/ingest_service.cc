@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "common/happens_before.h"
 #include "common/host_identity.h"
+#include "common/report/report_scan.h"
 #include "grpcpp/grpcpp.h"
 #include "server/ingest/report_batch.h"
 #include "server/ingest/report_row.h"
@@ -225,19 +226,19 @@ class ReportReactor
     return full;
   }
 
-  // Checks and queues one report. The report is not parsed: its bytes are
-  // walked once (CheckReportWire) and the few fields ingest needs are
-  // decoded from them (DecodeReportHead); the index parses a host's newest
-  // report when someone reads it. Returns whether the writer's queue is
-  // full.
+  // Checks and queues one report. Its bytes are walked once (ScanReport):
+  // the wire check, the few fields ingest needs and the material content;
+  // the report is parsed only once it passed, for its row. Returns whether
+  // the writer's queue is full.
   bool HandleReport(std::string blob) {
     const IngestOptions& opts = service_->options_;
     absl::Time now = opts.now();
-    absl::StatusOr<ReportHead> head = DecodeReportHead(blob);
-    if (!head.ok()) {
-      EndUndecodable(Undecodable::kReport, head.status());
+    ReportScan scan = ScanReport(blob, WireLimitsOf(opts.limits));
+    if (!scan.head_status.ok()) {
+      EndUndecodable(Undecodable::kReport, scan.head_status);
       return false;
     }
+    const ReportHead* const head = &scan.head;
     {
       absl::MutexLock lock(&mu_);
       // Identity first: a stream belongs to one host.
@@ -263,7 +264,8 @@ class ReportReactor
         return false;
       }
     }
-    absl::Status valid = ValidateReport(*head, blob, now, opts.limits);
+    absl::Status valid =
+        ValidateScannedReport(scan, blob.size(), now, opts.limits);
     if (absl::IsDataLoss(valid)) {
       EndUndecodable(Undecodable::kReport, valid);
       return false;
@@ -296,7 +298,8 @@ class ReportReactor
       if (!RebuildHeartbeatForm(*head, blob, now, &req)) return false;
     } else {
       const bool base = head->has_heartbeat;
-      req.row = MakeReportRow(*head, std::move(blob), now, &req.parsed);
+      req.row = MakeReportRow(*head, std::move(blob), now,
+                              std::move(scan.material), &req.parsed);
       HeartbeatBases* bases = opts.heartbeat_bases;
       // Parsed (its material known): a base heartbeat forms may name.
       if (base && bases != nullptr && req.row.material_digest != 0) {

@@ -26,27 +26,25 @@ ReportRow RowOfHead(const ReportHead& head, absl::Time received_at) {
 }
 
 // The threads, and what the store's heartbeat decision reads
-// (common/report/material.h).
+// (common/report/material.h): `known` when given, else read from `blob`.
 void Describe(const v1::HostReport& report, absl::string_view blob,
-              ReportRow& row) {
+              Material* known, ReportRow& row) {
   if (report.snapshot().threads().has_total())
     row.threads = report.snapshot().threads().total();
-  Material m = MaterialOfWire(blob);
+  Material m = known != nullptr ? std::move(*known) : MaterialOfWire(blob);
   row.material_digest = m.digest;
   row.material_numbers = std::move(m.numbers);
 }
 
-}  // namespace
-
-ReportRow MakeReportRow(const ReportHead& head, std::string blob,
-                        absl::Time received_at,
-                        std::shared_ptr<const v1::HostReport>* parsed) {
+ReportRow MakeRow(const ReportHead& head, std::string blob,
+                  absl::Time received_at, Material* known,
+                  std::shared_ptr<const v1::HostReport>* parsed) {
   ReportRow row = RowOfHead(head, received_at);
   if (parsed != nullptr) {
     bool ok = false;
     *parsed = ParseStoredReport(row.host_id, row.seq, blob, &ok);
     if (ok) {
-      Describe(**parsed, blob, row);
+      Describe(**parsed, blob, known, row);
       // The record only if the store keeps the report whole.
       row.whole = [report = *parsed](std::string*, std::string* record) {
         *record = EncodeHostRecord(*report);
@@ -55,12 +53,26 @@ ReportRow MakeReportRow(const ReportHead& head, std::string blob,
   } else {
     thread_local v1::HostReport report;
     if (report.ParseFromString(blob)) {
-      Describe(report, blob, row);
+      Describe(report, blob, known, row);
       row.record = EncodeHostRecord(report);
     }
   }
   row.blob = std::move(blob);
   return row;
+}
+
+}  // namespace
+
+ReportRow MakeReportRow(const ReportHead& head, std::string blob,
+                        absl::Time received_at,
+                        std::shared_ptr<const v1::HostReport>* parsed) {
+  return MakeRow(head, std::move(blob), received_at, nullptr, parsed);
+}
+
+ReportRow MakeReportRow(const ReportHead& head, std::string blob,
+                        absl::Time received_at, Material material,
+                        std::shared_ptr<const v1::HostReport>* parsed) {
+  return MakeRow(head, std::move(blob), received_at, &material, parsed);
 }
 
 ReportRow MakeReportRowOf(const ReportHead& head,

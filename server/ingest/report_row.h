@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "common/report/material.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/ingest/heartbeat_bases.h"
 #include "server/report/report_head.h"
@@ -24,6 +25,12 @@ namespace tracehealth::server {
 ReportRow MakeReportRow(
     const ReportHead& head, std::string blob, absl::Time received_at,
     std::shared_ptr<const v1::HostReport>* parsed = nullptr);
+
+// The same with the material content already read (ScanReport's, which is
+// MaterialOfWire(blob)): it is moved into the row instead of read again.
+ReportRow MakeReportRow(const ReportHead& head, std::string blob,
+                        absl::Time received_at, Material material,
+                        std::shared_ptr<const v1::HostReport>* parsed);
 
 // The same for the report `parsed` rebuilt from a heartbeat form on `base`
 // (heartbeat_bases.h): `head` decodes the form (whose fields are the

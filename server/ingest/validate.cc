@@ -42,16 +42,10 @@ absl::Status CheckAttachKinds(const ReportHead& head) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
-                            absl::Time now, const ValidationLimits& limits) {
-  // The whole encoding first: bytes that do not decode end the stream,
-  // whatever else is wrong with them.
-  WireLimits wire_limits;
-  wire_limits.max_repeated = limits.max_repeated;
-  absl::Status st = CheckReportWire(wire, wire_limits);
-  if (!st.ok()) return st;
+// What ValidateReport checks after the wire check passed.
+absl::Status ValidateHead(const ReportHead& head, size_t wire_size,
+                          absl::Time now, const ValidationLimits& limits) {
+  absl::Status st;
   if (!IsValidHostId(head.host_id)) {
     return absl::InvalidArgumentError(
         "host_id: must match [A-Za-z0-9._-]{1,253}");
@@ -60,9 +54,9 @@ absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
   if (head.seq > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     return absl::InvalidArgumentError("seq: must be < 2^63");
   }
-  if (wire.size() > limits.max_report_bytes) {
+  if (wire_size > limits.max_report_bytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("report is ", wire.size(), " bytes (at most ",
+        absl::StrCat("report is ", wire_size, " bytes (at most ",
                      limits.max_report_bytes, ")"));
   }
   if (!head.has_observed_at)
@@ -120,6 +114,30 @@ absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+WireLimits WireLimitsOf(const ValidationLimits& limits) {
+  WireLimits wire_limits;
+  wire_limits.max_repeated = limits.max_repeated;
+  return wire_limits;
+}
+
+absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
+                            absl::Time now, const ValidationLimits& limits) {
+  // The whole encoding first: bytes that do not decode end the stream,
+  // whatever else is wrong with them.
+  absl::Status st = CheckReportWire(wire, WireLimitsOf(limits));
+  if (!st.ok()) return st;
+  return ValidateHead(head, wire.size(), now, limits);
+}
+
+absl::Status ValidateScannedReport(const ReportScan& scan, size_t wire_size,
+                                   absl::Time now,
+                                   const ValidationLimits& limits) {
+  if (!scan.check.ok()) return scan.check;
+  return ValidateHead(scan.head, wire_size, now, limits);
 }
 
 }  // namespace tracehealth::server

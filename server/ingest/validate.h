@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/host_identity.h"
+#include "common/report/report_scan.h"
 #include "server/report/report_head.h"
 
 namespace tracehealth::server {
@@ -45,6 +46,16 @@ struct ValidationLimits {
 // `head` must be DecodeReportHead(wire).
 absl::Status ValidateReport(const ReportHead& head, absl::string_view wire,
                             absl::Time now, const ValidationLimits& limits);
+
+// The same of a report already walked: `scan` is ScanReport(wire,
+// WireLimitsOf(limits)) of the `wire_size` bytes, whose wire check it
+// reads instead of walking them again.
+absl::Status ValidateScannedReport(const ReportScan& scan, size_t wire_size,
+                                   absl::Time now,
+                                   const ValidationLimits& limits);
+
+// The wire check's part of `limits`.
+WireLimits WireLimitsOf(const ValidationLimits& limits);
 
 }  // namespace tracehealth::server
 

@@ -2,13 +2,16 @@
 // the head is decoded and the report validated without parsing it. Bytes
 // that pass (or are only rejected for their values) must parse with
 // protobuf and name the same host and seq: the server stores reports it
-// has not parsed.
+// has not parsed. The one walk ingest runs (ScanReport) must answer as the
+// head decoder, the validation and the material content alone.
 #include <cstddef>
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/host_identity.h"
+#include "common/report/material.h"
+#include "common/report/report_scan.h"
 #include "proto/tracehealth/v1/report.pb.h"
 #include "server/ingest/validate.h"
 #include "server/report/report_head.h"
@@ -18,10 +21,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view wire(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<tracehealth::server::ReportHead> head =
       tracehealth::server::DecodeReportHead(wire);
-  if (!head.ok()) return 0;
   tracehealth::server::ValidationLimits limits;
-  absl::Status s = tracehealth::server::ValidateReport(
-      *head, wire, absl::FromUnixSeconds(1764000000), limits);
+  const tracehealth::ReportScan scan =
+      tracehealth::ScanReport(wire, tracehealth::server::WireLimitsOf(limits));
+  FUZZ_CHECK(scan.head_status == head.status());
+  if (!head.ok()) return 0;
+  FUZZ_CHECK(scan.head.host_id == head->host_id);
+  FUZZ_CHECK(scan.head.seq == head->seq);
+  FUZZ_CHECK(scan.head.labels == head->labels);
+  FUZZ_CHECK(scan.head.attach_kinds == head->attach_kinds);
+  FUZZ_CHECK(scan.head.heartbeat_base_seq == head->heartbeat_base_seq);
+  const absl::Time now = absl::FromUnixSeconds(1764000000);
+  absl::Status s =
+      tracehealth::server::ValidateReport(*head, wire, now, limits);
+  FUZZ_CHECK(
+      tracehealth::server::ValidateScannedReport(scan, size, now, limits) == s);
+  if (scan.check.ok()) {
+    const tracehealth::Material m = tracehealth::MaterialOfWire(wire);
+    FUZZ_CHECK(scan.material.digest == m.digest);
+    FUZZ_CHECK(scan.material.numbers == m.numbers);
+  }
   if (absl::IsDataLoss(s)) return 0;
   tracehealth::v1::HostReport report;
   FUZZ_CHECK(report.ParseFromArray(data, static_cast<int>(size)));
