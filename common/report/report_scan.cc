@@ -12,6 +12,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "common/proto_field_kind.h"
 #include "common/report/wire_reader.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/stubs/common.h"
@@ -198,20 +199,6 @@ constexpr StringBound kStringBounds[] = {
     {"tracehealth.v1.KernelInfo.cmdline", 4096},  // snapshot.proto
 };
 
-bool IsNumber(const FieldDescriptor* f) {
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_INT32:
-    case FieldDescriptor::CPPTYPE_INT64:
-    case FieldDescriptor::CPPTYPE_UINT32:
-    case FieldDescriptor::CPPTYPE_UINT64:
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-    case FieldDescriptor::CPPTYPE_FLOAT:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // What the walk does with one field number of a message at one place in
 // the report, worked out once (descriptor calls are not free, and the walk
 // runs for every field of every report received).
@@ -296,7 +283,7 @@ const Plan* BuildPlan(const Descriptor* d, bool tolerant, Head role,
                       fp.head_below ? fp.head : Head::kNone, all, depth + 1);
       }
     } else {
-      fp.tolerant_number = sub_tolerant && IsNumber(f);
+      fp.tolerant_number = sub_tolerant && IsNumberField(f);
     }
   }
   return p;

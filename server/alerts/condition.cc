@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/proto_field_kind.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 
@@ -21,19 +22,8 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 
 bool IsScalarLeaf(const FieldDescriptor* f) {
-  switch (f->cpp_type()) {
-    case FieldDescriptor::CPPTYPE_INT32:
-    case FieldDescriptor::CPPTYPE_INT64:
-    case FieldDescriptor::CPPTYPE_UINT32:
-    case FieldDescriptor::CPPTYPE_UINT64:
-    case FieldDescriptor::CPPTYPE_DOUBLE:
-    case FieldDescriptor::CPPTYPE_FLOAT:
-    case FieldDescriptor::CPPTYPE_BOOL:
-    case FieldDescriptor::CPPTYPE_ENUM:
-      return true;
-    default:
-      return false;
-  }
+  return IsNumberField(f) || f->cpp_type() == FieldDescriptor::CPPTYPE_BOOL ||
+         f->cpp_type() == FieldDescriptor::CPPTYPE_ENUM;
 }
 
 // Finds the enum value named `name` in `e`, accepting a missing common prefix
