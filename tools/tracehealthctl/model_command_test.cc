@@ -61,7 +61,10 @@ TEST(ModelCommandTest, VoluntaryAt128kThreadsIsNoSoftLockup) {
   ASSERT_EQ(p.attach_size(), 1);
   const v1::AttachPrediction& fg = p.attach(0);
   EXPECT_EQ(fg.risk(), v1::RISK_LATENCY);
-  EXPECT_NEAR(fg.non_yielding_seconds(), 0.0113556, 1e-9);
+  // The walk reschedules every pass (11.36 ms); the longest stretch without
+  // a reschedule point is the patching of the default 50,000 sites at 1 us
+  // (ftrace_replace_code() does not reschedule on x86 or an unknown arch).
+  EXPECT_NEAR(fg.non_yielding_seconds(), 0.05, 1e-9);
   for (const v1::ThresholdCheck& c : fg.checks()) {
     EXPECT_LT(c.margin(), 0.01) << c.kind();
   }
