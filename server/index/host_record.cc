@@ -81,6 +81,14 @@ AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot,
     in.bits |= kHasHypervisor;
     SetBit(&in.bits, kHypervisor, cpus.hypervisor());
   }
+  if (cpus.has_online()) {
+    in.bits |= kHasOnlineCpus;
+    in.online_cpus = cpus.online();
+  }
+  if (cpus.has_possible()) {
+    in.bits |= kHasPossibleCpus;
+    in.possible_cpus = cpus.possible();
+  }
   if (k.has_config_function_graph_tracer()) {
     in.bits |= kHasConfigGraph;
     SetBit(&in.bits, kConfigGraph, k.config_function_graph_tracer());
@@ -166,6 +174,16 @@ void AttachModelInputs::FillNumbers(v1::HostSnapshot* s) const {
     cpus->set_hypervisor(has(kHypervisor));
   } else {
     cpus->clear_hypervisor();
+  }
+  if (has(kHasOnlineCpus)) {
+    cpus->set_online(online_cpus);
+  } else {
+    cpus->clear_online();
+  }
+  if (has(kHasPossibleCpus)) {
+    cpus->set_possible(possible_cpus);
+  } else {
+    cpus->clear_possible();
   }
   if (has(kHasConfigGraph)) {
     k->set_config_function_graph_tracer(has(kConfigGraph));

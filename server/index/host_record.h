@@ -12,7 +12,7 @@
 // (release, version, upstream version, architecture: what its features are
 // resolved from), preemption (mode, PREEMPT_DYNAMIC, PREEMPT_RCU), page
 // size, configs, threads, fgraph state, filter counts, thresholds and the
-// CPU (model name, hypervisor). attach_evaluator_test and
+// CPU (model name, hypervisor, online and possible counts). attach_evaluator_test and
 // tests/server/record_predictions_test (every fixture host) check that a
 // prediction from them equals one from the whole snapshot.
 //
@@ -53,11 +53,15 @@ struct AttachModelInputs {
   uint32_t watchdog_thresh_seconds = 0;
   uint32_t rcu_cpu_stall_timeout_seconds = 0;
   uint32_t hung_task_timeout_seconds = 0;
+  uint32_t online_cpus = 0;
+  uint32_t possible_cpus = 0;
   v1::PreemptMode preempt_mode = v1::PREEMPT_MODE_UNKNOWN;
   // Presence and value bits (kHas*: the field is set; the others: its value).
   uint32_t bits = 0;
 
   enum Bit : uint32_t {
+    kHasOnlineCpus = 1u << 16,
+    kHasPossibleCpus = 1u << 17,
     kHasConfigGraph = 1u << 1,
     kConfigGraph = 1u << 2,
     kHasConfigFprobe = 1u << 3,

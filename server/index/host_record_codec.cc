@@ -29,6 +29,8 @@ void PutInputs(const AttachModelInputs& in, Stored* s) {
   s->set_watchdog_thresh_seconds(in.watchdog_thresh_seconds);
   s->set_rcu_cpu_stall_timeout_seconds(in.rcu_cpu_stall_timeout_seconds);
   s->set_hung_task_timeout_seconds(in.hung_task_timeout_seconds);
+  s->set_online_cpus(in.online_cpus);
+  s->set_possible_cpus(in.possible_cpus);
   s->set_preempt_mode(in.preempt_mode);
   s->set_input_bits(in.bits);
 }
@@ -55,6 +57,8 @@ AttachModelInputs GetInputs(const Stored& s, KernelIdentityCache* identities) {
   in.watchdog_thresh_seconds = s.watchdog_thresh_seconds();
   in.rcu_cpu_stall_timeout_seconds = s.rcu_cpu_stall_timeout_seconds();
   in.hung_task_timeout_seconds = s.hung_task_timeout_seconds();
+  in.online_cpus = s.online_cpus();
+  in.possible_cpus = s.possible_cpus();
   in.preempt_mode = static_cast<v1::PreemptMode>(s.preempt_mode());
   in.bits = s.input_bits();
   return in;

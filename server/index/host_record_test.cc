@@ -105,9 +105,13 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
   EXPECT_EQ(scratch.kernel().version(), full.kernel().version());
   EXPECT_EQ(scratch.kernel().arch(), full.kernel().arch());
   EXPECT_EQ(scratch.cpus().model_name(), full.cpus().model_name());
+  // The rethook nodes of a return fprobe before 6.14 go by the CPU counts.
+  ASSERT_TRUE(full.cpus().has_online());
+  EXPECT_EQ(scratch.cpus().online(), full.cpus().online());
+  EXPECT_EQ(scratch.cpus().has_possible(), full.cpus().has_possible());
+  EXPECT_EQ(scratch.cpus().possible(), full.cpus().possible());
   // Only the inputs: nothing of the rest of the snapshot.
   EXPECT_FALSE(scratch.kernel().has_cmdline());
-  EXPECT_FALSE(scratch.cpus().has_online());
   EXPECT_FALSE(scratch.cpus().has_invlpgb());
   // Refilled from a host with fewer inputs, the scratch loses the others.
   v1::HostSnapshot sparse;
@@ -123,6 +127,8 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
   EXPECT_FALSE(scratch.thresholds().has_hung_task_panic());
   EXPECT_FALSE(scratch.kernel().has_version());
   EXPECT_FALSE(scratch.cpus().has_model_name());
+  EXPECT_FALSE(scratch.cpus().has_online());
+  EXPECT_FALSE(scratch.cpus().has_possible());
   EXPECT_EQ(scratch.kernel().preempt_mode(), v1::PREEMPT_MODE_FULL);
   EXPECT_EQ(AttachModelInputs::Of(scratch).bits, 0u);
 }

@@ -378,6 +378,15 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
   const double patch = k.costs.attach * sites;
   out.set_patch_seconds(patch);
   out.set_detach_seconds(k.costs.detach * sites);
+  // Before 6.14 an fprobe with an exit handler preallocates its rethook
+  // nodes (possible CPUs, else online, else none known: 0).
+  if (registers && k.use.rule == FgraphUseRule::kFprobeOnRethook &&
+      !IsEntryOnlyFprobeKind(kind)) {
+    const v1::CpuInfo& cpus = snapshot.cpus();
+    const uint32_t possible = cpus.possible() > 0 ? cpus.possible()
+                                                  : cpus.online();
+    out.set_rethook_bytes(RethookNodeBytes(k.sites, possible));
+  }
   out.set_cpu_class(ctx.cpu_class);
 
   StretchInput stall;

@@ -489,5 +489,42 @@ TEST(FgraphAttachTest, PatchingManySitesOnANonPreemptibleX86Kernel) {
   EXPECT_EQ(p.risk(), v1::RISK_LATENCY);
 }
 
+// Before 6.14 an fprobe with an exit handler preallocates sites x possible
+// CPUs x 2 rethook nodes of 64 B (fprobe_init_rethook()): 5,000 functions
+// on 256 possible CPUs = 163,840,000 B. Entry-only kinds, 6.14+ (fprobe on
+// fgraph) and other kinds: none.
+TEST(FgraphAttachTest, RethookNodesOfAReturnFprobeBefore614) {
+  v1::HostSnapshot s =
+      testing::FgraphAttachHost("6.13.0", v1::PREEMPT_MODE_FULL, 1000);
+  s.mutable_cpus()->set_online(64);
+  s.mutable_cpus()->set_possible(256);
+  ModelOptions options;
+  options.sites = 5000;
+  for (v1::ProbeKind kind :
+       {v1::PROBE_KIND_KPROBE_MULTI_RETURN, v1::PROBE_KIND_KPROBE_SESSION,
+        v1::PROBE_KIND_FPROBE_RETURN_EVENT}) {
+    EXPECT_EQ(PredictFgraphAttach(s, kind, options).rethook_bytes(),
+              163840000u)
+        << kind;
+  }
+  EXPECT_EQ(
+      PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, options)
+          .rethook_bytes(),
+      0u);
+  EXPECT_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, options)
+                .rethook_bytes(),
+            0u);
+  // Possible CPUs unknown: the online ones, 64.
+  s.mutable_cpus()->clear_possible();
+  EXPECT_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, options)
+                .rethook_bytes(),
+            5000u * 64 * 2 * 64);
+  // 6.14: on fgraph, no rethook.
+  s.mutable_kernel()->set_release("6.14.0");
+  EXPECT_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, options)
+                .rethook_bytes(),
+            0u);
+}
+
 }  // namespace
 }  // namespace tracehealth

@@ -167,6 +167,10 @@ bool PatchingReschedules(absl::string_view arch) {
   return arch == "aarch64" || arch == "riscv64" || arch == "loongarch64";
 }
 
+uint64_t RethookNodeBytes(uint64_t sites, uint32_t possible_cpus) {
+  return sites * possible_cpus * 2 * kRethookNodeBytes;
+}
+
 bool PatchesInOneUpdate(v1::ProbeKind kind) {
   return IsGraphTracerKind(kind) || IsFprobeKind(kind);
 }

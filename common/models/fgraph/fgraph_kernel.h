@@ -141,6 +141,16 @@ bool PatchesInOneUpdate(v1::ProbeKind kind);
 Stretches WithPatching(const Preemption& p, bool patching_reschedules,
                        Stretches walk, double patch_seconds);
 
+// Bytes of the return-probe nodes an fprobe with an exit handler
+// preallocates before 6.14, when fprobe sits on rethook
+// (kernel/trace/fprobe.c fprobe_init_rethook(): without nr_maxactive,
+// sites x num_possible_cpus() x 2 nodes; each a struct fprobe_rethook_node,
+// a 48-byte rethook_node plus the entry ip(s) and the entry data, taken as
+// 64 bytes: a kmalloc-64 object each before 6.7, slots of an objpool
+// from 6.7). 5,000 functions on 256 CPUs: 163.84 MB.
+uint64_t RethookNodeBytes(uint64_t sites, uint32_t possible_cpus);
+inline constexpr uint64_t kRethookNodeBytes = 64;
+
 // A second fgraph user from 6.11: init_task_vars() walks every thread once
 // under read_lock(&tasklist_lock), with preemption off on every mode but
 // RT.

@@ -176,6 +176,14 @@ void AddAttachNotes(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
             "fgraph already has its one user: before 6.11 "
             "register_ftrace_graph() refuses another (-EBUSY)");
   }
+  if (p.rethook_bytes() > 0) {
+    absl::StrAppend(NewNote(basis), "rethook nodes: ", p.patch_sites(),
+                    " site(s) x ", p.rethook_bytes() / p.patch_sites() / 2 /
+                                       kRethookNodeBytes,
+                    " possible CPUs x 2 x ", kRethookNodeBytes, " B = ",
+                    ShortBytes(p.rethook_bytes()),
+                    ", preallocated at attach and held until detach");
+  }
   if (ctx.threads_invalid) {
     absl::StrAppend(NewNote(basis), "threads.total ",
                     snapshot.threads().total(),
