@@ -232,7 +232,7 @@ if [[ $scenarios == *S* ]]; then
   s0=$(date +%s)
   if boot "$out/s.log" "${TRACEHEALTH_STUDY_LIMIT:-5400}" "${TRACEHEALTH_STUDY_MEM:-12G}" "$accel" \
       lab.scenario=S lab.ns="${TRACEHEALTH_STUDY_NS:-8192,16384,32768,65536,131072}" \
-      lab.per="${TRACEHEALTH_STUDY_PER:-8}"; then
+      lab.per="${TRACEHEALTH_STUDY_PER:-8}" lab.reps="${TRACEHEALTH_STUDY_REPS:-1}"; then
     echo "lab: study $(( $(date +%s) - s0 )) s, accelerator $accel"
     grep '^LAB \(boot\|threads\|study\)' "$out/s.log.txt"
     awk -v B=32 -f "$here/study_fit.awk" "$out/s.log.txt" | tee "$out/study.md"

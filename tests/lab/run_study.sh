@@ -8,7 +8,8 @@
 # calibrated at the two smallest N against the larger ones.
 #   run_study.sh [--out DIR]
 # Environment: TRACEHEALTH_STUDY_NS (8192,16384,32768,65536,131072),
-# TRACEHEALTH_STUDY_PER (8), TRACEHEALTH_STUDY_MEM (12G),
+# TRACEHEALTH_STUDY_PER (8), TRACEHEALTH_STUDY_REPS (1: enables per N and
+# layout, the shortest kept), TRACEHEALTH_STUDY_MEM (12G),
 # TRACEHEALTH_STUDY_LIMIT (5400 s), and run_lab.sh's TRACEHEALTH_LAB_*.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

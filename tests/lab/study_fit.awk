@@ -75,9 +75,18 @@ function fit_cliff(L, m, lo, hi, with_p,   i, k, j, nn, w, r, cols, s, pred, any
   L = match($0, /layout=[a-z]+/) ? substr($0, RSTART + 7, RLENGTH - 7) : "?"
   split($0, parts, / (uncal|measured): /)
   if (!(L in count)) layouts[++nl] = L
-  i = ++count[L]
+  n = field($0, "n") + 0
+  f = field(parts[3], "first_ms") / 1000
+  # Repetitions of one N: the shortest first enable is kept (interference
+  # only adds time).
+  if ((L, n) in at) {
+    i = at[L, n]
+    if (f >= first[L, i]) next
+  } else {
+    i = at[L, n] = ++count[L]
+  }
   nn_[L, i] = field(parts[2], "threads_total") + 0
-  n_[L, i] = field($0, "n") + 0
+  n_[L, i] = n
   visits[L, i] = field(parts[2], "visits") + 0
   first[L, i] = field(parts[3], "first_ms") / 1000
   second[L, i] = field(parts[3], "second_ms") / 1000
@@ -88,10 +97,11 @@ END {
   if (B == "") B = 32
   for (q = 1; q <= nl; q++) {
     L = layouts[q]; k = count[L]
-    # The best knee, searched on a log grid from 512 tasks up to twice the
-    # largest N (past it: no knee, the constant model plus a pass cost).
+    # The best knee, searched on a log grid from half the smallest N (below
+    # it c_h would rest on no measurement) up to twice the largest (past
+    # it: no knee, the constant model plus a pass cost).
     best = -1
-    for (e = 9; e <= 18; e += 0.01) {
+    for (e = log(nn_[L, 1] / 2) / log(2); e <= log(2 * nn_[L, k]) / log(2); e += 0.01) {
       m = 2 ^ e
       r = fit_cliff(L, m, 1, k, 1)
       if (r >= 0 && (best < 0 || r < best)) { best = r; knee = m; ch = FH; cm = FM; cp = FP }

@@ -12,10 +12,10 @@
 #    reporting to a server in the guest every second, lab.b_threads idle
 #    threads, one function_graph enable; prints the events the server holds
 #    and its observed-events metric.
-# S: the study (run_study.sh): at each N of lab.ns, for each layout (one:
-#    the N threads in one process; many: lab.per tasks a process), N fresh
-#    idle tasks, the agent's uncalibrated prediction (its visit count) and
-#    one timed enable.
+# S: the study (run_study.sh): at each N of lab.ns, lab.reps times for each
+#    layout (one: the N threads in one process; many: lab.per tasks a
+#    process), N fresh idle tasks, the agent's uncalibrated prediction (its
+#    visit count) and one timed enable.
 # M: the kernel matrix (run_matrix.sh): the agent's report once (what it
 #    reads and what it predicts per probe kind), then for each N of lab.ns
 #    and each kind of lab.kinds, lab.reps times (the shortest kept), N
@@ -95,12 +95,13 @@ scenario_s() {
   mkdir -p /tmp/uncal
   per=$(param per 8)
   for n in $(param ns 8192,16384,32768,65536,131072 | tr ',' ' '); do
-    for layout in one many; do
+    for layout in $(seq 1 "$(param reps 1)" | sed 's/.*/one many/'); do
       set_filter
       t0=$(date +%s)
       if [ "$layout" = one ]; then hold "$n"; else hold "$n" "$per"; fi
       lab "threads n=$n layout=$layout start_s=$(( $(date +%s) - t0 ))"
       u=$(predict /tmp/uncal)
+      lab "predicted n=$n layout=$layout at_s=$(( $(date +%s) - t0 ))"
       m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
       lab "study n=$n layout=$layout per=$per uncal: $u measured: $m"
       release
