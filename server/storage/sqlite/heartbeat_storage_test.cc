@@ -74,7 +74,9 @@ TEST(HeartbeatStorageTest, HeartbeatsAreRecognizedAfterACrash) {
   const std::string copy = NewDbPath();
   for (const char* suffix : {"", "-wal"}) {
     auto data = testing::ReadFile(path + suffix);
-    if (data.ok()) ASSERT_TRUE(testing::WriteFile(copy + suffix, *data).ok());
+    if (data.ok()) {
+      ASSERT_TRUE(testing::WriteFile(copy + suffix, *data).ok());
+    }
   }
   s.reset();
   auto c = Open(copy, absl::Hours(6));
