@@ -1,8 +1,8 @@
 #include "agent/calibrate/calibrate_command.h"
 
 #include <chrono>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"

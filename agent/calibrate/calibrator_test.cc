@@ -330,8 +330,9 @@ TEST_F(CalibratorTest, FitsVisitAndPassOverThePointsShortestOfTheRounds) {
   EXPECT_NEAR(c.c_visit_seconds(), 100e-9, 1e-13);
   EXPECT_NEAR(c.c_pass_seconds(), 50e-6, 1e-10);
   EXPECT_NEAR(c.fixed_seconds(), 50e-6, 1e-10);
-  absl::StatusOr<DerivedConstants> largest_alone = FitCalibration(
-      {{592, 192, 661.54e-6, 159.2e-6}}, 32, WalkConstants{88.7e-9, 2e-6, 20e-9});
+  absl::StatusOr<DerivedConstants> largest_alone =
+      FitCalibration({{592, 192, 661.54e-6, 159.2e-6}}, 32,
+                     WalkConstants{88.7e-9, 2e-6, 20e-9});
   ASSERT_TRUE(largest_alone.ok()) << largest_alone.status();
   EXPECT_NEAR(largest_alone->c_visit_seconds, 488.5e-6 / 2485, 1e-14);
   ExpectUntouched();
@@ -350,9 +351,8 @@ TEST_F(CalibratorTest, FewerPointsWhenASmallerOneWouldNotWalk) {
   EXPECT_EQ(two.calibration.points(1).threads(), 96u);
   o.threads = 99;
   CalibrationOutcome three =
-      Run(o, {0, 400'000, 1'000'000, 1'100'000, 2'000'000, 2'800'000,
-              3'000'000, 3'100'000, 4'000'000, 5'200'000, 6'000'000,
-              6'100'000});
+      Run(o, {0, 400'000, 1'000'000, 1'100'000, 2'000'000, 2'800'000, 3'000'000,
+              3'100'000, 4'000'000, 5'200'000, 6'000'000, 6'100'000});
   ASSERT_EQ(three.kind, CalibrationOutcome::kCalibrated) << three.reason;
   ASSERT_EQ(three.calibration.points_size(), 3);
   EXPECT_EQ(three.calibration.points(0).threads(), 33u);

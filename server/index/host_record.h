@@ -12,9 +12,9 @@
 // (release, version, upstream version, architecture: what its features are
 // resolved from), preemption (mode, PREEMPT_DYNAMIC, PREEMPT_RCU), page
 // size, configs, threads, fgraph state, filter counts, thresholds and the
-// CPU (model name, hypervisor, online and possible counts). attach_evaluator_test and
-// tests/server/record_predictions_test (every fixture host) check that a
-// prediction from them equals one from the whole snapshot.
+// CPU (model name, hypervisor, online and possible counts).
+// attach_evaluator_test and tests/server/record_predictions_test (every fixture
+// host) check that a prediction from them equals one from the whole snapshot.
 //
 // Thread safety: plain values; the shared feature table is immutable.
 #ifndef TRACEHEALTH_SERVER_INDEX_HOST_RECORD_H_

@@ -18,9 +18,9 @@
 // as N_fresh / B). With two or more points whose X / Y differ, c_visit and
 // c_pass are the weighted least-squares fit of those equations, each point
 // weighted by w = 1 / first^2 (a timing's noise grows with the time timed,
-// so every point counts by its relative error); a fit whose c_pass comes out negative (noise the points cannot
-// resolve) is not taken. Otherwise, and with one point, c_pass keeps its
-// assumed value and
+// so every point counts by its relative error); a fit whose c_pass comes out
+// negative (noise the points cannot resolve) is not taken. Otherwise, and with
+// one point, c_pass keeps its assumed value and
 //   c_visit = sum(w X (d - c_pass Y)) / sum(w X^2)
 // which for one point is (d - c_pass * Y) / X. Then
 //   fixed = mean over the points of (second - c_visit * N_total - c_pass),

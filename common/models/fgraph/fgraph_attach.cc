@@ -383,8 +383,8 @@ void PredictFgraphAttach(const v1::HostSnapshot& snapshot,
   if (registers && k.use.rule == FgraphUseRule::kFprobeOnRethook &&
       !IsEntryOnlyFprobeKind(kind)) {
     const v1::CpuInfo& cpus = snapshot.cpus();
-    const uint32_t possible = cpus.possible() > 0 ? cpus.possible()
-                                                  : cpus.online();
+    const uint32_t possible =
+        cpus.possible() > 0 ? cpus.possible() : cpus.online();
     out.set_rethook_bytes(RethookNodeBytes(k.sites, possible));
   }
   out.set_cpu_class(ctx.cpu_class);

@@ -503,17 +503,15 @@ TEST(FgraphAttachTest, RethookNodesOfAReturnFprobeBefore614) {
   for (v1::ProbeKind kind :
        {v1::PROBE_KIND_KPROBE_MULTI_RETURN, v1::PROBE_KIND_KPROBE_SESSION,
         v1::PROBE_KIND_FPROBE_RETURN_EVENT}) {
-    EXPECT_EQ(PredictFgraphAttach(s, kind, options).rethook_bytes(),
-              163840000u)
+    EXPECT_EQ(PredictFgraphAttach(s, kind, options).rethook_bytes(), 163840000u)
         << kind;
   }
-  EXPECT_EQ(
-      PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, options)
-          .rethook_bytes(),
-      0u);
-  EXPECT_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, options)
+  EXPECT_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI, options)
                 .rethook_bytes(),
             0u);
+  EXPECT_EQ(
+      PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, options).rethook_bytes(),
+      0u);
   // Possible CPUs unknown: the online ones, 64.
   s.mutable_cpus()->clear_possible();
   EXPECT_EQ(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, options)

@@ -11,7 +11,6 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
-
 #include "common/kernel/feature_table.h"
 #include "common/models/kernel_features.h"
 #include "proto/tracehealth/v1/predictions.pb.h"

@@ -178,10 +178,10 @@ void AddAttachNotes(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
   }
   if (p.rethook_bytes() > 0) {
     absl::StrAppend(NewNote(basis), "rethook nodes: ", p.patch_sites(),
-                    " site(s) x ", p.rethook_bytes() / p.patch_sites() / 2 /
-                                       kRethookNodeBytes,
-                    " possible CPUs x 2 x ", kRethookNodeBytes, " B = ",
-                    ShortBytes(p.rethook_bytes()),
+                    " site(s) x ",
+                    p.rethook_bytes() / p.patch_sites() / 2 / kRethookNodeBytes,
+                    " possible CPUs x 2 x ", kRethookNodeBytes,
+                    " B = ", ShortBytes(p.rethook_bytes()),
                     ", preallocated at attach and held until detach");
   }
   if (ctx.threads_invalid) {

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "common/models/basis.h"
-#include "common/models/vmap/kasan_shadow.h"
 #include "common/models/risk.h"
+#include "common/models/vmap/kasan_shadow.h"
 
 namespace tracehealth {
 
