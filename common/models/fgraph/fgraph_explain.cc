@@ -214,12 +214,8 @@ const v1::ThresholdCheck* WorstCheck(const v1::AttachPrediction& p) {
 // them or the mode preempts it).
 double PatchStretch(const AttachContext& ctx, const AttachCase& k,
                     const v1::AttachPrediction& p) {
-  const v1::PreemptMode mode = ctx.preemption.mode;
-  if (PatchingReschedulesFor(ctx, k.kind) || mode == v1::PREEMPT_MODE_FULL ||
-      mode == v1::PREEMPT_MODE_LAZY || mode == v1::PREEMPT_MODE_RT) {
-    return 0;
-  }
-  return p.patch_seconds();
+  return NonYieldingPatchSeconds(
+      ctx.preemption, PatchingReschedulesFor(ctx, k.kind), p.patch_seconds());
 }
 
 // "; patching 50000 sites runs 50.0 ms without a reschedule point (x86's

@@ -175,25 +175,31 @@ bool PatchesInOneUpdate(v1::ProbeKind kind) {
   return IsGraphTracerKind(kind) || IsFprobeKind(kind);
 }
 
-Stretches WithPatching(const Preemption& p, bool patching_reschedules,
-                       Stretches walk, double patch_seconds) {
-  Stretches s = walk;
-  if (patching_reschedules || !(patch_seconds > 0)) return s;
+double NonYieldingPatchSeconds(const Preemption& p, bool patching_reschedules,
+                               double patch_seconds) {
+  if (patching_reschedules || !(patch_seconds > 0)) return 0;
   switch (p.mode) {
     case v1::PREEMPT_MODE_FULL:
     case v1::PREEMPT_MODE_LAZY:
     case v1::PREEMPT_MODE_RT:
-      return s;
-    case v1::PREEMPT_MODE_VOLUNTARY:
-      s.non_yielding = std::max(s.non_yielding, patch_seconds);
-      break;
-    default:  // NONE, or unknown
-      if (s.non_yielding_is_walk) {
-        s.non_yielding += patch_seconds;
-      } else {
-        s.non_yielding = std::max(s.non_yielding, patch_seconds);
-      }
+      return 0;
+    default:  // NONE, VOLUNTARY, or unknown
+      return patch_seconds;
   }
+}
+
+Stretches WithPatching(const Preemption& p, bool patching_reschedules,
+                       Stretches walk, double patch_seconds) {
+  Stretches s = walk;
+  const double patch =
+      NonYieldingPatchSeconds(p, patching_reschedules, patch_seconds);
+  if (!(patch > 0)) return s;
+  // On NONE (and unknown) nothing between the walk and the patching
+  // reschedules: a walk that is one stretch continues into it.
+  const bool joined =
+      p.mode != v1::PREEMPT_MODE_VOLUNTARY && s.non_yielding_is_walk;
+  s.non_yielding =
+      joined ? s.non_yielding + patch : std::max(s.non_yielding, patch);
   // Without PREEMPT_RCU a stretch without a reschedule point has no
   // quiescent state either (on NONE the joined one: walk and patching).
   if (!p.preempt_rcu) s.no_qs = std::max(s.no_qs, s.non_yielding);

@@ -140,6 +140,13 @@ bool PatchesInOneUpdate(v1::ProbeKind kind);
 Stretches WithPatching(const Preemption& p, bool patching_reschedules,
                        Stretches walk, double patch_seconds);
 
+// The seconds of `patch_seconds` that run without a reschedule point under
+// the rule above: all of it where patching does not reschedule and the
+// mode is NONE, VOLUNTARY or unknown, else 0. WithPatching and the
+// explanation both take it from here.
+double NonYieldingPatchSeconds(const Preemption& p, bool patching_reschedules,
+                               double patch_seconds);
+
 // Bytes of the return-probe nodes an fprobe with an exit handler
 // preallocates before 6.14, when fprobe sits on rethook
 // (kernel/trace/fprobe.c fprobe_init_rethook(): without nr_maxactive,
