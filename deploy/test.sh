@@ -78,19 +78,35 @@ run_start=$(date +%s)
 times+=("$((run_start - setup_start)) s  deploy/setup.sh --test, the shipped binaries built alongside")
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 status=0
 extra_passed=0
 extra_failed=0
 
+# What failed, with the last lines each failure printed: shown again just
+# before the closing line, so that a failure is readable from the end of a
+# long log.
+failures=$(mktemp)
+trap 'rm -f "$log" "$failures"' EXIT
+# failed_step NAME OUTPUT_FILE: notes NAME's failure and OUTPUT_FILE's tail.
+failed_step() {
+  { echo "-- $1"; tail -n 25 "$2" | sed 's/^/   /'; } >>"$failures"
+}
+
 # One counted step beside the Bazel tests: runs "$@" and counts it as one
 # passed or one failed test.
 counted() {
-  if "$@"; then
+  local out rc
+  out=$(mktemp)
+  "$@" 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  if [[ $rc -eq 0 ]]; then
     extra_passed=$((extra_passed + 1))
   else
     extra_failed=$((extra_failed + 1)); status=1
+    failed_step "$step_name: $*" "$out"
   fi
+  rm -f "$out"
+  return "$rc"
 }
 
 # counted_unless_skipped LABEL CMD...: counted as counted() does, but a run
@@ -106,6 +122,7 @@ counted_unless_skipped() {
     grep -q "^${label}: SKIPPED" "$out" || extra_passed=$((extra_passed + 1))
   else
     extra_failed=$((extra_failed + 1)); status=1
+    failed_step "$step_name: $*" "$out"
   fi
   rm -f "$out"
 }
@@ -139,6 +156,7 @@ else
   tail -n 40 "$outage_log"
   echo "$outage FAILED (beside bazel test)"
   extra_failed=$((extra_failed + 1)); status=1
+  failed_step "$outage (beside bazel test)" "$outage_log"
 fi
 rm -rf "$outage_log" "$outage_tmp"
 
@@ -156,18 +174,12 @@ rm -rf "$qs_home"
 if [[ ${TRACEHEALTH_PACKAGING:-1} != 0 ]]; then
   step "Debian packages and container images (deploy/package.sh, tests/packaging/)"
   pkg_out=$(mktemp -d -t tracehealth-package.XXXXXX)
-  if bash deploy/package.sh "$pkg_out"; then
-    extra_passed=$((extra_passed + 1))
+  if counted bash deploy/package.sh "$pkg_out"; then
     for t in install_test image_test; do
-      if bash "tests/packaging/$t.sh" "$pkg_out"; then
-        extra_passed=$((extra_passed + 1))
-      else
-        extra_failed=$((extra_failed + 1)); status=1
-      fi
+      counted bash "tests/packaging/$t.sh" "$pkg_out"
     done
   else
     echo "packaging: the build failed; install and image tests not run"
-    extra_failed=$((extra_failed + 1)); status=1
   fi
   rm -rf "$pkg_out"
 fi
@@ -213,6 +225,11 @@ step "clang-format (tests/style/check_format.sh)"
 counted bash tests/style/check_format.sh
 
 step ""
+grep -E '^//.*(FAILED|TIMEOUT|NO STATUS|INCOMPLETE)' "$log" | sed 's/^/-- bazel test: /' >>"$failures"
+if [[ -s $failures ]]; then
+  echo "== what failed"
+  cat "$failures"
+fi
 echo "== step times (total $(( $(date +%s) - setup_start )) s)"
 printf '  %s\n' "${times[@]}"
 
