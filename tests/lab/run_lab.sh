@@ -8,8 +8,9 @@
 # enable at each N priced with it; fails when the median over the rounds of
 # measured / calibrated prediction at 2*CAL <= N < 3*CAL is off by more
 # than 25 % (every row's ratio is printed; rows at N < 2*CAL or N >= 3*CAL
-# are not checked; a row whose shortest enable no other round comes within
-# 25 % of is printed as not judged). Scenario B
+# are not checked; a row measured in one round only, or whose shortest
+# enable no other round comes within 25 % of, is printed as not judged;
+# rounds that would not fit A's time budget are skipped). Scenario B
 # (preempt=none watchdog_thresh=1 rcupdate.rcu_cpu_stall_timeout=120,
 # B_THREADS idle threads, calibrated at B_CAL): the enable's soft lockup must reach the server, attributed to
 # fgraph and counted as predicted.
@@ -24,9 +25,10 @@
 #                                       (default ~/.cache/tracehealth-lab)
 #   TRACEHEALTH_LAB_SCENARIOS="A B"     which scenarios (S: the study,
 #                                       run_study.sh)
-#   TRACEHEALTH_LAB_CAL, _NS, _NS_ONCE, _REPS, _B_THREADS, _B_CAL
-#                                       16384; 8192,32768; 49152 (first
-#                                       round only); 3; 49152; 4096
+#   TRACEHEALTH_LAB_CAL, _NS, _NS_ONCE, _REPS, _A_BUDGET, _B_THREADS,
+#   _B_CAL                              32768; 16384,65536; none (N in the
+#                                       first round only); 3; 480 s; 49152;
+#                                       4096
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 here=tests/lab
@@ -44,10 +46,18 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not install
 [[ -x /bin/busybox ]] && ! ldd /bin/busybox >/dev/null 2>&1 || skip "no static /bin/busybox (busybox-static)"
 command -v gcc >/dev/null || skip "no gcc for the guest helper"
 
-cal=${TRACEHEALTH_LAB_CAL:-16384}
-ns=${TRACEHEALTH_LAB_NS:-8192,32768}
-ns_once=${TRACEHEALTH_LAB_NS_ONCE-49152}  # measured in the first round only
+# Calibrated at 32,768 threads: on this emulator the cost of a visit steps up
+# between 16k and 32k tasks (tests/RELIABILITY.md, "The study"), and a
+# calibration below the step prices N beyond it about 1.5x low (the model's
+# one constant per visit cannot see a step above its calibration); the check
+# at 2*CAL is made beyond the step.
+cal=${TRACEHEALTH_LAB_CAL:-32768}
+ns=${TRACEHEALTH_LAB_NS:-16384,65536}
+ns_once=${TRACEHEALTH_LAB_NS_ONCE:-none}  # N measured in the first round only
 reps=${TRACEHEALTH_LAB_REPS:-3}     # rounds: a calibration, then one enable per N
+# Seconds scenario A's guest may spend: a round starts only when it fits
+# (the guest is stopped 240 s after it, whatever it is doing).
+a_budget=${TRACEHEALTH_LAB_A_BUDGET:-480}
 b_cal=${TRACEHEALTH_LAB_B_CAL:-4096}
 b_threads=${TRACEHEALTH_LAB_B_THREADS:-49152}
 # One function the guest's tracing never calls on its own: the filter the
@@ -146,8 +156,9 @@ a_rc=0 b_rc=0
 if [[ $scenarios == *A* ]]; then
 # --- scenario A
 a0=$(date +%s)
-boot "$out/a.log" 600 6G "$accel" lab.scenario=A lab.cal="$cal" lab.ns="$ns" lab.ns_once="$ns_once" lab.reps="$reps" \
-  || fail "scenario A did not finish"
+boot "$out/a.log" $(( a_budget + 240 )) 6G "$accel" lab.scenario=A lab.cal="$cal" lab.ns="$ns" lab.ns_once="$ns_once" \
+    lab.reps="$reps" lab.budget_s="$a_budget" \
+  || fail "scenario A did not finish in $(( a_budget + 240 )) s (its budget $a_budget s)"
 echo "lab: scenario A $(( $(date +%s) - a0 )) s"
 grep '^LAB \(boot\|calibrat\|note\|threads\)' "$out/a.log.txt"
 
@@ -203,13 +214,14 @@ awk -v cal="$cal" -v accel="$accel" '
       # A measurement whose shortest enable no other round comes within
       # 25 % of (the emulator shared the host with other work) cannot judge
       # a 25 % target: the row is printed and named, not counted either way.
-      steady = nm < 2 || mv[2] <= 1.25 * mv[1]
+      steady = nm >= 2 && mv[2] <= 1.25 * mv[1]
       why = ""
       if (med == "") why = "no calibrated prediction"
       else if (n < 2 * cal) why = "not checked: N < 2*CAL"
       # Beyond 3*CAL the cost per visit keeps growing with N and the 25 %
       # target is not held there (tests/RELIABILITY.md, "A real kernel").
       else if (n >= 3 * cal) why = "not checked: N >= 3*CAL"
+      else if (nm < 2) { why = "NOT JUDGED: one round only"; unjudged++ }
       else if (!steady) { why = sprintf("NOT JUDGED: its two shortest enables %.2fx apart", mv[2] / mv[1]); unjudged++ }
       else { why = "judged"; checked++; if (med < 0.75 || med > 1.25) { bad++; miss = miss " " n } }
       if (med == "" && n >= 2 * cal && n < 3 * cal) uncal_only++

@@ -40,7 +40,7 @@ predict() {
 # calibrate STATE_DIR K: one --calibrate with K threads of the agent's own;
 # prints its output line (or the reason it could not).
 calibrate() {
-  $AGENT --calibrate --calibrate_threads="$2" --calibrate_budget=30s \
+  $AGENT --calibrate --calibrate_threads="$2" --calibrate_budget=60s \
       --calibrate_repeats="${3:-1}" \
       --state_dir="$1" --host_id=lab > /tmp/calibrate.out 2>&1
   rc=$?
@@ -55,10 +55,17 @@ set_filter() {
 }
 
 scenario_a() {
-  cal=$(param cal 16384)
-  ns=$(param ns 8192,32768)
-  ns_once=$(param ns_once 49152)
+  cal=$(param cal 32768)
+  ns=$(param ns 16384,65536)
+  ns_once=$(param ns_once none)
+  [ "$ns_once" = none ] && ns_once=""
   reps=$(param reps 3)
+  # Seconds scenario A may take (0: no limit): a round starts only when the
+  # longest round so far (without the first round's N of ns_once) fits in
+  # what is left, so the scenario ends by itself before the host's timeout.
+  budget=$(param budget_s 0)
+  a_start=$(date +%s)
+  longest=0
   set_filter
   mkdir -p /tmp/uncal
   hold "$cal"
@@ -68,6 +75,13 @@ scenario_a() {
   # what slows the emulator for a while slows a calibration and the enables
   # it is compared with alike.
   for r in $(seq 1 "$reps"); do
+    r_start=$(date +%s)
+    used=$(( r_start - a_start ))
+    if [ "$r" -gt 1 ] && [ "$budget" -gt 0 ] && [ $(( used + longest )) -gt "$budget" ]; then
+      lab "note rounds $r-$reps skipped: ${used} s used, a round takes up to ${longest} s, budget ${budget} s"
+      break
+    fi
+    once_s=0
     set_filter
     mkdir -p "/tmp/cal$r"
     calibrated=1
@@ -86,7 +100,14 @@ scenario_a() {
       m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
       lab "row n=$n round=$r role=measured uncal: $u cal: $c measured: $m"
       release
+      case ",$ns," in
+        *",$n,"*) ;;
+        *) once_s=$(( once_s + $(date +%s) - t0 )) ;;
+      esac
     done
+    d=$(( $(date +%s) - r_start - once_s ))
+    [ "$d" -gt "$longest" ] && longest=$d
+    lab "note round $r ${d} s (ns_once ${once_s} s more)"
   done
   finish 0
 }

@@ -114,7 +114,15 @@ static int HoldProcesses(long n, long per, const char* ready_file) {
     return 1;
   }
   if (WriteReady(n, ready_file) != 0) return 1;
-  while (!stopping) pause();
+  // SIGTERM blocked between the test and the wait: one that arrives after
+  // the test is delivered inside sigsuspend() instead of being lost before
+  // a pause() that would then wait for ever.
+  sigset_t term, old;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_BLOCK, &term, &old);
+  while (!stopping) sigsuspend(&old);
+  sigprocmask(SIG_SETMASK, &old, NULL);
   signal(SIGTERM, SIG_IGN);
   kill(0, SIGTERM);
   while (wait(NULL) > 0) {}
