@@ -46,9 +46,10 @@ TEST_PACKAGES=(
   postgresql-15 patroni etcd-server etcd-client haproxy
   # The fleet page in a real browser (tests/web/)
   chromium chromium-driver python3-selenium
-  # The kernel lab (tests/lab/): qemu boots Debian's cloud kernel (fetched with
-  # apt-get download, never installed) with a busybox initramfs
-  qemu-system-x86 busybox-static cpio
+  # The kernel lab (tests/lab/): qemu boots Debian's cloud kernels (fetched with
+  # apt-get download, never installed) with a busybox initramfs; the arm64
+  # kernels of the matrix under qemu-system-aarch64
+  qemu-system-x86 qemu-system-arm busybox-static cpio
   # The aarch64 cross build (bazel build --config=arm64, deploy/arm64/) and its
   # test under qemu-aarch64 user emulation (tests/arm64/): Debian's arm64
   # libraries are fetched into a sysroot by deploy/arm64/sysroot.sh, never

@@ -15,7 +15,10 @@
 #      qemu, the fgraph prediction calibrated and compared with timed
 #      function_graph enables, and a real soft lockup reported and counted
 #      as predicted; skipped (with the reason) without qemu or the kernel
-#      package; TRACEHEALTH_LAB=0 skips.
+#      package; TRACEHEALTH_LAB=0 skips. Then one arm64 kernel of the matrix
+#      (6.18.15 -arm64-16k under qemu-system-aarch64: page size, shadow stack
+#      a thread, walks per kind against real attaches; tests/lab/README.md);
+#      TRACEHEALTH_ARM64_LAB=0 skips.
 #   4a. the aarch64 cross build (bazel build --config=arm64) of the agent run
 #      under qemu-aarch64 user emulation on every fixture host, its JSON
 #      report compared with the x86-64 agent's (tests/arm64/qemu_agent_test.sh);
@@ -189,6 +192,18 @@ if [[ ${TRACEHEALTH_LAB:-1} != 0 ]]; then
   lab_out=$(mktemp -d -t tracehealth-lab.XXXXXX)
   counted_unless_skipped lab bash tests/lab/run_lab.sh --out "$lab_out"
   rm -rf "$lab_out"
+fi
+
+if [[ ${TRACEHEALTH_ARM64_LAB:-1} != 0 ]]; then
+  step "arm64 kernel lab, one kernel of the matrix (tests/lab/run_matrix.sh)"
+  # 16 KiB pages, before the arm64 entry-only fprobe backport: the agent's
+  # page size, shadow stack a thread and walks against the kernel's. The
+  # whole matrix: tests/lab/README.md.
+  mx_out=$(mktemp -d -t tracehealth-matrix.XXXXXX)
+  counted_unless_skipped matrix env TRACEHEALTH_MATRIX=6.18.15-arm64-16k \
+    TRACEHEALTH_MATRIX_NS=2048,12288 TRACEHEALTH_MATRIX_KINDS=function_graph,kprobe_multi \
+    TRACEHEALTH_MATRIX_TIMEOUT=600 bash tests/lab/run_matrix.sh --out "$mx_out"
+  rm -rf "$mx_out"
 fi
 
 if [[ ${TRACEHEALTH_ARM64:-1} != 0 ]]; then

@@ -29,7 +29,7 @@ done
 # The packages the issue names as the test suite's: never in the build list,
 # always in the test list.
 for p in chromium chromium-driver postgresql-15 patroni etcd-server haproxy \
-    qemu-system-x86 lintian umoci skopeo docker-registry prometheus \
+    qemu-system-x86 qemu-system-arm lintian umoci skopeo docker-registry prometheus \
     prometheus-alertmanager libclang-rt-14-dev libgtest-dev libbenchmark-dev jsonnet \
     prometheus-node-exporter; do
   [[ -z ${in_base[$p]:-} ]] || bad "test package $p is in the build list"

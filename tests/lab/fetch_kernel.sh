@@ -54,25 +54,19 @@ if [[ -f $kdir/.complete ]]; then
   esac
 fi
 
-# The private apt configuration: every suite kernels.txt names.
-apt=$cache/apt
-mkdir -p "$apt/etc" "$apt/lists/partial" "$apt/cache/archives/partial"
-key=/usr/share/keyrings/debian-archive-keyring.gpg
-{
-  for s in bookworm bookworm-updates trixie trixie-backports unstable experimental; do
-    echo "deb [signed-by=$key] http://deb.debian.org/debian $s main"
-  done
-  echo "deb [signed-by=$key] http://deb.debian.org/debian-security bookworm-security main"
-} > "$apt/etc/sources.list.new"
-cmp -s "$apt/etc/sources.list.new" "$apt/etc/sources.list" \
-  || { mv "$apt/etc/sources.list.new" "$apt/etc/sources.list"; rm -f "$apt/.updated"; }
-rm -f "$apt/etc/sources.list.new"
-opts=(-o Dir::Etc::SourceList="$apt/etc/sources.list" -o Dir::Etc::SourceParts=/dev/null
-      -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o APT::Get::List-Cleanup=0 -o APT::Sandbox::User=root)
+# The private apt configuration (lab_apt.sh), for the kernel's architecture:
+# arm64 for the -arm64 flavours.
+. "$here/lab_apt.sh"
+case $flavour in
+  *arm64*) lab_apt "$cache" arm64 ;;
+  *) lab_apt "$cache" amd64 ;;
+esac
+apt=$LAB_APT
+opts=("${LAB_APT_OPTS[@]}")
 # The lists: fetched when absent, or when PACKAGE=VERSION is not in them.
 have() { [[ -n $(apt-cache "${opts[@]}" show "$1=$2" 2>/dev/null) ]]; }
 if ! have "$pkg" "$version"; then
-  apt-get "${opts[@]}" -q update >"$apt/update.log" 2>&1 \
+  lab_apt_update \
     || skip "apt-get update failed (offline?), nothing cached: $(grep -m1 -E '^(E|W):' "$apt/update.log")"
   have "$pkg" "$version" || skip "$pkg=$version not on the mirror (suite $suite; kernels.txt needs a current version)"
 fi

@@ -53,13 +53,15 @@ BEGIN {
   runs = rt ? "rt" : (s == "absent" ? static : def)
   if (rt) preempt = "rt; sched/preempt " preempt
 }
+/^LAB page / { kernel_page = field($0, "kernel_bytes") }
 /^LAB agent / {
   config_source = field($0, "config_source"); agent_preempt = field($0, "preempt_mode")
-  unknown = field($0, "unknown")
+  unknown = field($0, "unknown"); agent_page = field($0, "page_size")
 }
 /^LAB predict / {
   k = field($0, "kind")
   pred[k] = field($0, "unavailable") == 1 ? "unavailable" : (field($0, "uses_fgraph") == 1 ? "walks" : "no walk")
+  stack_size[k] = field($0, "shadow_stack_size")
 }
 /^LAB attach / {
   k = field($0, "kind"); n = field($0, "n") + 0
@@ -68,6 +70,7 @@ BEGIN {
   if (e != 0) { err[k] = e " (" field($0, "step") ")"; cell[k] = cell[k] (cell[k] == "" ? "" : "; ") n ": errno " e }
   else {
     first[k, n] = field($0, "first_ms") + 0; second[k, n] = field($0, "second_ms") + 0
+    if (field($0, "mem_kb") != "") mem[k, n] = field($0, "mem_kb") + 0
     cell[k] = cell[k] (cell[k] == "" ? "" : "; ") sprintf("%d: %.1f / %.1f", n, first[k, n], second[k, n])
   }
 }
@@ -78,8 +81,11 @@ END {
   if (tolower(agent_preempt) != "preempt_mode_" runs) {
     print "matrix: " kernel ": DISAGREE: the agent says " agent_preempt ", the kernel runs " runs; bad++
   }
+  if (kernel_page == "" || agent_page != kernel_page) {
+    print "matrix: " kernel ": DISAGREE: the agent says a page is " agent_page " bytes, the kernel's are " kernel_page; bad++
+  }
   print "matrix: " kernel ": agent config_source " config_source ", preempt_mode " agent_preempt \
-    ", kernel runs " preempt ", inputs unknown: " unknown
+    ", kernel runs " preempt ", page " agent_page " bytes (kernel " kernel_page "), inputs unknown: " unknown
   for (i = 1; i <= nk; i++) {
     k = order[i]; a = agent_kind[k]
     p = (a in pred) ? pred[a] : "?"
@@ -102,7 +108,20 @@ END {
         verdict = "DISAGREE"; why = "predicted " p ", observed " obs
       }
     }
-    printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", kernel, flavour, preempt, k, p, obs, cell[k], verdict
+    # Shadow-stack bytes a thread: the model's, and what the first attach at
+    # the larger N left allocated, over its threads (a MemFree delta: the
+    # rest an attach allocates is under 1 % of N stacks there). Checked
+    # where both sides walk: within 25 %.
+    stack = "-"
+    if ((k, nhi) in mem) {
+      per = mem[k, nhi] * 1024 / nhi
+      want = (a in stack_size) ? stack_size[a] + 0 : 0
+      stack = sprintf("%s / %.0f", (a in stack_size) ? stack_size[a] : "?", per)
+      if (p == "walks" && obs ~ /^walks/ && verdict == "agrees" && (want <= 0 || per < 0.75 * want || per > 1.25 * want)) {
+        verdict = "DISAGREE"; why = sprintf("shadow stack %s bytes a thread predicted, %.0f measured", want, per)
+      }
+    }
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", kernel, flavour, preempt, k, p, obs, cell[k], stack, verdict
     if (verdict == "DISAGREE") { print "matrix: " kernel " " k ": DISAGREE: " why; bad++ }
   }
   if (unclear != "") print "matrix: " kernel ": unclear (first >= 3x second, but not growing 2x with N):" unclear

@@ -3,6 +3,11 @@
 # of tests/lab/kernels.txt booted under qemu with the agent and
 # guest/lab_attach, one at a time.
 #   run_matrix.sh [--out DIR]
+# An arm64 kernel (flavour *arm64*) boots under qemu-system-aarch64 -M virt
+# -cpu max (TCG) with the cross-built agent (bazel build --config=arm64),
+# Debian's arm64 busybox-static and the helpers built with
+# aarch64-linux-gnu-gcc (make_initramfs.sh --arch arm64); without those
+# parts it is skipped with the reason.
 # Per kernel: the agent's --once report (its config source, preemption and
 # per probe kind whether the attach walks the threads: uses_fgraph), then
 # for each N of NS and each probe kind, N fresh idle threads and a timed
@@ -23,7 +28,9 @@
 # the reverse; a kind the agent calls unavailable that attaches, or one it
 # calls available that the kernel refuses; a kernel whose config the agent
 # did not find; a preemption mode the agent reports other than the one the
-# kernel runs (matrix_table.awk). Kernels fetch_kernel.sh cannot provide are skipped with the
+# kernel runs, a page size other than the kernel's, or (where both walk) a
+# shadow stack a thread more than 25 % from what the first attach left
+# allocated a thread (matrix_table.awk). Kernels fetch_kernel.sh cannot provide are skipped with the
 # reason; exit 0 when every kernel is skipped ("matrix: SKIPPED: reason").
 # Environment:
 #   TRACEHEALTH_MATRIX="NAME ..."     a subset of kernels.txt (default all)
@@ -65,14 +72,30 @@ for k in $names; do
   grep -qx "$k" <<<"$all" || fail "$k is not a NAME in $here/kernels.txt"
 done
 
-agent=bazel-bin/agent/tracehealth-agent
 bazel build --jobs=2 //agent:tracehealth-agent 2>&1 | tail -n 1
+agent=$(bazel info bazel-bin 2>/dev/null)/agent/tracehealth-agent
 [[ -x $agent ]] || fail "$agent not built"
+# arm64_parts: why the arm64 kernels cannot run here (empty when they can);
+# builds the arm64 agent into $agent_arm64 the first time.
+arm64_why=unchecked agent_arm64=""
+arm64_parts() {
+  [[ $arm64_why == unchecked ]] || return 0
+  arm64_why=""
+  command -v qemu-system-aarch64 >/dev/null || { arm64_why="no qemu-system-aarch64 (package qemu-system-arm)"; return 0; }
+  command -v aarch64-linux-gnu-gcc >/dev/null || { arm64_why="no aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu)"; return 0; }
+  bash deploy/arm64/sysroot.sh >/dev/null 2>"$out/sysroot.err" \
+    || { arm64_why="the arm64 sysroot: $(tail -n 1 "$out/sysroot.err")"; return 0; }
+  bash "$here/fetch_guest_arm64.sh" >"$out/busybox-arm64" \
+    || { arm64_why="$(cat "$out/busybox-arm64")"; return 0; }
+  bazel build --config=arm64 --jobs=2 //agent:tracehealth-agent 2>&1 | tail -n 1
+  agent_arm64=$(bazel info --config=arm64 bazel-bin 2>/dev/null)/agent/tracehealth-agent
+  [[ -x $agent_arm64 ]] || arm64_why="the arm64 agent did not build"
+}
 
 start=$(date +%s)
 table=$out/table.md
-echo "| kernel | flavour | preemption: default (offered) | probe kind | walks: predicted | observed | first / second attach at each N (ms) | |" > "$table"
-echo "|---|---|---|---|---|---|---|---|" >> "$table"
+echo "| kernel | flavour | preemption: default (offered) | probe kind | walks: predicted | observed | first / second attach at each N (ms) | shadow stack a thread, bytes: predicted / measured | |" > "$table"
+echo "|---|---|---|---|---|---|---|---|---|" >> "$table"
 booted=0 skipped="" bad=0 unclear=""
 for k in $names; do
   flavour=$(awk -v n="$k" '$1 == n { print $5 }' "$here/kernels.txt")
@@ -84,13 +107,30 @@ for k in $names; do
   fi
   vmlinuz=$(sed -n 's/^vmlinuz=//p' <<<"$f")
   config=$(sed -n 's/^config=//p' <<<"$f")
-  bash "$here/make_initramfs.sh" "$out/$k.cpio.gz" "$config" "$agent" \
-    || fail "$k: initramfs"
+  case $flavour in
+    *arm64*)
+      arm64_parts
+      if [[ -n $arm64_why ]]; then
+        echo "matrix: $k: $arm64_why"
+        skipped="$skipped $k"
+        continue
+      fi
+      bash "$here/make_initramfs.sh" --arch arm64 "$out/$k.cpio.gz" "$config" "$agent_arm64" \
+        || fail "$k: initramfs"
+      # virt's UART is a PL011; TCG only (an x86-64 host).
+      emulator=(qemu-system-aarch64 -M virt -cpu max -accel tcg) console=ttyAMA0
+      ;;
+    *)
+      bash "$here/make_initramfs.sh" "$out/$k.cpio.gz" "$config" "$agent" \
+        || fail "$k: initramfs"
+      emulator=(qemu-system-x86_64 -accel "$accel") console=ttyS0
+      ;;
+  esac
   k0=$(date +%s)
   log=$out/$k.log
-  nice -n 19 timeout "$limit" qemu-system-x86_64 -accel "$accel" -m 3G -smp 2 \
+  nice -n 19 timeout "$limit" "${emulator[@]}" -m 3G -smp 2 \
     -nographic -no-reboot -kernel "$vmlinuz" -initrd "$out/$k.cpio.gz" \
-    -append "console=ttyS0 panic=-1 quiet lab.scenario=M lab.filter=$filter lab.ns=$ns lab.reps=$reps lab.kinds=$kinds" \
+    -append "console=$console panic=-1 quiet lab.scenario=M lab.filter=$filter lab.ns=$ns lab.reps=$reps lab.kinds=$kinds" \
     < /dev/null > "$log" 2>&1
   rc=$?
   tr -d '\r' < "$log" > "$log.txt"

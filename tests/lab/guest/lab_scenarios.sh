@@ -185,14 +185,19 @@ report_kinds() {
   # One line; the spaces of the indentation and after each colon go, those
   # inside values stay.
   tr -d '\n' < /tmp/report.json | sed 's/": /":/g; s/  */ /g; s/\([[{,]\) /\1/g; s/ \([]}]\)/\1/g' | awk '
+    function num(s, key,   i, t) {
+      i = index(s, "\"" key "\":"); if (!i) return "-"
+      t = substr(s, i + length(key) + 3); sub(/^"/, "", t); match(t, /^[0-9]+/)
+      return RLENGTH > 0 ? substr(t, 1, RLENGTH) : "-"
+    }
     function str(s, key,   i, t) {
       i = index(s, "\"" key "\":\""); if (!i) return "-"
       t = substr(s, i + length(key) + 4); t = substr(t, 1, index(t, "\"") - 1)
       gsub(/ /, "_", t); return t
     }
     {
-      printf "LAB agent config_source=%s preempt_mode=%s preempt_source=%s unknown=",
-        str($0, "config_source"), str($0, "preempt_mode"), str($0, "preempt_source")
+      printf "LAB agent config_source=%s preempt_mode=%s preempt_source=%s page_size=%s unknown=",
+        str($0, "config_source"), str($0, "preempt_mode"), str($0, "preempt_source"), num($0, "page_size")
       u = ""
       if (match($0, /"unknown":\[[^]]*\]/)) {
         rest = substr($0, RSTART, RLENGTH)
@@ -205,10 +210,10 @@ report_kinds() {
       for (i = 2; i <= n; i++) {
         p = parts[i]
         if ((j = index(p, "\"cpu_class\""))) p = substr(p, 1, j)
-        printf "LAB predict kind=%s uses_fgraph=%d unavailable=%d busy=%d already_active=%d\n",
+        printf "LAB predict kind=%s uses_fgraph=%d unavailable=%d busy=%d already_active=%d shadow_stack_size=%s\n",
           substr(p, 1, index(p, "\"") - 1), (index(p, "\"uses_fgraph\":true") > 0),
           (index(p, "\"unavailable\":true") > 0), (index(p, "\"busy\":true") > 0),
-          (index(p, "\"fgraph_already_active\":true") > 0)
+          (index(p, "\"fgraph_already_active\":true") > 0), num(p, "shadow_stack_size")
       }
     }'
 }
@@ -218,13 +223,33 @@ report_kinds() {
 # second attach replaced by the shortest second attach of all runs, and
 # every first attach (all_first_ms); no subshell, so that an error reaches
 # the console. Interference from the host only adds time.
+mem_free_kb() { awk '$1 == "MemFree:" { print $2 }' /proc/meminfo; }
+# MemFree once it has settled: what exited threads leave to free (RCU,
+# delayed task puts) is freed while the next cell runs, and would count
+# against that cell's attach. Two readings half a second apart within
+# 256 KiB, or the last of 40.
+mem_settled_kb() {
+  a=$(mem_free_kb)
+  for i in $(seq 1 40); do
+    sleep 0.5
+    b=$(mem_free_kb)
+    [ $(( a > b ? a - b : b - a )) -lt 256 ] && break
+    a=$b
+  done
+  echo "$b"
+}
+
 attach_min() {
   best="" all="" min2=""
   for i in $(seq 1 "$3"); do
     t0=$(date +%s)
     hold "$2"
+    m0=$(mem_settled_kb)
     r=$(lab_attach "$1" "$FILTER" 2>/tmp/attach.err) \
       || { lab "error lab_attach $1: $(tr '\n' ' ' < /tmp/attach.err)"; finish 1; }
+    # What the attaches left allocated while the threads live (their shadow
+    # stacks stay until they exit).
+    r="$r mem_kb=$(( m0 - $(mem_settled_kb) ))"
     release
     f=$(echo "$r" | sed -n 's/.* first_ms=\([-0-9.]*\).*/\1/p')
     s=$(echo "$r" | sed -n 's/.* second_ms=\([-0-9.]*\).*/\1/p')
@@ -240,6 +265,11 @@ attach_min() {
 scenario_m() {
   mkdir -p /tmp/m
   lab "preempt_file $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo absent)"
+  lab "page kernel_bytes=$(awk '$1 == "KernelPageSize:" { print $2 * 1024; exit }' /proc/self/smaps)"
+  # One untimed function_graph attach first: the tracing ring buffer grows
+  # to its full size on the first tracer of a boot, which would otherwise
+  # land in the first cell's time and memory.
+  lab_attach function_graph "$FILTER" > /dev/null 2>&1 || lab "note warm-up attach failed"
   report_kinds
   refused=""
   for n in $(param ns 4096,16384 | tr ',' ' '); do
