@@ -41,6 +41,9 @@
 #   TRACEHEALTH_MATRIX_KINDS=...      probe kinds (lab_attach's names;
 #                                     default all seven)
 #   TRACEHEALTH_MATRIX_TIMEOUT=1200   seconds per kernel
+#   TRACEHEALTH_MATRIX_CMDLINE="..."  added to every kernel's command line
+#                                     (e.g. preempt=none: the agent must
+#                                     report the mode the kernel then runs)
 #   TRACEHEALTH_LAB_ACCEL=tcg|kvm     default tcg (see README, Accelerator)
 #   TRACEHEALTH_LAB_CACHE=DIR         kernel cache (fetch_kernel.sh)
 # Each guest runs under nice -n 19: the emulator yields to other work.
@@ -64,6 +67,7 @@ ns=${TRACEHEALTH_MATRIX_NS:-4096,16384}
 reps=${TRACEHEALTH_MATRIX_REPS:-1}
 kinds=${TRACEHEALTH_MATRIX_KINDS:-function_graph,kprobe_multi,kprobe_multi_return,kprobe_session,fprobe,fprobe_return,kretprobe}
 limit=${TRACEHEALTH_MATRIX_TIMEOUT:-1200}
+extra=${TRACEHEALTH_MATRIX_CMDLINE:-}
 accel=${TRACEHEALTH_LAB_ACCEL:-tcg}
 filter=ksys_sync
 all=$(grep -v '^#' "$here/kernels.txt" | awk 'NF { print $1 }')
@@ -130,7 +134,7 @@ for k in $names; do
   log=$out/$k.log
   nice -n 19 timeout "$limit" "${emulator[@]}" -m 3G -smp 2 \
     -nographic -no-reboot -kernel "$vmlinuz" -initrd "$out/$k.cpio.gz" \
-    -append "console=$console panic=-1 quiet lab.scenario=M lab.filter=$filter lab.ns=$ns lab.reps=$reps lab.kinds=$kinds" \
+    -append "console=$console panic=-1 quiet lab.scenario=M lab.filter=$filter lab.ns=$ns lab.reps=$reps lab.kinds=$kinds${extra:+ $extra}" \
     < /dev/null > "$log" 2>&1
   rc=$?
   tr -d '\r' < "$log" > "$log.txt"
@@ -143,7 +147,7 @@ for k in $names; do
   fi
   booted=$(( booted + 1 ))
   echo "matrix: $k: $secs s ($(grep -m1 '^LAB agent' "$log.txt" | cut -d' ' -f3-))"
-  awk -v kernel="$k" -v flavour="$flavour" -v ns="$ns" -v cfg="$config" -f "$here/matrix_table.awk" \
+  awk -v kernel="$k${extra:+ ($extra)}" -v flavour="$flavour" -v ns="$ns" -v cfg="$config" -f "$here/matrix_table.awk" \
     "$log.txt" > "$out/$k.rows"
   r=$?
   grep '^|' "$out/$k.rows" | tee -a "$table"
