@@ -11,6 +11,10 @@
 #      this machine (tests/packaging/install_test.sh), pushed to a local
 #      registry, pulled and run as deploy/k8s/ runs them
 #      (tests/packaging/image_test.sh); TRACEHEALTH_PACKAGING=0 skips;
+#      with TRACEHEALTH_ARM64=full (below) also the arm64 packages and the
+#      images' arm64 half (deploy/package.sh --arch=all), checked and run
+#      under qemu-aarch64 (tests/packaging/arm64_test.sh; skipped with the
+#      reason without the cross compiler, qemu or the arm64 packages);
 #   4. the kernel lab (tests/lab/run_lab.sh): Debian's cloud kernel under
 #      qemu, the fgraph prediction calibrated and compared with timed
 #      function_graph enables, and a real soft lockup reported and counted
@@ -25,7 +29,10 @@
 #      skipped (with the reason) without the cross compiler, qemu-user-static
 #      or the arm64 packages (deploy/arm64/sysroot.sh); TRACEHEALTH_ARM64=0 skips,
 #      TRACEHEALTH_ARM64=full also cross-builds the server and tracehealthctl
-#      and runs all three together under qemu (--with_server).
+#      and runs all three together under qemu (--with_server), and packages
+#      them (step 3, which runs first: this step's cross build then only
+#      links again). Not the default: the server's cross build adds about
+#      14 minutes to a run from a clean clone.
 #   5. every libFuzzer target for a bounded time (tests/fuzz/run_fuzzers.sh,
 #      TRACEHEALTH_FUZZ_SECONDS per target, default 10; 0 skips).
 #   6. ThreadSanitizer over the server's concurrent code
@@ -177,10 +184,17 @@ rm -rf "$qs_home"
 if [[ ${TRACEHEALTH_PACKAGING:-1} != 0 ]]; then
   step "Debian packages and container images (deploy/package.sh, tests/packaging/)"
   pkg_out=$(mktemp -d -t tracehealth-package.XXXXXX)
-  if counted bash deploy/package.sh "$pkg_out"; then
+  pkg_arch=amd64
+  [[ ${TRACEHEALTH_ARM64:-1} == full ]] && pkg_arch=all
+  if counted bash deploy/package.sh --arch="$pkg_arch" "$pkg_out"; then
     for t in install_test image_test; do
       counted bash "tests/packaging/$t.sh" "$pkg_out"
     done
+    if [[ $pkg_arch == all ]]; then
+      counted_unless_skipped "arm64 packages" bash tests/packaging/arm64_test.sh "$pkg_out"
+    else
+      echo "arm64 packages: not built (TRACEHEALTH_ARM64=full builds and checks them)"
+    fi
   else
     echo "packaging: the build failed; install and image tests not run"
   fi

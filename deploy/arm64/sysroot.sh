@@ -6,12 +6,19 @@
 # architectures and /etc/apt are left alone; no arm64 package is installed)
 # and unpacked with dpkg-deb -x.
 #
-#   deploy/arm64/sysroot.sh            builds or updates the sysroot, prints its path
-#   deploy/arm64/sysroot.sh --path     prints the path only
+#   deploy/arm64/sysroot.sh               builds or updates the sysroot, prints its path
+#   deploy/arm64/sysroot.sh --path        prints the path only
+#   deploy/arm64/sysroot.sh --apt-config  prints the path of the private apt
+#                                         configuration (`apt-get -c FILE ...`
+#                                         asks the arm64 lists; written by a run
+#                                         without arguments)
 #
 # Where: $TRACEHEALTH_ARM64_SYSROOT, default ~/.cache/tracehealth-arm64/sysroot;
 # the downloaded .debs and apt lists stay in ~/.cache/tracehealth-arm64/ between
-# runs. The mirror is the one the machine's apt sources use.
+# runs. The mirror is the one the machine's apt sources use. SYSROOT/.tracehealth-debs
+# lists the .debs (absolute paths) the sysroot is unpacked from: deploy/package.sh
+# --arch=arm64 reads their shlibs and symbols files (the packages' Depends),
+# deploy/image/build.sh which of them ships each library.
 #
 # Idempotent: with every .deb already unpacked (the stamp lists them) it does
 # nothing and needs no network. Exit codes: 0 ready, 1 error, 3 the packages
@@ -22,8 +29,10 @@ set -euo pipefail
 CACHE=${TRACEHEALTH_ARM64_CACHE:-$HOME/.cache/tracehealth-arm64}
 SYSROOT=${TRACEHEALTH_ARM64_SYSROOT:-$CACHE/sysroot}
 
+APT_DIR=$CACHE/apt
 if [[ ${1:-} == --path ]]; then echo "$SYSROOT"; exit 0; fi
-[[ $# -eq 0 ]] || { echo "usage: $0 [--path]" >&2; exit 2; }
+if [[ ${1:-} == --apt-config ]]; then echo "$APT_DIR/apt.conf"; exit 0; fi
+[[ $# -eq 0 ]] || { echo "usage: $0 [--path|--apt-config]" >&2; exit 2; }
 
 # The libraries third_party/BUILD.bazel links (their -dev packages) and the C
 # and C++ runtime. Their dependencies are resolved below.
@@ -39,7 +48,6 @@ unavailable() {
   exit 3
 }
 
-APT_DIR=$CACHE/apt
 DEB_DIR=$CACHE/debs
 mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial" "$DEB_DIR"
 touch "$APT_DIR/status"
@@ -78,13 +86,23 @@ sources=$APT_DIR/sources.list
 [[ -s $sources.new ]] || { rm -f "$sources.new"; echo "arm64 sysroot: no Debian source in /etc/apt" >&2; exit 1; }
 mv "$sources.new" "$sources"
 
-APT_OPTS=(
-  -o "Dir::Etc::SourceList=$sources" -o Dir::Etc::SourceParts=/dev/null
-  -o "Dir::State::Lists=$APT_DIR/lists" -o "Dir::Cache=$APT_DIR/cache"
-  -o "Dir::State::status=$APT_DIR/status"
-  -o APT::Architecture=arm64 -o APT::Architectures=arm64
-  -o Debug::NoLocking=1 -o Acquire::Retries=2 -o Acquire::http::Timeout=20
-)
+# The private configuration as a file (apt-get -c reads it after the
+# machine's), so that deploy/image/build.sh asks the same lists.
+cat >"$APT_DIR/apt.conf.new" <<CONF
+Dir::Etc::SourceList "$sources";
+Dir::Etc::SourceParts "/dev/null";
+Dir::State::Lists "$APT_DIR/lists";
+Dir::Cache "$APT_DIR/cache";
+Dir::State::status "$APT_DIR/status";
+APT::Architecture "arm64";
+#clear APT::Architectures;
+APT::Architectures { "arm64"; };
+Debug::NoLocking "1";
+Acquire::Retries "2";
+Acquire::http::Timeout "20";
+CONF
+mv "$APT_DIR/apt.conf.new" "$APT_DIR/apt.conf"
+APT_OPTS=(-c "$APT_DIR/apt.conf")
 
 stamp=$SYSROOT/.tracehealth-sysroot
 # The package list, resolved once per day at most (or when the roots change).
@@ -144,6 +162,9 @@ done < "$want"
 
 sig=$(printf '%s\n' "${debs[@]}" | sha256sum | cut -c1-16)
 if [[ -f $stamp && $(cat "$stamp") == "$sig" ]]; then
+  # (A sysroot unpacked before the list was kept gets it here.)
+  printf '%s\n' "${debs[@]}" | cmp -s - "$SYSROOT/.tracehealth-debs" ||
+    printf '%s\n' "${debs[@]}" >"$SYSROOT/.tracehealth-debs"
   echo "$SYSROOT"; exit 0
 fi
 
@@ -163,6 +184,7 @@ while IFS= read -r -d '' link; do
   ln -sfn "$rel" "$link"
 done < <(find "$tmp" -type l -print0)
 
+printf '%s\n' "${debs[@]}" > "$tmp/.tracehealth-debs"
 echo "$sig" > "$tmp/.tracehealth-sysroot"
 rm -rf "$SYSROOT.old"
 [[ -d $SYSROOT ]] && mv "$SYSROOT" "$SYSROOT.old"

@@ -4,9 +4,12 @@
 #
 #   tests/packaging/image_test.sh OUT      (OUT of deploy/package.sh)
 #
-# 1. pushes both OCI layouts to a local registry (docker-registry on
-#    127.0.0.1) with docs/operations.md's `skopeo copy` and pulls them back: the
-#    registry must serve the layout's manifest digest;
+# 1. pushes both OCI layouts' tag VERSION, the image index of every
+#    architecture built, to a local registry (docker-registry on 127.0.0.1)
+#    with docs/operations.md's `skopeo copy --all` and pulls them back: the
+#    registry must serve the layout's index digest, and a pull without
+#    --all this machine's platform, the layout's VERSION-amd64 manifest
+#    (tests/packaging/arm64_test.sh checks the arm64 ones);
 # 2. unpacks the pulled images (umoci unpack) and runs each entrypoint in its
 #    root (run_bundle.sh: new mount and PID namespaces, chroot) with the
 #    user, capabilities, read-only root, volume mounts, environment and args
@@ -44,10 +47,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# image_config NAME JQ: a field of the image config in OUT/oci/NAME.
+# tagged NAME TAG: the digest OUT/oci/NAME's index.json tags TAG.
+tagged() {
+  jq -r --arg t "$2" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t)
+    | .digest' "$out/oci/$1/index.json"
+}
+# image_config NAME JQ: a field of the amd64 image config in OUT/oci/NAME.
 image_config() {
   local layout="$out/oci/$1" manifest config
-  manifest=$(jq -r '.manifests[0].digest' "$layout/index.json")
+  manifest=$(tagged "$1" "$version-amd64")
   config=$(jq -r .config.digest "$layout/blobs/sha256/${manifest#sha256:}")
   jq -r "$2" "$layout/blobs/sha256/${config#sha256:}"
 }
@@ -83,25 +91,27 @@ done
 registry="127.0.0.1:$port"
 for name in agent server; do
   layout="$out/oci/tracehealth-$name"
-  want=$(jq -r '.manifests[0].digest' "$layout/index.json")
-  if ! msg=$(skopeo copy --quiet --dest-tls-verify=false "oci:$layout:$version" \
+  want=$(tagged "tracehealth-$name" "$version")
+  if ! msg=$(skopeo copy --all --quiet --dest-tls-verify=false "oci:$layout:$version" \
                "docker://$registry/tracehealth/$name:$version" 2>&1); then
-    flunk "skopeo copy oci:$layout:$version docker://$registry/tracehealth/$name:$version" "$msg"
+    flunk "skopeo copy --all oci:$layout:$version docker://$registry/tracehealth/$name:$version" "$msg"
     continue
   fi
-  got=$(skopeo inspect --tls-verify=false --format '{{.Digest}}' \
-          "docker://$registry/tracehealth/$name:$version" 2>&1)
+  got=sha256:$(skopeo inspect --raw --tls-verify=false "docker://$registry/tracehealth/$name:$version" |
+                 sha256sum | cut -d' ' -f1)
   if [[ $got == "$want" ]]; then
-    pass "registry serves tracehealth/$name:$version with the layout's digest $want"
+    pass "registry serves tracehealth/$name:$version with the layout's index digest $want"
   else
     flunk "registry digest of tracehealth/$name:$version" "want $want, got $got"
   fi
+  want=$(tagged "tracehealth-$name" "$version-amd64")
   if msg=$(skopeo copy --quiet --src-tls-verify=false "docker://$registry/tracehealth/$name:$version" \
              "oci:$tmp/pulled-$name:$version" 2>&1) &&
+     got=$(jq -r '.manifests[0].digest' "$tmp/pulled-$name/index.json") && [[ $got == "$want" ]] &&
      msg=$(umoci unpack --image "$tmp/pulled-$name:$version" "$tmp/bundle-$name" 2>&1); then
-    pass "pulled and unpacked tracehealth/$name:$version"
+    pass "pulled tracehealth/$name:$version as linux/amd64 ($version-amd64, $want) and unpacked it"
   else
-    flunk "pull and unpack tracehealth/$name:$version" "$msg"
+    flunk "pull tracehealth/$name:$version as $version-amd64 ($want) and unpack it" "${msg:-got $got}"
   fi
 done
 kill "$registry_pid" 2>/dev/null; wait "$registry_pid" 2>/dev/null; registry_pid=""
