@@ -15,7 +15,10 @@
 # guest/lab_scenarios.sh). Prints one table row per kernel and kind.
 #
 # The check, per kernel and kind (NLO and NHI the smallest and largest N;
-# NHI >= 4 * NLO):
+# NHI >= 4 * NLO). Where the guest measured what the first attach at NHI
+# left allocated (MemFree), that decides: a walk hands every thread a
+# shadow stack, so walks when it is at least 1 KiB a thread, else no walk
+# (the times printed beside it). Otherwise, from the times:
 #   observed walk     first(NHI) / second(NHI) >= 3 and
 #                     first(NHI) / first(NLO) >= 2
 #   observed no walk  first(NHI) / second(NHI) < 3 (a first attach that

@@ -264,6 +264,10 @@ attach_min() {
 
 scenario_m() {
   mkdir -p /tmp/m
+  # No transparent huge pages (Debian's kernels default to always): the held
+  # threads' stacks merge into one mapping that khugepaged would fill in
+  # while a cell runs, which MemFree would count against the attach.
+  echo never > /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null
   lab "preempt_file $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo absent)"
   lab "page kernel_bytes=$(awk '$1 == "KernelPageSize:" { print $2 * 1024; exit }' /proc/self/smaps)"
   # One untimed function_graph attach first: the tracing ring buffer grows
