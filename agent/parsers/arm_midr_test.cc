@@ -25,7 +25,7 @@ TEST(MidrTest, DecodesAndEncodesTheFields) {
 
 TEST(MidrTest, SameMidrIgnoresOnlyTheArchitecture) {
   EXPECT_TRUE(SameMidr(0x410fd4f1, 0x410fd4f1));
-  EXPECT_TRUE(SameMidr(0x410fd4f1, 0x4108d4f1));  // cpuinfo's "8"
+  EXPECT_TRUE(SameMidr(0x410fd4f1, 0x4108d4f1));   // cpuinfo's "8"
   EXPECT_FALSE(SameMidr(0x410fd4f1, 0x410fd4f0));  // revision
   EXPECT_FALSE(SameMidr(0x410fd4f1, 0x411fd4f1));  // variant
   EXPECT_FALSE(SameMidr(0x410fd4f1, 0x410fd401));  // part
