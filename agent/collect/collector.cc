@@ -243,11 +243,38 @@ void Collector::CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown) {
   }
   if (facts_->invlpgb.has_value()) {
     cpus->set_invlpgb(*facts_->invlpgb);
-    cpus->set_hypervisor(facts_->hypervisor.value_or(false));
-    if (facts_->model_name.has_value())
-      cpus->set_model_name(*facts_->model_name);
+    if (facts_->hypervisor.has_value()) {
+      cpus->set_hypervisor(*facts_->hypervisor);
+    } else {
+      AddUnknown(unknown, "cpus.hypervisor", facts_->hypervisor_error);
+    }
   } else {
     AddUnknown(unknown, "cpus.invlpgb", facts_->cpuinfo_error);
+  }
+  if (facts_->model_name.has_value()) {
+    cpus->set_model_name(*facts_->model_name);
+  }
+  if (facts_->midr.has_value()) {
+    cpus->set_midr_el1(*facts_->midr);
+  } else if (!facts_->midr_error.empty()) {
+    AddUnknown(unknown, "cpus.midr_el1", facts_->midr_error);
+  }
+  struct Cache {
+    const absl::StatusOr<uint64_t>* bytes;
+    const char* input;
+    void (v1::CpuInfo::*set)(uint64_t);
+  };
+  for (const Cache& c : {Cache{&facts_->caches.l1d, "cpus.l1d_cache_bytes",
+                               &v1::CpuInfo::set_l1d_cache_bytes},
+                         Cache{&facts_->caches.l2, "cpus.l2_cache_bytes",
+                               &v1::CpuInfo::set_l2_cache_bytes},
+                         Cache{&facts_->caches.l3, "cpus.l3_cache_bytes",
+                               &v1::CpuInfo::set_l3_cache_bytes}}) {
+    if (c.bytes->ok()) {
+      (cpus->*c.set)(**c.bytes);
+    } else {
+      AddUnknown(unknown, c.input, c.bytes->status().message());
+    }
   }
 }
 
@@ -427,7 +454,10 @@ void Collector::CollectTrie(const std::optional<std::string>& debugfs,
 
 v1::HostSnapshot Collector::Collect() {
   const absl::Time now = clock_();
-  if (!facts_.has_value()) facts_ = ReadKernelFacts(*fs_, *options_.features);
+  if (!facts_.has_value()) {
+    facts_ = ReadKernelFacts(*fs_, *options_.features);
+    for (const std::string& w : facts_->warnings) warnings_.push_back(w);
+  }
   v1::HostSnapshot s;
   *s.mutable_kernel() = facts_->kernel;
   *s.mutable_unknown() = facts_->unknown;

@@ -3,12 +3,19 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "agent/parsers/arm_midr.h"
 #include "agent/parsers/cpu.h"
 #include "agent/parsers/kconfig.h"
 #include "agent/parsers/kernel_version.h"
@@ -232,6 +239,47 @@ void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
   }
 }
 
+constexpr char kMidrPath[] =
+    "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1";
+constexpr char kCacheDir[] = "/sys/devices/system/cpu/cpu0/cache";
+// More cache indexes than any CPU has (4 or 5) are not read.
+constexpr size_t kMaxCacheIndexes = 16;
+
+// arm64's MIDR: sysfs when it reads and parses, else /proc/cpuinfo's.
+void ReadMidr(const HostFs& fs, const absl::StatusOr<CpuInfoFacts>& cpuinfo,
+              KernelFacts* f) {
+  const bool cpuinfo_lines = cpuinfo.ok() && (cpuinfo->midr.has_value() ||
+                                              !cpuinfo->midr_error.empty());
+  if (NormalizeArch(f->kernel.arch()) != "aarch64" && !cpuinfo_lines) return;
+  absl::StatusOr<std::string> text = fs.ReadFile(kMidrPath, kSmallFile);
+  absl::StatusOr<uint32_t> sysfs =
+      text.ok() ? ParseMidrEl1(*text) : absl::StatusOr<uint32_t>(text.status());
+  const std::optional<uint32_t> listed =
+      cpuinfo.ok() ? cpuinfo->midr : std::nullopt;
+  if (sysfs.ok()) {
+    f->midr = *sysfs;
+    if (listed.has_value() && !SameMidr(*sysfs, *listed)) {
+      f->warnings.push_back(absl::StrFormat(
+          "%s: 0x%08x disagrees with /proc/cpuinfo's first processor "
+          "(0x%08x); taking midr_el1",
+          kMidrPath, *sysfs, *listed));
+    }
+  } else if (listed.has_value()) {
+    f->midr = *listed;
+  } else {
+    const std::string sysfs_error =
+        text.ok() ? absl::StrCat(kMidrPath, ": ", sysfs.status().message())
+                  : std::string(sysfs.status().message());
+    const std::string cpuinfo_error =
+        !cpuinfo.ok() ? f->cpuinfo_error
+        : !cpuinfo->midr_error.empty()
+            ? cpuinfo->midr_error
+            : "/proc/cpuinfo: no CPU implementer line";
+    f->midr_error = absl::StrCat(sysfs_error, "; ", cpuinfo_error);
+  }
+  if (f->midr.has_value()) f->model_name = ArmCpuModelName(*f->midr);
+}
+
 void ReadCpuinfo(const HostFs& fs, KernelFacts* f) {
   absl::StatusOr<std::string> cpuinfo = fs.ReadFile("/proc/cpuinfo", 16 << 20);
   absl::StatusOr<CpuInfoFacts> facts =
@@ -239,11 +287,71 @@ void ReadCpuinfo(const HostFs& fs, KernelFacts* f) {
                    : absl::StatusOr<CpuInfoFacts>(cpuinfo.status());
   if (facts.ok()) {
     f->invlpgb = facts->invlpgb;
-    f->hypervisor = facts->hypervisor;
+    if (facts->flags_line == CpuInfoFacts::FlagsLine::kFlags) {
+      f->hypervisor = facts->hypervisor;
+    } else {
+      f->hypervisor_error =
+          "/proc/cpuinfo has no hypervisor flag on this architecture (its "
+          "Features line lists hwcaps)";
+    }
     f->model_name = facts->model_name;
   } else {
     f->cpuinfo_error = std::string(facts.status().message());
   }
+  ReadMidr(fs, facts, f);
+}
+
+// CPU 0's cache index directories, in index order.
+void ReadCaches(const HostFs& fs, KernelFacts* f) {
+  absl::StatusOr<std::vector<std::string>> names = fs.ListDir(kCacheDir, 64);
+  if (!names.ok()) {
+    f->caches = CacheLevels{names.status(), names.status(), names.status()};
+    return;
+  }
+  std::vector<std::pair<uint32_t, std::string>> dirs;
+  for (const std::string& name : *names) {
+    absl::string_view digits = name;
+    uint32_t n;
+    if (absl::ConsumePrefix(&digits, "index") && !digits.empty() &&
+        absl::c_all_of(digits, absl::ascii_isdigit) &&
+        absl::SimpleAtoi(digits, &n)) {
+      dirs.emplace_back(n, name);
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  if (dirs.size() > kMaxCacheIndexes) dirs.resize(kMaxCacheIndexes);
+  std::vector<NamedCacheIndex> indexes;
+  for (const auto& [n, name] : dirs) {
+    const std::string dir = absl::StrCat(kCacheDir, "/", name);
+    auto read = [&](const char* file, auto parse) {
+      const std::string path = absl::StrCat(dir, "/", file);
+      absl::StatusOr<std::string> text = fs.ReadFile(path, kSmallFile);
+      if (!text.ok()) {
+        return decltype(parse(absl::string_view()))(text.status());
+      }
+      auto v = parse(*text);
+      if (!v.ok()) {
+        return decltype(v)(absl::Status(
+            v.status().code(), absl::StrCat(path, ": ", v.status().message())));
+      }
+      return v;
+    };
+    absl::StatusOr<uint32_t> level = read("level", ParseCacheLevel);
+    absl::StatusOr<CacheType> type = read("type", ParseCacheType);
+    absl::StatusOr<uint64_t> size = read("size", ParseCacheSize);
+    NamedCacheIndex& index = indexes.emplace_back();
+    index.name = name;
+    if (!level.ok()) {
+      index.index = level.status();
+    } else if (!type.ok()) {
+      index.index = type.status();
+    } else if (!size.ok()) {
+      index.index = size.status();
+    } else {
+      index.index = CacheIndex{*level, *type, *size};
+    }
+  }
+  f->caches = SelectCacheLevels(indexes);
 }
 
 void ReadPossibleCpus(const HostFs& fs, KernelFacts* f) {
@@ -286,6 +394,7 @@ KernelFacts ReadKernelFacts(const HostFs& fs, const FeatureTable& features) {
                "no page size in the kernel config");
   }
   ReadCpuinfo(fs, &f);
+  ReadCaches(fs, &f);
   ReadPossibleCpus(fs, &f);
   return f;
 }

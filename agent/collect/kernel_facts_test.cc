@@ -266,5 +266,162 @@ TEST(KernelFactsTest, MaxFramesRange) {
   }
 }
 
+constexpr char kNeoverseV2Cpuinfo[] =
+    "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd evtstrm aes "
+    "pmull sha1 sha2 crc32 atomics cpuid sve sve2\nCPU implementer\t: 0x41\n"
+    "CPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\n"
+    "CPU revision\t: 1\n\n";
+
+void WriteCache(const TestTree& t, int index, const char* level,
+                const char* type, const char* size) {
+  const std::string dir =
+      "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+  t.Write(dir + "/level", level);
+  t.Write(dir + "/type", type);
+  if (size != nullptr) t.Write(dir + "/size", size);
+}
+
+void WriteArm64(const TestTree& t) {
+  t.Write("/proc/sys/kernel/osrelease", "6.18.33\n");
+  t.Write("/proc/sys/kernel/arch", "aarch64\n");
+  t.Write("/proc/cpuinfo", kNeoverseV2Cpuinfo);
+}
+
+// An arm64 host: the model from CPU 0's MIDR_EL1 (sysfs, agreeing with
+// /proc/cpuinfo), no hypervisor flag to read, the caches from sysfs.
+TEST(KernelFactsTest, Arm64ModelFromMidrAndCaches) {
+  TestTree t;
+  WriteArm64(t);
+  t.Write("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1",
+          "0x00000000410fd4f1\n");
+  WriteCache(t, 0, "1\n", "Data\n", "64K\n");
+  WriteCache(t, 1, "1\n", "Instruction\n", "64K\n");
+  WriteCache(t, 2, "2\n", "Unified\n", "2048K\n");
+  WriteCache(t, 3, "3\n", "Unified\n", "36864K\n");
+  t.Write("/sys/devices/system/cpu/cpu0/cache/uevent", "");
+  HostFs fs(t.root());
+  const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+  EXPECT_EQ(f.midr, 0x410fd4f1u);
+  EXPECT_EQ(f.midr_error, "");
+  EXPECT_EQ(f.model_name, "Neoverse-V2");
+  EXPECT_TRUE(f.warnings.empty());
+  EXPECT_EQ(f.invlpgb, false);
+  EXPECT_FALSE(f.hypervisor.has_value());
+  EXPECT_EQ(f.hypervisor_error,
+            "/proc/cpuinfo has no hypervisor flag on this architecture (its "
+            "Features line lists hwcaps)");
+  EXPECT_EQ(*f.caches.l1d, 65536u);
+  EXPECT_EQ(*f.caches.l2, 2097152u);
+  EXPECT_EQ(*f.caches.l3, 37748736u);  // 36 MiB
+}
+
+// midr_el1 and /proc/cpuinfo disagree: the register is taken, and the
+// agent's log says so. Without a readable midr_el1, /proc/cpuinfo's.
+TEST(KernelFactsTest, Arm64MidrSources) {
+  TestTree t;
+  WriteArm64(t);
+  const std::string midr =
+      "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1";
+  t.Write(midr, "0x00000000413fd0c1\n");
+  {
+    HostFs fs(t.root());
+    const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+    EXPECT_EQ(f.midr, 0x413fd0c1u);
+    EXPECT_EQ(f.model_name, "Neoverse-N1");
+    ASSERT_EQ(f.warnings.size(), 1u);
+    EXPECT_EQ(f.warnings[0], midr +
+                                 ": 0x413fd0c1 disagrees with /proc/cpuinfo's "
+                                 "first processor (0x410fd4f1); taking "
+                                 "midr_el1");
+  }
+  // The kernel prints nothing for a CPU whose registers it never read.
+  t.Write(midr, "");
+  {
+    HostFs fs(t.root());
+    const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+    EXPECT_EQ(f.midr, 0x410fd4f1u);
+    EXPECT_EQ(f.model_name, "Neoverse-V2");
+    EXPECT_TRUE(f.warnings.empty());
+  }
+  // Neither source: unknown, with both reasons; no model name.
+  t.Write("/proc/cpuinfo",
+          "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n"
+          "CPU variant\t: 0x0\nCPU revision\t: 1\n\n");
+  {
+    HostFs fs(t.root());
+    const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+    EXPECT_FALSE(f.midr.has_value());
+    EXPECT_EQ(f.midr_error,
+              midr +
+                  ": midr_el1 '': empty (the kernel never read this CPU's "
+                  "registers); /proc/cpuinfo: processor block 0: no CPU part "
+                  "line");
+    EXPECT_FALSE(f.model_name.has_value());
+    EXPECT_EQ(f.invlpgb, false);  // the flags still read
+  }
+}
+
+// An aarch64 kernel whose /proc/cpuinfo has no MIDR lines, and no sysfs
+// register either: unknown. An x86 host has no MIDR to read at all.
+TEST(KernelFactsTest, MidrUnknownOnArm64NotReadOnX86) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/arch", "aarch64\n");
+  t.Write("/proc/cpuinfo", "processor\t: 0\nFeatures\t: fp\n\n");
+  {
+    HostFs fs(t.root());
+    const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+    EXPECT_FALSE(f.midr.has_value());
+    EXPECT_EQ(f.midr_error.substr(f.midr_error.find("; ")),
+              "; /proc/cpuinfo: no CPU implementer line");
+    EXPECT_NE(f.midr_error.find("midr_el1"), std::string::npos);
+  }
+  t.Write("/proc/sys/kernel/arch", "x86_64\n");
+  t.Write("/proc/cpuinfo",
+          "processor\t: 0\nmodel name\t: AMD EPYC 9654\nflags\t\t: fpu\n\n");
+  HostFs fs(t.root());
+  const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+  EXPECT_FALSE(f.midr.has_value());
+  EXPECT_EQ(f.midr_error, "");
+  EXPECT_EQ(f.model_name, "AMD EPYC 9654");
+  EXPECT_EQ(f.hypervisor, false);
+  EXPECT_EQ(f.hypervisor_error, "");
+  for (const auto& [input, cost] : fs.TakeCosts()) {
+    EXPECT_EQ(input.find("midr_el1"), std::string::npos) << input;
+  }
+}
+
+// Cache sizes the kernel does not give, or gives malformed: unknown, why.
+TEST(KernelFactsTest, CacheSizesUnknownWithTheirReasons) {
+  TestTree t;
+  t.Write("/proc/cpuinfo",
+          "processor\t: 0\nmodel name\t: X\nflags\t\t: fpu\n\n");
+  {
+    // No cache directory (an arm64 guest whose firmware describes none).
+    HostFs fs(t.root());
+    const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+    for (const absl::StatusOr<uint64_t>* c :
+         {&f.caches.l1d, &f.caches.l2, &f.caches.l3}) {
+      EXPECT_EQ(c->status().code(), absl::StatusCode::kNotFound);
+      EXPECT_NE(
+          c->status().message().find("/sys/devices/system/cpu/cpu0/cache"),
+          std::string::npos)
+          << c->status();
+    }
+  }
+  WriteCache(t, 0, "1\n", "Data\n", "32K\n");
+  WriteCache(t, 1, "2\n", "Unified\n", "1M\n");
+  WriteCache(t, 2, "3\n", "Unified\n", nullptr);  // size not given
+  HostFs fs(t.root());
+  const KernelFacts f = ReadKernelFacts(fs, FeatureTable::Builtin());
+  EXPECT_EQ(*f.caches.l1d, 32768u);
+  EXPECT_EQ(std::string(f.caches.l2.status().message()),
+            "no level-2 data or unified cache among 3 cache indexes (unread: "
+            "index1: /sys/devices/system/cpu/cpu0/cache/index1/size: cache "
+            "size '1M\\n': not a number of KiB (\"48K\"); index2: "
+            "/sys/devices/system/cpu/cpu0/cache/index2/size: No such file or "
+            "directory)");
+  EXPECT_EQ(f.caches.l3.status().code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

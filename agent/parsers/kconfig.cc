@@ -77,6 +77,13 @@ std::optional<uint32_t> PageSizeFromConfig(const KernelConfig& config) {
   for (const Option& o : kOptions) {
     if (config.Enabled(o.name).value_or(false)) return o.bytes;
   }
+  for (const char* shift_option :
+       {"CONFIG_PAGE_SHIFT", "CONFIG_ARM64_PAGE_SHIFT"}) {
+    std::optional<int64_t> shift = config.Int(shift_option);
+    if (shift.has_value() && *shift >= 12 && *shift <= 18) {
+      return uint32_t{1} << *shift;
+    }
+  }
   if (config.Enabled("CONFIG_X86").value_or(false)) return 4096;
   return std::nullopt;
 }

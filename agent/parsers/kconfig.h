@@ -40,8 +40,11 @@ class KernelConfig {
 // The page size a config builds for: CONFIG_PAGE_SIZE_{4,16,64}KB (6.9+
 // on every architecture), else the architecture's own choice
 // (CONFIG_ARM64_{4K,16K,64K}_PAGES, CONFIG_PPC_{4K,16K,64K,256K}_PAGES),
-// else 4096 for CONFIG_X86 (x86 has no other); nullopt when the config
-// does not say.
+// else the page shift, CONFIG_PAGE_SHIFT (6.9+) or CONFIG_ARM64_PAGE_SHIFT
+// (arm64 before 6.9 too; 12, 14 or 16), when it is from 12 to 18, else 4096
+// for CONFIG_X86 (x86 has no other); nullopt when the config does not say.
+// (Kconfig derives the shift from the choice, so both agree in any config
+// it wrote; the choice is read first.)
 std::optional<uint32_t> PageSizeFromConfig(const KernelConfig& config);
 
 // Decompresses gzip data (as /proc/config.gz) into text. Errors:

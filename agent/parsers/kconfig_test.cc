@@ -145,5 +145,51 @@ TEST(KernelConfigTest, PageSizeFromConfig) {
   EXPECT_FALSE(PageSizeFromConfig(Config("CONFIG_ARM64=y\n")).has_value());
 }
 
+// arm64 configs as Kconfig writes them. 6.9+ (arch/Kconfig's PAGE_SIZE_*
+// choice and PAGE_SHIFT, which arch/arm64/Kconfig's ARM64_*_PAGES select):
+// a 16 KiB-page 6.18 config has all four lines; before 6.9 only the
+// ARM64_ ones.
+TEST(KernelConfigTest, PageSizeFromArm64Configs) {
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_ARM64=y\n"
+                                      "# CONFIG_ARM64_4K_PAGES is not set\n"
+                                      "CONFIG_ARM64_16K_PAGES=y\n"
+                                      "# CONFIG_ARM64_64K_PAGES is not set\n"
+                                      "CONFIG_PAGE_SIZE_16KB=y\n"
+                                      "CONFIG_PAGE_SHIFT=14\n"
+                                      "CONFIG_ARM64_PAGE_SHIFT=14\n")),
+            16384u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_ARM64=y\n"
+                                      "CONFIG_ARM64_16K_PAGES=y\n"
+                                      "CONFIG_ARM64_PAGE_SHIFT=14\n")),
+            16384u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_ARM64=y\n"
+                                      "CONFIG_ARM64_64K_PAGES=y\n"
+                                      "CONFIG_ARM64_PAGE_SHIFT=16\n")),
+            65536u);
+  // The choice is read before the shift.
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_ARM64_4K_PAGES=y\n"
+                                      "CONFIG_ARM64_PAGE_SHIFT=14\n")),
+            4096u);
+  // A config trimmed to the shift alone: 12 to 18 taken, both ends.
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_ARM64_PAGE_SHIFT=12\n")), 4096u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_ARM64_PAGE_SHIFT=14\n")), 16384u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_PAGE_SHIFT=16\n")), 65536u);
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_PAGE_SHIFT=18\n")), 262144u);
+  // CONFIG_PAGE_SHIFT (6.9+, every architecture) before the arm64 one.
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_PAGE_SHIFT=16\n"
+                                      "CONFIG_ARM64_PAGE_SHIFT=14\n")),
+            65536u);
+  // Shifts no kernel builds, or not a number: not a page size; x86 still
+  // 4096.
+  for (const char* text :
+       {"CONFIG_ARM64_PAGE_SHIFT=11\n", "CONFIG_ARM64_PAGE_SHIFT=19\n",
+        "CONFIG_PAGE_SHIFT=-14\n", "CONFIG_ARM64_PAGE_SHIFT=\"14\"\n",
+        "CONFIG_ARM64_PAGE_SHIFT=0x0e\n", "CONFIG_PAGE_SHIFT=64\n"}) {
+    EXPECT_FALSE(PageSizeFromConfig(Config(text)).has_value()) << text;
+  }
+  EXPECT_EQ(PageSizeFromConfig(Config("CONFIG_X86=y\nCONFIG_PAGE_SHIFT=11\n")),
+            4096u);
+}
+
 }  // namespace
 }  // namespace tracehealth::agent

@@ -8,6 +8,8 @@
 #include "absl/time/clock.h"
 #include "agent/collect/collector.h"
 #include "common/models/evaluate.h"
+#include "common/models/fgraph/hardware_class.h"
+#include "common/models/stackdepot/depot_pools.h"
 #include "common/procfs/host_fs.h"
 #include "gtest/gtest.h"
 #include "tests/agent/fixture_util.h"
@@ -437,6 +439,94 @@ TEST(FixtureHostsTest, ForkDeltaAfterFgraphStopped) {
   v1::Predictions p = EvaluateAll(s);
   EXPECT_EQ(Attach(p, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER).null_threads(),
             300u);
+}
+
+// arm64 6.18.33 with 16 KiB pages, a Neoverse-V2 (AWS Graviton4), holding an
+// entry-only BPF kprobe_multi link. The values worked out by hand:
+//  - page size 16384 (CONFIG_ARM64_16K_PAGES=y, CONFIG_PAGE_SIZE_16KB=y,
+//    CONFIG_PAGE_SHIFT=14);
+//  - MIDR_EL1 0x410fd4f1 = 0x41 << 24 | 0 << 20 | 0xf << 16 | 0xd4f << 4 | 1:
+//    Arm's part 0xd4f, lscpu's "Neoverse-V2"; hardware class "Neoverse-V2 /
+//    6.18";
+//  - caches: L1d 64K = 65,536 B, L2 2048K = 2,097,152 B, L3 36864K =
+//    37,748,736 B;
+//  - stack depot with 16 KiB pages: a pool is 4 pages, 65,536 B;
+//    DEPOT_OFFSET_BITS = 2 + 14 - 4 = 12, DEPOT_POOL_INDEX_BITS = 32 - 12 -
+//    5 = 15, so the limit is 2^15 - 1 = 32,767 and the default min(32,767,
+//    8,192) = 8,192. Of "stack_depot_max_pools=20000
+//    stack_depot_max_pools=40000" the kernel refuses 40,000 (above 32,767;
+//    with 4 KiB pages, limit 131,071, it would be taken), so 20,000 stands:
+//    6 pools are 6 / 20,000 = 0.0003 of the budget;
+//  - the entry-only fprobe moved off fgraph in 6.18.32 on x86-64 but only in
+//    6.18.34 on arm64 (row fprobe_entry_only_off_fgraph): on this arm64
+//    6.18.33 the link's kprobe_multi sits on fgraph, so fgraph is active and
+//    a new user's init_task_vars() walks the 60,000 threads once: 88.7e-9 *
+//    60,000 + 2e-6 = 5.324 ms;
+//  - no hypervisor flag exists in arm64's /proc/cpuinfo: unknown, the one
+//    unknown input.
+TEST(FixtureHostsTest, Arm64With16kPagesOn61833) {
+  v1::HostSnapshot s = CollectFixture("arm64-16k-6.18.33");
+  EXPECT_EQ(s.kernel().release(), "6.18.33");
+  EXPECT_EQ(s.kernel().arch(), "aarch64");
+  EXPECT_EQ(s.kernel().page_size(), 16384u);
+  EXPECT_EQ(s.kernel().config_source(), "/proc/config.gz");
+  EXPECT_EQ(s.kernel().preempt_mode(), v1::PREEMPT_MODE_VOLUNTARY);
+  EXPECT_EQ(s.cpus().online(), 64u);
+  EXPECT_EQ(s.cpus().possible(), 64u);
+  EXPECT_EQ(s.cpus().model_name(), "Neoverse-V2");
+  EXPECT_EQ(s.cpus().midr_el1(), 0x410fd4f1u);
+  EXPECT_EQ(HardwareClass(s.cpus().model_name(), s.kernel().release()),
+            "Neoverse-V2 / 6.18");
+  EXPECT_EQ(s.cpus().l1d_cache_bytes(), 65536u);
+  EXPECT_EQ(s.cpus().l2_cache_bytes(), 2097152u);
+  EXPECT_EQ(s.cpus().l3_cache_bytes(), 37748736u);
+  EXPECT_FALSE(s.cpus().invlpgb());
+  EXPECT_FALSE(s.cpus().has_hypervisor());
+  ASSERT_EQ(s.unknown_size(), 1) << s.DebugString();
+  EXPECT_EQ(s.unknown(0).input(), "cpus.hypervisor");
+  EXPECT_EQ(s.unknown(0).reason(),
+            "/proc/cpuinfo has no hypervisor flag on this architecture (its "
+            "Features line lists hwcaps)");
+
+  EXPECT_EQ(DepotPoolLimit(16384), 32767u);
+  EXPECT_EQ(DepotPoolLimit(4096), 131071u);
+  EXPECT_EQ(s.stackdepot().pools(), 6u);
+  EXPECT_EQ(s.stackdepot().max_pools(), 20000u);
+  EXPECT_EQ(s.stackdepot().max_pools_source(),
+            "cmdline stack_depot_max_pools=");
+
+  ASSERT_EQ(s.fgraph().users_size(), 1);
+  EXPECT_EQ(s.fgraph().users(0).kind(), v1::FgraphUser::KIND_BPF_KPROBE_MULTI);
+  EXPECT_TRUE(s.fgraph().active());
+  EXPECT_EQ(s.fgraph().null_threads_bound(), 0u);
+
+  v1::Predictions p = EvaluateAll(s);
+  EXPECT_EQ(p.stack_depot().pool_bytes(), 65536u);
+  EXPECT_EQ(p.stack_depot().max_pools(), 20000u);
+  EXPECT_NEAR(p.stack_depot().budget_ratio(), 0.0003, 1e-12);
+  for (v1::ProbeKind k :
+       {v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, v1::PROBE_KIND_KPROBE_MULTI}) {
+    const v1::AttachPrediction& a = Attach(p, k);
+    EXPECT_TRUE(a.uses_fgraph()) << k;
+    EXPECT_TRUE(a.fgraph_already_active()) << k;
+    EXPECT_NEAR(a.walk_seconds(), 88.7e-9 * 60000 + 2e-6, 1e-9) << k;
+    EXPECT_EQ(a.cpu_class(), v1::CPU_CLASS_OTHER) << k;
+  }
+}
+
+// The same tree as an x86-64 kernel: 6.18.33 has the entry-only backport
+// there (6.18.32), so the link is no fgraph user and an entry-only
+// kprobe_multi does not walk.
+TEST(FixtureHostsTest, Arm64HostsEntryOnlyRowDiffersFromX86) {
+  const std::string root = CopyFixture("arm64-16k-6.18.33");
+  ASSERT_TRUE(WriteFile(root + "/proc/sys/kernel/arch", "x86_64\n").ok());
+  HostFs fs(root);
+  Collector c(&fs, CollectorOptions(), [] { return kNow; });
+  v1::HostSnapshot s = c.Collect();
+  EXPECT_EQ(s.fgraph().users_size(), 0);
+  EXPECT_FALSE(s.fgraph().active());
+  EXPECT_FALSE(
+      Attach(EvaluateAll(s), v1::PROBE_KIND_KPROBE_MULTI).uses_fgraph());
 }
 
 }  // namespace
