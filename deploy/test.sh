@@ -97,9 +97,16 @@ extra_failed=0
 # long log.
 failures=$(mktemp)
 trap 'rm -f "$log" "$failures"' EXIT
-# failed_step NAME OUTPUT_FILE: notes NAME's failure and OUTPUT_FILE's tail.
+# failed_step NAME OUTPUT_FILE: notes NAME's failure: OUTPUT_FILE's verdict
+# lines (failures, disagreements, the lab's judgements and tables), then its
+# last lines (without the lab's metric dump).
 failed_step() {
-  { echo "-- $1"; tail -n 25 "$2" | sed 's/^/   /'; } >>"$failures"
+  {
+    echo "-- $1"
+    grep -aE 'FAIL|DISAGREE|NOT JUDGED|[Ee]rror|^lab: [A-Z]:|^\| ' "$2" | tail -n 40 | sed 's/^/   /'
+    echo "   (last lines)"
+    grep -av '^LAB metric' "$2" | tail -n 15 | sed 's/^/   /'
+  } >>"$failures"
 }
 
 # One counted step beside the Bazel tests: runs "$@" and counts it as one

@@ -13,6 +13,7 @@
 #include "agent/calibrate/calibration_store.h"
 #include "agent/calibrate/calibrator.h"
 #include "agent/calibrate/host_pricing.h"
+#include "agent/calibrate/memory_walk.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/tracehealth/v1/ingest.grpc.pb.h"
 
@@ -74,15 +75,19 @@ std::string CalibrationLine(const v1::Calibration& c) {
                                      p.first_enable_seconds() * 1e3,
                                      p.second_enable_seconds() * 1e3));
   }
+  std::vector<std::string> walk;
+  for (const v1::MemoryWalkPoint& p : c.memory_walk()) {
+    walk.push_back(absl::StrFormat("%d:%.1f", p.tasks(), p.ns_per_task()));
+  }
   return absl::StrFormat(
       "calibrated: c_visit=%.1f ns fixed=%.1f us c_pass=%.1f us (%s) "
       "threads=%d first_enable=%.3f ms second_enable=%.3f ms "
-      "points_ms=%s repetitions=%d",
+      "points_ms=%s repetitions=%d memory_walk_ns=%s",
       c.c_visit_seconds() * 1e9, c.fixed_seconds() * 1e6,
       c.c_pass_seconds() * 1e6, c.c_pass_fitted() ? "fitted" : "assumed",
       c.threads(), c.first_enable_seconds() * 1e3,
       c.second_enable_seconds() * 1e3, absl::StrJoin(points, ","),
-      c.repetitions());
+      c.repetitions(), walk.empty() ? "none" : absl::StrJoin(walk, ","));
 }
 
 int RunCalibrate(const HostFs& fs, const CalibrateCommand& cmd,
@@ -98,6 +103,11 @@ int RunCalibrate(const HostFs& fs, const CalibrateCommand& cmd,
   options.hold_for_test = cmd.hold_for_test;
   options.log = [&err](const std::string& line) {
     err << "tracehealth-agent: " << line << "\n";
+  };
+  options.memory_walk = [](uint64_t max_tasks) {
+    MemoryWalkOptions walk;
+    walk.max_tasks = max_tasks;
+    return WalkMemory(walk);
   };
   std::string warning;
   options.models = HostModelOptions(

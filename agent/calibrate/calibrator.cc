@@ -18,6 +18,7 @@
 #include "agent/collect/collector.h"
 #include "agent/collect/thread_counts.h"
 #include "common/enum_names.h"
+#include "common/models/calibrated_constants.h"
 #include "common/models/fgraph/calibration_math.h"
 #include "common/models/fgraph/fgraph_attach.h"
 #include "common/models/fgraph/hardware_class.h"
@@ -412,8 +413,24 @@ CalibrationOutcome Calibrator::Run() {
   c.set_second_enable_seconds(largest.second_enable_seconds());
   c.set_first_visits(largest.first_visits());
   c.set_first_passes(largest.first_passes());
+  // The fit prices visits with this calibration's own walk, or one price.
+  WalkConstants assumed = plan.c;
+  assumed.levels.clear();
+  if (options_.memory_walk) {
+    const uint64_t max_tasks = std::max<uint64_t>(
+        4 * uint64_t{largest.threads()}, 2 * largest.total_threads());
+    absl::StatusOr<std::vector<v1::MemoryWalkPoint>> walk =
+        options_.memory_walk(max_tasks);
+    if (walk.ok()) {
+      for (const v1::MemoryWalkPoint& p : *walk) *c.add_memory_walk() = p;
+      assumed.levels = VisitLevelsOf(c);
+    } else if (options_.log) {
+      options_.log(absl::StrCat("calibrating: ", walk.status().message(),
+                                "; one price a visit"));
+    }
+  }
   absl::StatusOr<DerivedConstants> d =
-      FitCalibration(points, c.batch(), plan.c);
+      FitCalibration(points, c.batch(), assumed);
   if (!d.ok()) return Failed(std::string(d.status().message()));
   c.set_c_pass_seconds(d->c_pass_seconds);
   c.set_c_pass_fitted(d->c_pass_fitted);

@@ -26,8 +26,9 @@
 //      bound allows, which bounds each enable.
 //   4. Restores the previous filter and tracer (whatever happened: an error
 //      or `stop` notified by a signal), ends the threads, removes the
-//      journal, and fits c_visit, c_pass and the fixed cost over the
-//      points (common/models/fgraph/calibration_math.h FitCalibration).
+//      journal, runs the user-space walk (memory_walk below) and fits
+//      c_visit, c_pass and the fixed cost over the points with its visit
+//      levels (common/models/fgraph/calibration_math.h FitCalibration).
 //
 // Tracefs paths are host paths under HostFs's root; on a fixture tree the
 // writes just change files (timings then mean nothing).
@@ -41,7 +42,9 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/kernel/feature_table.h"
@@ -76,6 +79,15 @@ struct CalibratorOptions {
   absl::Duration hold_for_test = absl::ZeroDuration();
   // Progress lines for the agent's log (what is about to be measured).
   std::function<void(const std::string&)> log;
+  // The user-space walk (memory_walk.h WalkMemory), run after the enables
+  // with sizes up to `max_tasks`: 4 times the largest point's K or twice
+  // the threads at it, whichever is more. Its points go into the
+  // calibration (memory_walk) and its levels into the fit (c_visit is then
+  // the price at its smallest size). Unset, or failing (logged): one price
+  // a visit.
+  std::function<absl::StatusOr<std::vector<v1::MemoryWalkPoint>>(
+      uint64_t max_tasks)>
+      memory_walk;
 };
 
 struct CalibrationOutcome {

@@ -1,5 +1,7 @@
 #include "common/models/calibrated_constants.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/proto_time.h"
@@ -46,6 +48,21 @@ std::string ClassCalibrationSource(uint32_t canaries,
                       " of class ", hardware_class);
 }
 
+std::vector<VisitLevel> VisitLevelsOf(const v1::Calibration& c) {
+  std::vector<VisitLevel> levels;
+  const auto& w = c.memory_walk();
+  if (w.empty() || !(w[0].ns_per_task() > 0)) return levels;
+  for (int i = 1; i < w.size(); ++i) {
+    const double from = std::sqrt(static_cast<double>(w[i - 1].tasks()) *
+                                  static_cast<double>(w[i].tasks()));
+    if (!(w[i].ns_per_task() > 0) || w[i].tasks() <= w[i - 1].tasks()) {
+      return {};  // not a walk the agent measured: one price
+    }
+    levels.push_back({from, w[i].ns_per_task() / w[0].ns_per_task()});
+  }
+  return levels;
+}
+
 CalibratedConstants ConstantsOf(const v1::Calibration& c) {
   CalibratedConstants k;
   k.c_visit_seconds = c.c_visit_seconds();
@@ -53,6 +70,7 @@ CalibratedConstants ConstantsOf(const v1::Calibration& c) {
   if (c.c_pass_fitted() && c.c_pass_seconds() > 0) {
     k.c_pass_seconds = c.c_pass_seconds();
   }
+  k.visit_levels = VisitLevelsOf(c);
   k.origin = CalibrationOrigin(c);
   k.source =
       k.origin == ConstantsOrigin::kClassCalibration

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/calibration.pb.h"
@@ -27,8 +28,17 @@ std::string HostCalibrationSource(const v1::Calibration& c);
 std::string ClassCalibrationSource(uint32_t canaries,
                                    const std::string& hardware_class);
 
-// c_visit, fixed, c_pass (when fitted), origin (CalibrationOrigin) and the
-// source sentence of `c`.
+// The walk's visit levels from `c`'s user-space walk (memory_walk, smallest
+// first): one level per point after the first, its factor the point's
+// ns_per_task over the first's, starting at the geometric mean of its
+// tasks and the previous point's (where between two measured sizes the
+// price changed is not known: the middle on a log scale); beyond the last
+// point, the last factor. Empty (one price) without a walk, or with one
+// whose sizes do not grow or whose prices are not positive.
+std::vector<VisitLevel> VisitLevelsOf(const v1::Calibration& c);
+
+// c_visit, fixed, c_pass (when fitted), visit levels (VisitLevelsOf),
+// origin (CalibrationOrigin) and the source sentence of `c`.
 CalibratedConstants ConstantsOf(const v1::Calibration& c);
 
 }  // namespace tracehealth

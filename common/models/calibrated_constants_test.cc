@@ -32,6 +32,44 @@ TEST(CalibratedConstantsTest, AHostsOwnCalibration) {
   }
 }
 
+void AddWalk(v1::Calibration* c, uint64_t tasks, double ns) {
+  v1::MemoryWalkPoint* p = c->add_memory_walk();
+  p->set_tasks(tasks);
+  p->set_ns_per_task(ns);
+}
+
+TEST(CalibratedConstantsTest, VisitLevelsFromTheMemoryWalk) {
+  v1::Calibration c = Measured();
+  EXPECT_TRUE(ConstantsOf(c).visit_levels.empty());  // no walk: one price
+  AddWalk(&c, 1024, 100);
+  AddWalk(&c, 4096, 110);
+  AddWalk(&c, 16384, 250);
+  const std::vector<VisitLevel> levels = ConstantsOf(c).visit_levels;
+  ASSERT_EQ(levels.size(), 2u);
+  // Between two sizes, the middle on a log scale: sqrt(1024 * 4096).
+  EXPECT_DOUBLE_EQ(levels[0].from_tasks, 2048);
+  EXPECT_DOUBLE_EQ(levels[0].factor, 1.1);
+  EXPECT_DOUBLE_EQ(levels[1].from_tasks, 8192);
+  EXPECT_DOUBLE_EQ(levels[1].factor, 2.5);
+  // One size: nothing to scale by.
+  v1::Calibration one = Measured();
+  AddWalk(&one, 1024, 100);
+  EXPECT_TRUE(VisitLevelsOf(one).empty());
+  // Sizes that do not grow, or a price that is not positive: one price.
+  v1::Calibration bad = Measured();
+  AddWalk(&bad, 4096, 100);
+  AddWalk(&bad, 4096, 120);
+  EXPECT_TRUE(VisitLevelsOf(bad).empty());
+  bad = Measured();
+  AddWalk(&bad, 1024, 100);
+  AddWalk(&bad, 4096, 0);
+  EXPECT_TRUE(VisitLevelsOf(bad).empty());
+  bad = Measured();
+  AddWalk(&bad, 1024, 0);
+  AddWalk(&bad, 4096, 100);
+  EXPECT_TRUE(VisitLevelsOf(bad).empty());
+}
+
 TEST(CalibratedConstantsTest, APassCostOnlyWhenFitted) {
   v1::Calibration c = Measured();
   // An assumed value travels in the message too: not the host's.

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/kernel/feature_table.h"
+#include "common/models/fgraph/fgraph_walk.h"
 
 namespace tracehealth {
 
@@ -49,6 +51,10 @@ struct CalibratedConstants {
   // Seconds per pass of the walk where the calibration fitted it (proto
   // Calibration.c_pass_fitted); 0: the model's assumed per-pass cost.
   double c_pass_seconds = 0;
+  // The host's price of a visit by the size of the pass, relative to
+  // c_visit_seconds (fgraph_walk.h VisitLevel); empty: one price. A class's
+  // constants carry none.
+  std::vector<VisitLevel> visit_levels;
 };
 
 struct ModelOptions {

@@ -162,6 +162,11 @@ void FillStoredRecord(const v1::HostReport& report, v1::StoredHostRecord* s) {
     c->set_c_pass_seconds(h.calibration->c_pass_seconds);
     c->set_source(h.calibration->source);
     c->set_origin(OriginToProto(h.calibration->origin));
+    for (const VisitLevel& l : h.calibration->visit_levels) {
+      Stored::Calibration::Level* level = c->add_visit_levels();
+      level->set_from_tasks(l.from_tasks);
+      level->set_factor(l.factor);
+    }
   }
   PutInputs(h.inputs, s);
   PutPredictions(h, s);
@@ -224,6 +229,9 @@ absl::StatusOr<HostRecord> DecodeHostRecord(absl::string_view bytes,
     k.fixed_seconds = s.calibration().fixed_seconds();
     k.c_pass_seconds = s.calibration().c_pass_seconds();
     k.source = s.calibration().source();
+    for (const auto& l : s.calibration().visit_levels()) {
+      k.visit_levels.push_back({l.from_tasks(), l.factor()});
+    }
     // Records from before the origin field were all the host's own.
     k.origin =
         s.calibration().origin() == v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION

@@ -1,5 +1,7 @@
 #include "server/index/host_record_codec.h"
 
+#include <utility>
+
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
 #include "gtest/gtest.h"
@@ -62,6 +64,14 @@ void ExpectSameRecord(const HostRecord& got, const HostRecord& want) {
     EXPECT_EQ(got.calibration->c_pass_seconds,
               want.calibration->c_pass_seconds);
     EXPECT_EQ(got.calibration->source, want.calibration->source);
+    ASSERT_EQ(got.calibration->visit_levels.size(),
+              want.calibration->visit_levels.size());
+    for (size_t i = 0; i < got.calibration->visit_levels.size(); ++i) {
+      EXPECT_EQ(got.calibration->visit_levels[i].from_tasks,
+                want.calibration->visit_levels[i].from_tasks);
+      EXPECT_EQ(got.calibration->visit_levels[i].factor,
+                want.calibration->visit_levels[i].factor);
+    }
   }
 }
 
@@ -80,6 +90,12 @@ v1::HostReport FullReport() {
   c->set_c_pass_fitted(true);
   c->set_class_canaries(3);
   c->set_hardware_class("Xeon/6.1");
+  for (auto [tasks, ns] : {std::pair<uint64_t, double>{1024, 100},
+                           {4096, 100}, {16384, 160}}) {
+    v1::MemoryWalkPoint* w = c->add_memory_walk();
+    w->set_tasks(tasks);
+    w->set_ns_per_task(ns);
+  }
   absl::StatusOr<v1::FeatureTableOverride> o = FeatureTableOverrideOf(
       "features:\n  retstack_batch_1024:\n    since: \"6.16\"\n");
   EXPECT_TRUE(o.ok());
@@ -137,6 +153,13 @@ TEST(HostRecordCodecTest, DecodedRecordHasTheReportsValues) {
   EXPECT_EQ(h->calibration->fixed_seconds, 0.004);
   EXPECT_EQ(h->calibration->c_pass_seconds, 3e-4);
   EXPECT_EQ(h->calibration->source, "3 canaries of class Xeon/6.1");
+  // The memory walk's levels: from sqrt(1024 * 4096) at 1, from
+  // sqrt(4096 * 16384) at 1.6.
+  ASSERT_EQ(h->calibration->visit_levels.size(), 2u);
+  EXPECT_EQ(h->calibration->visit_levels[0].from_tasks, 2048);
+  EXPECT_EQ(h->calibration->visit_levels[0].factor, 1);
+  EXPECT_EQ(h->calibration->visit_levels[1].from_tasks, 8192);
+  EXPECT_EQ(h->calibration->visit_levels[1].factor, 1.6);
   EXPECT_EQ(h->inputs.release(), r.snapshot().kernel().release());
   EXPECT_EQ(h->threads(), r.snapshot().threads().total());
   EXPECT_EQ(h->worst_risk, v1::RISK_STALL);

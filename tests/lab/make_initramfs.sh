@@ -41,6 +41,7 @@ fi
 cp "$busybox" "$stage/bin/busybox"
 $cc -O2 -static -pthread -o "$stage/bin/lab_threads" "$here/guest/lab_threads.c"
 $cc -O2 -static -o "$stage/bin/lab_attach" "$here/guest/lab_attach.c"
+$cc -O2 -static -o "$stage/bin/lab_chase" "$here/guest/lab_chase.c"
 install -m 0755 "$here/guest/init.sh" "$stage/init"
 install -m 0644 "$here/guest/lab_scenarios.sh" "$stage/bin/lab_scenarios.sh"
 case $config in

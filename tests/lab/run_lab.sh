@@ -244,13 +244,22 @@ if [[ $scenarios == *S* ]]; then
   s0=$(date +%s)
   if boot "$out/s.log" "${TRACEHEALTH_STUDY_LIMIT:-5400}" "${TRACEHEALTH_STUDY_MEM:-12G}" "$accel" \
       lab.scenario=S lab.ns="${TRACEHEALTH_STUDY_NS:-8192,16384,32768,65536,131072}" \
-      lab.per="${TRACEHEALTH_STUDY_PER:-8}" lab.reps="${TRACEHEALTH_STUDY_REPS:-1}"; then
+      lab.per="${TRACEHEALTH_STUDY_PER:-8}" lab.reps="${TRACEHEALTH_STUDY_REPS:-1}" \
+      lab.layouts="${TRACEHEALTH_STUDY_LAYOUTS:-one,many}" lab.chase="${TRACEHEALTH_STUDY_CHASE:-0}"; then
     echo "lab: study $(( $(date +%s) - s0 )) s, accelerator $accel"
-    grep '^LAB \(boot\|threads\|study\)' "$out/s.log.txt"
+    grep '^LAB \(boot\|threads\|study\|chase\)' "$out/s.log.txt"
     awk -v B=32 -f "$here/study_fit.awk" "$out/s.log.txt" | tee "$out/study.md"
   else
     s_rc=1
   fi
+fi
+
+# --- scenario C (the user-space walk alone): not in the default set
+if [[ $scenarios == *C* ]]; then
+  boot "$out/c.log" 900 8G "$accel" lab.scenario=C \
+      lab.ns="${TRACEHEALTH_CHASE_NS:-8192,16384,32768,65536,131072}" \
+      lab.strides="${TRACEHEALTH_CHASE_STRIDES:-10240}" || s_rc=1
+  grep -a '^LAB chase' "$out/c.log.txt"
 fi
 
 # --- scenario B

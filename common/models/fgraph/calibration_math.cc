@@ -8,6 +8,15 @@
 #include "absl/strings/str_format.h"
 
 namespace tracehealth {
+namespace {
+
+// What c_visit multiplies in one pass over `tasks` tasks.
+double OnePassVisits(uint64_t tasks, const std::vector<VisitLevel>& levels) {
+  const double n = static_cast<double>(tasks);
+  return VisitFactor(levels, n) * n;
+}
+
+}  // namespace
 
 CalibrationWalk PredictCalibrationWalk(const CalibrationHost& host, uint64_t k,
                                        const WalkConstants& c,
@@ -18,7 +27,7 @@ CalibrationWalk PredictCalibrationWalk(const CalibrationHost& host, uint64_t k,
       std::min(w.total_threads, std::min(host.null_threads, host.threads) + k);
   // The new threads are the newest: at the tail, the model's worst case.
   w.walk = ShadowStackWalk(w.total_threads, w.fresh_threads, host.batch,
-                           NullPlacement::kTail);
+                           NullPlacement::kTail, c.levels);
   w.seconds = fixed_seconds + WalkSeconds(w.walk, w.fresh_threads, c);
   return w;
 }
@@ -58,9 +67,12 @@ absl::StatusOr<DerivedConstants> FitCalibration(
   };
   std::vector<Row> rows;
   for (const CalibrationPoint& p : points) {
-    const WalkCost walk = ShadowStackWalk(p.total_threads, p.fresh_threads,
-                                          batch, NullPlacement::kTail);
-    const double x = walk.visits - static_cast<double>(p.total_threads);
+    const WalkCost walk =
+        ShadowStackWalk(p.total_threads, p.fresh_threads, batch,
+                        NullPlacement::kTail, assumed.levels);
+    // The second enable's one pass over N_total, at its level's factor.
+    const double one_pass = OnePassVisits(p.total_threads, assumed.levels);
+    const double x = walk.weighted_visits - one_pass;
     if (x <= 0) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the first enable walks no more than one pass (", p.fresh_threads,
@@ -113,9 +125,10 @@ absl::StatusOr<DerivedConstants> FitCalibration(
   }
   double fixed = 0;
   for (const CalibrationPoint& p : points) {
-    fixed += p.second_seconds -
-             out.c_visit_seconds * static_cast<double>(p.total_threads) -
-             out.c_pass_seconds;
+    fixed +=
+        p.second_seconds -
+        out.c_visit_seconds * OnePassVisits(p.total_threads, assumed.levels) -
+        out.c_pass_seconds;
   }
   out.fixed_seconds = std::max(0.0, fixed / static_cast<double>(points.size()));
   return out;

@@ -24,7 +24,9 @@
 //   c_visit = sum(w X (d - c_pass Y)) / sum(w X^2)
 // which for one point is (d - c_pass * Y) / X. Then
 //   fixed = mean over the points of (second - c_visit * N_total - c_pass),
-// at least 0.
+// at least 0. With visit levels (fgraph_walk.h), V1 is the walk's
+// weighted_visits and N_total counts at its level's factor in X, second and
+// fixed: c_visit is then the price at factor 1.
 //
 // Thread safety: pure functions.
 #ifndef TRACEHEALTH_COMMON_MODELS_FGRAPH_CALIBRATION_MATH_H_
@@ -46,7 +48,7 @@ struct CalibrationHost {
 };
 
 // The first enable's walk with `k` more threads (all without a stack, at
-// the tail), priced with `c` plus `fixed_seconds`.
+// the tail), priced with `c` (its levels included) plus `fixed_seconds`.
 struct CalibrationWalk {
   uint64_t total_threads = 0;
   uint64_t fresh_threads = 0;
@@ -82,12 +84,12 @@ struct DerivedConstants {
 };
 
 // c_visit, c_pass and fixed from the points (formulas above), `assumed`
-// giving c_alloc, and c_pass where it is not fitted. FailedPrecondition
-// when there is no point, a point's walk visited no more tasks than one
-// pass (N_fresh == 0), a point's first enable was not slower than its
-// second by more than the allocations, or the result leaves no positive
-// c_visit (the first enables were not slower than the second by more than
-// the assumed pass and allocation costs); the message gives the timings.
+// giving c_alloc, the visit levels, and c_pass where it is not fitted.
+// FailedPrecondition when there is no point, a point's walk visited no more
+// tasks than one pass (N_fresh == 0), a point's first enable was not slower
+// than its second by more than the allocations, or the result leaves no
+// positive c_visit (the first enables were not slower than the second by more
+// than the assumed pass and allocation costs); the message gives the timings.
 absl::StatusOr<DerivedConstants> FitCalibration(
     const std::vector<CalibrationPoint>& points, uint32_t batch,
     const WalkConstants& assumed);

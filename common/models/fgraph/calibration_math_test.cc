@@ -44,6 +44,26 @@ TEST(FitCalibrationTest, RecoversTheConstantsOfHandWorkedEnables) {
   EXPECT_EQ(d->c_pass_seconds, 2e-6);
 }
 
+TEST(FitCalibrationTest, PricesEachPassAtItsLevel) {
+  // The hand-worked point above with a visit twice as dear in passes of
+  // 960 tasks or more: the passes visit 933, 965, 997 and 1000 tasks, so
+  //   weighted V1 = 933 + 2 * (965 + 997 + 1000) = 6857, one pass 2 * 1000;
+  //   first  = 50 + 0.1 * 6857 + 2 * 4 + 0.02 * 100 = 745.7 us
+  //   second = 50 + 0.1 * 2000 + 2 = 252 us
+  // and back: (745.7 - 252 - 2 * 3 - 2) / (6857 - 2000) = 100 ns.
+  WalkConstants assumed = Assumed(0);
+  assumed.levels = {{960, 2}};
+  absl::StatusOr<DerivedConstants> d =
+      FitOne(745.7e-6, 252e-6, 1000, 100, 32, assumed);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NEAR(d->c_visit_seconds, 100e-9, 1e-15);
+  EXPECT_NEAR(d->fixed_seconds, 50e-6, 1e-12);
+  // One price for every pass reads the same enables as 168 ns a visit.
+  d = FitOne(745.7e-6, 252e-6, 1000, 100, 32, Assumed(0));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_NEAR(d->c_visit_seconds, 485.7e-6 / 2895, 1e-15);
+}
+
 // 1000 threads with stacks, then K fresh ones at the tail, B = 32, priced
 // at c_visit 100 ns, c_pass 50 us (an emulator's pass), c_alloc 20 ns,
 // fixed 50 us:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/models/basis.h"
 #include "common/models/cpu_class.h"
@@ -42,6 +43,33 @@ int StallThresholds(const Stretches& s, const v1::Thresholds& t,
   return n;
 }
 
+// One pass over `tasks` tasks: c_visit * factor(tasks) * tasks + c_pass.
+double OnePassSeconds(double tasks, const WalkConstants& c) {
+  return c.c_visit * VisitFactor(c.levels, tasks) * tasks + c.c_pass;
+}
+
+// The fewest tasks whose one pass takes `seconds`: (seconds - c_pass) /
+// c_visit without levels; with them, level by level, the first whose range
+// holds (seconds - c_pass) / (c_visit * factor), or its start when the
+// level's higher price already passes `seconds` there.
+double OnePassThreads(double seconds, const WalkConstants& c) {
+  const double need = (seconds - c.c_pass) / c.c_visit;
+  double lo = 0, factor = 1;
+  for (size_t i = 0; i <= c.levels.size(); ++i) {
+    const double hi = i < c.levels.size()
+                          ? c.levels[i].from_tasks
+                          : std::numeric_limits<double>::infinity();
+    const double at = need / factor;
+    if (at < lo) return lo;
+    if (at < hi) return at;
+    if (i < c.levels.size()) {
+      lo = hi;
+      factor = c.levels[i].factor;
+    }
+  }
+  return need / factor;
+}
+
 // The inverses of the first user's walk: the all-NULL thread count whose
 // stretch reaches a threshold (a walk: the quadratic; a pass: c_visit * N
 // + c_pass = threshold), and at this N_total the NULL threads at the tail
@@ -55,7 +83,7 @@ void Inverses(const v1::Thresholds& t, AttachContext* ctx) {
     if (th[i].stretch <= 0 && !th[i].is_walk) continue;  // nothing grows
     const double threads =
         th[i].is_walk ? ThreadsForWalkSeconds(th[i].seconds, ctx->batch, c)
-                      : (th[i].seconds - c.c_pass) / c.c_visit;
+                      : OnePassThreads(th[i].seconds, c);
     if (threads <= static_cast<double>(kPidMaxLimit) &&
         (!ctx->threads_at_stall || threads < *ctx->threads_at_stall)) {
       ctx->threads_at_stall = threads;
@@ -85,6 +113,9 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
     ctx.c_visit_overridden = true;
   } else if (options.calibration && options.calibration->c_visit_seconds > 0) {
     ctx.c.c_visit = options.calibration->c_visit_seconds;
+    // The host's price of a visit by the size of the pass (its user-space
+    // walk measured them with the calibration).
+    ctx.c.levels = options.calibration->visit_levels;
     // The per-pass cost the calibration fitted with this c_visit (they were
     // separated together), else the assumed one.
     if (options.calibration->c_pass_seconds > 0) {
@@ -133,15 +164,14 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
     // The prediction puts the NULL threads at the tail (forked since fgraph
     // was last active: the worst case); the head gives the low end.
     ctx.walk = ShadowStackWalk(ctx.n_total, ctx.n_null, ctx.batch,
-                               NullPlacement::kTail);
+                               NullPlacement::kTail, ctx.c.levels);
     ctx.walk_low = ShadowStackWalk(ctx.n_total, ctx.n_null, ctx.batch,
-                                   NullPlacement::kHead);
+                                   NullPlacement::kHead, ctx.c.levels);
     // c_visit · V + c_pass · P + c_alloc · N_null
     ctx.walk_seconds = WalkSeconds(ctx.walk, ctx.n_null, ctx.c);
     ctx.walk_seconds_low = WalkSeconds(ctx.walk_low, ctx.n_null, ctx.c);
-    // One full pass: c_visit · N_total + c_pass.
-    ctx.pass_seconds =
-        ctx.c.c_visit * static_cast<double>(ctx.n_total) + ctx.c.c_pass;
+    // One full pass: c_visit · factor(N_total) · N_total + c_pass.
+    ctx.pass_seconds = OnePassSeconds(static_cast<double>(ctx.n_total), ctx.c);
   }
   ctx.stretches = WalkStretches(ctx.preemption, ctx.walk_under_rcu,
                                 ctx.walk_seconds, ctx.pass_seconds);
@@ -159,8 +189,10 @@ std::optional<CVisitFactor> CVisitFactorToStall(
   for (int i = 0; i < n; ++i) {
     if (th[i].stretch <= 0) continue;
     // The stretch is c_visit · V plus terms that do not scale with it.
-    const double visits =
-        th[i].is_walk ? ctx.walk.visits : static_cast<double>(ctx.n_total);
+    const double n_total = static_cast<double>(ctx.n_total);
+    const double visits = th[i].is_walk
+                              ? ctx.walk.weighted_visits
+                              : VisitFactor(ctx.c.levels, n_total) * n_total;
     const double fixed = th[i].stretch - ctx.c.c_visit * visits;
     const double f = (th[i].seconds - fixed) / (ctx.c.c_visit * visits);
     if (!factor || f < factor->factor) factor = CVisitFactor{f, th[i].kind};
@@ -351,8 +383,8 @@ void SetWalk(const AttachContext& ctx, const AttachCase& k, double patch,
     *s = SecondUserStretches(ctx.preemption, ctx.pass_seconds);
   }
   // The longest RCU read-side section is one pass: c_visit · N_total.
-  out->set_longest_pass_seconds(ctx.c.c_visit *
-                                static_cast<double>(ctx.n_total));
+  out->set_longest_pass_seconds(
+      OnePassSeconds(static_cast<double>(ctx.n_total), ctx.c) - ctx.c.c_pass);
   out->set_non_yielding_seconds(s->non_yielding);
 }
 

@@ -1,6 +1,8 @@
 #include "common/models/fgraph/fgraph_walk.h"
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -10,7 +12,7 @@ namespace {
 // kernel/trace/fgraph.c alloc_retstack_tasklist(): a pass hands out B
 // stacks in for_each_process_thread() order and returns -EAGAIN at the
 // next thread once they are gone; start_graph_tracing() repeats it.
-constexpr WalkConstants kC{88.7e-9, 2e-6, 20e-9};
+const WalkConstants kC{88.7e-9, 2e-6, 20e-9, {}};
 
 TEST(FgraphWalkTest, AllNullIsTheSameAtHeadAndTail) {
   for (NullPlacement at : {NullPlacement::kHead, NullPlacement::kTail}) {
@@ -111,6 +113,85 @@ TEST(FgraphWalkTest, NullThreadsInverseAtAFixedThreadCount) {
   EXPECT_EQ(NullThreadsForWalkSeconds(20, 300000000, 32, kC), 0.0);
   // 10,000 threads cannot take 20 s whatever N_null (at most ~0.2 s).
   EXPECT_FALSE(NullThreadsForWalkSeconds(20, 10000, 32, kC).has_value());
+}
+
+}  // namespace
+}  // namespace tracehealth
+
+namespace tracehealth {
+namespace {
+
+// Visit levels: each pass's visits at the factor of its size.
+TEST(FgraphWalkLevelsTest, EachPassAtItsSizesFactor) {
+  // Passes of 33, 65, 97 and 100 visits (100 threads, all NULL, B = 32).
+  WalkCost w = ShadowStackWalk(100, 100, 32, NullPlacement::kTail, {{60, 2}});
+  EXPECT_DOUBLE_EQ(w.visits, 295);
+  EXPECT_DOUBLE_EQ(w.weighted_visits, 33 + 2 * (65 + 97 + 100));
+  // A level starts at its from_tasks: 65 is in the second, 66 is not.
+  w = ShadowStackWalk(100, 100, 32, NullPlacement::kTail, {{65, 3}, {98, 0.5}});
+  EXPECT_DOUBLE_EQ(w.weighted_visits, 33 + 3 * (65 + 97) + 0.5 * 100);
+  w = ShadowStackWalk(100, 100, 32, NullPlacement::kHead, {{66, 3}, {98, 0.5}});
+  EXPECT_DOUBLE_EQ(w.weighted_visits, 33 + 65 + 3 * 97 + 0.5 * 100);
+  // Tail with served threads: 200 threads, the last 64 NULL. The first
+  // pass walks the 136 served, 32 NULL and one more (169); the last 200.
+  w = ShadowStackWalk(200, 64, 32, NullPlacement::kTail, {{170, 2}});
+  EXPECT_DOUBLE_EQ(w.visits, 169 + 200);
+  EXPECT_DOUBLE_EQ(w.weighted_visits, 169 + 2 * 200);
+  w = ShadowStackWalk(200, 64, 32, NullPlacement::kTail, {{169, 2}});
+  EXPECT_DOUBLE_EQ(w.weighted_visits, 2 * (169 + 200));
+  // No NULL thread: one pass at its factor.
+  w = ShadowStackWalk(500, 0, 32, NullPlacement::kTail, {{400, 1.5}});
+  EXPECT_DOUBLE_EQ(w.weighted_visits, 750);
+  // Without levels the weighted visits are the visits.
+  w = ShadowStackWalk(100, 100, 32, NullPlacement::kTail);
+  EXPECT_DOUBLE_EQ(w.weighted_visits, w.visits);
+}
+
+TEST(FgraphWalkLevelsTest, ManyPassesMatchTheirSum) {
+  // 5,000 threads, B = 32: the closed form per level against the sum.
+  const std::vector<VisitLevel> levels = {{1000, 1.5}, {3000, 2.25}};
+  const WalkCost w =
+      ShadowStackWalk(5000, 5000, 32, NullPlacement::kTail, levels);
+  double sum = 0;
+  for (double v = 33; v < 5000; v += 32) sum += VisitFactor(levels, v) * v;
+  sum += VisitFactor(levels, 5000) * 5000;
+  EXPECT_NEAR(w.weighted_visits, sum, 1e-9 * sum);
+  EXPECT_EQ(VisitFactor(levels, 999), 1);
+  EXPECT_EQ(VisitFactor(levels, 1000), 1.5);
+  EXPECT_EQ(VisitFactor(levels, 2999.5), 1.5);
+  EXPECT_EQ(VisitFactor(levels, 1e9), 2.25);
+  EXPECT_EQ(VisitFactor({}, 1e9), 1);
+}
+
+TEST(FgraphWalkLevelsTest, SecondsAndTheirInverses) {
+  const WalkConstants c{100e-9, 2e-6, 20e-9, {{1000, 1.5}, {3000, 2.25}}};
+  const WalkCost w =
+      ShadowStackWalk(5000, 5000, 32, NullPlacement::kTail, c.levels);
+  const double s = WalkSeconds(w, 5000, c);
+  EXPECT_DOUBLE_EQ(s, 100e-9 * w.weighted_visits + 2e-6 * 157 + 20e-9 * 5000);
+  EXPECT_DOUBLE_EQ(WalkSecondsAllNull(5000, 32, c), s);
+  // The smallest whole count whose walk takes s: 5,000 itself.
+  EXPECT_EQ(ThreadsForWalkSeconds(s, 32, c), 5000);
+  EXPECT_EQ(ThreadsForWalkSeconds(std::nextafter(s, 0), 32, c), 5000);
+  EXPECT_EQ(ThreadsForWalkSeconds(0, 32, c), 0);
+  // At 10,000 threads, the 4,000 at the tail whose walk takes t.
+  const double t = WalkSeconds(
+      ShadowStackWalk(10000, 4000, 32, NullPlacement::kTail, c.levels), 4000,
+      c);
+  // Within one batch: the walk is not monotone there (one more NULL thread
+  // at the tail is one fewer served thread before it in every early pass),
+  // and 3,969 already takes t.
+  const std::optional<double> x = NullThreadsForWalkSeconds(t, 10000, 32, c);
+  ASSERT_TRUE(x.has_value());
+  EXPECT_EQ(*x, 3969);
+  const uint64_t n = static_cast<uint64_t>(*x);
+  EXPECT_GE(
+      WalkSeconds(ShadowStackWalk(10000, n, 32, NullPlacement::kTail, c.levels),
+                  n, c),
+      t);
+  // Less than one full pass: none; more than all 10,000: no answer.
+  EXPECT_EQ(NullThreadsForWalkSeconds(1e-6, 10000, 32, c), 0);
+  EXPECT_EQ(NullThreadsForWalkSeconds(1e6, 10000, 32, c), std::nullopt);
 }
 
 }  // namespace

@@ -116,17 +116,28 @@ scenario_s() {
   mkdir -p /tmp/uncal
   per=$(param per 8)
   for n in $(param ns 8192,16384,32768,65536,131072 | tr ',' ' '); do
-    for layout in $(seq 1 "$(param reps 1)" | sed 's/.*/one many/'); do
+    for layout in $(seq 1 "$(param reps 1)" | sed "s/.*/$(param layouts one,many | tr ',' ' ')/"); do
       set_filter
       t0=$(date +%s)
       if [ "$layout" = one ]; then hold "$n"; else hold "$n" "$per"; fi
       lab "threads n=$n layout=$layout start_s=$(( $(date +%s) - t0 ))"
       u=$(predict /tmp/uncal)
       lab "predicted n=$n layout=$layout at_s=$(( $(date +%s) - t0 ))"
+      [ "$(param chase 0)" = 0 ] || lab "$(lab_chase "$(param chase 0)" "$n")"
       m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
       lab "study n=$n layout=$layout per=$per uncal: $u measured: $m"
       release
     done
+  done
+  finish 0
+}
+
+# C: the user-space walk alone (lab_chase) at each N of lab.ns, for each
+#    stride of lab.strides.
+scenario_c() {
+  for stride in $(param strides 10240 | tr ',' ' '); do
+    lab_chase "$stride" $(param ns 8192,16384,32768,65536,131072 | tr ',' ' ') \
+      | while read -r line; do lab "$line"; done
   done
   finish 0
 }
@@ -292,6 +303,7 @@ case "$SCENARIO" in
   A) scenario_a ;;
   B) scenario_b ;;
   M) scenario_m ;;
+  C) scenario_c ;;
   S) scenario_s ;;
   *) lab "error unknown scenario $SCENARIO"; finish 1 ;;
 esac
