@@ -51,10 +51,9 @@ absl::StatusOr<std::vector<v1::MemoryWalkPoint>> WalkMemory(
   }
   const uint64_t cap = std::min<uint64_t>(o.max_tasks, o.max_bytes / o.stride);
   if (o.min_tasks < 2 || cap < o.min_tasks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("memory walk: no size from ", o.min_tasks, " to ", cap,
-                     " tasks (", o.max_tasks, " asked, ", o.max_bytes,
-                     " bytes at most)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "memory walk: no size from ", o.min_tasks, " to ", cap, " tasks (",
+        o.max_tasks, " asked, ", o.max_bytes, " bytes at most)"));
   }
   std::vector<uint64_t> sizes;
   for (uint64_t n = o.min_tasks; n < cap; n *= 2) sizes.push_back(n);

@@ -90,8 +90,8 @@ v1::HostReport FullReport() {
   c->set_c_pass_fitted(true);
   c->set_class_canaries(3);
   c->set_hardware_class("Xeon/6.1");
-  for (auto [tasks, ns] : {std::pair<uint64_t, double>{1024, 100},
-                           {4096, 100}, {16384, 160}}) {
+  for (auto [tasks, ns] :
+       {std::pair<uint64_t, double>{1024, 100}, {4096, 100}, {16384, 160}}) {
     v1::MemoryWalkPoint* w = c->add_memory_walk();
     w->set_tasks(tasks);
     w->set_ns_per_task(ns);
