@@ -218,7 +218,7 @@ uint32_t ShadowStackBytesPerThread(const KernelFeatures& features,
   if (!features.release || features.shadow_stack_4k.present) return 4096;
   if (features.shadow_stack_page_kmalloc.present)
     return page_size > 0 ? page_size : 4096;
-  return 2048;
+  return features.arch == "aarch64" ? 4096 : 2048;
 }
 
 }  // namespace tracehealth

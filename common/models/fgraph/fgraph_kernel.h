@@ -163,9 +163,14 @@ inline constexpr uint64_t kRethookNodeBytes = 64;
 Stretches SecondUserStretches(const Preemption& p, double pass_seconds);
 
 // Bytes of one thread's shadow stack: 4096 from 6.13 (its own cache), the
-// page size on 6.11-6.12 (kmalloc(PAGE_SIZE): 64 KiB with 64 KiB pages),
-// 2048 before (50 entries of 32-40 bytes from kmalloc-2048); 4096 when the
-// release is unknown.
+// page size on 6.11-6.12 (kmalloc(PAGE_SIZE): 64 KiB with 64 KiB pages);
+// before, kmalloc_array(FTRACE_RETFUNC_DEPTH = 50, sizeof(struct
+// ftrace_ret_stack)): ret, func, calltime, subtime (CONFIG_FUNCTION_PROFILER,
+// assumed set as the distributions build it) and retp, 40 bytes on x86-64
+// (2,000: kmalloc-2048), plus fp on aarch64 (HAVE_FUNCTION_GRAPH_FP_TEST):
+// 48 bytes, 2,400, kmalloc-4096 (measured: 3,400 bytes a thread of MemFree
+// on Debian's 6.1 arm64 kernel, 2,048 on x86-64). 4096 when the release is
+// unknown.
 uint32_t ShadowStackBytesPerThread(const KernelFeatures& features,
                                    uint32_t page_size);
 

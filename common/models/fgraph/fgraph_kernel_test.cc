@@ -151,11 +151,16 @@ KernelFeatures Features(const char* release, const char* arch = "x86_64") {
 }
 
 // fgraph.c: <= 6.10 kmalloc_array(50, sizeof(struct ftrace_ret_stack)) of
-// 32-40 B entries (kmalloc-2048); 6.11-6.12 kmalloc(PAGE_SIZE); 6.13+
-// kmem_cache "fgraph_stack" of 4096 B.
+// 40 B entries on x86-64 (kmalloc-2048), 48 B on aarch64 (its fp field:
+// 2,400 B, kmalloc-4096); 6.11-6.12 kmalloc(PAGE_SIZE); 6.13+ kmem_cache
+// "fgraph_stack" of 4096 B.
 TEST(FgraphKernelTest, ShadowStackSizeByRelease) {
   EXPECT_EQ(ShadowStackBytesPerThread(Features("6.1.0"), 4096), 2048u);
   EXPECT_EQ(ShadowStackBytesPerThread(Features("6.10.14"), 65536), 2048u);
+  EXPECT_EQ(ShadowStackBytesPerThread(Features("6.1.0", "aarch64"), 4096),
+            4096u);
+  EXPECT_EQ(ShadowStackBytesPerThread(Features("6.10.14", "aarch64"), 16384),
+            4096u);
   EXPECT_EQ(ShadowStackBytesPerThread(Features("6.11.0"), 4096), 4096u);
   EXPECT_EQ(ShadowStackBytesPerThread(Features("6.12.5", "aarch64"), 65536),
             65536u);

@@ -23,9 +23,9 @@ std::optional<ShadowStackSize> ShadowStackBytes(const v1::KernelInfo& kernel,
                            absl::StrCat("one page from kmalloc (",
                                         f.shadow_stack_page_kmalloc.row, ")")};
   }
-  return ShadowStackSize{bytes,
-                         absl::StrCat("50 ret_stack entries in kmalloc-2048 (",
-                                      f.shadow_stack_page_kmalloc.row, ")")};
+  return ShadowStackSize{
+      bytes, absl::StrCat("50 ret_stack entries in kmalloc-", bytes, " (",
+                          f.shadow_stack_page_kmalloc.row, ")")};
 }
 
 }  // namespace tracehealth

@@ -4,8 +4,8 @@
 //
 //   6.13+        4096 bytes, from the fgraph_stack kmem cache
 //   6.11-6.12    PAGE_SIZE, from kmalloc (64 KiB with 64 KiB pages)
-//   before 6.11  2048 bytes: 50 ret_stack entries of 32-40 bytes, from
-//                kmalloc-2048
+//   before 6.11  50 ret_stack entries from kmalloc: 40 bytes each on
+//                x86-64 (kmalloc-2048), 48 on aarch64 (kmalloc-4096)
 //
 // Every task gets one when fgraph first goes active (the walk) and every
 // task forked while it stays active; they are freed only when a task exits.
