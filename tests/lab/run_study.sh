@@ -8,6 +8,8 @@
 # calibrated at the two smallest N against the larger ones.
 #   run_study.sh [--out DIR]
 # Environment: TRACEHEALTH_STUDY_NS (8192,16384,32768,65536,131072),
+# TRACEHEALTH_STUDY_LAYOUTS (one,many), TRACEHEALTH_STUDY_CHASE (0: no
+# user-space walk; else its stride, e.g. 10240, beside each enable),
 # TRACEHEALTH_STUDY_PER (8), TRACEHEALTH_STUDY_REPS (1: enables per N and
 # layout, the shortest kept), TRACEHEALTH_STUDY_MEM (12G),
 # TRACEHEALTH_STUDY_LIMIT (5400 s), and run_lab.sh's TRACEHEALTH_LAB_*.

@@ -9,6 +9,12 @@
 # relative error, M by search. Then the extrapolation check: both models
 # calibrated at the two smallest N only (the cliff's M from the fit over
 # every N), their predictions at the larger N, as measured / predicted.
+# With the user-space walk's lines ("LAB chase n=N ... ns_per_node=X",
+# TRACEHEALTH_STUDY_CHASE), a third model, the agent's since the memory
+# walk: the constant c, each pass priced at its size's level (levels from
+# the walk's points as VisitLevelsOf makes them: from the geometric mean of
+# two sizes, the larger's ns over the smallest's), calibrated at the two
+# smallest N too.
 # Variables: B (FTRACE_RETSTACK_ALLOC_SIZE, 32).
 function field(sec, name,   m) {
   if (match(sec, "(^| )" name "=[0-9.e+-]+")) {
@@ -71,6 +77,20 @@ function fit_cliff(L, m, lo, hi, with_p,   i, k, j, nn, w, r, cols, s, pred, any
   }
   return sqrt(s / (hi - lo + 1))
 }
+# The walk's weighted visits beyond one pass for nn tasks, all without a
+# stack (passes of 1 + i*B tasks, then nn), with layout L's levels.
+function weighted(L, nn,   i, w, k, tot) {
+  k = int((nn + B - 1) / B) - 1
+  tot = 0
+  for (i = 1; i <= k; i++) { w = 1 + i * B; tot += factor(L, w) * w }
+  return tot
+}
+function factor(L, w,   j, f) {
+  f = 1
+  for (j = 2; j <= count[L]; j++) if (lv_from[L, j] <= w) f = lv_f[L, j]
+  return f
+}
+/^LAB chase / { pend_n = field($0, "n") + 0; pend_ns = field($0, "ns_per_node") + 0; next }
 /^LAB study / {
   L = match($0, /layout=[a-z]+/) ? substr($0, RSTART + 7, RLENGTH - 7) : "?"
   split($0, parts, / (uncal|measured): /)
@@ -92,6 +112,7 @@ function fit_cliff(L, m, lo, hi, with_p,   i, k, j, nn, w, r, cols, s, pred, any
   second[L, i] = field(parts[3], "second_ms") / 1000
   walk[L, i] = first[L, i] - second[L, i]
   per[L] = field($0, "per")
+  if (pend_n == n) chase[L, i] = pend_ns
 }
 END {
   if (B == "") B = 32
@@ -124,7 +145,21 @@ END {
     r = fit_cliff(L, knee, 1, 2, 0)
     printf "study: %s: calibrated at N = %d and %d: constant c %.1f ns; cliff (M %.0f from the fit) c_h %.1f, c_m %.1f ns\n",
       L, nn_[L, 1], nn_[L, 2], c * 1e9, knee, FH * 1e9, FM * 1e9
+    # The walk-priced model, where every N has its walk.
+    priced = 1
+    for (i = 1; i <= k; i++) if (!((L, i) in chase) || chase[L, i] <= 0) priced = 0
+    if (priced) {
+      for (j = 2; j <= k; j++) { lv_from[L, j] = sqrt(nn_[L, j - 1] * nn_[L, j]); lv_f[L, j] = chase[L, j] / chase[L, 1] }
+      cw = 0; for (i = 1; i <= 2; i++) cw += walk[L, i] / weighted(L, nn_[L, i]); cw /= 2
+      s = ""; for (i = 1; i <= k; i++) s = s sprintf("%s%d:%.1f", i > 1 ? ", " : "", nn_[L, i], chase[L, i])
+      printf "study: %s: user-space walk (ns a node): %s; walk-priced c %.1f ns at the smallest\n", L, s, cw * 1e9
+    }
     for (i = 3; i <= k; i++) {
+      if (priced) {
+        pw = cw * weighted(L, nn_[L, i])
+        printf "study: %s: N %d (%.0fx the larger calibration N): measured / walk-priced %.2f%s\n",
+          L, nn_[L, i], nn_[L, i] / nn_[L, 2], walk[L, i] / pw, abs(walk[L, i] / pw - 1) <= 0.2 ? " (within 20 %)" : " (outside 20 %)"
+      }
       basis(nn_[L, i], knee)
       pc = c * (visits[L, i] - nn_[L, i]); pk = FH * b_h + FM * b_m
       mult = nn_[L, i] / nn_[L, 2]
