@@ -68,6 +68,10 @@ absl::StatusOr<std::vector<v1::MemoryWalkPoint>> WalkMemory(
           absl::StrCat("memory walk: cannot map ", bytes, " bytes for ", n,
                        " tasks: ", std::strerror(errno)));
     }
+    // No transparent huge pages: the walk touches a page or two a node, and
+    // a kernel that backs the mapping with huge pages on first touch
+    // (THP "always") would allocate, and may compact for, all of it.
+    madvise(m, bytes, MADV_NOHUGEPAGE);
     char* base = static_cast<char*>(m);
     for (uint64_t i = 0; i < n; ++i) {
       char* node = base + i * o.stride;

@@ -11,10 +11,11 @@
 // sit in the list in that order), and times dependent passes that load two
 // lines of each node, 1,536 bytes apart: what the kernel's visit loads,
 // without tracefs, threads or privileges. It allocates up to
-// `max_bytes`, one size at a time, and frees each. Its pages are the
-// kernel's default (no huge pages asked for): under an emulator that is
-// what matched the kernel's walk; on hardware, where huge pages map the
-// kernel's task_structs, a 4 KiB-page walk also pays TLB misses the kernel
+// `max_bytes` of address space, one size at a time, and frees each; its
+// pages are small pages (MADV_NOHUGEPAGE), so only the pages the nodes
+// touch are allocated (about 0.55 GiB at the largest size) and the kernel
+// never compacts memory for it. On hardware, where huge pages map the
+// kernel's task_structs, a small-page walk also pays TLB misses the kernel
 // does not, so its levels err towards pricing large passes high.
 //
 // Thread safety: a plain function.

@@ -8,8 +8,9 @@
 # enable at each N priced with it; fails when the median over the rounds of
 # measured / calibrated prediction at 2*CAL <= N < 3*CAL is off by more
 # than 25 % (every row's ratio is printed; rows at N < 2*CAL or N >= 3*CAL
-# are not checked; a row measured in one round only, or whose shortest
-# enable no other round comes within 25 % of, is printed as not judged;
+# are not checked; a row measured in one round only, whose shortest
+# enable no other round comes within 25 % of, or whose rounds' calibrated
+# predictions are more than 25 % apart, is printed as not judged;
 # rounds that would not fit A's time budget are skipped). Scenario B
 # (preempt=none watchdog_thresh=1 rcupdate.rcu_cpu_stall_timeout=120,
 # B_THREADS idle threads, calibrated at B_CAL): the enable's soft lockup must reach the server, attributed to
@@ -113,7 +114,15 @@ boot() {
     < /dev/null > "$log" 2>&1
   local rc=$?
   tr -d '\r' < "$log" > "$log.txt"
-  grep -q '^LAB done rc=0' "$log.txt" || { echo "lab: boot ($*) rc=$rc, log $log.txt:"; grep -a '^LAB\|BUG\|panic' "$log.txt" | tail -n 20; return 1; }
+  grep -q '^LAB done rc=0' "$log.txt" || {
+    echo "lab: boot ($*) rc=$rc, log $log.txt:"
+    grep -a '^LAB\|BUG\|panic' "$log.txt" | tail -n 20
+    # The first stall or lockup report's registers and call trace: what
+    # the stuck CPU was doing.
+    awk '/soft lockup|rcu_.*detected stall|blocked for more than/ && !seen { seen = 1; on = 1 }
+         on { print "lab: trace: " $0; if (++k >= 60 || /<\/TASK>/) exit }' "$log.txt"
+    return 1
+  }
 }
 
 # Whether the kernel prints its banner under KVM within 10 s (no initramfs,
@@ -192,11 +201,13 @@ awk -v cal="$cal" -v accel="$accel" '
     print "| N | predicted before calibration (ms) | predicted after, each round (ms) | measured first enable, each round (ms) | measured / after, each round | median ratio | shortest second enable (ms) | measured per visit (ns) |"
     print "|---:|---:|---:|---:|---:|---:|---:|---:|"
     for (o = 1; o <= k; o++) {
-      n = order[o]; nr = 0; nm = 0; ps = ""; ms = ""; rs = ""; s2 = ""
+      n = order[o]; nr = 0; nm = 0; ps = ""; ms = ""; rs = ""; s2 = ""; pmin = ""; pmax = ""
       for (i = 1; i <= cnt[n]; i++) {
         ms = ms (i > 1 ? " / " : "") sprintf("%.1f", meas[n, i])
         mv[++nm] = meas[n, i] + 0
         if (s2 == "" || sec[n, i] + 0 < s2 + 0) s2 = sec[n, i]
+        if (pred[n, i] != "" && (pmin == "" || pred[n, i] + 0 < pmin + 0)) pmin = pred[n, i]
+        if (pred[n, i] != "" && (pmax == "" || pred[n, i] + 0 > pmax + 0)) pmax = pred[n, i]
         if (pred[n, i] == "") { ps = ps (i > 1 ? " / " : "") "-"; rs = rs (i > 1 ? " / " : "") "-"; continue }
         r = meas[n, i] / (pred[n, i] * 1000)
         ps = ps (i > 1 ? " / " : "") sprintf("%.1f", pred[n, i] * 1000)
@@ -223,6 +234,10 @@ awk -v cal="$cal" -v accel="$accel" '
       else if (n >= 3 * cal) why = "not checked: N >= 3*CAL"
       else if (nm < 2) { why = "NOT JUDGED: one round only"; unjudged++ }
       else if (!steady) { why = sprintf("NOT JUDGED: its two shortest enables %.2fx apart", mv[2] / mv[1]); unjudged++ }
+      # The same for the other side of the ratio: calibrations (timed
+      # enables too) whose predictions spread by more than 25 % cannot
+      # judge a 25 % target either.
+      else if (pmax + 0 > 1.25 * pmin) { why = sprintf("NOT JUDGED: the calibrated predictions of its rounds %.2fx apart", pmax / pmin); unjudged++ }
       else { why = "judged"; checked++; if (med < 0.75 || med > 1.25) { bad++; miss = miss " " n } }
       if (med == "" && n >= 2 * cal && n < 3 * cal) uncal_only++
       summary = summary sprintf("%s %d %s (%s)", summary == "" ? "" : ",", n, med == "" ? "-" : sprintf("%.2f", med), why)

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
       perror("lab_chase: mmap");
       return 1;
     }
+    madvise(base, n * stride, MADV_NOHUGEPAGE);  // as the agent's walk
     for (size_t i = 0; i < n; ++i) {
       char* node = base + i * stride;
       *(char**)node = base + ((i + 1) % n) * stride;
