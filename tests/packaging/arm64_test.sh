@@ -81,14 +81,7 @@ for b in tracehealth-agent:tracehealth-agent tracehealth-server:tracehealth-serv
   else
     flunk "file /usr/bin/${b%%:*} of $(basename "$(deb "${b#*:}" arm64)") says ARM aarch64" "$what"
   fi
-  sections=$(readelf -S -W "$bin" 2>&1 | grep -oE '\.(symtab|debug_info)' | tr '\n' ' ')
-  id=$(readelf -n "$bin" 2>/dev/null | sed -n 's/.*Build ID: //p')
-  if [[ -z $sections && -n $id ]] &&
-     grep -q "usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" <<<"$(dpkg-deb -c "$dbgsym")"; then
-    pass "/usr/bin/${b%%:*} stripped; debug info in $(basename "$dbgsym") (build id $id)"
-  else
-    flunk "/usr/bin/${b%%:*} stripped with debug info in $(basename "$dbgsym")" "sections: $sections; build id: $id"
-  fi
+  check_stripped "$bin" "$dbgsym" "/usr/bin/${b%%:*}"
 done
 
 # Depends: package names, computed by dpkg-shlibdeps from the arm64 libraries.

@@ -27,6 +27,20 @@ flunk() {
   if [[ -n ${2:-} ]]; then sed 's/^/    /' <<<"$2"; fi
   fail=1
 }
+# check_stripped BIN DBGSYM NAME: BIN has no symbol table or debug info, and
+# the -dbgsym package DBGSYM holds its debug info under BIN's build id
+# (NAME: how the checks call BIN).
+check_stripped() {
+  local bin=$1 dbgsym=$2 name=$3 sections id
+  sections=$(readelf -S -W "$bin" 2>&1 | grep -oE '\.(symtab|debug_info)' | tr '\n' ' ')
+  id=$(readelf -n "$bin" 2>/dev/null | sed -n 's/.*Build ID: //p')
+  if [[ -z $sections && -n $id ]] &&
+     grep -q "usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" <<<"$(dpkg-deb -c "$dbgsym")"; then
+    pass "$name stripped; debug info in $(basename "$dbgsym") (build id $id)"
+  else
+    flunk "$name stripped with debug info in $(basename "$dbgsym")" "sections: $sections; build id: $id"
+  fi
+}
 finish() {
   if [[ $fail -eq 0 ]]; then echo "$test_name: all checks passed"; else echo "$test_name: FAILED"; fi
   exit "$fail"

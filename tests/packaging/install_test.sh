@@ -119,15 +119,8 @@ want_deps tracehealth-tools "libgrpc++1.51 libtcmalloc-minimal4 libc6" "libsqlit
 # binary's build id.
 for b in tracehealth-agent:tracehealth-agent tracehealth-server:tracehealth-server \
          tracehealthctl:tracehealth-tools tracehealth-loadgen:tracehealth-tools; do
-  bin=/usr/bin/${b%%:*} dbgsym="$out/debs/${b#*:}-dbgsym_${version}_amd64.deb"
-  sections=$(readelf -S -W "$bin" | grep -oE '\.(symtab|debug_info)' | tr '\n' ' ')
-  id=$(readelf -n "$bin" | sed -n 's/.*Build ID: //p')
-  if [[ -z $sections && -n $id ]] &&
-     grep -q "usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" <<<"$(dpkg-deb -c "$dbgsym")"; then
-    pass "$bin stripped; debug info in $(basename "$dbgsym") (build id $id)"
-  else
-    flunk "$bin stripped with debug info in $(basename "$dbgsym")" "sections: $sections; build id: $id"
-  fi
+  bin=/usr/bin/${b%%:*}
+  check_stripped "$bin" "$out/debs/${b#*:}-dbgsym_${version}_amd64.deb" "$bin"
 done
 
 conffiles=$(for p in "${pkgs[@]}"; do dpkg-query -W -f='${Conffiles}\n' "$p"; done | awk 'NF { print $1 }' | sort | tr '\n' ' ')
