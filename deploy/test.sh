@@ -218,11 +218,13 @@ fi
 if [[ ${TRACEHEALTH_ARM64_LAB:-1} != 0 ]]; then
   step "arm64 kernel lab, one kernel of the matrix (tests/lab/run_matrix.sh)"
   # 16 KiB pages, before the arm64 entry-only fprobe backport: the agent's
-  # page size, shadow stack a thread and walks against the kernel's. The
-  # whole matrix: tests/lab/README.md.
+  # page size, shadow stack a thread and walks against the kernel's, and a
+  # second function_graph user (one pass). The whole matrix:
+  # tests/lab/README.md.
   mx_out=$(mktemp -d -t tracehealth-matrix.XXXXXX)
   counted_unless_skipped matrix env TRACEHEALTH_MATRIX=6.18.15-arm64-16k \
     TRACEHEALTH_MATRIX_NS=2048,12288 TRACEHEALTH_MATRIX_KINDS=function_graph,kprobe_multi \
+    TRACEHEALTH_MATRIX_SECOND=function_graph \
     TRACEHEALTH_MATRIX_TIMEOUT=600 bash tests/lab/run_matrix.sh --out "$mx_out"
   rm -rf "$mx_out"
 fi

@@ -63,6 +63,20 @@ BEGIN {
   pred[k] = field($0, "unavailable") == 1 ? "unavailable" : (field($0, "uses_fgraph") == 1 ? "walks" : "no walk")
   stack_size[k] = field($0, "shadow_stack_size")
 }
+/^LAB predict_second / {
+  # While function_graph is the top-level tracer: a kind that registers an
+  # fgraph user is refused before 6.11 (busy), one more pass after.
+  k = field($0, "kind")
+  pred2[k] = field($0, "unavailable") == 1 ? "unavailable" : (field($0, "busy") == 1 ? "refused" : (field($0, "uses_fgraph") == 1 ? "one pass" : "no walk"))
+}
+/^LAB attach n=[0-9]* kind=second:/ {
+  k = substr(field($0, "kind"), 8)
+  order2[++nk2] = k
+  e2[k] = field($0, "errno") + 0
+  s2[k] = e2[k] != 0 ? "errno " e2[k] " (" field($0, "step") ")" : sprintf("%s: %.1f / %.1f", field($0, "n"), field($0, "first_ms"), field($0, "second_ms"))
+  f2[k] = field($0, "first_ms") + 0
+  next
+}
 /^LAB attach / {
   k = field($0, "kind"); n = field($0, "n") + 0
   if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
@@ -107,6 +121,7 @@ END {
       } else if (r < 3) obs = "no walk"
       else if (g >= 2) obs = "walks"
       else obs = "unclear"
+      walks_obs[k] = obs ~ /^walks/
       obs = obs sprintf(" (%.1fx, %.1fx)", r, g)
       if (p == "unavailable") { verdict = "DISAGREE"; why = "the agent says unavailable, the kernel attached it" }
       else if (obs ~ /^unclear/) { verdict = "unclear"; unclear = unclear " " k }
@@ -129,6 +144,31 @@ END {
     }
     printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", kernel, flavour, preempt, k, p, obs, cell[k], stack, verdict
     if (verdict == "DISAGREE") { print "matrix: " kernel " " k ": DISAGREE: " why; bad++ }
+  }
+  # Second users (lab_attach second:KIND at NHI, function_graph on): refused
+  # where the agent says busy; attached where it says one pass or no walk,
+  # and then, where the kind walks as the first user, closer to that user's
+  # second attach than to its walk: at most the geometric mean of the two
+  # (one pass over the threads, no shadow stacks to hand; on the emulator's
+  # arm64 guests an attach costs a third of a walk before any pass).
+  for (i = 1; i <= nk2; i++) {
+    k = order2[i]; a = agent_kind[k]
+    p = (a in pred2) ? pred2[a] : "?"
+    verdict = "agrees"
+    if (e2[k] != 0) {
+      obs = "refused: " s2[k]
+      if (p != "refused" && p != "unavailable") { verdict = "DISAGREE"; why = "the agent says " p ", the kernel refused it: " s2[k] }
+    } else {
+      walked = (k in walks_obs) && walks_obs[k] && f2[k] > 0
+      obs = "attached"
+      if (walked) obs = obs sprintf(" (%.1fx under the first user's)", first[k, nhi] / f2[k])
+      if (p == "refused" || p == "unavailable") { verdict = "DISAGREE"; why = "the agent says " p ", the kernel attached it" }
+      else if (p == "one pass" && walked && f2[k] > sqrt(first[k, nhi] * second[k, nhi])) {
+        verdict = "DISAGREE"; why = sprintf("predicted one pass, the attach took %.1f ms, nearer the first user's walk (%.1f ms) than its second attach (%.1f ms)", f2[k], first[k, nhi], second[k, nhi])
+      }
+    }
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", kernel, flavour, preempt, k " (second user)", p, obs, s2[k], "-", verdict
+    if (verdict == "DISAGREE") { print "matrix: " kernel " " k " (second user): DISAGREE: " why; bad++ }
   }
   if (unclear != "") print "matrix: " kernel ": unclear (first >= 3x second, but not growing 2x with N):" unclear
   if (nk == 0) { print "matrix: " kernel ": no attach results"; bad++ }

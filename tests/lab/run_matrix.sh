@@ -27,6 +27,12 @@
 #   unclear           first(NHI) / second(NHI) >= 3 without the growth (a
 #                     one-off cost; printed and listed, not judged)
 #   refused           the kernel refused the attach (errno, at any N)
+# Second users (TRACEHEALTH_MATRIX_SECOND, at NHI with function_graph the
+# top-level tracer; second:function_graph in a tracefs instance): the agent,
+# read while function_graph is on, says busy (refused: before 6.11), one
+# pass (another fgraph user, 6.11+) or no walk; busy must be refused, the
+# others attached, and one pass, for a kind that walks as the first user,
+# at most the geometric mean of that user's first and second attach.
 # A disagreement (exit 1): a walk observed where the agent predicts none or
 # the reverse; a kind the agent calls unavailable that attaches, or one it
 # calls available that the kernel refuses; a kernel whose config the agent
@@ -43,6 +49,10 @@
 #                                     second attach are kept)
 #   TRACEHEALTH_MATRIX_KINDS=...      probe kinds (lab_attach's names;
 #                                     default all seven)
+#   TRACEHEALTH_MATRIX_SECOND=function_graph,kprobe_multi_return
+#                                     kinds attached at NHI as a second
+#                                     fgraph user, function_graph on ("none":
+#                                     no such cells)
 #   TRACEHEALTH_MATRIX_TIMEOUT=1200   seconds per kernel
 #   TRACEHEALTH_MATRIX_CMDLINE="..."  added to every kernel's command line
 #                                     (e.g. preempt=none: the agent must
@@ -69,6 +79,7 @@ command -v gcc >/dev/null || skip "no gcc for the guest helpers"
 ns=${TRACEHEALTH_MATRIX_NS:-4096,16384}
 reps=${TRACEHEALTH_MATRIX_REPS:-1}
 kinds=${TRACEHEALTH_MATRIX_KINDS:-function_graph,kprobe_multi,kprobe_multi_return,kprobe_session,fprobe,fprobe_return,kretprobe}
+second=${TRACEHEALTH_MATRIX_SECOND:-function_graph,kprobe_multi_return}
 limit=${TRACEHEALTH_MATRIX_TIMEOUT:-1200}
 extra=${TRACEHEALTH_MATRIX_CMDLINE:-}
 accel=${TRACEHEALTH_LAB_ACCEL:-tcg}
@@ -137,7 +148,7 @@ for k in $names; do
   log=$out/$k.log
   nice -n 19 timeout "$limit" "${emulator[@]}" -m 3G -smp 2 \
     -nographic -no-reboot -kernel "$vmlinuz" -initrd "$out/$k.cpio.gz" \
-    -append "console=$console panic=-1 quiet lab.scenario=M lab.filter=$filter lab.ns=$ns lab.reps=$reps lab.kinds=$kinds${extra:+ $extra}" \
+    -append "console=$console panic=-1 quiet lab.scenario=M lab.filter=$filter lab.ns=$ns lab.reps=$reps lab.kinds=$kinds lab.second_kinds=$second${extra:+ $extra}" \
     < /dev/null > "$log" 2>&1
   rc=$?
   tr -d '\r' < "$log" > "$log.txt"

@@ -20,6 +20,13 @@
 //   fprobe               an "f:" event in dynamic_events, entry
 //   fprobe_return        an "f:" event on FUNC%return
 //   kretprobe            an "r:" event in kprobe_events
+//   second:KIND          KIND as a second fgraph user: function_graph is
+//                        made the top-level tracer first (filter FUNC,
+//                        untimed: the first user, whose walk hands every
+//                        thread a shadow stack), KIND is timed as above and
+//                        function_graph is turned off at the end;
+//                        second:function_graph goes to the tracefs instance
+//                        "labsecond" (created and removed here)
 // For the BPF kinds the program is "r0 = 0; exit" (BPF_PROG_TYPE_KPROBE,
 // loaded once); attach is the BPF_LINK_CREATE syscall, detach the close()
 // of the link. For the event kinds the event is created once and the
@@ -39,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,27 +137,31 @@ static void BpfKind(int attach_type, uint32_t flags, const char* func,
   close(prog);
 }
 
-static void FunctionGraph(const char* func, struct Result* r) {
-  if (TracefsWrite("current_tracer", "nop", O_TRUNC, NULL) != 0 ||
-      TracefsWrite("set_ftrace_filter", func, O_TRUNC, NULL) != 0) {
+// function_graph in DIR ("" for the top level, or "instances/NAME/").
+static void FunctionGraph(const char* dir, const char* func, struct Result* r) {
+  char tracer[160], filter[160];
+  snprintf(tracer, sizeof tracer, "%scurrent_tracer", dir);
+  snprintf(filter, sizeof filter, "%sset_ftrace_filter", dir);
+  if (TracefsWrite(tracer, "nop", O_TRUNC, NULL) != 0 ||
+      TracefsWrite(filter, func, O_TRUNC, NULL) != 0) {
     r->err = errno;
     r->step = "set_ftrace_filter";
     return;
   }
   for (int i = 0; i < 2 && r->err == 0; ++i) {
-    if (TracefsWrite("current_tracer", "function_graph", O_TRUNC,
-                     &r->ms[2 * i]) != 0) {
+    if (TracefsWrite(tracer, "function_graph", O_TRUNC, &r->ms[2 * i]) != 0) {
       r->err = errno;
       r->step = "current_tracer";
-    } else if (TracefsWrite("current_tracer", "nop", O_TRUNC,
-                            &r->ms[2 * i + 1]) != 0) {
+    } else if (TracefsWrite(tracer, "nop", O_TRUNC, &r->ms[2 * i + 1]) != 0) {
       r->err = errno;
       r->step = "nop";
     }
   }
-  TracefsWrite("current_tracer", "nop", O_TRUNC, NULL);
-  TracefsWrite("set_ftrace_filter", "", O_TRUNC, NULL);
+  TracefsWrite(tracer, "nop", O_TRUNC, NULL);
+  TracefsWrite(filter, "", O_TRUNC, NULL);
 }
+
+static const char kSecondInstance[] = "/sys/kernel/tracing/instances/labsecond";
 
 // An event in FILE ("dynamic_events" or "kprobe_events") defined by the
 // line "PREFIX:labattach/EVENT FUNC SUFFIX", enabled and disabled twice.
@@ -190,23 +202,46 @@ int main(int argc, char** argv) {
   setrlimit(RLIMIT_MEMLOCK, &inf);
   struct Result r;
   memset(&r, 0, sizeof r);
-  if (strcmp(kind, "function_graph") == 0) {
-    FunctionGraph(func, &r);
-  } else if (strcmp(kind, "kprobe_multi") == 0) {
+  const int second = strncmp(kind, "second:", 7) == 0;
+  const char* what = second ? kind + 7 : kind;
+  if (second) {
+    // The first fgraph user, untimed; it stays on while WHAT attaches.
+    if (TracefsWrite("set_ftrace_filter", func, O_TRUNC, NULL) != 0 ||
+        TracefsWrite("current_tracer", "function_graph", O_TRUNC, NULL) != 0) {
+      r.err = errno;
+      r.step = "first_user";
+    }
+  }
+  if (r.err != 0) {
+  } else if (second && strcmp(what, "function_graph") == 0) {
+    if (mkdir(kSecondInstance, 0755) != 0 && errno != EEXIST) {
+      r.err = errno;
+      r.step = "instance";
+    } else {
+      FunctionGraph("instances/labsecond/", func, &r);
+      rmdir(kSecondInstance);
+    }
+  } else if (strcmp(what, "function_graph") == 0) {
+    FunctionGraph("", func, &r);
+  } else if (strcmp(what, "kprobe_multi") == 0) {
     BpfKind(kAttachKprobeMulti, 0, func, &r);
-  } else if (strcmp(kind, "kprobe_multi_return") == 0) {
+  } else if (strcmp(what, "kprobe_multi_return") == 0) {
     BpfKind(kAttachKprobeMulti, BPF_F_KPROBE_MULTI_RETURN, func, &r);
-  } else if (strcmp(kind, "kprobe_session") == 0) {
+  } else if (strcmp(what, "kprobe_session") == 0) {
     BpfKind(kAttachKprobeSession, 0, func, &r);
-  } else if (strcmp(kind, "fprobe") == 0) {
+  } else if (strcmp(what, "fprobe") == 0) {
     EventKind("dynamic_events", 'f', "fp", func, "", &r);
-  } else if (strcmp(kind, "fprobe_return") == 0) {
+  } else if (strcmp(what, "fprobe_return") == 0) {
     EventKind("dynamic_events", 'f', "fpr", func, "%return", &r);
-  } else if (strcmp(kind, "kretprobe") == 0) {
+  } else if (strcmp(what, "kretprobe") == 0) {
     EventKind("kprobe_events", 'r', "kr", func, "", &r);
   } else {
     fprintf(stderr, "lab_attach: unknown kind %s\n", kind);
     return 2;
+  }
+  if (second) {
+    TracefsWrite("current_tracer", "nop", O_TRUNC, NULL);
+    TracefsWrite("set_ftrace_filter", "", O_TRUNC, NULL);
   }
   if (r.err != 0) {
     printf(

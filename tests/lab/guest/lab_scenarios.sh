@@ -20,7 +20,10 @@
 #    reads and what it predicts per probe kind), then for each N of lab.ns
 #    and each kind of lab.kinds, lab.reps times (the shortest kept), N
 #    fresh idle threads and one lab_attach (first attach, detach, second
-#    attach, detach) on FILTER.
+#    attach, detach) on FILTER. Then, at the largest N, each kind of
+#    lab.second_kinds as a second fgraph user (lab_attach second:KIND:
+#    function_graph stays the top-level tracer while KIND attaches), with
+#    the agent's report read while function_graph is on.
 
 AGENT=tracehealth-agent
 
@@ -185,17 +188,18 @@ scenario_b() {
   finish 0
 }
 
-# report_kinds: one agent --once report; prints what the agent read of the
-# kernel (config source, preemption, the inputs it could not get) and, per
-# probe kind, whether it predicts an fgraph user (uses_fgraph: the attach
-# walks every thread without a shadow stack) or the kind unavailable.
+# report_kinds [TAG]: one agent --once report; prints what the agent read of
+# the kernel (config source, preemption, the inputs it could not get) and,
+# per probe kind, whether it predicts an fgraph user (uses_fgraph: the attach
+# walks every thread without a shadow stack) or the kind unavailable, as
+# "LAB predict ..." lines, or "LAB TAG ..." without the "LAB agent" line.
 report_kinds() {
   $AGENT --once --format=json --host_id=lab --state_dir=/tmp/m --kernel_log=false \
       > /tmp/report.json 2> /tmp/agent.err || {
     lab "error agent --once: $(tail -n 3 /tmp/agent.err | tr '\n' ' ')"; finish 1; }
   # One line; the spaces of the indentation and after each colon go, those
   # inside values stay.
-  tr -d '\n' < /tmp/report.json | sed 's/": /":/g; s/  */ /g; s/\([[{,]\) /\1/g; s/ \([]}]\)/\1/g' | awk '
+  tr -d '\n' < /tmp/report.json | sed 's/": /":/g; s/  */ /g; s/\([[{,]\) /\1/g; s/ \([]}]\)/\1/g' | awk -v tag="${1:-predict}" '
     function num(s, key,   i, t) {
       i = index(s, "\"" key "\":"); if (!i) return "-"
       t = substr(s, i + length(key) + 3); sub(/^"/, "", t); match(t, /^[0-9]+/)
@@ -206,7 +210,7 @@ report_kinds() {
       t = substr(s, i + length(key) + 4); t = substr(t, 1, index(t, "\"") - 1)
       gsub(/ /, "_", t); return t
     }
-    {
+    tag == "predict" {
       printf "LAB agent config_source=%s preempt_mode=%s preempt_source=%s page_size=%s unknown=",
         str($0, "config_source"), str($0, "preempt_mode"), str($0, "preempt_source"), num($0, "page_size")
       u = ""
@@ -217,12 +221,14 @@ report_kinds() {
         }
       }
       print (u == "" ? "none" : u)
+    }
+    {
       n = split($0, parts, "\"probe_kind\":\"PROBE_KIND_")
       for (i = 2; i <= n; i++) {
         p = parts[i]
         if ((j = index(p, "\"cpu_class\""))) p = substr(p, 1, j)
-        printf "LAB predict kind=%s uses_fgraph=%d unavailable=%d busy=%d already_active=%d shadow_stack_size=%s\n",
-          substr(p, 1, index(p, "\"") - 1), (index(p, "\"uses_fgraph\":true") > 0),
+        printf "LAB %s kind=%s uses_fgraph=%d unavailable=%d busy=%d already_active=%d shadow_stack_size=%s\n",
+          tag, substr(p, 1, index(p, "\"") - 1), (index(p, "\"uses_fgraph\":true") > 0),
           (index(p, "\"unavailable\":true") > 0), (index(p, "\"busy\":true") > 0),
           (index(p, "\"fgraph_already_active\":true") > 0), num(p, "shadow_stack_size")
       }
@@ -296,6 +302,21 @@ scenario_m() {
       case "$ATTACH" in *" errno=0 "*) ;; *) refused="$refused $kind" ;; esac
     done
   done
+  # Second fgraph users at the largest N, and what the agent predicts for
+  # each kind while function_graph is the top-level tracer.
+  second=$(param second_kinds function_graph,kprobe_multi_return | tr ',' ' ')
+  if [ "$second" != none ]; then
+    nhi=$(param ns 4096,16384 | tr ',' '\n' | sort -n | tail -n 1)
+    echo "$FILTER" > /sys/kernel/tracing/set_ftrace_filter
+    echo function_graph > /sys/kernel/tracing/current_tracer
+    report_kinds predict_second
+    echo nop > /sys/kernel/tracing/current_tracer
+    echo > /sys/kernel/tracing/set_ftrace_filter
+    for kind in $second; do
+      attach_min "second:$kind" "$nhi" "$(param reps 1)"
+      lab "attach n=$nhi $ATTACH"
+    done
+  fi
   finish 0
 }
 
