@@ -243,6 +243,7 @@ void Collector::CollectCpus(v1::CpuInfo* cpus, Unknowns* unknown) {
   }
   if (facts_->invlpgb.has_value()) {
     cpus->set_invlpgb(*facts_->invlpgb);
+    if (facts_->ibt.has_value()) cpus->set_ibt(*facts_->ibt);
     if (facts_->hypervisor.has_value()) {
       cpus->set_hypervisor(*facts_->hypervisor);
     } else {

@@ -195,6 +195,7 @@ void ApplyConfig(const KernelConfig& config, const std::string& cmdline_preempt,
            &v1::KernelInfo::set_config_function_graph_tracer);
   set_bool("CONFIG_FPROBE", &v1::KernelInfo::set_config_fprobe);
   set_bool("CONFIG_PREEMPT_RCU", &v1::KernelInfo::set_config_preempt_rcu);
+  set_bool("CONFIG_X86_KERNEL_IBT", &v1::KernelInfo::set_config_x86_kernel_ibt);
   std::optional<int64_t> frames = config.Int("CONFIG_STACKDEPOT_MAX_FRAMES");
   if (frames.has_value() && *frames > 0 && *frames <= kMaxStackDepotFrames) {
     k->set_config_stackdepot_max_frames(static_cast<uint32_t>(*frames));
@@ -289,6 +290,7 @@ void ReadCpuinfo(const HostFs& fs, KernelFacts* f) {
     f->invlpgb = facts->invlpgb;
     if (facts->flags_line == CpuInfoFacts::FlagsLine::kFlags) {
       f->hypervisor = facts->hypervisor;
+      f->ibt = facts->ibt;
     } else {
       f->hypervisor_error =
           "/proc/cpuinfo has no hypervisor flag on this architecture (its "

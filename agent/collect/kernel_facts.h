@@ -53,6 +53,8 @@ struct KernelFacts {
   // unset and hypervisor_error says so.
   std::optional<bool> hypervisor;
   std::string hypervisor_error;
+  // x86's `ibt` flag; unset elsewhere (no such flag, not an unknown).
+  std::optional<bool> ibt;
   // x86: "model name"; arm64: ArmCpuModelName(midr) when the MIDR is known,
   // else what /proc/cpuinfo calls it (nothing, but for a 32-bit reader).
   std::optional<std::string> model_name;

@@ -57,6 +57,24 @@ TEST(KernelFactsTest, ReleaseVersionCmdlineConfigAndCpus) {
   EXPECT_FALSE(f.hypervisor.value_or(true));
 }
 
+// A Debian 7.2 host on a CPU with IBT: the config at
+// /usr/lib/modules/RELEASE/config builds it in and the flags line shows it.
+TEST(KernelFactsTest, IbtFromTheConfigAndTheFlags) {
+  TestTree t;
+  t.Write("/proc/sys/kernel/osrelease", "7.2.13+deb14-cloud-amd64\n");
+  t.Write("/proc/sys/kernel/arch", "x86_64\n");
+  t.Write("/proc/cmdline", "ro quiet\n");
+  t.Write("/usr/lib/modules/7.2.13+deb14-cloud-amd64/config",
+          "CONFIG_X86=y\nCONFIG_X86_KERNEL_IBT=y\n");
+  t.Write("/proc/cpuinfo",
+          "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\n"
+          "flags\t\t: fpu ibt\n\n");
+  HostFs fs(t.root());
+  KernelFacts f = ReadKernelFacts(fs);
+  EXPECT_TRUE(f.kernel.config_x86_kernel_ibt());
+  EXPECT_EQ(f.ibt, true);
+}
+
 // A Debian 6.1 guest: the upstream release from /proc/version (the last
 // "Debian X.Y.Z": the compiler's "Debian 12.2.0-14" comes first),
 // CONFIG_PREEMPT_RCU=y, the hypervisor flag, possible CPUs, and an arm64-
@@ -89,6 +107,9 @@ TEST(KernelFactsTest, UpstreamVersionPreemptRcuAndGuestFlags) {
   EXPECT_EQ(f.config_mode, v1::PREEMPT_MODE_VOLUNTARY);
   EXPECT_EQ(f.kernel.page_size(), 4096u);
   EXPECT_EQ(f.hypervisor, true);
+  EXPECT_EQ(f.ibt, false);                         // no ibt flag
+  EXPECT_FALSE(f.kernel.config_x86_kernel_ibt());  // absent: off
+  EXPECT_TRUE(f.kernel.has_config_x86_kernel_ibt());
   EXPECT_EQ(f.possible_cpus, 8u);
   // Ubuntu: /proc/version_signature's last field.
   t.Write("/proc/version_signature", "Ubuntu 6.8.0-45.45-generic 6.8.12\n");
@@ -307,6 +328,7 @@ TEST(KernelFactsTest, Arm64ModelFromMidrAndCaches) {
   EXPECT_TRUE(f.warnings.empty());
   EXPECT_EQ(f.invlpgb, false);
   EXPECT_FALSE(f.hypervisor.has_value());
+  EXPECT_FALSE(f.ibt.has_value());
   EXPECT_EQ(f.hypervisor_error,
             "/proc/cpuinfo has no hypervisor flag on this architecture (its "
             "Features line lists hwcaps)");

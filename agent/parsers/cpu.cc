@@ -155,6 +155,7 @@ absl::StatusOr<CpuInfoFacts> ParseCpuInfo(absl::string_view text) {
            absl::StrSplit(value, ' ', absl::SkipEmpty())) {
         if (flag == "invlpgb") out.invlpgb = true;
         if (flag == "hypervisor") out.hypervisor = true;
+        if (flag == "ibt") out.ibt = true;
       }
     } else if (key == "CPU implementer" || key == "CPU variant" ||
                key == "CPU part" || key == "CPU revision") {

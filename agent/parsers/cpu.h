@@ -23,9 +23,9 @@ namespace tracehealth::agent {
 // than 1,048,576 CPUs.
 absl::StatusOr<uint32_t> ParseCpuListCount(absl::string_view text);
 
-// From /proc/cpuinfo: whether the first CPU's flags include `invlpgb` and
-// `hypervisor` (x86 "flags" line; on other architectures the "Features"
-// line), and its "model name". Error when no processor block has a
+// From /proc/cpuinfo: whether the first CPU's flags include `invlpgb`,
+// `hypervisor` and `ibt` (x86 "flags" line; on other architectures the
+// "Features" line), and its "model name". Error when no processor block has a
 // flags/Features line.
 //
 // arm64 (arch/arm64/kernel/cpuinfo.c) prints, per processor, "Features"
@@ -45,6 +45,7 @@ struct CpuInfoFacts {
   bool invlpgb = false;
   // Meaningful only with flags_line kFlags (x86).
   bool hypervisor = false;
+  bool ibt = false;
   FlagsLine flags_line = FlagsLine::kFlags;
   std::optional<std::string> model_name;
   std::optional<uint32_t> midr;

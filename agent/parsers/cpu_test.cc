@@ -81,6 +81,26 @@ TEST(CpuInfoTest, HypervisorFlagOfAGuest) {
   EXPECT_FALSE(r->hypervisor);
 }
 
+TEST(CpuInfoTest, IbtFlag) {
+  // A Sapphire Rapids host whose kernel keeps Indirect Branch Tracking on.
+  auto r = ParseCpuInfo(
+      "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Platinum 8480+\n"
+      "flags\t\t: fpu ibt amx_tile\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->ibt);
+  EXPECT_FALSE(r->hypervisor);
+  for (const char* text : {"processor\t: 0\nflags\t\t: fpu ibtx ibpb\n",
+                           "processor\t: 0\nflags\t\t: fpu\n"}) {
+    r = ParseCpuInfo(text);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->ibt) << text;
+  }
+  // An arm64 Features line has no such flag; BTI is its own hwcap.
+  r = ParseCpuInfo("processor\t: 0\nFeatures\t: fp asimd bti ibt\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->flags_line, CpuInfoFacts::FlagsLine::kFeatures);
+}
+
 TEST(CpuInfoTest, NoInvlpgb) {
   auto r = ParseCpuInfo(
       "processor\t: 0\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu "

@@ -5,6 +5,7 @@
 
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
+#include "common/models/fgraph/fgraph_kernel.h"
 #include "server/calibration/calibrated_report.h"
 
 namespace tracehealth::server {
@@ -97,6 +98,9 @@ AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot,
     in.bits |= kHasConfigFprobe;
     SetBit(&in.bits, kConfigFprobe, k.config_fprobe());
   }
+  const KernelIbt ibt = KernelIbtOf(snapshot);
+  SetBit(&in.bits, kIbtKnown, ibt.known);
+  SetBit(&in.bits, kIbtOn, ibt.on);
   if (snapshot.threads().has_total()) {
     in.bits |= kHasThreads;
     in.threads_total = snapshot.threads().total();
@@ -194,6 +198,18 @@ void AttachModelInputs::FillNumbers(v1::HostSnapshot* s) const {
     k->set_config_fprobe(has(kConfigFprobe));
   } else {
     k->clear_config_fprobe();
+  }
+  // Known on: the build and the CPU's flag; known off: a build without it
+  // (what the architecture decides stays decided); unknown: neither read.
+  if (has(kIbtKnown)) {
+    k->set_config_x86_kernel_ibt(has(kIbtOn));
+  } else {
+    k->clear_config_x86_kernel_ibt();
+  }
+  if (has(kIbtOn)) {
+    cpus->set_ibt(true);
+  } else {
+    cpus->clear_ibt();
   }
   if (has(kHasThreads)) {
     s->mutable_threads()->set_total(threads_total);

@@ -12,7 +12,7 @@
 // (release, version, upstream version, architecture: what its features are
 // resolved from), preemption (mode, PREEMPT_DYNAMIC, PREEMPT_RCU), page
 // size, configs, threads, fgraph state, filter counts, thresholds and the
-// CPU (model name, hypervisor, online and possible counts).
+// CPU (model name, hypervisor, online and possible counts), and IBT.
 // attach_evaluator_test and tests/server/record_predictions_test (every fixture
 // host) check that a prediction from them equals one from the whole snapshot.
 //
@@ -88,6 +88,11 @@ struct AttachModelInputs {
     kHasHungTaskTimeout = 1u << 28,
     kHasHungTaskPanic = 1u << 29,
     kHungTaskPanic = 1u << 30,
+    // IBT as the attach model decides it (fgraph_kernel.h KernelIbtOf, from
+    // the config, the CPU's flag and the command line): Fill writes inputs
+    // that decide the same.
+    kIbtKnown = 1u << 18,
+    kIbtOn = 1u << 25,
   };
   bool has(Bit b) const { return (bits & b) != 0; }
   // The kernel release ("" when unknown: see has_release).

@@ -1,7 +1,10 @@
 #include "server/index/host_record.h"
 
+#include <optional>
+
 #include "common/kernel/feature_table_override.h"
 #include "common/models/evaluate.h"
+#include "common/models/fgraph/fgraph_kernel.h"
 #include "gtest/gtest.h"
 #include "tools/loadgen/sample_report.h"
 
@@ -131,6 +134,43 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
   EXPECT_FALSE(scratch.cpus().has_possible());
   EXPECT_EQ(scratch.kernel().preempt_mode(), v1::PREEMPT_MODE_FULL);
   EXPECT_EQ(AttachModelInputs::Of(scratch).bits, 0u);
+}
+
+// IBT goes into the record as the model decides it and comes out deciding
+// the same, whichever input decided it.
+TEST(HostRecordTest, IbtRoundTripsAsTheModelDecidesIt) {
+  struct Case {
+    const char* arch;
+    const char* cmdline;
+    std::optional<bool> config, flag;
+    bool on, known;
+  };
+  const Case cases[] = {
+      {"x86_64", "ro", true, true, true, true},
+      {"x86_64", "ro ibt=off", true, true, false, true},
+      {"x86_64", "ro", true, false, false, true},
+      {"x86_64", "ro", false, true, false, true},
+      {"x86_64", "ro", true, std::nullopt, false, false},
+      {"x86_64", "ro", std::nullopt, true, false, false},
+      {"aarch64", "ro", std::nullopt, std::nullopt, false, true},
+  };
+  for (const Case& c : cases) {
+    v1::HostSnapshot full = SampleSnapshot(FleetHost(7));
+    full.mutable_kernel()->set_arch(c.arch);
+    full.mutable_kernel()->set_cmdline(c.cmdline);
+    full.mutable_kernel()->clear_config_x86_kernel_ibt();
+    full.mutable_cpus()->clear_ibt();
+    if (c.config) full.mutable_kernel()->set_config_x86_kernel_ibt(*c.config);
+    if (c.flag) full.mutable_cpus()->set_ibt(*c.flag);
+    const KernelIbt want = KernelIbtOf(full);
+    EXPECT_EQ(want.on, c.on) << c.cmdline;
+    EXPECT_EQ(want.known, c.known) << c.cmdline;
+    v1::HostSnapshot scratch;
+    AttachModelInputs::Of(full).Fill(&scratch);
+    const KernelIbt got = KernelIbtOf(scratch);
+    EXPECT_EQ(got.on, want.on) << c.arch << " " << c.cmdline;
+    EXPECT_EQ(got.known, want.known) << c.arch << " " << c.cmdline;
+  }
 }
 
 TEST(HostRecordTest, HostsWithTheSameOverrideShareOneTable) {

@@ -126,6 +126,7 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
     ctx.calibration_source = options.calibration->source;
   }
   ctx.cpu_class = ClassifyCpu(snapshot.cpus(), ctx.preemption.preemption_build);
+  ctx.ibt = KernelIbtOf(snapshot);
   // B: the what-if, else the release's (retstack_batch_1024), else 32.
   if (options.batch && *options.batch > 0) {
     ctx.batch = *options.batch;
@@ -290,7 +291,7 @@ AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
   k.walks = k.use.uses_fgraph && !ctx.active;
   k.second_user = k.use.uses_fgraph && ctx.active && ctx.multi_user;
   k.busy = k.use.uses_fgraph && ctx.active && !ctx.multi_user;
-  k.costs = SiteCostsOf(kind);
+  k.costs = SiteCostsOf(kind, ctx.ibt.on);
   for (int i = 0; i < k.use.nrows; ++i)
     k.uncertain_rows += k.use.rows[i]->uncertain;
   if (k.support.row) k.uncertain_rows += k.support.row->uncertain;
@@ -309,6 +310,7 @@ AttachCase MakeAttachCase(const v1::HostSnapshot& snapshot, v1::ProbeKind kind,
   }
   if (!k.available) return k;
   DecideSites(snapshot, options, &k);
+  if (IsFprobeKind(kind)) in.Add(AttachInput::kIbt, MeasuredIf(ctx.ibt.known));
   if (k.walks || k.second_user) {
     AddWalkInputs(snapshot, ctx, what_if, &k);
     if (k.walks) {

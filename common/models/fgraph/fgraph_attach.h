@@ -72,6 +72,9 @@ struct AttachContext {
   uint32_t shadow_stack_size = 4096;
   bool page_size_used = false;  // the size is the page size (6.11-6.12)
   v1::CpuClass cpu_class = v1::CPU_CLASS_UNKNOWN;
+  // The kernel enforces Indirect Branch Tracking: fprobe kinds' per-site
+  // costs.
+  KernelIbt ibt;
   // Inverses for the first user's walk: all-NULL threads, and NULL threads
   // at this N_total, at which it crosses the lowest applicable threshold.
   std::optional<double> threads_at_stall;
@@ -101,6 +104,7 @@ enum class AttachInput {
   kNullThreads,      // fgraph.null_threads_bound
   kPageSize,         // kernel.page_size
   kCpuModel,         // cpus.model_name
+  kIbt,              // kernel.ibt (fgraph_kernel.h KernelIbtOf)
 };
 using AttachInputs = ModelInputs<AttachInput, 18>;
 

@@ -55,15 +55,17 @@ struct SiteCosts {
 // - fprobe kinds (kprobe_multi, session, fprobe events): 21.9 us attach,
 //   7.66 us detach per site: 48,712 functions attached in 1.069 s and
 //   detached in 0.373 s ("selftests/bpf: Add attach bench test", Jiri Olsa,
-//   2022, a kernel without IBT). A kernel with X86_KERNEL_IBT measured
-//   1.59 ms and 0.236 ms per site (56,140 functions in 89.2 s and 13.2 s);
-//   IBT is not detected.
+//   2022, a kernel without IBT). Where the kernel enforces IBT
+//   (fgraph_kernel.h KernelIbtOf): 1.59 ms attach, 0.236 ms detach per
+//   site, 56,140 functions attached in 89.174 s and detached in 13.245 s
+//   (the same bench on bpf-next, LKML, 2023-12-11, put down by its author
+//   to CONFIG_X86_KERNEL_IBT being on).
 // - kretprobe: 5.43 ms per probe (184 probes per second, cilium/pwru PR
 //   #470); detach assumed the same.
 // - fentry/fexit: 6.07 ms attach (2,800 probes in 17 s) and at least
 //   107 ms detach (over 5 minutes for them) per probe (bpftrace PR #3053, a
 //   5.19 kernel): trampoline updates and RCU-tasks waits.
-SiteCosts SiteCostsOf(v1::ProbeKind kind);
+SiteCosts SiteCostsOf(v1::ProbeKind kind, bool ibt);
 
 }  // namespace tracehealth
 

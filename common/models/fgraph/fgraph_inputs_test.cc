@@ -66,16 +66,23 @@ TEST(FgraphAttachTest, ConfidenceCountsAssumedInputs) {
       PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {}).basis().confidence(),
       1.0);
   // A second fgraph user's pass (6.14 has multi-user fgraph): the default
-  // sites, preempt_dynamic, both thresholds and the CPU model (5 x 0.1),
-  // and on 6.14.0 the inferred fprobe_on_fgraph row (6.14) next to the
-  // release (0.1 more); on 6.15 the row is certain.
+  // sites, IBT (neither the config nor the CPU's flags known),
+  // preempt_dynamic, both thresholds and the CPU model (6 x 0.1), and on
+  // 6.14.0 the inferred fprobe_on_fgraph row (6.14) next to the release
+  // (0.1 more); on 6.15 the row is certain.
   s.mutable_kernel()->set_release("6.14.0");
   s.mutable_fgraph()->set_active(true);
   EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
                   .basis()
                   .confidence(),
-              1.0 - 6 * 0.1, 1e-12);
+              1.0 - 7 * 0.1, 1e-12);
   s.mutable_kernel()->set_release("6.15.0");
+  EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
+                  .basis()
+                  .confidence(),
+              1.0 - 6 * 0.1, 1e-12);
+  // IBT known (a build without it): 0.1 back.
+  s.mutable_kernel()->set_config_x86_kernel_ibt(false);
   EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
                   .basis()
                   .confidence(),

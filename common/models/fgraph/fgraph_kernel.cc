@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_split.h"
+
 namespace tracehealth {
 
 bool IsGraphTracerKind(v1::ProbeKind kind) {
@@ -219,6 +221,21 @@ uint32_t ShadowStackBytesPerThread(const KernelFeatures& features,
   if (features.shadow_stack_page_kmalloc.present)
     return page_size > 0 ? page_size : 4096;
   return features.arch == "aarch64" ? 4096 : 2048;
+}
+
+KernelIbt KernelIbtOf(const v1::HostSnapshot& snapshot) {
+  const v1::KernelInfo& kernel = snapshot.kernel();
+  if (kernel.has_arch() && kernel.arch() != "x86_64") return {false, true};
+  if (kernel.has_cmdline()) {
+    for (absl::string_view word : absl::StrSplit(
+             kernel.cmdline(), absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
+      if (word == "ibt=off") return {false, true};
+    }
+  }
+  if (!kernel.has_config_x86_kernel_ibt()) return {false, false};
+  if (!kernel.config_x86_kernel_ibt()) return {false, true};
+  if (!snapshot.cpus().has_ibt()) return {false, false};
+  return {snapshot.cpus().ibt(), true};
 }
 
 }  // namespace tracehealth

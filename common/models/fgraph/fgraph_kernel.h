@@ -162,6 +162,18 @@ inline constexpr uint64_t kRethookNodeBytes = 64;
 // RT.
 Stretches SecondUserStretches(const Preemption& p, double pass_seconds);
 
+// Whether the kernel enforces Indirect Branch Tracking, which makes
+// registering an fprobe on a function about 70 times dearer
+// (fgraph_constants.h SiteCostsOf). On: x86-64, CONFIG_X86_KERNEL_IBT, the
+// CPU's `ibt` flag in /proc/cpuinfo, and no `ibt=off` on the command line.
+// Other architectures have none (known off). `known` is false, and `on`
+// false, when the config or the CPU's flags could not be read.
+struct KernelIbt {
+  bool on = false;
+  bool known = false;
+};
+KernelIbt KernelIbtOf(const v1::HostSnapshot& snapshot);
+
 // Bytes of one thread's shadow stack: 4096 from 6.13 (its own cache), the
 // page size on 6.11-6.12 (kmalloc(PAGE_SIZE): 64 KiB with 64 KiB pages);
 // before, kmalloc_array(FTRACE_RETFUNC_DEPTH = 50, sizeof(struct

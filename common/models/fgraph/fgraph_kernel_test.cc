@@ -154,6 +154,42 @@ KernelFeatures Features(const char* release, const char* arch = "x86_64") {
 // 40 B entries on x86-64 (kmalloc-2048), 48 B on aarch64 (its fp field:
 // 2,400 B, kmalloc-4096); 6.11-6.12 kmalloc(PAGE_SIZE); 6.13+ kmem_cache
 // "fgraph_stack" of 4096 B.
+// IBT is enforced only with the config, the CPU's flag and no ibt=off;
+// each missing input leaves it unknown, each "no" makes it known off.
+TEST(FgraphKernelTest, IbtFromConfigFlagAndCommandLine) {
+  v1::HostSnapshot s;
+  s.mutable_kernel()->set_arch("x86_64");
+  s.mutable_kernel()->set_cmdline("ro quiet");
+  s.mutable_kernel()->set_config_x86_kernel_ibt(true);
+  s.mutable_cpus()->set_ibt(true);
+  auto is = [&](bool on, bool known) {
+    const KernelIbt ibt = KernelIbtOf(s);
+    return ibt.on == on && ibt.known == known;
+  };
+  EXPECT_TRUE(is(true, true));
+  // ibt=off anywhere on the command line, even before another ibt=.
+  s.mutable_kernel()->set_cmdline("ro ibt=off ibt=warn quiet");
+  EXPECT_TRUE(is(false, true));
+  // Words that only start or end alike are other parameters.
+  s.mutable_kernel()->set_cmdline("ro xibt=off ibt=offx ibt=warn");
+  EXPECT_TRUE(is(true, true));
+  // The CPU without the flag (or the kernel turned it off).
+  s.mutable_cpus()->set_ibt(false);
+  EXPECT_TRUE(is(false, true));
+  // The flags not read: unknown, taken as off.
+  s.mutable_cpus()->clear_ibt();
+  EXPECT_TRUE(is(false, false));
+  // A build without IBT decides it whatever the CPU.
+  s.mutable_kernel()->set_config_x86_kernel_ibt(false);
+  EXPECT_TRUE(is(false, true));
+  s.mutable_kernel()->clear_config_x86_kernel_ibt();
+  s.mutable_cpus()->set_ibt(true);
+  EXPECT_TRUE(is(false, false));
+  // arm64 has no IBT; a missing config does not matter there.
+  s.mutable_kernel()->set_arch("aarch64");
+  EXPECT_TRUE(is(false, true));
+}
+
 TEST(FgraphKernelTest, ShadowStackSizeByRelease) {
   EXPECT_EQ(ShadowStackBytesPerThread(Features("6.1.0"), 4096), 2048u);
   EXPECT_EQ(ShadowStackBytesPerThread(Features("6.10.14"), 65536), 2048u);
