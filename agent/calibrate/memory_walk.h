@@ -10,11 +10,13 @@
 // linked to the next in address order (threads created one after another
 // sit in the list in that order), and times dependent passes that load two
 // lines of each node, 1,536 bytes apart: what the kernel's visit loads,
-// without tracefs, threads or privileges. It allocates up to
-// `max_bytes` of address space, one size at a time, and frees each; its
-// pages are small pages (MADV_NOHUGEPAGE), so only the pages the nodes
-// touch are allocated (about 0.55 GiB at the largest size) and the kernel
-// never compacts memory for it. On hardware, where huge pages map the
+// without tracefs, threads or privileges. It maps up to `max_bytes`
+// of address space once, for the largest size (each size walks its
+// prefix), and frees it at the end; its pages are small pages
+// (MADV_NOHUGEPAGE), so only the pages the nodes touch are allocated
+// (about 0.55 GiB at the largest size) and the kernel never compacts
+// memory for it. The sizes are walked in turn, `repeats` sweeps, and each
+// keeps its shortest timing. On hardware, where huge pages map the
 // kernel's task_structs, a small-page walk also pays TLB misses the kernel
 // does not, so its levels err towards pricing large passes high.
 //
@@ -49,16 +51,18 @@ struct MemoryWalkOptions {
   // Bytes between nodes; at least 2,048 and a multiple of 64.
   size_t stride = kTaskStride;
   uint64_t max_bytes = uint64_t{1} << 30;
-  // Visits timed per repetition (at least one whole pass), and repetitions
-  // per size (the shortest kept: interference only adds time).
+  // Visits timed per size and sweep (whole passes, at least this many),
+  // and sweeps over all the sizes (each size's shortest kept: interference
+  // only adds time).
   uint64_t min_visits = 2000000;
   int repeats = 3;
 };
 
 // The walk at each size, smallest first. InvalidArgument for a stride or
-// sizes it cannot lay out; ResourceExhausted when a size cannot be mapped
-// (the sizes measured before it are not returned: a partial curve would
-// price the largest passes as the last size that fit).
+// sizes it cannot lay out; ResourceExhausted when the largest size cannot
+// be mapped (no size is walked then: a partial curve would price the
+// largest passes as the last size that fit); Internal when a timed walk did
+// not go round exactly its nodes (checked after every timing).
 absl::StatusOr<std::vector<v1::MemoryWalkPoint>> WalkMemory(
     const MemoryWalkOptions& options);
 

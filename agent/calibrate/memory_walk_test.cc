@@ -30,6 +30,25 @@ TEST(MemoryWalkTest, DoublesFromTheSmallestThenTheLargest) {
   }
 }
 
+// Several sweeps over sizes that are not powers of two and visit counts
+// that are not whole passes: every size still walks exactly its own prefix
+// of the mapping (WalkMemory checks each timing went round its nodes).
+TEST(MemoryWalkTest, SweepsWalkEachPrefixAsARing) {
+  MemoryWalkOptions o = Small();
+  o.min_tasks = 1000;
+  o.max_tasks = 4500;
+  o.min_visits = 3333;
+  o.repeats = 3;
+  absl::StatusOr<std::vector<v1::MemoryWalkPoint>> w = WalkMemory(o);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_EQ(w->size(), 4u);
+  EXPECT_EQ((*w)[0].tasks(), 1000u);
+  EXPECT_EQ((*w)[1].tasks(), 2000u);
+  EXPECT_EQ((*w)[2].tasks(), 4000u);
+  EXPECT_EQ((*w)[3].tasks(), 4500u);
+  for (const v1::MemoryWalkPoint& p : *w) EXPECT_GT(p.ns_per_task(), 0);
+}
+
 TEST(MemoryWalkTest, TheLargestIsCappedByTheBytes) {
   MemoryWalkOptions o = Small();
   o.max_bytes = 3000 * 4096 + 4095;  // 3,000 tasks at most
