@@ -26,6 +26,13 @@
 #                                       (default ~/.cache/tracehealth-lab)
 #   TRACEHEALTH_LAB_SCENARIOS="A B"     which scenarios (S: the study,
 #                                       run_study.sh)
+#   TRACEHEALTH_LAB_KERNEL=NAME         a kernel of kernels.txt
+#                                       (fetch_kernel.sh) instead of
+#                                       Debian 12's linux-image-cloud-amd64
+#   TRACEHEALTH_LAB_A_KIND=function_graph|kprobe_multi_return
+#                                       what scenario A predicts and times
+#                                       (the calibration is always
+#                                       function_graph's)
 #   TRACEHEALTH_LAB_CAL, _NS, _NS_ONCE, _REPS, _A_BUDGET, _B_THREADS,
 #   _B_CAL                              32768; 16384,65536; none (N in the
 #                                       first round only); 3; 480 s; 49152;
@@ -69,27 +76,35 @@ start=$(date +%s)
 # --- the kernel: Debian's linux-image-cloud-amd64, fetched, never installed
 cache=${TRACEHEALTH_LAB_CACHE:-$HOME/.cache/tracehealth-lab}
 mkdir -p "$cache"
-image=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null \
-  | sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -n 1)
-kdir=""
-if [[ -n $image ]]; then
-  kdir=$cache/$image
-  if [[ ! -d $kdir/boot ]]; then
-    tmp=$(mktemp -d "$cache/download.XXXXXX")
-    if (cd "$tmp" && apt-get download -q "$image" >/dev/null 2>&1) \
-        && dpkg-deb -x "$tmp"/*.deb "$tmp/x"; then
-      mv "$tmp/x" "$kdir"
+a_kind=${TRACEHEALTH_LAB_A_KIND:-function_graph}
+if [[ -n ${TRACEHEALTH_LAB_KERNEL:-} ]]; then
+  f=$(bash "$here/fetch_kernel.sh" "$TRACEHEALTH_LAB_KERNEL") \
+    || skip "$(echo "$f" | tail -n 1)"
+  vmlinuz=$(echo "$f" | sed -n 's/^vmlinuz=//p')
+  config=$(echo "$f" | sed -n 's/^config=//p')
+else
+  image=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null \
+    | sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-amd64\)$/\1/p' | head -n 1)
+  kdir=""
+  if [[ -n $image ]]; then
+    kdir=$cache/$image
+    if [[ ! -d $kdir/boot ]]; then
+      tmp=$(mktemp -d "$cache/download.XXXXXX")
+      if (cd "$tmp" && apt-get download -q "$image" >/dev/null 2>&1) \
+          && dpkg-deb -x "$tmp"/*.deb "$tmp/x"; then
+        mv "$tmp/x" "$kdir"
+      fi
+      rm -rf "$tmp"
     fi
-    rm -rf "$tmp"
   fi
+  if [[ -z $kdir || ! -d $kdir/boot ]]; then
+    # Offline: the newest kernel already in the cache, if any.
+    kdir=$(ls -d "$cache"/linux-image-*-cloud-amd64 2>/dev/null | sort -V | tail -n 1)
+  fi
+  [[ -n $kdir && -d $kdir/boot ]] || skip "linux-image-cloud-amd64 could not be downloaded (no mirror?) and none is cached in $cache"
+  vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -n 1)
+  config=$(ls "$kdir"/boot/config-* | head -n 1)
 fi
-if [[ -z $kdir || ! -d $kdir/boot ]]; then
-  # Offline: the newest kernel already in the cache, if any.
-  kdir=$(ls -d "$cache"/linux-image-*-cloud-amd64 2>/dev/null | sort -V | tail -n 1)
-fi
-[[ -n $kdir && -d $kdir/boot ]] || skip "linux-image-cloud-amd64 could not be downloaded (no mirror?) and none is cached in $cache"
-vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -n 1)
-config=$(ls "$kdir"/boot/config-* | head -n 1)
 for opt in CONFIG_FUNCTION_GRAPH_TRACER=y CONFIG_PREEMPT_DYNAMIC=y; do
   grep -qx "$opt" "$config" || fail "$config lacks $opt"
 done
@@ -166,14 +181,14 @@ if [[ $scenarios == *A* ]]; then
 # --- scenario A
 a0=$(date +%s)
 boot "$out/a.log" $(( a_budget + 240 )) 6G "$accel" lab.scenario=A lab.cal="$cal" lab.ns="$ns" lab.ns_once="$ns_once" \
-    lab.reps="$reps" lab.budget_s="$a_budget" \
+    lab.reps="$reps" lab.budget_s="$a_budget" lab.a_kind="$a_kind" \
   || fail "scenario A did not finish in $(( a_budget + 240 )) s (its budget $a_budget s)"
 echo "lab: scenario A $(( $(date +%s) - a0 )) s"
 grep '^LAB \(boot\|calibrat\|note\|threads\)' "$out/a.log.txt"
 
 # The table: N, predicted before, after calibration (each round's),
 # measured (each round's), their ratios and the median ratio.
-awk -v cal="$cal" -v accel="$accel" '
+awk -v cal="$cal" -v accel="$accel" -v kind="${TRACEHEALTH_LAB_KERNEL:-$(basename "$vmlinuz")}, $a_kind" '
   function field(sec, name,   m) {
     if (match(sec, "(^| )" name "=[0-9.e+-]+")) {
       m = substr(sec, RSTART, RLENGTH); sub(/^ /, "", m)
@@ -242,7 +257,7 @@ awk -v cal="$cal" -v accel="$accel" '
       if (med == "" && n >= 2 * cal && n < 3 * cal) uncal_only++
       summary = summary sprintf("%s %d %s (%s)", summary == "" ? "" : ",", n, med == "" ? "-" : sprintf("%.2f", med), why)
     }
-    print "accelerator " accel ", calibration at N=" cal
+    print "accelerator " accel ", calibration at N=" cal ", " kind
     print "lab: A: measured / calibrated prediction, median of the rounds, by N:" summary
     if (uncal_only) { print "lab: A: no calibrated prediction at 2*" cal " <= N < 3*" cal; exit 2 }
     if (!checked && unjudged) { print "lab: A: NOT JUDGED: no steady measurement at 2*" cal " <= N < 3*" cal; exit 0 }

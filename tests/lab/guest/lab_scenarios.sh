@@ -27,14 +27,15 @@
 
 AGENT=tracehealth-agent
 
-# predict STATE_DIR N: one report; prints the function_graph tracer entry's
-# fields as "pred_<field>=VALUE".
+# predict STATE_DIR: one report; prints scenario A's probe kind's entry's
+# fields (PROBE_KIND, default the function_graph tracer) as "FIELD=VALUE".
+PROBE_KIND=PROBE_KIND_FUNCTION_GRAPH_TRACER
 predict() {
   $AGENT --once --format=json --host_id=lab --state_dir="$1" --kernel_log=false \
       > /tmp/report.json 2> /tmp/agent.err || {
     lab "error agent --once: $(tail -n 3 /tmp/agent.err | tr '\n' ' ')"; finish 1; }
   tr -d ' \n' < /tmp/report.json \
-    | grep -o '"probe_kind":"PROBE_KIND_FUNCTION_GRAPH_TRACER"[^}]*' | head -n 1 \
+    | grep -o "\"probe_kind\":\"$PROBE_KIND\"[^}]*" | head -n 1 \
     | tr ',' '\n' | tr -d '"' \
     | sed -n 's/^\(threads_total\|null_threads\|passes\|visits\|latency_seconds\|walk_seconds\|patch_seconds\):/\1=/p' \
     | tr '\n' ' '
@@ -57,7 +58,28 @@ set_filter() {
     lab "error set_ftrace_filter=$FILTER refused"; finish 1; }
 }
 
+# measure_a: scenario A's timed first attach at the threads held, as
+# "first_ms=F second_ms=S": function_graph's enable (lab_threads), or
+# lab_attach's BPF kprobe_multi return probe.
+measure_a() {
+  if [ "$A_KIND" = function_graph ]; then
+    lab_threads enable "$FILTER"
+  else
+    r=$(lab_attach "$A_KIND" "$FILTER") || return 1
+    case "$r" in *" errno=0"*) echo "$r" ;; *) lab "error $r"; return 1 ;; esac
+  fi
+}
+
 scenario_a() {
+  # The probe kind predicted and timed (the calibration is function_graph's
+  # whatever the kind: one c_visit prices every fgraph user's walk).
+  A_KIND=$(param a_kind function_graph)
+  case "$A_KIND" in
+    function_graph) PROBE_KIND=PROBE_KIND_FUNCTION_GRAPH_TRACER ;;
+    kprobe_multi_return) PROBE_KIND=PROBE_KIND_KPROBE_MULTI_RETURN ;;
+    *) lab "error unknown lab.a_kind $A_KIND"; finish 1 ;;
+  esac
+  lab "note scenario A: $A_KIND ($PROBE_KIND)"
   cal=$(param cal 32768)
   ns=$(param ns 16384,65536)
   ns_once=$(param ns_once none)
@@ -100,7 +122,7 @@ scenario_a() {
       u="" c=""
       [ "$r" = 1 ] && u=$(predict /tmp/uncal)
       [ "$calibrated" = 1 ] && c=$(predict "/tmp/cal$r")
-      m=$(lab_threads enable "$FILTER") || { lab "error enable at n=$n"; finish 1; }
+      m=$(measure_a) || { lab "error $A_KIND at n=$n"; finish 1; }
       lab "row n=$n round=$r role=measured uncal: $u cal: $c measured: $m"
       release
       case ",$ns," in
