@@ -213,6 +213,7 @@ int main(int argc, char** argv) {
     }
   }
   if (r.err != 0) {
+    // The first user could not be set up: nothing to time.
   } else if (second && strcmp(what, "function_graph") == 0) {
     if (mkdir(kSecondInstance, 0755) != 0 && errno != EEXIST) {
       r.err = errno;
