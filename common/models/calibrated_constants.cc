@@ -70,7 +70,12 @@ CalibratedConstants ConstantsOf(const v1::Calibration& c) {
   if (c.c_pass_fitted() && c.c_pass_seconds() > 0) {
     k.c_pass_seconds = c.c_pass_seconds();
   }
-  k.visit_levels = VisitLevelsOf(c);
+  if (!c.visit_levels().empty()) {
+    for (const v1::VisitLevel& l : c.visit_levels())
+      k.visit_levels.push_back({l.from_tasks(), l.factor()});
+  } else {
+    k.visit_levels = VisitLevelsOf(c);
+  }
   k.origin = CalibrationOrigin(c);
   k.source =
       k.origin == ConstantsOrigin::kClassCalibration

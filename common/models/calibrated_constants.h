@@ -37,7 +37,8 @@ std::string ClassCalibrationSource(uint32_t canaries,
 // whose sizes do not grow or whose prices are not positive.
 std::vector<VisitLevel> VisitLevelsOf(const v1::Calibration& c);
 
-// c_visit, fixed, c_pass (when fitted), visit levels (VisitLevelsOf),
+// c_visit, fixed, c_pass (when fitted), visit levels (the class curve's
+// `visit_levels` where the server set them, else VisitLevelsOf),
 // origin (CalibrationOrigin) and the source sentence of `c`.
 CalibratedConstants ConstantsOf(const v1::Calibration& c);
 

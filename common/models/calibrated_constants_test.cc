@@ -70,6 +70,24 @@ TEST(CalibratedConstantsTest, VisitLevelsFromTheMemoryWalk) {
   EXPECT_TRUE(VisitLevelsOf(bad).empty());
 }
 
+// Levels the server set (a class's curve) are the walk's, not the memory
+// walk's.
+TEST(CalibratedConstantsTest, TheClassCurvesLevelsWin) {
+  v1::Calibration c = Measured();
+  AddWalk(&c, 1024, 100);
+  AddWalk(&c, 4096, 110);
+  v1::VisitLevel* l = c.add_visit_levels();
+  l->set_from_tasks(3000);
+  l->set_factor(1.7);
+  const std::vector<VisitLevel> levels = ConstantsOf(c).visit_levels;
+  ASSERT_EQ(levels.size(), 1u);
+  EXPECT_DOUBLE_EQ(levels[0].from_tasks, 3000);
+  EXPECT_DOUBLE_EQ(levels[0].factor, 1.7);
+  c.clear_visit_levels();
+  ASSERT_EQ(ConstantsOf(c).visit_levels.size(), 1u);
+  EXPECT_DOUBLE_EQ(ConstantsOf(c).visit_levels[0].from_tasks, 2048);
+}
+
 TEST(CalibratedConstantsTest, APassCostOnlyWhenFitted) {
   v1::Calibration c = Measured();
   // An assumed value travels in the message too: not the host's.

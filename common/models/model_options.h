@@ -51,9 +51,10 @@ struct CalibratedConstants {
   // Seconds per pass of the walk where the calibration fitted it (proto
   // Calibration.c_pass_fitted); 0: the model's assumed per-pass cost.
   double c_pass_seconds = 0;
-  // The host's price of a visit by the size of the pass, relative to
-  // c_visit_seconds (fgraph_walk.h VisitLevel); empty: one price. A class's
-  // constants carry none.
+  // The price of a visit by the size of the pass, relative to
+  // c_visit_seconds (fgraph_walk.h VisitLevel): the host's own user-space
+  // walk's, or its class's curve through the canaries' prices
+  // (server/calibration/class_curve.h); empty: one price.
   std::vector<VisitLevel> visit_levels;
 };
 

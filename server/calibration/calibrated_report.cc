@@ -41,13 +41,18 @@ std::shared_ptr<const v1::HostReport> WithClassCalibration(
   const std::string cls = ReportHardwareClass(*r);
   if (cls.empty()) return r;
   std::optional<ClassConstants> k = classes->Of(cls);
-  if (!k || !(k->c_visit_median > 0)) return r;
+  if (!k || !(k->c_visit_seconds() > 0)) return r;
   auto out = std::make_shared<v1::HostReport>(*r);
   v1::Calibration* c = out->mutable_calibration();
   c->set_hardware_class(cls);
   c->set_class_canaries(k->canaries);
   c->set_origin(v1::CONSTANTS_ORIGIN_CLASS_CALIBRATION);
-  c->set_c_visit_seconds(k->c_visit_median);
+  c->set_c_visit_seconds(k->c_visit_seconds());
+  for (const VisitLevel& l : k->curve.levels) {
+    v1::VisitLevel* level = c->add_visit_levels();
+    level->set_from_tasks(l.from_tasks);
+    level->set_factor(l.factor);
+  }
   c->set_fixed_seconds(k->fixed_median);
   if (k->c_pass_median > 0) {
     c->set_c_pass_seconds(k->c_pass_median);

@@ -3,10 +3,11 @@
 // comparisons):
 //   - the host's own calibration (HostReport.calibration, sent by its
 //     agent, whose predictions already use it): the report as it is;
-//   - else its hardware class's medians (class_calibrations.h), when the
-//     class has calibrations: a copy whose `calibration` stands for the
-//     class (class_canaries > 0) and whose predictions are recomputed with
-//     the class's constants;
+//   - else its hardware class's constants (class_calibrations.h: the
+//     curve through its canaries' prices, the medians of fixed and c_pass),
+//     when the class has calibrations: a copy whose `calibration` stands
+//     for the class (class_canaries > 0, visit_levels the curve's) and whose
+//     predictions are recomputed with the class's constants;
 //   - else the seed default: the report as it is.
 //
 // Thread safety: pure functions (ClassCalibrations is thread-safe).

@@ -1,5 +1,7 @@
 #include "server/calibration/calibrated_report.h"
 
+#include <cmath>
+
 #include "absl/time/time.h"
 #include "common/models/explain.h"
 #include "common/proto_time.h"
@@ -77,6 +79,46 @@ TEST(CalibratedReportTest, AHostWithoutItsOwnUsesItsClass) {
   ExplainAttach(c->snapshot(), options, &p);
   EXPECT_EQ(p.basis().constants(0).origin(), k->source);
   EXPECT_DOUBLE_EQ(p.basis().constants(0).value(), 200e-9);
+}
+
+// Canaries at 1,600 threads (100 ns a visit) and at 3,200 (200 ns), each
+// walking all its threads without a stack, B = 32. A 3,200-thread host of
+// the class walks what the second canary walked (161,699 visits in 100
+// passes): priced at its 200 ns, 32.3398 ms + 2 us x 100 + 20 ns x 3,200 =
+// 32.6038 ms, where the median (150 ns) would say 24.2549 + 0.264 =
+// 24.5189 ms. The report carries the curve's level.
+TEST(CalibratedReportTest, AHostIsPricedAtItsSizeOnTheClassCurve) {
+  ClassCalibrations classes;
+  const uint64_t threads[] = {1600, 3200};
+  const double visits[] = {100e-9, 200e-9};
+  for (int i = 0; i < 2; ++i) {
+    v1::Calibration c;
+    c.set_host_id("canary-" + std::to_string(i));
+    c.set_hardware_class(kClass);
+    c.set_c_visit_seconds(visits[i]);
+    c.set_fixed_seconds(2e-3);
+    c.set_total_threads(threads[i]);
+    c.set_fresh_threads(threads[i]);
+    c.set_batch(32);
+    classes.Add(c);
+  }
+  std::shared_ptr<const v1::HostReport> r = Report();
+  std::shared_ptr<const v1::HostReport> c = WithClassCalibration(r, &classes);
+  ASSERT_NE(c, r);
+  EXPECT_DOUBLE_EQ(c->calibration().c_visit_seconds(), 100e-9);
+  ASSERT_EQ(c->calibration().visit_levels_size(), 1);
+  EXPECT_DOUBLE_EQ(c->calibration().visit_levels(0).from_tasks(),
+                   std::sqrt(1600.0 * 3200.0));
+  const v1::AttachPrediction& after = Graph(*c);
+  ASSERT_EQ(after.passes(), 100u);
+  EXPECT_DOUBLE_EQ(after.visits(), 161699);
+  EXPECT_NEAR(after.walk_seconds(), 32.6038e-3, 1e-9);
+  // The constants read back from the report (the index's record) are the
+  // curve's.
+  std::optional<CalibratedConstants> k = ReportCalibration(*c);
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(k->visit_levels.size(), 1u);
+  EXPECT_DOUBLE_EQ(k->c_visit_seconds, 100e-9);
 }
 
 TEST(CalibratedReportTest, AHostsOwnCalibrationWins) {

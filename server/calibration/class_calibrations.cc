@@ -6,19 +6,18 @@
 #include "absl/time/time.h"
 #include "common/models/calibrated_constants.h"
 #include "common/proto_time.h"
+#include "server/calibration/median.h"
 
 namespace tracehealth::server {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+double ClassConstants::c_visit_seconds() const {
+  return curve.points > 0 ? curve.c_visit_seconds : c_visit_median;
 }
 
 CalibratedConstants ClassConstants::Constants() const {
   CalibratedConstants k;
-  k.c_visit_seconds = c_visit_median;
+  k.c_visit_seconds = c_visit_seconds();
+  k.visit_levels = curve.levels;
   k.fixed_seconds = fixed_median;
   k.c_pass_seconds = c_pass_median;
   k.origin = ConstantsOrigin::kClassCalibration;
@@ -48,8 +47,9 @@ bool ClassCalibrations::Add(const v1::Calibration& c) {
   ++version_;
   auto [it, inserted] = cls.hosts.try_emplace(c.host_id());
   if (inserted || at >= it->second.measured_at_ns) {
-    it->second = Canary{at, c.c_visit_seconds(), c.fixed_seconds(),
-                        c.c_pass_fitted() ? c.c_pass_seconds() : 0};
+    it->second =
+        Canary{at, c.c_visit_seconds(), c.fixed_seconds(),
+               c.c_pass_fitted() ? c.c_pass_seconds() : 0, CanaryWalkOf(c)};
   }
   return true;
 }
@@ -79,11 +79,14 @@ ClassConstants ClassCalibrations::Summarize(const std::string& name,
   out.canaries = static_cast<uint32_t>(c.hosts.size());
   out.calibrations = static_cast<uint32_t>(c.counted.size());
   std::vector<double> visits, fixed, passes;
+  std::vector<CanaryWalk> walks;
   for (const auto& [host, canary] : c.hosts) {
     visits.push_back(canary.c_visit);
     fixed.push_back(canary.fixed);
     if (canary.c_pass > 0) passes.push_back(canary.c_pass);
+    if (canary.walk) walks.push_back(*canary.walk);
   }
+  out.curve = FitClassCurve(std::move(walks));
   out.c_visit_median = Median(visits);
   out.fixed_median = Median(fixed);
   out.c_pass_median = Median(passes);

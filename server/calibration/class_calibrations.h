@@ -1,8 +1,9 @@
 // The hardware classes' calibrated constants (docs/design.md §13.2): per
 // class (CPU model + kernel release family, common/models/fgraph/
-// hardware_class.h) the newest calibration of each canary host, and their
-// medians, which the server uses for every host of the class that has no
-// calibration of its own (calibrated_report.h).
+// hardware_class.h) the newest calibration of each canary host; their
+// medians, and the price of a visit by the size of the walk fitted through
+// their points (class_curve.h), which the server uses for every host of the
+// class that has no calibration of its own (calibrated_report.h).
 //
 // Thread safety: all methods are thread-safe (one mutex).
 #ifndef TRACEHEALTH_SERVER_CALIBRATION_CLASS_CALIBRATIONS_H_
@@ -22,13 +23,10 @@
 #include "absl/time/time.h"
 #include "common/models/model_options.h"
 #include "proto/tracehealth/v1/calibration.pb.h"
+#include "server/calibration/class_curve.h"
 #include "server/storage/calibration_store.h"
 
 namespace tracehealth::server {
-
-// The median of `v` (the mean of the middle two for an even count); 0 for
-// none.
-double Median(std::vector<double> v);
 
 struct ClassConstants {
   std::string hardware_class;
@@ -43,7 +41,15 @@ struct ClassConstants {
   // Over the canaries whose calibration fitted its per-pass cost; 0 (the
   // model's assumed one) when none did.
   double c_pass_median = 0;
-  // The model's constants (origin kClassCalibration), with the source "N
+  // The curve through the canaries' points (FitClassCurve over
+  // CanaryWalkOf each newest calibration that says its walk); no points
+  // when none does.
+  ClassCurve curve;
+  // What the class's hosts are priced with: the curve's price at the fewest
+  // threads and its levels, or c_visit_median and one price without points.
+  double c_visit_seconds() const;
+  // The model's constants (origin kClassCalibration: c_visit_seconds(), the
+  // curve's levels, the medians of fixed and c_pass), with the source "N
   // canaries of class X" ("1 canary of class X").
   CalibratedConstants Constants() const;
 };
@@ -80,6 +86,7 @@ class ClassCalibrations {
     double c_visit = 0;
     double fixed = 0;
     double c_pass = 0;  // 0: not fitted
+    std::optional<CanaryWalk> walk;
   };
   struct Class {
     std::map<std::string, Canary> hosts;

@@ -1,5 +1,7 @@
 #include "server/calibration/class_calibrations.h"
 
+#include <cmath>
+
 #include "absl/time/time.h"
 #include "common/proto_time.h"
 #include "gtest/gtest.h"
@@ -20,14 +22,6 @@ v1::Calibration Cal(const std::string& host, int64_t at_s, double c_visit,
   c.set_c_visit_seconds(c_visit);
   c.set_fixed_seconds(fixed);
   return c;
-}
-
-TEST(MedianTest, OddAndEven) {
-  EXPECT_EQ(Median({}), 0);
-  EXPECT_EQ(Median({3}), 3);
-  EXPECT_EQ(Median({5, 1, 3}), 3);
-  // (2 + 3) / 2.
-  EXPECT_EQ(Median({4, 1, 3, 2}), 2.5);
 }
 
 TEST(ClassCalibrationsTest, MediansOverEachCanarysNewestCalibration) {
@@ -82,6 +76,62 @@ TEST(ClassCalibrationsTest, PassCostMedianOverTheCanariesThatFittedOne) {
   // (200 + 400) / 2 us.
   EXPECT_DOUBLE_EQ(classes.Of(kClass)->c_pass_median, 300e-6);
   EXPECT_DOUBLE_EQ(classes.Of(kClass)->Constants().c_pass_seconds, 300e-6);
+}
+
+// `Cal` with the walk of its largest point: `threads` threads, all fresh,
+// batch 2.
+v1::Calibration Walked(const std::string& host, uint64_t threads,
+                       double c_visit) {
+  v1::Calibration c = Cal(host, 100, c_visit, 1e-3);
+  c.set_total_threads(threads);
+  c.set_fresh_threads(threads);
+  c.set_batch(2);
+  return c;
+}
+
+// Canaries at 8 and 16 threads (100 and 150 ns a visit) and one older
+// calibration without its walk (300 ns): the median counts all three, the
+// curve (class_curve_test's two points) the two that say their walk, and
+// the class's hosts are priced with the curve: 100 ns from the fewest
+// threads, a level from sqrt(8 x 16) tasks at 83.5 / 44.
+TEST(ClassCalibrationsTest, HostsArePricedWithTheCurveThroughTheCanaries) {
+  ClassCalibrations classes;
+  classes.Add(Walked("a", 16, 150e-9));
+  classes.Add(Walked("b", 8, 100e-9));
+  classes.Add(Cal("c", 100, 300e-9, 1e-3));
+  std::optional<ClassConstants> k = classes.Of(kClass);
+  ASSERT_TRUE(k.has_value());
+  EXPECT_DOUBLE_EQ(k->c_visit_median, 150e-9);
+  EXPECT_EQ(k->curve.points, 2);
+  EXPECT_DOUBLE_EQ(k->c_visit_seconds(), 100e-9);
+  CalibratedConstants constants = k->Constants();
+  EXPECT_DOUBLE_EQ(constants.c_visit_seconds, 100e-9);
+  ASSERT_EQ(constants.visit_levels.size(), 1u);
+  EXPECT_DOUBLE_EQ(constants.visit_levels[0].from_tasks, std::sqrt(128.0));
+  EXPECT_NEAR(constants.visit_levels[0].factor, 83.5 / 44, 1e-12);
+  EXPECT_EQ(constants.origin, ConstantsOrigin::kClassCalibration);
+
+  // "b" calibrates again at 16 threads: the two points are one (the median
+  // of 150 and 130 ns), one price, no level.
+  v1::Calibration again = Walked("b", 16, 130e-9);
+  *again.mutable_measured_at() = ToProto(absl::FromUnixSeconds(200));
+  classes.Add(again);
+  k = classes.Of(kClass);
+  EXPECT_EQ(k->curve.points, 1);
+  EXPECT_DOUBLE_EQ(k->c_visit_seconds(), 140e-9);
+  EXPECT_TRUE(k->Constants().visit_levels.empty());
+}
+
+// Without a canary that says its walk, the median prices, one price.
+TEST(ClassCalibrationsTest, WithoutWalksTheMedianPrices) {
+  ClassCalibrations classes;
+  classes.Add(Cal("a", 100, 100e-9, 1e-3));
+  classes.Add(Cal("b", 100, 300e-9, 1e-3));
+  std::optional<ClassConstants> k = classes.Of(kClass);
+  EXPECT_EQ(k->curve.points, 0);
+  EXPECT_DOUBLE_EQ(k->c_visit_seconds(), 200e-9);
+  EXPECT_DOUBLE_EQ(k->Constants().c_visit_seconds, 200e-9);
+  EXPECT_TRUE(k->Constants().visit_levels.empty());
 }
 
 TEST(ClassCalibrationsTest, ClassesAreApart) {

@@ -12,6 +12,7 @@
 #include "common/models/fgraph/hardware_class.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/calibration/calibrated_report.h"
+#include "server/calibration/median.h"
 #include "server/query/query_service.h"
 #include "server/query/query_util.h"
 
