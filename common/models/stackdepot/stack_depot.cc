@@ -34,27 +34,49 @@ absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(
 }
 
 std::optional<double> GrowthPoolsPerSecond(
-    const google::protobuf::RepeatedPtrField<v1::DepotSample>& history) {
-  if (history.size() < 2) return std::nullopt;
+    const google::protobuf::RepeatedPtrField<v1::DepotSample>& history,
+    std::optional<double> uptime_seconds) {
+  const int n_all = history.size();
+  if (n_all < 2) return std::nullopt;
   auto seconds = [](const v1::DepotSample& s) {
     return static_cast<double>(s.at().seconds()) + s.at().nanos() * 1e-9;
   };
-  const double t0 = seconds(history[0]);
-  double st = 0, sp = 0;
-  for (const auto& s : history) {
-    st += seconds(s) - t0;
-    sp += static_cast<double>(s.pools());
+  const double newest = seconds(history[n_all - 1]);
+  // The first sample used: after the boot's settling, then within the
+  // window, each while two remain.
+  int first = 0;
+  if (uptime_seconds) {
+    const double settled = newest - *uptime_seconds + kBootSettleSeconds;
+    while (first < n_all - 2 && seconds(history[first]) < settled) ++first;
   }
-  const double n = static_cast<double>(history.size());
+  while (first < n_all - 2 &&
+         seconds(history[first]) < newest - kGrowthWindowSeconds) {
+    ++first;
+  }
+  const double t0 = seconds(history[first]);
+  const double n = static_cast<double>(n_all - first);
+  double st = 0, sp = 0;
+  for (int i = first; i < n_all; ++i) {
+    st += seconds(history[i]) - t0;
+    sp += static_cast<double>(history[i].pools());
+  }
   const double mt = st / n, mp = sp / n;
   double num = 0, den = 0;
-  for (const auto& s : history) {
-    const double dt = seconds(s) - t0 - mt;
-    num += dt * (static_cast<double>(s.pools()) - mp);
+  for (int i = first; i < n_all; ++i) {
+    const double dt = seconds(history[i]) - t0 - mt;
+    num += dt * (static_cast<double>(history[i].pools()) - mp);
     den += dt * dt;
   }
   if (den <= 0) return std::nullopt;
   return num / den;
+}
+
+std::optional<double> DepotGrowthOf(const v1::HostSnapshot& snapshot) {
+  return GrowthPoolsPerSecond(
+      snapshot.depot_history(),
+      snapshot.threads().has_uptime_seconds()
+          ? std::optional<double>(snapshot.threads().uptime_seconds())
+          : std::nullopt);
 }
 
 namespace {
@@ -238,8 +260,8 @@ void PredictStackDepot(const v1::HostSnapshot& snapshot,
   (void)options;
   ResetKeepingBasis(out_ptr);
   v1::StackDepotPrediction& out = *out_ptr;
-  const DepotCase k = MakeDepotCase(
-      snapshot, features, GrowthPoolsPerSecond(snapshot.depot_history()));
+  const DepotCase k =
+      MakeDepotCase(snapshot, features, DepotGrowthOf(snapshot));
   // A hash-backend record: ALIGN(32 + 8 · frames, 16).
   out.set_hash_record_bytes(
       static_cast<uint32_t>(HashRecordBytes(k.max_frames)));

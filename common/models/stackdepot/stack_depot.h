@@ -53,10 +53,24 @@ inline constexpr double kWarnBudgetRatio = 0.8;
 absl::StatusOr<v1::TrieMeasurement> MeasureShowStacks(
     absl::string_view show_stacks);
 
-// Pools per second by least squares over `history` (needs two samples at
-// different times); unset otherwise.
+// The growth rate now. The depot only grows, by stacks it has not seen:
+// fast while the kernel boots and a workload starts, then slower, so a line
+// through the whole history (up to 64 samples, 5.3 h) prices the boot's
+// growth as today's and predicts exhaustion far too soon. Of `history`
+// (oldest first, the newest taken now):
+//   - samples taken in the first kBootSettleSeconds after boot (boot =
+//     newest sample's time - `uptime_seconds`, when known) are left out,
+//     while at least two later ones remain;
+//   - of the rest, those within kGrowthWindowSeconds of the newest (at
+//     least the newest two);
+// and the least-squares slope of pools over them, in pools per second
+// (needs two samples at different times; unset otherwise). A growth that
+// speeds up (a new workload) shows within the window too.
+inline constexpr double kBootSettleSeconds = 600;
+inline constexpr double kGrowthWindowSeconds = 3600;
 std::optional<double> GrowthPoolsPerSecond(
-    const google::protobuf::RepeatedPtrField<v1::DepotSample>& history);
+    const google::protobuf::RepeatedPtrField<v1::DepotSample>& history,
+    std::optional<double> uptime_seconds = std::nullopt);
 
 // The inputs of a stack depot prediction, in the order its basis lists them.
 enum class DepotInput {
@@ -106,9 +120,12 @@ struct DepotCase {
   // Feature rows used whose inferred release is next to this kernel's.
   int uncertain_rows = 0;
 };
-// `growth` is GrowthPoolsPerSecond(snapshot.depot_history()), which the
+// `growth` is GrowthPoolsPerSecond of the snapshot's history and uptime
+// (DepotGrowthOf), which the
 // caller has (the numbers compute it, the explanation reads it from the
 // prediction).
+// GrowthPoolsPerSecond(snapshot.depot_history(), its threads' uptime).
+std::optional<double> DepotGrowthOf(const v1::HostSnapshot& snapshot);
 DepotCase MakeDepotCase(const v1::HostSnapshot& snapshot,
                         const KernelFeatures& features,
                         std::optional<double> growth);

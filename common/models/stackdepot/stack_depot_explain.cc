@@ -112,7 +112,12 @@ void AddConstantsRowsAndNotes(const KernelFeatures& features,
     AddNote(basis, "stackdepot stats unknown (debugfs stats need 6.8+)");
   if (k.growth)
     AddNote(basis,
-            "growth: least-squares slope of pools over the sample history");
+            absl::StrCat("growth: least-squares slope of pools over the "
+                         "newest ",
+                         kGrowthWindowSeconds / 60,
+                         " minutes of the sample history, after the boot's "
+                         "first ",
+                         kBootSettleSeconds / 60, " minutes"));
   switch (k.trie_from) {
     case TrieFrom::kHostTraces:
       AddNote(basis,

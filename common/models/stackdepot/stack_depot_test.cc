@@ -38,6 +38,64 @@ TEST(StackDepotTest, GrowthByLeastSquares) {
       GrowthPoolsPerSecond(History({Sample(5, 1), Sample(5, 9)})).has_value());
 }
 
+// The growth now: samples older than an hour before the newest are left
+// out (at least two stay). Boot's steep start (1,000 pools in the first
+// 25 minutes), then 1 pool a minute: the whole line says 0.103 pools/s
+// (6x), the newest hour exactly 1/60.
+TEST(StackDepotTest, GrowthOverTheNewestHour) {
+  google::protobuf::RepeatedPtrField<v1::DepotSample> h;
+  for (int i = 0; i <= 5; ++i) *h.Add() = Sample(i * 300, 200 * i);
+  // From 1,500 s on, one pool a minute, samples 5 minutes apart, to 6,900 s.
+  for (int i = 1; i <= 18; ++i) *h.Add() = Sample(1500 + i * 300, 1000 + 5 * i);
+  auto g = GrowthPoolsPerSecond(h);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_NEAR(*g, 1.0 / 60, 1e-12);
+  // The sample exactly an hour before the newest (3,300 s) is in; the one
+  // before it (3,000 s, 1,025 pools) is not: replace it by 0 pools and the
+  // slope stays.
+  h.Mutable(10)->set_pools(0);
+  EXPECT_EQ(h.Get(10).at().seconds(), 3000);
+  EXPECT_NEAR(*GrowthPoolsPerSecond(h), 1.0 / 60, 1e-12);
+  h.Mutable(11)->set_pools(0);  // 3,300 s: in the window, the slope moves
+  EXPECT_GT(*GrowthPoolsPerSecond(h), 1.0 / 60 + 1e-6);
+  // Two samples further apart than the window: both are used.
+  EXPECT_NEAR(*GrowthPoolsPerSecond(History({Sample(0, 0), Sample(7200, 120)})),
+              120.0 / 7200, 1e-15);
+  // Three: the newest two.
+  EXPECT_NEAR(*GrowthPoolsPerSecond(History(
+                  {Sample(0, 0), Sample(7200, 120), Sample(9000, 150)})),
+              30.0 / 1800, 1e-15);
+}
+
+// Samples of the boot's first 10 minutes are left out while two later ones
+// remain. Uptime 1,200 s at the newest sample (1,200 s): boot at 0.
+TEST(StackDepotTest, GrowthLeavesOutTheBootsFirstMinutes) {
+  const auto h = History({Sample(0, 0), Sample(300, 500), Sample(600, 600),
+                          Sample(900, 615), Sample(1200, 620)});
+  // Without uptime, all five (within the hour): means 600 s and 467 pools,
+  // slope 406,500 / 900,000.
+  EXPECT_NEAR(*GrowthPoolsPerSecond(h), 0.451666666666667, 1e-12);
+  // From 600 s (exactly settled: in): 600, 615, 620 pools at 600, 900 and
+  // 1,200 s: (-300 x -11.667 + 300 x 8.333) / 180,000 = 1/30.
+  EXPECT_NEAR(*GrowthPoolsPerSecond(h, 1200.0), 1.0 / 30, 1e-12);
+  // Booted 1 s later: 600 s is inside the first 10 minutes; 900 and 1,200
+  // s remain: 5 pools in 300 s.
+  EXPECT_NEAR(*GrowthPoolsPerSecond(h, 1199.0), 1.0 / 60, 1e-12);
+  // Booted at 1,000 s: every sample but the newest in the first 10
+  // minutes; the newest two stay.
+  EXPECT_NEAR(*GrowthPoolsPerSecond(h, 200.0), 1.0 / 60, 1e-12);
+  // Booted 3 hours ago: nothing left out.
+  EXPECT_NEAR(*GrowthPoolsPerSecond(h, 10800.0), 0.451666666666667, 1e-12);
+  // The prediction reads the snapshot's uptime.
+  v1::HostSnapshot s = KasanHost(4000);
+  *s.mutable_depot_history() = h;
+  EXPECT_NEAR(PredictStackDepot(s, {}).growth_pools_per_second(),
+              0.451666666666667, 1e-12);
+  s.mutable_threads()->set_uptime_seconds(1200);
+  EXPECT_NEAR(PredictStackDepot(s, {}).growth_pools_per_second(), 1.0 / 30,
+              1e-12);
+}
+
 // lib/stackdepot.c with 64 KiB pages: pools of 4 pages = 256 KiB, 13 index
 // bits, limit and default 8,191; stack_depot_max_pools= above the limit is
 // refused ("exceeds 8191, using default") and the default stays.
