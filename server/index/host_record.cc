@@ -1,6 +1,7 @@
 #include "server/index/host_record.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "common/kernel/feature_table_override.h"
@@ -89,6 +90,10 @@ AttachModelInputs AttachModelInputs::Of(const v1::HostSnapshot& snapshot,
   if (cpus.has_possible()) {
     in.bits |= kHasPossibleCpus;
     in.possible_cpus = cpus.possible();
+  }
+  if (cpus.has_l3_cache_bytes()) {
+    in.l3_cache_bytes = static_cast<uint32_t>(std::min<uint64_t>(
+        cpus.l3_cache_bytes(), std::numeric_limits<uint32_t>::max()));
   }
   if (k.has_config_function_graph_tracer()) {
     in.bits |= kHasConfigGraph;
@@ -188,6 +193,11 @@ void AttachModelInputs::FillNumbers(v1::HostSnapshot* s) const {
     cpus->set_possible(possible_cpus);
   } else {
     cpus->clear_possible();
+  }
+  if (l3_cache_bytes > 0) {
+    cpus->set_l3_cache_bytes(l3_cache_bytes);
+  } else {
+    cpus->clear_l3_cache_bytes();
   }
   if (has(kHasConfigGraph)) {
     k->set_config_function_graph_tracer(has(kConfigGraph));

@@ -55,6 +55,8 @@ struct AttachModelInputs {
   uint32_t hung_task_timeout_seconds = 0;
   uint32_t online_cpus = 0;
   uint32_t possible_cpus = 0;
+  // cpus.l3_cache_bytes (the seed's visit levels); 0: not known.
+  uint32_t l3_cache_bytes = 0;
   v1::PreemptMode preempt_mode = v1::PREEMPT_MODE_UNKNOWN;
   // Presence and value bits (kHas*: the field is set; the others: its value).
   uint32_t bits = 0;

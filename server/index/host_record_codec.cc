@@ -31,6 +31,7 @@ void PutInputs(const AttachModelInputs& in, Stored* s) {
   s->set_hung_task_timeout_seconds(in.hung_task_timeout_seconds);
   s->set_online_cpus(in.online_cpus);
   s->set_possible_cpus(in.possible_cpus);
+  s->set_l3_cache_bytes(in.l3_cache_bytes);
   s->set_preempt_mode(in.preempt_mode);
   s->set_input_bits(in.bits);
 }
@@ -59,6 +60,7 @@ AttachModelInputs GetInputs(const Stored& s, KernelIdentityCache* identities) {
   in.hung_task_timeout_seconds = s.hung_task_timeout_seconds();
   in.online_cpus = s.online_cpus();
   in.possible_cpus = s.possible_cpus();
+  in.l3_cache_bytes = s.l3_cache_bytes();
   in.preempt_mode = static_cast<v1::PreemptMode>(s.preempt_mode());
   in.bits = s.input_bits();
   return in;

@@ -26,6 +26,9 @@ void ExpectSameRecord(const HostRecord& got, const HostRecord& want) {
             want.inputs.rcu_cpu_stall_timeout_seconds);
   EXPECT_EQ(got.inputs.hung_task_timeout_seconds,
             want.inputs.hung_task_timeout_seconds);
+  EXPECT_EQ(got.inputs.online_cpus, want.inputs.online_cpus);
+  EXPECT_EQ(got.inputs.possible_cpus, want.inputs.possible_cpus);
+  EXPECT_EQ(got.inputs.l3_cache_bytes, want.inputs.l3_cache_bytes);
   EXPECT_EQ(got.inputs.preempt_mode, want.inputs.preempt_mode);
   EXPECT_EQ(got.inputs.bits, want.inputs.bits);
   EXPECT_EQ(got.features == nullptr, want.features == nullptr);
@@ -203,6 +206,11 @@ TEST(HostRecordCodecTest, EveryFleetHostRoundTrips) {
       t->set_hung_task_timeout_seconds(i % 4 == 0 ? 0 : 120);
       t->set_hung_task_panic(i % 4 == 3);
     }
+    // The L3's size: unread on every other host, else i MiB.
+    if (i % 2 == 1)
+      r.mutable_snapshot()->mutable_cpus()->set_l3_cache_bytes(i << 20);
+    else
+      r.mutable_snapshot()->mutable_cpus()->clear_l3_cache_bytes();
     absl::StatusOr<HostRecord> h =
         DecodeHostRecord(EncodeHostRecord(r), tables, &identities);
     ASSERT_TRUE(h.ok()) << h.status();
@@ -215,6 +223,7 @@ TEST(HostRecordCodecTest, EveryFleetHostRoundTrips) {
     } else {
       EXPECT_FALSE(h->inputs.has(AttachModelInputs::kHasHungTaskTimeout));
     }
+    EXPECT_EQ(h->inputs.l3_cache_bytes, i % 2 == 1 ? uint32_t(i) << 20 : 0u);
     // Interned: the same identity object as the report's record.
     EXPECT_EQ(h->inputs.identity.get(), want.inputs.identity.get());
   }

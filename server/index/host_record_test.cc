@@ -94,6 +94,7 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
   v1::HostSnapshot full = SampleSnapshot(FleetHost(7));
   full.mutable_thresholds()->set_hung_task_timeout_seconds(120);
   full.mutable_thresholds()->set_hung_task_panic(true);
+  full.mutable_cpus()->set_l3_cache_bytes(32 << 20);
   const AttachModelInputs in = AttachModelInputs::Of(full);
   v1::HostSnapshot scratch;
   in.Fill(&scratch);
@@ -113,6 +114,8 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
   EXPECT_EQ(scratch.cpus().online(), full.cpus().online());
   EXPECT_EQ(scratch.cpus().has_possible(), full.cpus().has_possible());
   EXPECT_EQ(scratch.cpus().possible(), full.cpus().possible());
+  // The seed's visit levels go by the L3's size.
+  EXPECT_EQ(scratch.cpus().l3_cache_bytes(), 32u << 20);
   // Only the inputs: nothing of the rest of the snapshot.
   EXPECT_FALSE(scratch.kernel().has_cmdline());
   EXPECT_FALSE(scratch.cpus().has_invlpgb());
@@ -132,6 +135,7 @@ TEST(HostRecordTest, InputsRoundTripThroughAScratchSnapshot) {
   EXPECT_FALSE(scratch.cpus().has_model_name());
   EXPECT_FALSE(scratch.cpus().has_online());
   EXPECT_FALSE(scratch.cpus().has_possible());
+  EXPECT_FALSE(scratch.cpus().has_l3_cache_bytes());
   EXPECT_EQ(scratch.kernel().preempt_mode(), v1::PREEMPT_MODE_FULL);
   EXPECT_EQ(AttachModelInputs::Of(scratch).bits, 0u);
 }

@@ -231,10 +231,13 @@ std::vector<Case> Cases() {
        kMultiReturn,
        "kernel_release: '6.8.0-45-generic'",
        {false, false, 0, RISK_NONE, kFprobePatch, kRethook}},
+      // A pass of 400,000 tasks is longer than the host's 32 MiB L3 holds
+      // (262,144 tasks at 128 B): each visit pays a miss, 75 ns more.
       {"ubuntu",
        kMultiReturn,
        "threads: 400000",
-       {true, false, 1, RISK_NONE, Pass(kPreemption, 400000) + kFprobePatch}},
+       {true, false, 1, RISK_NONE,
+        Pass(kPreemption + 75e-9, 400000) + kFprobePatch}},
       // fgraph active: the NULL bound does not matter, nor does B.
       {"ubuntu",
        kMultiReturn,

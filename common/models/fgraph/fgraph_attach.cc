@@ -124,6 +124,12 @@ AttachContext MakeAttachContext(const v1::HostSnapshot& snapshot,
     ctx.fixed_seconds = std::max(0.0, options.calibration->fixed_seconds);
     ctx.c_visit_calibrated = true;
     ctx.calibration_source = options.calibration->source;
+  } else {
+    // The seed's price, dearer for the passes that outgrow the L3.
+    const v1::CpuInfo& cpus = snapshot.cpus();
+    ctx.l3_known = cpus.has_l3_cache_bytes() && cpus.l3_cache_bytes() > 0;
+    ctx.c.levels = SeedVisitLevels(
+        ctx.c.c_visit, ctx.l3_known ? cpus.l3_cache_bytes() : uint64_t{0});
   }
   ctx.cpu_class = ClassifyCpu(snapshot.cpus(), ctx.preemption.preemption_build);
   ctx.ibt = KernelIbtOf(snapshot);
@@ -268,6 +274,9 @@ void AddWalkInputs(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
     if (ctx.page_size_used) {
       in.Add(AttachInput::kPageSize, MeasuredIf(kernel.has_page_size()));
     }
+  }
+  if (!ctx.c_visit_overridden && !ctx.c_visit_calibrated) {
+    in.Add(AttachInput::kL3Cache, MeasuredIf(ctx.l3_known));
   }
   if (!ctx.c_visit_overridden) {
     in.Add(AttachInput::kCpuModel,

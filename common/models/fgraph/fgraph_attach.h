@@ -43,6 +43,9 @@ struct AttachContext {
   bool c_visit_overridden = false;
   // c_visit (and the fixed cost) from a calibration; not with an override.
   bool c_visit_calibrated = false;
+  // Priced with the seed's c_visit: its levels from the L3's size
+  // (SeedVisitLevels), when the size was read.
+  bool l3_known = false;
   double fixed_seconds = 0;
   std::string calibration_source;  // CalibratedConstants::source
   uint32_t batch = kDefaultRetstackBatch;
@@ -105,6 +108,7 @@ enum class AttachInput {
   kPageSize,         // kernel.page_size
   kCpuModel,         // cpus.model_name
   kIbt,              // kernel.ibt (fgraph_kernel.h KernelIbtOf)
+  kL3Cache,          // cpus.l3_cache_bytes (the seed's levels)
 };
 using AttachInputs = ModelInputs<AttachInput, 18>;
 

@@ -242,6 +242,8 @@ TEST(FgraphAttachTest, EmulatedCpuNamesHowFarTheConstantMayBeOff) {
   s.mutable_fgraph()->set_null_threads_bound(64000);
   s.mutable_cpus()->set_model_name("QEMU TCG CPU version 2.5+");
   s.mutable_cpus()->set_hypervisor(true);
+  // 16 MiB of L3: 131,072 tasks, more than the 64,000 walked.
+  s.mutable_cpus()->set_l3_cache_bytes(16 << 20);
   ModelOptions options;
   options.sites = 0;
   v1::AttachPrediction p =
@@ -283,6 +285,8 @@ TEST(FgraphAttachTest, CalibratedConstantsReplaceTheSeedValue) {
   s.mutable_fgraph()->set_null_threads_bound(64000);
   s.mutable_cpus()->set_model_name("QEMU TCG CPU version 2.5+");
   s.mutable_cpus()->set_hypervisor(true);
+  // 16 MiB of L3: 131,072 tasks, more than the 64,000 walked.
+  s.mutable_cpus()->set_l3_cache_bytes(16 << 20);
   ModelOptions options;
   options.sites = 0;
   options.calibration = CalibratedConstants{400e-9, 0.1, "3 canaries of X"};

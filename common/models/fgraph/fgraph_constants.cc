@@ -12,6 +12,12 @@ WalkConstants WalkConstantsFor(bool preemption_build) {
   return c;
 }
 
+std::vector<VisitLevel> SeedVisitLevels(double c_visit, uint64_t l3_bytes) {
+  if (l3_bytes == 0 || !(c_visit > 0)) return {};
+  return {{static_cast<double>(l3_bytes) / kCacheBytesPerTask,
+           1 + kCMissExtra / c_visit}};
+}
+
 SiteCosts SiteCostsOf(v1::ProbeKind kind, bool ibt) {
   SiteCosts s;
   if (IsFprobeKind(kind) && ibt) {

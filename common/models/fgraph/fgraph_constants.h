@@ -6,6 +6,7 @@
 #define TRACEHEALTH_COMMON_MODELS_FGRAPH_FGRAPH_CONSTANTS_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "common/models/fgraph/fgraph_walk.h"
 #include "proto/tracehealth/v1/predictions.pb.h"
@@ -25,6 +26,20 @@ namespace tracehealth {
 // difference is not known: the two were measured on different machines.
 inline constexpr double kCVisitPreemptionBuild = 88.7e-9;
 inline constexpr double kCVisitStaticBuild = 58.7e-9;
+// Beyond the last-level cache, for a host priced with the seed's c_visit:
+// the walk goes from task to task through the thread list, each visit's
+// load waiting on the one before, so once the tasks a pass walks no longer
+// fit the L3 every visit pays a memory miss where it paid an L3 hit,
+// kCMissExtra more (an assumption: a server part's DRAM load against its
+// L3 hit, about 110 against 35 ns; never measured on a walk). A task keeps
+// kCacheBytesPerTask in the cache: two 64-byte lines of its task_struct
+// (the thread link, ret_stack), as for threads of one process (an
+// assumption; threads of many single-threaded processes touch more, so the
+// level would start earlier). The seed's own curve fits it: flat 81-98 ns
+// from 100k to 400k threads on a 112.5 MiB L3, where 400k x 128 B = 51 MB
+// fits.
+inline constexpr double kCMissExtra = 75e-9;
+inline constexpr double kCacheBytesPerTask = 128;
 // Per pass: rcu_read_lock/unlock, loop set-up, freeing the unused tail (an
 // assumption).
 inline constexpr double kCPass = 2e-6;
@@ -40,6 +55,12 @@ inline constexpr uint64_t kDefaultKprobeMultiSites = 100;
 
 // The walk's constants for a build (CONFIG_PREEMPTION or not).
 WalkConstants WalkConstantsFor(bool preemption_build);
+
+// The seed's price of a visit by the size of the pass on a host whose L3
+// (one instance) holds `l3_bytes`: one level from l3_bytes /
+// kCacheBytesPerTask tasks at factor 1 + kCMissExtra / c_visit; none (one
+// price) when l3_bytes is 0 (not known) or c_visit is not positive.
+std::vector<VisitLevel> SeedVisitLevels(double c_visit, uint64_t l3_bytes);
 
 // Registering and removing a probe, per call site (or per probe for
 // kretprobes and fentry/fexit, one site each), by probe kind.

@@ -77,6 +77,11 @@ std::string InputValue(AttachInput id, const v1::HostSnapshot& snapshot,
       if (!ctx.ibt.known) return "unknown (assumed off)";
       return ctx.ibt.on ? "on (CONFIG_X86_KERNEL_IBT=y, the CPU's ibt flag)"
                         : "off";
+    case AttachInput::kL3Cache:
+      if (!ctx.l3_known) return "unknown (one price for every pass)";
+      return absl::StrCat(snapshot.cpus().l3_cache_bytes(), " (",
+                          FormatFixed(ctx.c.levels[0].from_tasks, 0),
+                          " tasks at 128 B)");
     case AttachInput::kCpuModel:
       return snapshot.cpus().has_model_name()
                  ? absl::StrCat(snapshot.cpus().model_name(), " (",
@@ -107,6 +112,7 @@ void AddInputs(const v1::HostSnapshot& snapshot, const AttachContext& ctx,
       "kernel.page_size",
       "cpus.model_name",
       "kernel.ibt",
+      "cpus.l3_cache_bytes",
   };
   for (const AttachInputs::Entry& e : k.inputs) {
     AddInput(basis, kNames[static_cast<int>(e.id)],
@@ -171,6 +177,13 @@ void AddConstantsAndRows(const AttachContext& ctx, const AttachCase& k,
     AddConstant(basis, "c_pass", c.c_pass, "s",
                 "model assumption: RCU lock/unlock and loop set-up per pass",
                 v1::ANCHOR_ASSUMPTION);
+    if (ctx.l3_known && !ctx.c_visit_calibrated && !ctx.c_visit_overridden) {
+      AddConstant(basis, "c_miss", kCMissExtra, "s",
+                  "model assumption: a memory miss in place of an L3 hit, "
+                  "per visit of a pass longer than the L3 holds (128 B a "
+                  "task)",
+                  v1::ANCHOR_ASSUMPTION);
+    }
   }
   if (k.walks) {
     AddConstant(basis, "c_alloc", c.c_alloc, "s",

@@ -64,6 +64,7 @@ TEST(FgraphExplainTest, ReadmeExampleSummary) {
       "fgraph.active = false [1]",
       "threads.total = 400000 [1]",
       "fgraph.null_threads_bound = 400000 (= threads.total) [3]",
+      "cpus.l3_cache_bytes = unknown (one price for every pass) [3]",
       "cpus.model_name = unknown [3]",
   };
   EXPECT_EQ(Inputs(p.basis()), want);
@@ -96,8 +97,8 @@ TEST(FgraphExplainTest, ReadmeExampleSummary) {
                 "c_visit applied to an unknown CPU (fitted on a 60-core "
                 "Sapphire Rapids): confidence lowered",
             }));
-  // 8 inputs assumed: 1 - 0.1 * 8.
-  EXPECT_NEAR(p.basis().confidence(), 1.0 - 8 * 0.1, 1e-12);
+  // 9 inputs assumed: 1 - 0.1 * 9.
+  EXPECT_NEAR(p.basis().confidence(), 1.0 - 9 * 0.1, 1e-12);
 }
 
 // The command: 6.1, PREEMPT_VOLUNTARY, 128,000 threads. The walk
@@ -106,6 +107,54 @@ TEST(FgraphExplainTest, ReadmeExampleSummary) {
 // point is the patching that follows, 50,000 sites at 1 us (no reschedule
 // point in ftrace_replace_code() on x86, or where the architecture is not
 // known): 50 ms, named.
+// The same host with a 32 MiB L3: the seed's level starts at 33,554,432 /
+// 128 = 262,144 tasks. Early pass i visits 1 + 32 i tasks, so passes 8,192
+// to 12,499 (262,145 tasks and up) and the last (400,000) are beyond it:
+// 4,308 + 32 x (8,192 + 12,499) x 4,308 / 2 + 400,000 = 1,426,593,556 of the
+// 2,500,212,499 visits, each 75 ns dearer. Walk = 88.7 ns x V + 75 ns x
+// 1,426,593,556 + 0.025 + 0.008 = 221.769 + 106.994 + 0.033 = 328.796 s.
+// With 112.5 MiB (921,600 tasks) every pass fits: 221.802 s as above.
+TEST(FgraphExplainTest, PassesBeyondTheL3CostAMissEachVisit) {
+  v1::HostSnapshot s = FgraphHost("6.16.0", v1::PREEMPT_MODE_NONE, 400000);
+  s.mutable_cpus()->set_l3_cache_bytes(32 << 20);
+  v1::AttachPrediction p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_DOUBLE_EQ(p.visits(), 2500212499);
+  EXPECT_NEAR(p.walk_seconds(),
+              88.7e-9 * 2500212499 + 75e-9 * 1426593556 + 0.025 + 0.008, 1e-6);
+  std::vector<std::string> inputs = Inputs(p.basis());
+  EXPECT_NE(std::find(inputs.begin(), inputs.end(),
+                      "cpus.l3_cache_bytes = 33554432 (262144 tasks at 128 B) "
+                      "[1]"),
+            inputs.end());
+  ASSERT_EQ(p.basis().constants_size(), 6);
+  EXPECT_EQ(p.basis().constants(2).name(), "c_miss");
+  EXPECT_DOUBLE_EQ(p.basis().constants(2).value(), 75e-9);
+  EXPECT_EQ(p.basis().constants(2).anchor(), v1::ANCHOR_ASSUMPTION);
+  // A task less of L3 (262,143 tasks): the same passes beyond it (pass
+  // 8,191 visits 262,113); two more (262,146): pass 8,192 (262,145) fits.
+  s.mutable_cpus()->set_l3_cache_bytes((32 << 20) - 128);
+  EXPECT_NEAR(Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER).walk_seconds(),
+              88.7e-9 * 2500212499 + 75e-9 * 1426593556 + 0.033, 1e-6);
+  s.mutable_cpus()->set_l3_cache_bytes((32 << 20) + 256);
+  p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_NEAR(p.walk_seconds(),
+              88.7e-9 * 2500212499 + 75e-9 * (1426593556 - 262145) + 0.033,
+              1e-6);
+  s.mutable_cpus()->set_l3_cache_bytes(117964800);
+  p = Explained(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER);
+  EXPECT_NEAR(p.walk_seconds(), 221.802, 1e-3);
+  ASSERT_EQ(p.basis().constants_size(), 6);  // said, though no pass reaches it
+  // A calibrated host prices with its own levels: no L3 input or c_miss.
+  ModelOptions calibrated;
+  CalibratedConstants k;
+  k.c_visit_seconds = 88.7e-9;
+  k.source = "this host's calibration";
+  calibrated.calibration = k;
+  s.mutable_cpus()->set_l3_cache_bytes(32 << 20);
+  p = PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, calibrated);
+  EXPECT_NEAR(p.walk_seconds(), 221.802, 1e-3);
+}
+
 TEST(FgraphExplainTest, VoluntarySaysItReschedules) {
   v1::AttachPrediction p =
       Explained(FgraphHost("6.1.0", v1::PREEMPT_MODE_VOLUNTARY, 128000),

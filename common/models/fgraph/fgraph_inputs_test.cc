@@ -43,46 +43,53 @@ TEST(FgraphAttachTest, ConfidenceCountsAssumedInputs) {
   s.mutable_fgraph()->set_null_threads_bound(10);
   s.mutable_fgraph()->set_ftrace_filter_functions(0);
   s.mutable_cpus()->set_model_name("Intel(R) Xeon(R) Platinum 8480+");
+  s.mutable_cpus()->set_l3_cache_bytes(117964800);  // its 112.5 MiB
   EXPECT_DOUBLE_EQ(
       PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
           .basis()
           .confidence(),
       1.0);
   // Defaults: the filter, preempt_dynamic, PREEMPT_RCU, both thresholds,
-  // N_null and the CPU model: 7 x 0.1.
+  // N_null, the CPU model and the L3's size: 8 x 0.1.
   s = testing::FgraphAttachHost("6.18.2", v1::PREEMPT_MODE_NONE, 1000);
   EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
                   .basis()
                   .confidence(),
-              1.0 - 7 * 0.1, 1e-12);
-  // PREEMPT_VOLUNTARY does not need PREEMPT_RCU: 6 x 0.1.
+              1.0 - 8 * 0.1, 1e-12);
+  // PREEMPT_VOLUNTARY does not need PREEMPT_RCU: 7 x 0.1.
   s.mutable_kernel()->set_preempt_mode(v1::PREEMPT_MODE_VOLUNTARY);
   EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_FUNCTION_GRAPH_TRACER, {})
                   .basis()
                   .confidence(),
-              1.0 - 6 * 0.1, 1e-12);
+              1.0 - 7 * 0.1, 1e-12);
   // kretprobe: no walk, nothing assumed.
   EXPECT_DOUBLE_EQ(
       PredictFgraphAttach(s, v1::PROBE_KIND_KRETPROBE, {}).basis().confidence(),
       1.0);
   // A second fgraph user's pass (6.14 has multi-user fgraph): the default
   // sites, IBT (neither the config nor the CPU's flags known),
-  // preempt_dynamic, both thresholds and the CPU model (6 x 0.1), and on
-  // 6.14.0 the inferred fprobe_on_fgraph row (6.14) next to the release
-  // (0.1 more); on 6.15 the row is certain.
+  // preempt_dynamic, both thresholds, the L3's size and the CPU model
+  // (7 x 0.1), and on 6.14.0 the inferred fprobe_on_fgraph row (6.14) next
+  // to the release (0.1 more); on 6.15 the row is certain.
   s.mutable_kernel()->set_release("6.14.0");
   s.mutable_fgraph()->set_active(true);
   EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
                   .basis()
                   .confidence(),
-              1.0 - 7 * 0.1, 1e-12);
+              1.0 - 8 * 0.1, 1e-12);
   s.mutable_kernel()->set_release("6.15.0");
   EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
                   .basis()
                   .confidence(),
-              1.0 - 6 * 0.1, 1e-12);
+              1.0 - 7 * 0.1, 1e-12);
   // IBT known (a build without it): 0.1 back.
   s.mutable_kernel()->set_config_x86_kernel_ibt(false);
+  EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
+                  .basis()
+                  .confidence(),
+              1.0 - 6 * 0.1, 1e-12);
+  // The L3's size known: 0.1 back.
+  s.mutable_cpus()->set_l3_cache_bytes(117964800);
   EXPECT_NEAR(PredictFgraphAttach(s, v1::PROBE_KIND_KPROBE_MULTI_RETURN, {})
                   .basis()
                   .confidence(),
