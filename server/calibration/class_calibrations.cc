@@ -51,6 +51,7 @@ bool ClassCalibrations::Add(const v1::Calibration& c) {
         Canary{at, c.c_visit_seconds(), c.fixed_seconds(),
                c.c_pass_fitted() ? c.c_pass_seconds() : 0, CanaryWalkOf(c)};
   }
+  cls.summary = Summarize(c.hardware_class(), cls);
   return true;
 }
 
@@ -102,14 +103,14 @@ std::optional<ClassConstants> ClassCalibrations::Of(
   absl::MutexLock lock(&mu_);
   auto it = classes_.find(hardware_class);
   if (it == classes_.end()) return std::nullopt;
-  return Summarize(it->first, it->second);
+  return it->second.summary;
 }
 
 std::vector<ClassConstants> ClassCalibrations::All() const {
   absl::MutexLock lock(&mu_);
   std::vector<ClassConstants> out;
   out.reserve(classes_.size());
-  for (const auto& [name, cls] : classes_) out.push_back(Summarize(name, cls));
+  for (const auto& [name, cls] : classes_) out.push_back(cls.summary);
   return out;
 }
 

@@ -92,6 +92,9 @@ class ClassCalibrations {
     std::map<std::string, Canary> hosts;
     // Every calibration counted: (host_id, measured_at).
     std::set<std::pair<std::string, int64_t>> counted;
+    // Summarize's, made when a calibration is added: Of runs for every
+    // report of a host priced by its class.
+    ClassConstants summary;
   };
   static ClassConstants Summarize(const std::string& name, const Class& c);
 
