@@ -127,6 +127,15 @@ grpc::Status QueryService::DoAccuracy(const v1::AccuracyRequest& req,
                              k.c_visit_median);
       }
       c.set_fixed_median_seconds(k.fixed_median);
+      c.set_c_visit_seconds(k.c_visit_seconds());
+      for (const VisitLevel& l : k.curve.levels) {
+        v1::VisitLevel* level = c.add_visit_levels();
+        level->set_from_tasks(l.from_tasks);
+        level->set_factor(l.factor);
+      }
+      c.set_curve_points(static_cast<uint32_t>(k.curve.points));
+      c.set_curve_min_threads(k.curve.min_threads);
+      c.set_curve_max_threads(k.curve.max_threads);
     }
   }
   index_->ForEach([&](const std::string&, const HostEntry& e) {

@@ -346,6 +346,10 @@ TEST_F(QueryServiceTest, AccuracyComparesObservedSecondsWithThePredictions) {
   const v1::ClassAccuracy& k = resp.classes(0);
   EXPECT_EQ(k.hardware_class(), "Intel(R) Xeon(R) Platinum 8480+ / 6.16");
   EXPECT_EQ(k.canaries(), 1u);
+  // A canary that does not say its walk: priced at its c_visit, one price.
+  EXPECT_DOUBLE_EQ(k.c_visit_seconds(), 200e-9);
+  EXPECT_EQ(k.curve_points(), 0u);
+  EXPECT_EQ(k.visit_levels_size(), 0);
   EXPECT_EQ(k.hosts(), 6u);  // h0..h5
   EXPECT_EQ(k.events(), 2u);
   EXPECT_EQ(k.events_predicted(), 1u);

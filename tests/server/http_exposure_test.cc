@@ -209,7 +209,9 @@ TEST_F(HttpApiTest, JsonEndpointsAnswerWithTheQueryApisMessagesAndCodes) {
             R"("c_visit_max_seconds":0,"c_visit_spread":0,)"
             R"("fixed_median_seconds":0,"hosts":1,"events":0,)"
             R"("events_predicted":0,"events_missed":0,"events_unknown":0,)"
-            R"("samples":[]}],"events_unclassified":0})");
+            R"("samples":[],"c_visit_seconds":0,"visit_levels":[],)"
+            R"("curve_points":0,"curve_min_threads":"0",)"
+            R"("curve_max_threads":"0"}],"events_unclassified":0})");
 
   struct Case {
     std::string path;

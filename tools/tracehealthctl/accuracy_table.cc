@@ -20,6 +20,24 @@ std::string Ratio(bool has, double r) {
 
 std::string Secs(bool has, double s) { return has ? FormatSeconds(s) : "-"; }
 
+// What the class's hosts are priced with: "180.0" (one price), or "100.0,
+// x2.26 past 11 tasks (3 points, 8-32 threads)" (the curve's price at the
+// fewest threads, its last level).
+std::string Priced(const v1::ClassAccuracy& c) {
+  std::string out = Ns(c.c_visit_seconds());
+  if (c.visit_levels_size() > 0) {
+    const v1::VisitLevel& last = c.visit_levels(c.visit_levels_size() - 1);
+    absl::StrAppend(&out, absl::StrFormat(", x%.2f past %.0f tasks",
+                                          last.factor(), last.from_tasks()));
+  }
+  if (c.curve_points() > 1) {
+    absl::StrAppend(&out, " (", c.curve_points(), " points, ",
+                    c.curve_min_threads(), "-", c.curve_max_threads(),
+                    " threads)");
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::AccuracyRequest> AccuracyRequestOf(absl::Duration since,
@@ -38,7 +56,8 @@ absl::StatusOr<v1::AccuracyRequest> AccuracyRequestOf(absl::Duration since,
 
 void PrintAccuracy(const v1::AccuracyResponse& resp, std::ostream& out) {
   Table classes({"CLASS", "CANARIES", "C_VISIT NS", "RANGE NS", "SPREAD",
-                 "FIXED", "HOSTS", "EVENTS (Y/N/?)", "RATIO", "CALIBRATED"});
+                 "PRICED NS", "FIXED", "HOSTS", "EVENTS (Y/N/?)", "RATIO",
+                 "CALIBRATED"});
   for (const v1::ClassAccuracy& c : resp.classes()) {
     const bool calibrated = c.canaries() > 0;
     classes.AddRow(
@@ -49,6 +68,7 @@ void PrintAccuracy(const v1::AccuracyResponse& resp, std::ostream& out) {
                                    Ns(c.c_visit_max_seconds()))
                     : "-",
          calibrated ? absl::StrFormat("%.0f%%", c.c_visit_spread() * 100) : "-",
+         calibrated ? Priced(c) : "-",
          calibrated ? FormatSeconds(c.fixed_median_seconds()) : "-",
          absl::StrCat(c.hosts()),
          absl::StrCat(c.events(), " (", c.events_predicted(), "/",

@@ -37,6 +37,17 @@ TEST(AccuracyTableTest, ClassesThenEvents) {
   c->set_events_missed(1);
   c->set_median_ratio(4.5);
   c->set_median_calibrated_ratio(0.95);
+  // Priced by a curve through three canaries' points.
+  c->set_c_visit_seconds(400e-9);
+  v1::VisitLevel* l = c->add_visit_levels();
+  l->set_from_tasks(11585.2);
+  l->set_factor(1.2);
+  l = c->add_visit_levels();
+  l->set_from_tasks(23170.7);
+  l->set_factor(1.4567);
+  c->set_curve_points(3);
+  c->set_curve_min_threads(8192);
+  c->set_curve_max_threads(32768);
   v1::EventAccuracy* s = c->add_samples();
   s->set_host_id("lab-1");
   s->set_kind(v1::OBSERVED_EVENT_KIND_SOFT_LOCKUP);
@@ -51,7 +62,9 @@ TEST(AccuracyTableTest, ClassesThenEvents) {
   const std::string text = out.str();
   for (const char* want :
        {"QEMU TCG CPU version 2.5+ / 6.1", "3 (4 calibrations)", "412.5",
-        "400.0-450.0", "12%", "2.5 ms", "2 (1/1/0)", "4.50", "0.95",
+        "400.0-450.0", "12%",
+        "400.0, x1.46 past 23171 tasks (3 points, 8192-32768 threads)",
+        "2.5 ms", "2 (1/1/0)", "4.50", "0.95",
         "2 class(es), 2 event(s) of no known class\n", "lab-1", "soft lockup",
         "26 s", "5.80 s", "4.48", "1 event(s) compared\n"}) {
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
