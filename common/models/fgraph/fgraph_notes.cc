@@ -142,9 +142,10 @@ void AddPreemptionNotes(const AttachContext& ctx, const AttachCase& k,
   }
   AddNote(basis,
           pre.preempt_rcu
-              ? "PREEMPT_RCU: each pass's rcu_read_unlock() reports the "
-                "quiescent state, so an RCU stall needs one pass over the "
-                "timeout"
+              ? "PREEMPT_RCU: a tick between passes reports the quiescent "
+                "state, and once the grace period is a second old the next "
+                "pass's rcu_read_unlock() does, so an RCU stall needs about "
+                "one pass over the timeout"
               : "no PREEMPT_RCU: a quiescent state needs a reschedule point");
   if (!ctx.walk_under_rcu) {
     AddNote(basis,
