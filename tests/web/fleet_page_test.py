@@ -339,6 +339,9 @@ class FleetPageTest(unittest.TestCase):
         for r in rows:
             c = want[r.get_attribute("data-cls")]
             self.assertEqual(r.find_element(By.CSS_SELECTOR, "td.events").text, str(c.get("events", 0)))
+            # No canaries here: nothing but the seed prices the class.
+            self.assertEqual(c.get("canaries", 0), 0)
+            self.assertEqual(r.find_element(By.CSS_SELECTOR, "td.priced").text, "–")
         # db-lockup's soft lockup, in its class.
         lockup_class = self.ctl("host", "db-lockup")["latest"]["snapshot"]["cpus"]["model_name"] + " / 6.16"
         self.assertEqual(want[lockup_class].get("events", 0), 1)

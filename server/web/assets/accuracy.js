@@ -18,19 +18,32 @@ async function showAccuracy(main) {
     return;
   }
   const ratio = (v) => (v === undefined || v === null ? '–' : fmt(v, 2) + '×');
+  // What the class's hosts are priced with: the price of a visit at the
+  // fewest threads and, where its canaries' curve grows, its last level.
+  const priced = (c) => {
+    if (!c.canaries) return '–';
+    let s = fmtSeconds(c.c_visit_seconds);
+    const levels = c.visit_levels || [];
+    if (levels.length) {
+      const last = levels[levels.length - 1];
+      s += ', ×' + fmt(last.factor, 2) + ' past ' + fmt(Math.round(last.from_tasks)) + ' tasks';
+    }
+    return s;
+  };
   const body = el('tbody', {});
   for (const c of resp.classes) {
     body.append(el('tr', {dataset: {cls: c.hardware_class}},
         el('td', {className: 'class'}, c.hardware_class),
         el('td', {className: 'num'}, fmt(c.hosts)), el('td', {className: 'num'}, fmt(c.canaries)),
         el('td', {className: 'num'}, c.canaries ? fmtSeconds(c.c_visit_median_seconds) : '–'),
+        el('td', {className: 'num priced'}, priced(c)),
         el('td', {className: 'num events'}, fmt(c.events)), el('td', {className: 'num predicted'}, fmt(c.events_predicted)),
         el('td', {className: 'num missed'}, fmt(c.events_missed)), el('td', {className: 'num'}, fmt(c.events_unknown)),
         el('td', {className: 'num'}, ratio(c.median_ratio)), el('td', {className: 'num'}, ratio(c.median_calibrated_ratio))));
   }
   main.append(el('section', {},
       el('table', {id: 'accuracy'}, el('thead', {}, el('tr', {},
-          ...['Hardware class', 'Hosts', 'Canaries', 'c_visit (median)', 'Events', 'Predicted', 'Missed',
+          ...['Hardware class', 'Hosts', 'Canaries', 'c_visit (median)', 'Priced with', 'Events', 'Predicted', 'Missed',
             'Not comparable', 'Median ratio', 'Calibrated'].map((t) => el('th', {}, t)))), body),
       el('p', {className: 'muted', id: 'unclassified'},
           fmt(resp.events_unclassified) + ' events of hosts whose class is not known')));
