@@ -1,6 +1,10 @@
 #include "server/calibration/class_calibrations.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -39,11 +43,19 @@ CalibrationRow CalibrationRowOf(const v1::Calibration& c,
 }
 
 bool ClassCalibrations::Add(const v1::Calibration& c) {
-  if (c.hardware_class().empty()) return false;
-  const int64_t at = absl::ToUnixNanos(FromProto(c.measured_at()));
   absl::MutexLock lock(&mu_);
+  Class* cls = AddLocked(c);
+  if (cls == nullptr) return false;
+  cls->summary = Summarize(c.hardware_class(), *cls);
+  return true;
+}
+
+ClassCalibrations::Class* ClassCalibrations::AddLocked(
+    const v1::Calibration& c) {
+  if (c.hardware_class().empty()) return nullptr;
+  const int64_t at = absl::ToUnixNanos(FromProto(c.measured_at()));
   Class& cls = classes_[c.hardware_class()];
-  if (!cls.counted.emplace(c.host_id(), at).second) return false;
+  if (!cls.counted.emplace(c.host_id(), at).second) return nullptr;
   ++version_;
   auto [it, inserted] = cls.hosts.try_emplace(c.host_id());
   if (inserted || at >= it->second.measured_at_ns) {
@@ -51,14 +63,15 @@ bool ClassCalibrations::Add(const v1::Calibration& c) {
         Canary{at, c.c_visit_seconds(), c.fixed_seconds(),
                c.c_pass_fitted() ? c.c_pass_seconds() : 0, CanaryWalkOf(c)};
   }
-  cls.summary = Summarize(c.hardware_class(), cls);
-  return true;
+  return &cls;
 }
 
 absl::Status ClassCalibrations::LoadFrom(CalibrationStore& store) {
   absl::StatusOr<std::vector<CalibrationRow>> rows = store.ListCalibrations();
   if (!rows.ok()) return rows.status();
   absl::Status first;
+  std::vector<v1::Calibration> parsed;
+  parsed.reserve(rows->size());
   for (const CalibrationRow& row : *rows) {
     v1::Calibration c;
     if (!c.ParseFromString(row.blob)) {
@@ -68,7 +81,18 @@ absl::Status ClassCalibrations::LoadFrom(CalibrationStore& store) {
       }
       continue;
     }
-    Add(c);
+    parsed.push_back(std::move(c));
+  }
+  // Each class that gained a calibration is summarized once, after all of
+  // them, not once per calibration.
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> touched;
+  for (const v1::Calibration& c : parsed) {
+    if (AddLocked(c) != nullptr) touched.insert(c.hardware_class());
+  }
+  for (const std::string& name : touched) {
+    Class& cls = classes_[name];
+    cls.summary = Summarize(name, cls);
   }
   return first;
 }

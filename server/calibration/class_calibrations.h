@@ -97,6 +97,9 @@ class ClassCalibrations {
     ClassConstants summary;
   };
   static ClassConstants Summarize(const std::string& name, const Class& c);
+  // Add without the summary: the class `c` was counted in, or null when it
+  // has none or was counted already.
+  Class* AddLocked(const v1::Calibration& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable absl::Mutex mu_;
   std::map<std::string, Class> classes_ ABSL_GUARDED_BY(mu_);
