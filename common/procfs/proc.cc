@@ -1,5 +1,6 @@
 #include "common/procfs/proc.h"
 
+#include <cmath>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -97,7 +98,9 @@ absl::StatusOr<double> ParseUptime(absl::string_view text) {
   std::vector<absl::string_view> f =
       absl::StrSplit(absl::StripAsciiWhitespace(text), ' ', absl::SkipEmpty());
   double up;
-  if (f.size() != 2 || !absl::SimpleAtod(f[0], &up) || up < 0) {
+  // SimpleAtod takes "nan" and "inf": neither is an uptime.
+  if (f.size() != 2 || !absl::SimpleAtod(f[0], &up) || !std::isfinite(up) ||
+      up < 0) {
     return Bad("/proc/uptime", "expected two non-negative numbers");
   }
   return up;

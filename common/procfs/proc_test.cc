@@ -97,6 +97,11 @@ TEST(UptimeTest, Parses) {
                 "/proc/uptime: expected two non-negative numbers");
   ExpectRefused(ParseUptime("1.0\n").status(),
                 "/proc/uptime: expected two non-negative numbers");
+  // Words strtod reads as numbers (found by stat_fuzzer).
+  for (const char* bad : {"nan 0\n", "inf 0\n", "-nan 1\n", "infinity 2\n"}) {
+    ExpectRefused(ParseUptime(bad).status(),
+                  "/proc/uptime: expected two non-negative numbers");
+  }
 }
 
 TEST(SingleIntegerTest, ParsesAndRejects) {
