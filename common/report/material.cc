@@ -76,6 +76,20 @@ bool SameMaterial(uint64_t digest_a, absl::Span<const float> numbers_a,
   return true;
 }
 
+SharedNumbers ShareNumbers(std::vector<float> numbers) {
+  return std::make_shared<const std::vector<float>>(std::move(numbers));
+}
+
+bool SameMaterial(uint64_t digest_a, const SharedNumbers& numbers_a,
+                  uint64_t digest_b, const SharedNumbers& numbers_b) {
+  if (digest_a == 0 || digest_a != digest_b) return false;
+  if (numbers_a == numbers_b) return true;
+  const auto span = [](const SharedNumbers& n) {
+    return n == nullptr ? absl::Span<const float>() : absl::MakeConstSpan(*n);
+  };
+  return SameMaterial(digest_a, span(numbers_a), digest_b, span(numbers_b));
+}
+
 std::vector<std::string> MovingFieldNames() {
   return {std::begin(kMovingFields), std::end(kMovingFields)};
 }

@@ -21,6 +21,7 @@
 #define TRACEHEALTH_COMMON_REPORT_MATERIAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,17 @@ Material MaterialOf(const v1::HostReport& report);
 // 0), as many numbers, each within kMaterialTolerance.
 bool SameMaterial(uint64_t digest_a, absl::Span<const float> numbers_a,
                   uint64_t digest_b, absl::Span<const float> numbers_b);
+
+// A material content's numbers as the server keeps them: shared by the rows
+// of the reports that have them (a report rebuilt from a heartbeat form has
+// its base's); null: none.
+using SharedNumbers = std::shared_ptr<const std::vector<float>>;
+SharedNumbers ShareNumbers(std::vector<float> numbers);
+
+// The same with shared numbers: the same numbers (one object) under equal
+// known digests are the same without comparing them.
+bool SameMaterial(uint64_t digest_a, const SharedNumbers& numbers_a,
+                  uint64_t digest_b, const SharedNumbers& numbers_b);
 
 // The full names of the fields that do not count (material.cc's list).
 std::vector<std::string> MovingFieldNames();

@@ -200,7 +200,8 @@ TEST(MaterialTest, EqualReportsAreTheSame) {
 }
 
 TEST(MaterialTest, UnknownDigestIsNeverTheSame) {
-  EXPECT_FALSE(SameMaterial(0, {}, 0, {}));
+  EXPECT_FALSE(SameMaterial(0, absl::Span<const float>(), 0,
+                            absl::Span<const float>()));
   // Bytes that do not decode (a tag, then a cut length) have no digest.
   const std::string cut = std::string(
       "\x42\x05"
@@ -209,6 +210,22 @@ TEST(MaterialTest, UnknownDigestIsNeverTheSame) {
   EXPECT_EQ(MaterialOfWire(cut).digest, 0u);
   EXPECT_EQ(MaterialOfWire(Base().SerializeAsString()).digest,
             MaterialOf(Base()).digest);
+}
+
+// Shared numbers: one object under equal known digests is the same without
+// a comparison; otherwise the numbers are compared as spans.
+TEST(MaterialTest, SharedNumbers) {
+  const SharedNumbers a = ShareNumbers({100.0f, 2.0f});
+  EXPECT_TRUE(SameMaterial(7, a, 7, a));
+  EXPECT_FALSE(SameMaterial(0, a, 0, a)) << "digest unknown";
+  EXPECT_FALSE(SameMaterial(7, a, 8, a)) << "digests differ";
+  // Another object: compared, within the tolerance or not.
+  EXPECT_TRUE(SameMaterial(7, a, 7, ShareNumbers({104.9f, 2.0f})));
+  EXPECT_FALSE(SameMaterial(7, a, 7, ShareNumbers({105.3f, 2.0f})));
+  EXPECT_FALSE(SameMaterial(7, a, 7, ShareNumbers({100.0f})));
+  // None (null) is no numbers.
+  EXPECT_TRUE(SameMaterial(7, nullptr, 7, ShareNumbers({})));
+  EXPECT_FALSE(SameMaterial(7, nullptr, 7, a));
 }
 
 // Every field of the schema, both ways: a field that counts changes the

@@ -19,7 +19,7 @@ void HeartbeatBases::Put(const std::string& host, uint64_t seq,
 void HeartbeatBases::PutLocked(const std::string& host, uint64_t seq,
                                std::shared_ptr<const HeartbeatBase> base) {
   const size_t cost = base->report->SpaceUsedLong() +
-                      base->numbers.size() * sizeof(float) + host.size() +
+                      (base->numbers == nullptr ? 0 : base->numbers->size()) * sizeof(float) + host.size() +
                       sizeof(Entry) + sizeof(HeartbeatBase);
   auto it = hosts_.find(host);
   if (it != hosts_.end()) {
@@ -72,7 +72,7 @@ absl::StatusOr<std::shared_ptr<const HeartbeatBase>> HeartbeatBases::Get(
   base.wire_size = blob->size();
   Material m = MaterialOfWire(*blob);
   base.digest = m.digest;
-  base.numbers = std::move(m.numbers);
+  base.numbers = ShareNumbers(std::move(m.numbers));
   auto shared = std::make_shared<const HeartbeatBase>(std::move(base));
   absl::MutexLock lock(&mu_);
   auto it = hosts_.find(host);

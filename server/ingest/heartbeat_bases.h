@@ -27,6 +27,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/report/material.h"
 #include "proto/tracehealth/v1/report.pb.h"
 
 namespace tracehealth::server {
@@ -38,7 +39,7 @@ struct HeartbeatBase {
   std::shared_ptr<const v1::HostReport> report;  // never null
   size_t wire_size = 0;                          // its encoded size
   uint64_t digest = 0;
-  std::vector<float> numbers;
+  SharedNumbers numbers;
 };
 
 class HeartbeatBases {

@@ -25,7 +25,7 @@ HeartbeatBase Base(const std::string& host, uint64_t seq) {
   b.report = Report(host, seq);
   b.wire_size = b.report->ByteSizeLong();
   b.digest = 42;
-  b.numbers = {1.5f, 2.5f};
+  b.numbers = ShareNumbers({1.5f, 2.5f});
   return b;
 }
 
@@ -57,7 +57,8 @@ TEST(HeartbeatBasesTest, APutBaseIsGivenBackWithoutARead) {
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_EQ((*got)->report.get(), r);
   EXPECT_EQ((*got)->digest, 42u);
-  EXPECT_EQ((*got)->numbers, (std::vector<float>{1.5f, 2.5f}));
+  ASSERT_NE((*got)->numbers, nullptr);
+  EXPECT_EQ(*(*got)->numbers, (std::vector<float>{1.5f, 2.5f}));
   EXPECT_TRUE(store.reads.empty());
   EXPECT_EQ(bases.hits(), 1u);
   EXPECT_EQ(bases.reads(), 0u);
@@ -74,7 +75,8 @@ TEST(HeartbeatBasesTest, AnotherSeqIsReadFromTheStoreAndHeld) {
   // Read from the store: its material content is worked out from its bytes
   // (a report with host_id, seq and agent_version only: no numbers).
   EXPECT_NE((*got)->digest, 0u);
-  EXPECT_TRUE((*got)->numbers.empty());
+  ASSERT_NE((*got)->numbers, nullptr);
+  EXPECT_TRUE((*got)->numbers->empty());
   EXPECT_EQ((*got)->wire_size, Report("a", 5)->ByteSizeLong());
   ASSERT_EQ(store.reads.size(), 1u);
   EXPECT_EQ(store.reads[0], std::make_pair(std::string("a"), uint64_t{5}));

@@ -33,7 +33,7 @@ void Describe(const v1::HostReport& report, absl::string_view blob,
     row.threads = report.snapshot().threads().total();
   Material m = known != nullptr ? std::move(*known) : MaterialOfWire(blob);
   row.material_digest = m.digest;
-  row.material_numbers = std::move(m.numbers);
+  row.material_numbers = ShareNumbers(std::move(m.numbers));
 }
 
 ReportRow MakeRow(const ReportHead& head, std::string blob,

@@ -17,6 +17,7 @@
 #define TRACEHEALTH_SERVER_STORAGE_HEARTBEAT_POLICY_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,7 @@ class HeartbeatPolicy {
     uint64_t base_seq = 0;
     int64_t base_received_ns = 0;
     uint64_t digest = 0;
-    std::vector<float> numbers;
+    std::shared_ptr<const std::vector<float>> numbers;  // material.h
     uint64_t last_seq = 0;  // the highest seq stored since
     int64_t chunk_id = 0;   // 0: no open chunk
     ChunkEncoder encoder;   // of the open chunk

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,8 +53,9 @@ struct ReportRow {
   std::function<void(std::string* blob, std::string* record)> whole;
   // The report's material content (common/report/material.h), for the
   // store's heartbeat decision; digest 0: unknown (always stored whole).
+  // The numbers are shared (material.h SharedNumbers; null: none).
   uint64_t material_digest = 0;
-  std::vector<float> material_numbers;
+  std::shared_ptr<const std::vector<float>> material_numbers;
   // snapshot.threads.total, when the report has it.
   std::optional<uint64_t> threads;
   // On rows read back by ReadHostHistory: the report was stored as a

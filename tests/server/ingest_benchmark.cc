@@ -85,7 +85,7 @@ absl::StatusOr<double> RawCeiling(int hosts, uint64_t total, RowShape shape) {
     if (shape == RowShape::kReportOnly) {
       built.back().record.clear();
       built.back().material_digest = 0;  // unknown: never a heartbeat
-      built.back().material_numbers.clear();
+      built.back().material_numbers = nullptr;
     }
   }
   const testing::ScopedTempDir raw_dir("raw_bench");

@@ -2,7 +2,8 @@
 // kernel release family (major.minor), "Intel(R) Xeon(R) Gold 6430 / 6.1".
 // Hosts of one class are taken to share the walk's per-visit cost.
 //
-// Thread safety: pure functions.
+// Thread safety: pure functions (HardwareClass keeps its last answer per
+// thread).
 #ifndef TRACEHEALTH_COMMON_MODELS_FGRAPH_HARDWARE_CLASS_H_
 #define TRACEHEALTH_COMMON_MODELS_FGRAPH_HARDWARE_CLASS_H_
 

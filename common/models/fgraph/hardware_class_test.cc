@@ -21,5 +21,22 @@ TEST(HardwareClassTest, CpuModelAndReleaseFamily) {
   EXPECT_EQ(HardwareClass("QEMU", ""), "");
 }
 
+// The answer kept for the last inputs is given for those inputs only: each
+// part changed alone, then back, and an answer of "" kept too.
+TEST(HardwareClassTest, EachInputsOwnAnswer) {
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(HardwareClass("A", "6.1.0"), "A / 6.1");
+    EXPECT_EQ(HardwareClass("A", "6.1.0"), "A / 6.1");
+    EXPECT_EQ(HardwareClass("B", "6.1.0"), "B / 6.1");
+    EXPECT_EQ(HardwareClass("B", "6.12.0"), "B / 6.12");
+    EXPECT_EQ(HardwareClass("B", "x"), "");
+    EXPECT_EQ(HardwareClass("B", "x"), "");
+    EXPECT_EQ(HardwareClass("A", "6.1.0"), "A / 6.1");
+    // One input a prefix of the last: compared whole.
+    EXPECT_EQ(HardwareClass("AB", "6.1.0"), "AB / 6.1");
+    EXPECT_EQ(HardwareClass("A", "6.1.0"), "A / 6.1");
+  }
+}
+
 }  // namespace
 }  // namespace tracehealth
