@@ -200,8 +200,8 @@ TEST(MaterialTest, EqualReportsAreTheSame) {
 }
 
 TEST(MaterialTest, UnknownDigestIsNeverTheSame) {
-  EXPECT_FALSE(SameMaterial(0, absl::Span<const float>(), 0,
-                            absl::Span<const float>()));
+  EXPECT_FALSE(
+      SameMaterial(0, absl::Span<const float>(), 0, absl::Span<const float>()));
   // Bytes that do not decode (a tag, then a cut length) have no digest.
   const std::string cut = std::string(
       "\x42\x05"

@@ -18,9 +18,10 @@ void HeartbeatBases::Put(const std::string& host, uint64_t seq,
 
 void HeartbeatBases::PutLocked(const std::string& host, uint64_t seq,
                                std::shared_ptr<const HeartbeatBase> base) {
-  const size_t cost = base->report->SpaceUsedLong() +
-                      (base->numbers == nullptr ? 0 : base->numbers->size()) * sizeof(float) + host.size() +
-                      sizeof(Entry) + sizeof(HeartbeatBase);
+  const size_t cost =
+      base->report->SpaceUsedLong() +
+      (base->numbers == nullptr ? 0 : base->numbers->size()) * sizeof(float) +
+      host.size() + sizeof(Entry) + sizeof(HeartbeatBase);
   auto it = hosts_.find(host);
   if (it != hosts_.end()) {
     Entry& e = it->second;
