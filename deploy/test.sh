@@ -6,6 +6,8 @@
 #      and Alertmanager on 127.0.0.1 and stop them);
 #   2. the quick start's non-interactive mode (deploy/quickstart.sh --smoke):
 #      server and agent on this host, this host must appear with predictions;
+#      its build with the precompiled system headers (deploy/pch/build_pch.sh
+#      must make them);
 #   3. the Debian packages and container images (deploy/package.sh, lintian
 #      included, into a temporary directory), installed, run and purged on
 #      this machine (tests/packaging/install_test.sh), pushed to a local
@@ -184,6 +186,10 @@ step "thread-safety analysis on (tests/style/check_thread_safety.sh)"
 counted bash tests/style/check_thread_safety.sh
 
 step "quick start, non-interactive"
+# Its build reads the precompiled system headers: that they can be made with
+# Bazel's flags and load is a step of its own (the quick start would go on
+# without them).
+counted bash deploy/pch/build_pch.sh
 qs_home=$(mktemp -d -t tracehealth-smoke.XXXXXX)
 counted env TRACEHEALTH_HOME="$qs_home" bash deploy/quickstart.sh --smoke
 rm -rf "$qs_home"
