@@ -63,6 +63,9 @@ enum class Head : uint8_t {
   kFeatureTableOverride,
   kHeartbeat,  // message
   kBaseSeq,
+  kSnapshot,  // message
+  kThreads,   // message
+  kThreadsTotal,
 };
 
 // The role of field `f` in a message whose own role is `parent`.
@@ -93,8 +96,16 @@ Head HeadRole(Head parent, const FieldDescriptor* f) {
           return Head::kFeatureTableOverride;
         case R::kHeartbeatFieldNumber:
           return Head::kHeartbeat;
+        case R::kSnapshotFieldNumber:
+          return Head::kSnapshot;
       }
       return Head::kNone;
+    case Head::kSnapshot:
+      return n == v1::HostSnapshot::kThreadsFieldNumber ? Head::kThreads
+                                                        : Head::kNone;
+    case Head::kThreads:
+      return n == v1::ThreadCounts::kTotalFieldNumber ? Head::kThreadsTotal
+                                                      : Head::kNone;
     case Head::kObservedAt:
       return n == 1   ? Head::kObservedSeconds
              : n == 2 ? Head::kObservedNanos
@@ -147,6 +158,8 @@ bool HeadMessage(Head role) {
     case Head::kStackDepot:
     case Head::kVmapPurge:
     case Head::kHeartbeat:
+    case Head::kSnapshot:
+    case Head::kThreads:
       return true;
     default:
       return false;
@@ -618,6 +631,9 @@ inline void HeadScalar(Walk& w, const FieldPlan& f, int wire_type,
       break;
     case Head::kBaseSeq:
       if (wire_type == wire::kVarint) h.heartbeat_base_seq = value;
+      break;
+    case Head::kThreadsTotal:
+      if (wire_type == wire::kVarint) h.threads_total = value;
       break;
     default:
       break;

@@ -69,6 +69,8 @@ struct ReportHead {
   // that sends heartbeat forms; heartbeat.base_seq > 0: this is one.
   bool has_heartbeat = false;
   uint64_t heartbeat_base_seq = 0;
+  // snapshot.threads.total, when present.
+  std::optional<uint64_t> threads_total;
   // The encoded feature_table_override, one view per occurrence (they merge);
   // empty without one.
   absl::InlinedVector<absl::string_view, 1> feature_table_override;

@@ -343,10 +343,6 @@ class ReportReactor
         bases == nullptr ? absl::FailedPreconditionError(
                                "this server does not accept heartbeat forms")
                          : bases->Get(host, head.heartbeat_base_seq);
-    v1::HostReport form;
-    if (base.ok() && !form.ParseFromString(wire)) {
-      base = absl::DataLossError("the heartbeat form does not parse");
-    }
     if (!base.ok()) {
       service_->metrics_->CountHeartbeatFormNoBase();
       absl::MutexLock lock(&mu_);
@@ -362,8 +358,7 @@ class ReportReactor
     beat.seq = head.seq;
     beat.observed_at_ns =
         head.observed_at_seconds * 1000000000LL + head.observed_at_nanos;
-    if (form.snapshot().threads().has_total())
-      beat.threads = form.snapshot().threads().total();
+    beat.threads = head.threads_total;
     beat.attach_latency_seconds = head.attach_latency_seconds;
     beat.pool_budget_ratio = head.pool_budget_ratio;
     beat.purge_seconds = head.purge_seconds;

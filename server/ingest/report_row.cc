@@ -22,15 +22,13 @@ ReportRow RowOfHead(const ReportHead& head, absl::Time received_at) {
   row.attach_latency_seconds = head.attach_latency_seconds;
   row.pool_budget_ratio = head.pool_budget_ratio;
   row.purge_seconds = head.purge_seconds;
+  row.threads = head.threads_total;
   return row;
 }
 
-// The threads, and what the store's heartbeat decision reads
-// (common/report/material.h): `known` when given, else read from `blob`.
-void Describe(const v1::HostReport& report, absl::string_view blob,
-              Material* known, ReportRow& row) {
-  if (report.snapshot().threads().has_total())
-    row.threads = report.snapshot().threads().total();
+// What the store's heartbeat decision reads (common/report/material.h):
+// `known` when given, else read from `blob`.
+void Describe(absl::string_view blob, Material* known, ReportRow& row) {
   Material m = known != nullptr ? std::move(*known) : MaterialOfWire(blob);
   row.material_digest = m.digest;
   row.material_numbers = ShareNumbers(std::move(m.numbers));
@@ -44,7 +42,7 @@ ReportRow MakeRow(const ReportHead& head, std::string blob,
     bool ok = false;
     *parsed = ParseStoredReport(row.host_id, row.seq, blob, &ok);
     if (ok) {
-      Describe(**parsed, blob, known, row);
+      Describe(blob, known, row);
       // The record only if the store keeps the report whole.
       row.whole = [report = *parsed](std::string*, std::string* record) {
         *record = EncodeHostRecord(*report);
@@ -53,7 +51,7 @@ ReportRow MakeRow(const ReportHead& head, std::string blob,
   } else {
     thread_local v1::HostReport report;
     if (report.ParseFromString(blob)) {
-      Describe(report, blob, known, row);
+      Describe(blob, known, row);
       row.record = EncodeHostRecord(report);
     }
   }
@@ -79,8 +77,6 @@ ReportRow MakeReportRowOf(const ReportHead& head,
                           std::shared_ptr<const v1::HostReport> parsed,
                           absl::Time received_at, const HeartbeatBase& base) {
   ReportRow row = RowOfHead(head, received_at);
-  if (parsed->snapshot().threads().has_total())
-    row.threads = parsed->snapshot().threads().total();
   row.material_digest = base.digest;
   row.material_numbers = base.numbers;
   // Serialized, and its record encoded, only if the store keeps it whole.

@@ -55,6 +55,10 @@ void ExpectMatchesParse(const std::string& wire) {
             !r.has_feature_table_override());
   EXPECT_EQ(head->has_heartbeat, r.has_heartbeat());
   EXPECT_EQ(head->heartbeat_base_seq, r.heartbeat().base_seq());
+  std::optional<uint64_t> threads;
+  if (r.snapshot().threads().has_total())
+    threads = r.snapshot().threads().total();
+  EXPECT_EQ(head->threads_total, threads);
 }
 
 v1::FeatureTableOverride Override(const std::string& digest,
@@ -82,6 +86,9 @@ TEST(ReportHeadTest, MatchesTheParsedReport) {
     // Sent whole as a base (base_seq 0), in heartbeat form, or unmarked.
     if (i % 5 == 1) r.mutable_heartbeat();
     if (i % 5 == 2) r.mutable_heartbeat()->set_base_seq(90 + i);
+    // Threads: a count, none (the field absent), or a count of 0 (present).
+    if (i % 7 == 3) r.mutable_snapshot()->mutable_threads()->clear_total();
+    if (i % 7 == 4) r.mutable_snapshot()->mutable_threads()->set_total(0);
     SCOPED_TRACE(i);
     ExpectMatchesParse(r.SerializeAsString());
     // The sample reports carry a kprobe_multi_return prediction.
@@ -105,6 +112,7 @@ TEST(ReportHeadTest, FollowsProtobufMergeRules) {
   (*b.mutable_labels())["extra"] = "x";
   b.mutable_predictions()->mutable_vmap_purge()->set_purge_seconds(5);
   b.mutable_predictions()->mutable_stack_depot()->set_budget_ratio(0.75);
+  b.mutable_snapshot()->mutable_threads()->set_total(777);
   auto* k = b.mutable_predictions()->add_attach();
   k->set_probe_kind(v1::PROBE_KIND_KPROBE_MULTI_RETURN);
   k->set_latency_seconds(42);
@@ -114,6 +122,17 @@ TEST(ReportHeadTest, FollowsProtobufMergeRules) {
       Override("sha256:bb", "invlpgb_kernel_flush");
   ExpectMatchesParse(a.SerializeAsString() + b.SerializeAsString());
   ExpectMatchesParse(b.SerializeAsString() + a.SerializeAsString());
+  // The later snapshot's total wins; one without a total keeps the earlier.
+  EXPECT_EQ(DecodeReportHead(a.SerializeAsString() + b.SerializeAsString())
+                ->threads_total,
+            777u);
+  v1::HostReport c;
+  c.mutable_snapshot()->mutable_threads()->set_running(3);
+  EXPECT_EQ(DecodeReportHead(b.SerializeAsString() + c.SerializeAsString())
+                ->threads_total,
+            777u);
+  EXPECT_EQ(DecodeReportHead(c.SerializeAsString())->threads_total,
+            std::nullopt);
 }
 
 // A known field number with an unexpected wire type is an unknown field.
