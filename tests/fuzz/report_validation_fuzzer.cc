@@ -31,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(scan.head.labels == head->labels);
   FUZZ_CHECK(scan.head.attach_kinds == head->attach_kinds);
   FUZZ_CHECK(scan.head.heartbeat_base_seq == head->heartbeat_base_seq);
+  FUZZ_CHECK(scan.head.threads_total == head->threads_total);
   const absl::Time now = absl::FromUnixSeconds(1764000000);
   absl::Status s =
       tracehealth::server::ValidateReport(*head, wire, now, limits);
@@ -46,6 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(report.ParseFromArray(data, static_cast<int>(size)));
   FUZZ_CHECK(head->host_id == report.host_id());
   FUZZ_CHECK(head->seq == report.seq());
+  // What ingest takes for the row's and a heartbeat's threads.
+  FUZZ_CHECK(head->threads_total.has_value() ==
+             report.snapshot().threads().has_total());
+  FUZZ_CHECK(head->threads_total.value_or(0) ==
+             report.snapshot().threads().total());
   if (s.ok()) {
     FUZZ_CHECK(tracehealth::IsValidHostId(report.host_id()));
     FUZZ_CHECK(report.seq() > 0);
