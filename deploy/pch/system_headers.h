@@ -2,10 +2,11 @@
 // standard library, Abseil, protobuf's runtime (every generated .pb.h
 // includes it), prometheus-cpp and SQLite, all Debian's, under /usr/include.
 // Not gRPC's: every compile pays for loading what is precompiled (about 0.3 s
-// more with grpcpp.h), and few of them include it. deploy/pch/build_pch.sh precompiles this file with the flags
-// Bazel compiles with, and `bazel build --config=pch` (the quick start's
-// build) reads it into every C++ compile instead of parsing these headers
-// again in each: the three binaries' cold build takes about 30 % less time.
+// more with grpcpp.h), and few of them include it. deploy/pch/build_pch.sh
+// precompiles this file with the flags Bazel compiles with, and `bazel build
+// --config=pch` (the quick start's build) reads it into every C++ compile
+// instead of parsing these headers again in each: the three binaries' cold
+// build takes about 30 % less time.
 //
 // Only headers from the system: the project's own and generated headers
 // change as it is edited, and a precompiled copy of them could go stale
