@@ -4,8 +4,8 @@
 # aquery`, so a change of the toolchain or of .bazelrc is followed), into
 # /usr/local/include/tracehealth-pch/ (a directory the toolchain already
 # searches, so Bazel accepts the file as a system header). Made again on every
-# run (about 5 s with the aquery): clang refuses a precompiled header whose headers changed
-# since, and Bazel does not know it is an input.
+# run (about 5 s with the aquery): clang refuses a precompiled header whose
+# headers changed since, and Bazel does not know it is an input.
 #
 #   deploy/pch/build_pch.sh      exit 0: `--config=pch` may be used;
 #                                otherwise the reason on stderr (build
