@@ -80,6 +80,10 @@ scenario_a() {
     *) lab "error unknown lab.a_kind $A_KIND"; finish 1 ;;
   esac
   lab "note scenario A: $A_KIND ($PROBE_KIND)"
+  # Stall and lockup reports with their registers and call trace on the
+  # console (quiet keeps only their first line): where a guest that never
+  # finishes was stuck.
+  echo 5 > /proc/sys/kernel/printk
   cal=$(param cal 32768)
   ns=$(param ns 16384,65536)
   ns_once=$(param ns_once none)
@@ -122,6 +126,7 @@ scenario_a() {
       u="" c=""
       [ "$r" = 1 ] && u=$(predict /tmp/uncal)
       [ "$calibrated" = 1 ] && c=$(predict "/tmp/cal$r")
+      lab "step enable n=$n round=$r"
       m=$(measure_a) || { lab "error $A_KIND at n=$n"; finish 1; }
       lab "row n=$n round=$r role=measured uncal: $u cal: $c measured: $m"
       release
