@@ -22,13 +22,43 @@ param() {  # param NAME DEFAULT: lab.NAME=VALUE from /proc/cmdline
   echo "${v:-$2}"
 }
 lab() { echo "LAB $*"; }
-finish() { lab "done rc=$1"; sync; poweroff -f; }
+finish() { watch_stop; lab "done rc=$1"; sync; poweroff -f; }
 
 SCENARIO=$(param scenario smoke)
 FILTER=$(param filter "")
 lab "boot scenario=$SCENARIO kernel=$(uname -r) cpus=$(nproc)" \
   "preempt=$(cat /sys/kernel/debug/sched/preempt 2>/dev/null | tr ' ' ,)" \
   "watchdog_thresh=$(cat /proc/sys/kernel/watchdog_thresh)"
+
+# watch_start S: every S seconds, a "LAB mem" line (free memory, the
+# kernel's own, running/all tasks) and one "LAB ps" line for each user
+# process (not the watcher's own): pid, name, state, threads, CPU seconds
+# (user + system), what it waits in (wchan) and the top of its kernel
+# stack. What a guest that stops printing was doing; watch_stop ends it.
+watch_start() {
+  (
+    every=$1
+    read -r self _ < /proc/self/stat  # this subshell (read is a builtin)
+    while sleep "$every"; do
+      lab "mem t=$(cut -d' ' -f1 /proc/uptime)" $(awk '/^(MemFree|MemAvailable|Slab|SUnreclaim|KernelStack|PageTables):/ { printf "%s=%dM ", $1, $2 / 1024 }' /proc/meminfo | tr -d :) \
+        "tasks=$(cut -d' ' -f4 /proc/loadavg)"
+      for d in /proc/[0-9]*; do
+        [ -s "$d/cmdline" ] || continue  # kernel threads
+        read -r comm < "$d/comm" 2>/dev/null || continue
+        set -- $(sed 's/^.*) //' "$d/stat" 2>/dev/null)
+        # This watcher and what it runs.
+        [ "${d#/proc/}" = "$self" ] || [ "${2:-}" = "$self" ] && continue
+        lab "ps t=$(cut -d' ' -f1 /proc/uptime) pid=${d#/proc/} comm=$comm state=${1:-?}" \
+          "threads=$(sed -n 's/^Threads:[[:space:]]*//p' "$d/status" 2>/dev/null)" \
+          "cpu_s=$(( (${12:-0} + ${13:-0}) / 100 ))" \
+          "wchan=$(cat "$d/wchan" 2>/dev/null)" \
+          "stack=$(head -n 3 "$d/stack" 2>/dev/null | sed 's/^\[<[0-9a-f]*>\] //; s/+.*//' | tr '\n' ',')"
+      done
+    done
+  ) &
+  WATCH_PID=$!
+}
+watch_stop() { [ -n "${WATCH_PID:-}" ] && kill "$WATCH_PID" 2>/dev/null; }
 
 # hold N [PER_PROCESS]: starts N idle threads in the background (in one
 # process, or PER_PROCESS tasks a process), waits until they run; HOLD_PID

@@ -84,6 +84,7 @@ scenario_a() {
   # console (quiet keeps only their first line): where a guest that never
   # finishes was stuck.
   echo 5 > /proc/sys/kernel/printk
+  watch_start 60
   cal=$(param cal 32768)
   ns=$(param ns 16384,65536)
   ns_once=$(param ns_once none)
