@@ -43,14 +43,15 @@ watch_start() {
       lab "mem t=$(cut -d' ' -f1 /proc/uptime)" $(awk '/^(MemFree|MemAvailable|Slab|SUnreclaim|KernelStack|PageTables):/ { printf "%s=%dM ", $1, $2 / 1024 }' /proc/meminfo | tr -d :) \
         "tasks=$(cut -d' ' -f4 /proc/loadavg)"
       for d in /proc/[0-9]*; do
-        [ -s "$d/cmdline" ] || continue  # kernel threads
         read -r comm < "$d/comm" 2>/dev/null || continue
         set -- $(sed 's/^.*) //' "$d/stat" 2>/dev/null)
-        # This watcher and what it runs.
-        [ "${d#/proc/}" = "$self" ] || [ "${2:-}" = "$self" ] && continue
-        lab "ps t=$(cut -d' ' -f1 /proc/uptime) pid=${d#/proc/} comm=$comm state=${1:-?}" \
+        [ $# -ge 13 ] || continue
+        # Kernel threads (PF_KTHREAD), this watcher and what it runs.
+        [ $(( $7 & 0x200000 )) = 0 ] || continue
+        [ "${d#/proc/}" = "$self" ] || [ "$2" = "$self" ] && continue
+        lab "ps t=$(cut -d' ' -f1 /proc/uptime) pid=${d#/proc/} comm=$comm state=$1" \
           "threads=$(sed -n 's/^Threads:[[:space:]]*//p' "$d/status" 2>/dev/null)" \
-          "cpu_s=$(( (${12:-0} + ${13:-0}) / 100 ))" \
+          "cpu_s=$(( (${12} + ${13}) / 100 ))" \
           "wchan=$(cat "$d/wchan" 2>/dev/null)" \
           "stack=$(head -n 3 "$d/stack" 2>/dev/null | sed 's/^\[<[0-9a-f]*>\] //; s/+.*//' | tr '\n' ',')"
       done
