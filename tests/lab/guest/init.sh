@@ -40,7 +40,8 @@ watch_start() {
     every=$1
     read -r self _ < /proc/self/stat  # this subshell (read is a builtin)
     while sleep "$every"; do
-      lab "mem t=$(cut -d' ' -f1 /proc/uptime)" $(awk '/^(MemFree|MemAvailable|Slab|SUnreclaim|KernelStack|PageTables):/ { printf "%s=%dM ", $1, $2 / 1024 }' /proc/meminfo | tr -d :) \
+      t=$(cut -d' ' -f1 /proc/uptime)
+      lab "mem t=$t" $(awk '/^(MemFree|MemAvailable|Slab|SUnreclaim|KernelStack|PageTables):/ { printf "%s=%dM ", $1, $2 / 1024 }' /proc/meminfo | tr -d :) \
         "tasks=$(cut -d' ' -f4 /proc/loadavg)"
       for d in /proc/[0-9]*; do
         read -r comm < "$d/comm" 2>/dev/null || continue
@@ -49,7 +50,7 @@ watch_start() {
         # Kernel threads (PF_KTHREAD), this watcher and what it runs.
         [ $(( $7 & 0x200000 )) = 0 ] || continue
         [ "${d#/proc/}" = "$self" ] || [ "$2" = "$self" ] && continue
-        lab "ps t=$(cut -d' ' -f1 /proc/uptime) pid=${d#/proc/} comm=$comm state=$1" \
+        lab "ps t=$t pid=${d#/proc/} comm=$comm state=$1" \
           "threads=$(sed -n 's/^Threads:[[:space:]]*//p' "$d/status" 2>/dev/null)" \
           "cpu_s=$(( (${12} + ${13}) / 100 ))" \
           "wchan=$(cat "$d/wchan" 2>/dev/null)" \
